@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, kube-scheduler and kube-controller-manager v1.20.2 from
+# Debian bookworm's `kubernetes` source package, offline, and caches them under
+# $KSCHED_CACHE (default ~/.cache/ksched). A second run finds the binaries and
+# returns at once. Prints the directory holding the binaries on its last line.
+set -euo pipefail
+
+CACHE=${KSCHED_CACHE:-$HOME/.cache/ksched}
+BIN=$CACHE/k8s-v1.20.2/bin
+WANT=(kube-apiserver kube-scheduler kube-controller-manager)
+
+have_all() {
+  local b
+  for b in "${WANT[@]}"; do [ -x "$BIN/$b" ] || return 1; done
+}
+
+if have_all; then
+  echo "$BIN"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# apt needs a deb-src entry for the same archive as the binary packages.
+SRCLIST=/etc/apt/sources.list.d/ksched-deb-src.sources
+if ! apt-cache showsrc kubernetes >/dev/null 2>&1 || [ -z "$(apt-cache showsrc kubernetes 2>/dev/null)" ]; then
+  if [ ! -f "$SRCLIST" ]; then
+    uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+    uri=${uri:-http://deb.debian.org/debian}
+    $SUDO tee "$SRCLIST" >/dev/null <<SRC
+Types: deb-src
+URIs: $uri
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  $SUDO apt-get update -qq
+fi
+
+WORK=$CACHE/k8s-src
+mkdir -p "$WORK"
+tree=$(find "$WORK" -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
+if [ -z "$tree" ]; then
+  (cd "$WORK" && apt-get source --download-only kubernetes >/dev/null && dpkg-source -x --no-check kubernetes_*.dsc >/dev/null)
+  tree=$(find "$WORK" -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
+fi
+[ -n "$tree" ] || { echo "build-k8s: could not unpack the kubernetes source package" >&2; exit 1; }
+
+# Debian builds in GOPATH mode; module mode fails with go 1.19.
+mkdir -p "$tree/.go/src/k8s.io"
+ln -sfn "$tree" "$tree/.go/src/k8s.io/kubernetes"
+export GOPATH=$tree/.go GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$CACHE/go-build
+export KUBE_GIT_VERSION=v1.20.2 KUBE_GIT_TREE_STATE=clean
+cd "$tree/.go/src/k8s.io/kubernetes"
+echo "build-k8s: building ${WANT[*]} (several minutes on 2 cores)" >&2
+make WHAT="cmd/kube-apiserver cmd/kube-scheduler cmd/kube-controller-manager" >&2
+
+mkdir -p "$BIN"
+for b in "${WANT[@]}"; do
+  src=$(find "$tree/_output" -type f -name "$b" -perm -u+x | head -n 1)
+  [ -n "$src" ] || { echo "build-k8s: $b was not built" >&2; exit 1; }
+  install -m 0755 "$src" "$BIN/$b"
+done
+echo "$BIN"

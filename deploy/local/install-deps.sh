@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package ksched needs to build, test and run its local
+# control plane on a fresh Debian bookworm machine. Idempotent: packages that are
+# already present are left alone, and apt is only refreshed when something is missing.
+set -euo pipefail
+
+PKGS=(
+  # build
+  build-essential cmake pkg-config git clang-format clang-tidy
+  # libraries
+  libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
+  libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  # local control plane
+  etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi
+
+# etcd-server's package starts a system etcd on 2379; the local control plane runs its own.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
+  $SUDO systemctl stop etcd || true
+  $SUDO systemctl disable etcd >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,52 @@
+// Helpers for tolerant, typed JSON decoding (see the contract in api/meta.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "api/meta.h"
+
+namespace ksched::api {
+
+// Reads j[key] into out when present and not null. Missing or null leaves out untouched.
+// A type mismatch throws DecodeError("<key>: <reason>").
+template <typename T>
+void readField(const nlohmann::json& j, std::string_view key, T& out) {
+  if (!j.is_object()) throw DecodeError("expected an object");
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    it->get_to(out);
+  } catch (const DecodeError& e) {
+    throw DecodeError(std::string(key) + "." + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw DecodeError(std::string(key) + ": " + e.what());
+  }
+}
+
+template <typename T>
+void readField(const nlohmann::json& j, std::string_view key, std::optional<T>& out) {
+  if (!j.is_object()) throw DecodeError("expected an object");
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  T v{};
+  readField(j, key, v);
+  out = std::move(v);
+}
+
+// Decodes a whole object, turning any nlohmann exception into a DecodeError.
+template <typename T>
+T decode(const nlohmann::json& j) {
+  T out{};
+  try {
+    j.get_to(out);
+  } catch (const nlohmann::json::exception& e) {
+    throw DecodeError(e.what());
+  }
+  return out;
+}
+
+}  // namespace ksched::api

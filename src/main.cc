@@ -1,0 +1,6 @@
+#include <cstdio>
+
+int main() {
+  std::puts("ksched " KSCHED_VERSION);
+  return 0;
+}
