@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# A real local control plane on loopback: etcd + kube-apiserver v1.20.2, fresh PKI, RBAC on.
+#
+#   cluster.sh up                    build (cached) and start; prints how to use it
+#   cluster.sh down                  stop exactly what `up` started and remove the state dir
+#   cluster.sh status                say what runs
+#   cluster.sh env                   print `export KUBECONFIG=...` for the admin identity
+#   cluster.sh stop-apiserver        stop kube-apiserver only (etcd keeps running)
+#   cluster.sh start-apiserver       start kube-apiserver again with the same state
+#   cluster.sh compact               compact etcd to its current revision
+#
+# Settings (environment):
+#   KSCHED_CLUSTER_DIR     state dir             (default /tmp/ksched-cluster-$KSCHED_APISERVER_PORT)
+#   KSCHED_APISERVER_PORT  secure port           (default 6443)
+#   KSCHED_ETCD_PORT       etcd client port      (default 2379; peer port is this + 1)
+#   KSCHED_CACHE           build cache           (default ~/.cache/ksched)
+# Two clusters run side by side when they differ in all three of dir and ports.
+#
+# Identities written to the state dir:
+#   admin.kubeconfig       bearer token, group system:masters
+#   scheduler.kubeconfig   client certificate CN=system:kube-scheduler (upstream's RBAC role)
+#   nobody.kubeconfig      client certificate CN=ksched:nobody, no permissions (for 403 tests)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PORT=${KSCHED_APISERVER_PORT:-6443}
+ETCD_PORT=${KSCHED_ETCD_PORT:-2379}
+ETCD_PEER_PORT=$((ETCD_PORT + 1))
+DIR=${KSCHED_CLUSTER_DIR:-/tmp/ksched-cluster-$PORT}
+PKI=$DIR/pki
+LOGS=$DIR/logs
+
+log() { echo "cluster: $*" >&2; }
+die() { echo "cluster: error: $*" >&2; exit 1; }
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop_pid() {
+  local f=$1 name=$2 pid i
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$name did not stop on TERM; killing"
+      kill -KILL "$pid" 2>/dev/null || true
+      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+  fi
+  rm -f "$f"
+}
+
+make_pki() {
+  mkdir -p "$PKI"
+  (
+    cd "$PKI"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=ksched-local-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    cat > server.ext <<EXT
+subjectAltName = IP:127.0.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc
+extendedKeyUsage = serverAuth
+EXT
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout server.key -out server.csr 2>/dev/null
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile server.ext -out server.crt 2>/dev/null
+    printf 'extendedKeyUsage = clientAuth\n' > client.ext
+    for who in "scheduler:/CN=system:kube-scheduler" "nobody:/CN=ksched:nobody"; do
+      local name=${who%%:*} subj=${who#*:}
+      openssl req -newkey rsa:2048 -nodes -subj "$subj" -keyout "$name.key" -out "$name.csr" 2>/dev/null
+      openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+        -extfile client.ext -out "$name.crt" 2>/dev/null
+    done
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl rand -hex 24 > admin.token
+    printf '%s,admin,admin-uid,"system:masters"\n' "$(cat admin.token)" > tokens.csv
+    rm -f ./*.csr ./*.ext ca.srl
+    chmod 600 ./*.key admin.token tokens.csv
+  )
+}
+
+b64() { base64 -w0 < "$1"; }
+
+write_kubeconfigs() {
+  local server="https://127.0.0.1:$PORT" ca
+  ca=$(b64 "$PKI/ca.crt")
+  cat > "$DIR/admin.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $server
+    certificate-authority-data: $ca
+users:
+- name: admin
+  user:
+    token: $(cat "$PKI/admin.token")
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+KC
+  local who
+  for who in scheduler nobody; do
+    cat > "$DIR/$who.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $server
+    certificate-authority-data: $ca
+users:
+- name: $who
+  user:
+    client-certificate-data: $(b64 "$PKI/$who.crt")
+    client-key-data: $(b64 "$PKI/$who.key")
+contexts:
+- name: local
+  context: {cluster: local, user: $who}
+current-context: local
+KC
+  done
+  chmod 600 "$DIR"/*.kubeconfig
+}
+
+etcd_data_dir() {
+  # etcd fsyncs on every write; tmpfs keeps a loopback test cluster fast.
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    echo "/dev/shm/ksched-etcd-$ETCD_PORT"
+  else
+    echo "$DIR/etcd"
+  fi
+}
+
+start_etcd() {
+  local data
+  data=$(etcd_data_dir)
+  echo "$data" > "$DIR/etcd.datadir"
+  mkdir -p "$data"
+  etcd --name default --data-dir "$data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --quota-backend-bytes 4294967296 --snapshot-count 100000 \
+    > "$LOGS/etcd.log" 2>&1 &
+  echo $! > "$DIR/etcd.pid"
+  local i
+  for i in $(seq 1 100); do
+    if ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" endpoint health >/dev/null 2>&1; then
+      return 0
+    fi
+    pid_alive "$DIR/etcd.pid" || die "etcd exited; see $LOGS/etcd.log"
+    sleep 0.1
+  done
+  die "etcd not healthy after 10 s; see $LOGS/etcd.log"
+}
+
+start_apiserver() {
+  local bin
+  bin=$(cat "$DIR/bin")
+  "$bin/kube-apiserver" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$PORT" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --tls-cert-file "$PKI/server.crt" --tls-private-key-file "$PKI/server.key" \
+    --client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
+    --authorization-mode RBAC --anonymous-auth=false \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --enable-admission-plugins NamespaceLifecycle,LimitRanger,Priority,DefaultTolerationSeconds,DefaultStorageClass,ResourceQuota,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
+    --disable-admission-plugins ServiceAccount,TaintNodesByCondition,StorageObjectInUseProtection \
+    --max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
+    --profiling=false --logtostderr=true --v=0 \
+    > "$LOGS/kube-apiserver.log" 2>&1 &
+  echo $! > "$DIR/apiserver.pid"
+  local i
+  for i in $(seq 1 600); do
+    if curl -fsS --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" \
+      "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then
+      return 0
+    fi
+    pid_alive "$DIR/apiserver.pid" || die "kube-apiserver exited; see $LOGS/kube-apiserver.log"
+    sleep 0.1
+  done
+  die "kube-apiserver not ready after 60 s; see $LOGS/kube-apiserver.log"
+}
+
+cmd_up() {
+  if pid_alive "$DIR/apiserver.pid" && pid_alive "$DIR/etcd.pid"; then
+    log "already up in $DIR"
+    cmd_env
+    return 0
+  fi
+  command -v etcd >/dev/null || die "etcd not found: run deploy/local/install-deps.sh"
+  local bin
+  bin=$("$HERE/build-k8s.sh" | tail -n 1)
+  cmd_down_quiet
+  mkdir -p "$DIR" "$LOGS"
+  echo "$bin" > "$DIR/bin"
+  make_pki
+  write_kubeconfigs
+  start_etcd
+  start_apiserver
+  log "up: kube-apiserver https://127.0.0.1:$PORT, etcd 127.0.0.1:$ETCD_PORT, state in $DIR"
+  log "admin:     export KUBECONFIG=$DIR/admin.kubeconfig"
+  log "scheduler: $DIR/scheduler.kubeconfig (CN=system:kube-scheduler)"
+  log "stop:      $0 down"
+}
+
+cmd_down_quiet() {
+  stop_pid "$DIR/apiserver.pid" kube-apiserver
+  stop_pid "$DIR/etcd.pid" etcd
+  if [ -f "$DIR/etcd.datadir" ]; then rm -rf "$(cat "$DIR/etcd.datadir")"; fi
+  rm -rf "$DIR"
+}
+
+cmd_down() {
+  [ -d "$DIR" ] || { log "nothing to stop in $DIR"; return 0; }
+  cmd_down_quiet
+  log "down: stopped and removed $DIR"
+}
+
+cmd_status() {
+  local rc=0
+  if pid_alive "$DIR/etcd.pid"; then echo "etcd: running (pid $(cat "$DIR/etcd.pid"), 127.0.0.1:$ETCD_PORT)"; else echo "etcd: stopped"; rc=1; fi
+  if pid_alive "$DIR/apiserver.pid"; then echo "kube-apiserver: running (pid $(cat "$DIR/apiserver.pid"), https://127.0.0.1:$PORT)"; else echo "kube-apiserver: stopped"; rc=1; fi
+  return $rc
+}
+
+cmd_env() {
+  echo "export KUBECONFIG=$DIR/admin.kubeconfig"
+  echo "export KSCHED_CLUSTER_DIR=$DIR"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  stop-apiserver) stop_pid "$DIR/apiserver.pid" kube-apiserver ;;
+  start-apiserver) pid_alive "$DIR/apiserver.pid" || start_apiserver ;;
+  compact)
+    rev=$(ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" endpoint status -w json | jq -r '.[0].Status.header.revision')
+    ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
+    echo "$rev"
+    ;;
+  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
