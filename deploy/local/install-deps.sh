@@ -11,7 +11,7 @@ PKGS=(
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   # local control plane
-  etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
+  etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev kubernetes-client
 )
 
 SUDO=""

@@ -1,11 +1,12 @@
 // Helpers for tolerant, typed JSON decoding (see the contract in api/meta.h).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <type_traits>
+#include <utility>
 
 #include "api/meta.h"
 
@@ -18,6 +19,16 @@ void readField(const nlohmann::json& j, std::string_view key, T& out) {
   if (!j.is_object()) throw DecodeError("expected an object");
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // nlohmann would silently convert booleans and fractions and truncate out-of-range values.
+    const bool fits = it->is_number_unsigned()  ? std::in_range<T>(it->template get<uint64_t>())
+                      : it->is_number_integer() ? std::in_range<T>(it->template get<int64_t>())
+                                                : false;
+    if (!fits) {
+      throw DecodeError(std::string(key) + ": expected an integer in range, got " +
+                        (it->is_number() ? it->dump() : std::string(it->type_name())));
+    }
+  }
   try {
     it->get_to(out);
   } catch (const DecodeError& e) {

@@ -1,9 +1,10 @@
+#include "api/meta.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "api/decode.h"
-#include "api/meta.h"
 
 namespace ksched::api {
 namespace {

@@ -1,0 +1,44 @@
+#include "api/node.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/decode.h"
+
+namespace ksched::api {
+
+const NodeCondition* Node::condition(std::string_view type) const noexcept {
+  for (const auto& c : status.conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+void from_json(const nlohmann::json& j, NodeSpec& s) {
+  readField(j, "unschedulable", s.unschedulable);
+  readField(j, "taints", s.taints);
+}
+
+void from_json(const nlohmann::json& j, ContainerImage& i) {
+  readField(j, "names", i.names);
+  readField(j, "sizeBytes", i.sizeBytes);
+}
+
+void from_json(const nlohmann::json& j, NodeCondition& c) {
+  readField(j, "type", c.type);
+  readField(j, "status", c.status);
+}
+
+void from_json(const nlohmann::json& j, NodeStatus& s) {
+  readField(j, "capacity", s.capacity);
+  readField(j, "allocatable", s.allocatable);
+  readField(j, "images", s.images);
+  readField(j, "conditions", s.conditions);
+}
+
+void from_json(const nlohmann::json& j, Node& n) {
+  readField(j, "metadata", n.metadata);
+  readField(j, "spec", n.spec);
+  readField(j, "status", n.status);
+}
+
+}  // namespace ksched::api

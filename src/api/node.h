@@ -1,0 +1,62 @@
+// core/v1 Node: the fields the scheduler reads.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/meta.h"
+#include "api/resources.h"
+#include "api/taints.h"
+
+namespace ksched::api {
+
+// Well-known node labels.
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
+inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
+inline constexpr std::string_view kLabelTopologyRegion = "topology.kubernetes.io/region";
+
+inline constexpr std::string_view kNodeConditionReady = "Ready";
+inline constexpr std::string_view kConditionTrue = "True";
+inline constexpr std::string_view kConditionFalse = "False";
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t sizeBytes = 0;
+};
+
+struct NodeCondition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<ContainerImage> images;
+  std::vector<NodeCondition> conditions;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  NodeSpec spec;
+  NodeStatus status;
+
+  // The condition of that type, or nullptr.
+  [[nodiscard]] const NodeCondition* condition(std::string_view type) const noexcept;
+};
+
+void from_json(const nlohmann::json& j, NodeSpec& s);
+void from_json(const nlohmann::json& j, ContainerImage& i);
+void from_json(const nlohmann::json& j, NodeCondition& c);
+void from_json(const nlohmann::json& j, NodeStatus& s);
+void from_json(const nlohmann::json& j, Node& n);
+
+}  // namespace ksched::api

@@ -1,0 +1,222 @@
+// core/v1 Pod: the fields the scheduler reads.
+//
+// Defaults applied when a field is missing or empty, as the apiserver's defaulting would:
+// spec.schedulerName "default-scheduler", container port protocol "TCP", rbd pool "rbd".
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/meta.h"
+#include "api/resources.h"
+#include "api/selectors.h"
+#include "api/storage.h"
+#include "api/taints.h"
+
+namespace ksched::api {
+
+inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
+inline constexpr std::string_view kProtocolTCP = "TCP";
+inline constexpr std::string_view kContainerRestartPolicyAlways = "Always";
+
+inline constexpr std::string_view kPodPending = "Pending";
+inline constexpr std::string_view kPodRunning = "Running";
+inline constexpr std::string_view kPodSucceeded = "Succeeded";
+inline constexpr std::string_view kPodFailed = "Failed";
+
+inline constexpr std::string_view kPodConditionScheduled = "PodScheduled";
+inline constexpr std::string_view kPodReasonUnschedulable = "Unschedulable";
+inline constexpr std::string_view kPodReasonSchedulingGated = "SchedulingGated";
+
+inline constexpr std::string_view kPreemptLowerPriority = "PreemptLowerPriority";
+inline constexpr std::string_view kPreemptNever = "Never";
+
+inline constexpr std::string_view kDoNotSchedule = "DoNotSchedule";
+inline constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
+inline constexpr std::string_view kNodeInclusionPolicyHonor = "Honor";
+inline constexpr std::string_view kNodeInclusionPolicyIgnore = "Ignore";
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct ContainerPort {
+  std::string name;
+  int32_t containerPort = 0;
+  int32_t hostPort = 0;  // 0: not exposed on the host
+  std::string hostIP;
+  std::string protocol{kProtocolTCP};
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  std::optional<std::string> restartPolicy;  // init containers only: "Always" makes a sidecar
+
+  // restartPolicy == "Always": a sidecar (restartable init container) when in initContainers.
+  [[nodiscard]] bool isRestartable() const noexcept {
+    return restartPolicy && *restartPolicy == kContainerRestartPolicyAlways;
+  }
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> requiredDuringSchedulingIgnoredDuringExecution;
+  std::vector<PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> labelSelector;  // nullopt selects no pods
+  std::vector<std::string> namespaces;
+  std::string topologyKey;
+  std::optional<LabelSelector> namespaceSelector;
+  std::vector<std::string> matchLabelKeys;
+  std::vector<std::string> mismatchLabelKeys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm podAffinityTerm;
+};
+
+// Used for both spec.affinity.podAffinity and spec.affinity.podAntiAffinity.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> requiredDuringSchedulingIgnoredDuringExecution;
+  std::vector<WeightedPodAffinityTerm> preferredDuringSchedulingIgnoredDuringExecution;
+};
+using PodAntiAffinity = PodAffinity;
+
+struct Affinity {
+  std::optional<NodeAffinity> nodeAffinity;
+  std::optional<PodAffinity> podAffinity;
+  std::optional<PodAntiAffinity> podAntiAffinity;
+};
+
+struct TopologySpreadConstraint {
+  int32_t maxSkew = 0;
+  std::string topologyKey;
+  std::string whenUnsatisfiable;  // DoNotSchedule or ScheduleAnyway
+  std::optional<LabelSelector> labelSelector;
+  std::optional<int32_t> minDomains;
+  std::optional<std::string> nodeAffinityPolicy;  // Honor / Ignore; nullopt means Honor
+  std::optional<std::string> nodeTaintsPolicy;    // Honor / Ignore; nullopt means Ignore
+  std::vector<std::string> matchLabelKeys;
+};
+
+struct PersistentVolumeClaimVolumeSource {
+  std::string claimName;
+  bool readOnly = false;
+};
+
+struct RBDVolumeSource {
+  std::vector<std::string> monitors;
+  std::string image;
+  std::string pool = "rbd";
+  bool readOnly = false;
+};
+
+struct ISCSIVolumeSource {
+  std::string targetPortal;
+  std::string iqn;
+  int32_t lun = 0;
+  bool readOnly = false;
+};
+
+struct CSIVolumeSource {
+  std::string driver;
+  bool readOnly = false;
+};
+
+// One pod volume; at most one source is set (the others stay nullopt/false).
+struct Volume {
+  std::string name;
+  std::optional<PersistentVolumeClaimVolumeSource> persistentVolumeClaim;
+  std::optional<GCEPersistentDiskVolumeSource> gcePersistentDisk;
+  std::optional<AWSElasticBlockStoreVolumeSource> awsElasticBlockStore;
+  std::optional<RBDVolumeSource> rbd;
+  std::optional<ISCSIVolumeSource> iscsi;
+  bool ephemeral = false;  // a generic ephemeral volume (claim "<pod name>-<volume name>")
+  std::optional<CSIVolumeSource> csi;
+};
+
+struct PodSpec {
+  std::string nodeName;
+  std::string schedulerName{kDefaultSchedulerName};
+  std::optional<int32_t> priority;
+  std::string priorityClassName;
+  std::optional<std::string> preemptionPolicy;
+  Labels nodeSelector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topologySpreadConstraints;
+  std::vector<Container> containers;
+  std::vector<Container> initContainers;
+  ResourceList overhead;
+  std::vector<Volume> volumes;
+  std::vector<std::string> schedulingGates;  // the gates' names
+  std::optional<int64_t> terminationGracePeriodSeconds;
+};
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+  std::string lastTransitionTime;  // RFC 3339; empty when unset
+};
+
+struct PodStatus {
+  std::string phase;
+  std::vector<PodCondition> conditions;
+  std::string nominatedNodeName;
+  std::optional<std::string> startTime;  // RFC 3339
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+
+  // The condition of that type, or nullptr.
+  [[nodiscard]] const PodCondition* condition(std::string_view type) const noexcept;
+};
+
+// spec.priority, or 0 when unset (upstream corev1helpers.PodPriority).
+[[nodiscard]] int32_t podPriority(const Pod& pod) noexcept;
+// The PVC name of a generic ephemeral volume: "<pod name>-<volume name>".
+[[nodiscard]] std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume);
+
+void from_json(const nlohmann::json& j, ResourceRequirements& r);
+void from_json(const nlohmann::json& j, ContainerPort& p);
+void from_json(const nlohmann::json& j, Container& c);
+void from_json(const nlohmann::json& j, PreferredSchedulingTerm& t);
+void from_json(const nlohmann::json& j, NodeAffinity& a);
+void from_json(const nlohmann::json& j, PodAffinityTerm& t);
+void from_json(const nlohmann::json& j, WeightedPodAffinityTerm& t);
+void from_json(const nlohmann::json& j, PodAffinity& a);
+void from_json(const nlohmann::json& j, Affinity& a);
+void from_json(const nlohmann::json& j, TopologySpreadConstraint& c);
+void from_json(const nlohmann::json& j, PersistentVolumeClaimVolumeSource& s);
+void from_json(const nlohmann::json& j, RBDVolumeSource& s);
+void from_json(const nlohmann::json& j, ISCSIVolumeSource& s);
+void from_json(const nlohmann::json& j, CSIVolumeSource& s);
+void from_json(const nlohmann::json& j, Volume& v);
+void from_json(const nlohmann::json& j, PodSpec& s);
+void from_json(const nlohmann::json& j, PodCondition& c);
+void from_json(const nlohmann::json& j, PodStatus& s);
+void from_json(const nlohmann::json& j, Pod& p);
+// For status updates: type and status always, the rest when non-empty.
+void to_json(nlohmann::json& j, const PodCondition& c);
+
+}  // namespace ksched::api

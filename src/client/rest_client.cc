@@ -1,0 +1,459 @@
+#include "client/rest_client.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <thread>
+
+#include "client/backoff.h"
+
+namespace ksched::client {
+namespace {
+
+struct BioDeleter {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+
+BioPtr memBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// A fresh store holding every certificate of the PEM bundle; null if none parsed.
+X509_STORE* storeFromPem(const std::string& pem) {
+  auto bio = memBio(pem);
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    if (X509_STORE_add_cert(store, cert) == 1) ++added;
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+std::string urlEncode(const std::string& s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+WatchEventType eventType(const std::string& t) {
+  if (t == "ADDED") return WatchEventType::kAdded;
+  if (t == "MODIFIED") return WatchEventType::kModified;
+  if (t == "DELETED") return WatchEventType::kDeleted;
+  if (t == "BOOKMARK") return WatchEventType::kBookmark;
+  return WatchEventType::kError;
+}
+
+std::string transportMessage(httplib::Error err, const httplib::ClientImpl& cli) {
+  std::string msg = httplib::to_string(err);
+  if (err == httplib::Error::SSLServerVerification) {
+    if (auto* ssl = dynamic_cast<const httplib::SSLClient*>(&cli)) {
+      long v = ssl->get_openssl_verify_result();
+      msg = "TLS server certificate verification failed: ";
+      msg += v == X509_V_OK ? "the certificate does not name the server's host or IP"
+                            : X509_verify_cert_error_string(v);
+    }
+  } else if (err == httplib::Error::SSLConnection) {
+    msg = "TLS handshake failed";
+  } else if (err == httplib::Error::Connection) {
+    msg = "connection refused or unreachable";
+  }
+  return msg;
+}
+
+httplib::Headers makeHeaders(const Config& config, const std::string& token,
+                             const std::string& contentType) {
+  httplib::Headers h{{"Accept", "application/json"}, {"User-Agent", config.userAgent}};
+  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+  if (!contentType.empty()) h.emplace("Content-Type", contentType);
+  return h;
+}
+
+}  // namespace
+
+std::string buildQuery(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string q;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    q += q.empty() ? '?' : '&';
+    q += urlEncode(k);
+    q += '=';
+    q += urlEncode(v);
+  }
+  return q;
+}
+
+struct RestClient::Connection {
+  std::unique_ptr<httplib::ClientImpl> cli;
+};
+
+RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimiter> limiter)
+    : config_(std::move(config)),
+      options_(options),
+      limiter_(limiter ? std::move(limiter)
+                       : std::make_shared<RateLimiter>(config_.qps, config_.burst)),
+      tokens_(std::make_shared<TokenSource>(config_)) {
+  std::string rest = config_.server;
+  if (rest.rfind("https://", 0) == 0) {
+    rest = rest.substr(8);
+    https_ = true;
+    port_ = 443;
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest = rest.substr(7);
+    https_ = false;
+    port_ = 80;
+  } else {
+    throw ConfigError("server \"" + config_.server + "\": want https://host[:port] or http://");
+  }
+  if (auto slash = rest.find('/'); slash != std::string::npos) {
+    pathPrefix_ = rest.substr(slash);
+    while (!pathPrefix_.empty() && pathPrefix_.back() == '/') pathPrefix_.pop_back();
+    rest = rest.substr(0, slash);
+  }
+  std::string portText;
+  if (!rest.empty() && rest.front() == '[') {  // [v6]:port
+    auto close = rest.find(']');
+    if (close == std::string::npos)
+      throw ConfigError("server \"" + config_.server + "\": bad IPv6");
+    host_ = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') portText = rest.substr(close + 2);
+  } else if (auto colon = rest.rfind(':'); colon != std::string::npos) {
+    host_ = rest.substr(0, colon);
+    portText = rest.substr(colon + 1);
+  } else {
+    host_ = rest;
+  }
+  if (!portText.empty()) {
+    try {
+      port_ = std::stoi(portText);
+    } catch (const std::exception&) {
+      throw ConfigError("server \"" + config_.server + "\": bad port \"" + portText + "\"");
+    }
+  }
+  if (host_.empty()) throw ConfigError("server \"" + config_.server + "\": no host");
+  // A peer that closes first must not kill the process: writes to a closed TLS socket raise
+  // SIGPIPE, whose default action is to terminate.
+  static std::once_flag ignoreSigpipe;
+  std::call_once(ignoreSigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
+}
+
+RestClient::~RestClient() = default;
+
+std::unique_ptr<RestClient::Connection> RestClient::connect() const {
+  auto conn = std::make_unique<Connection>();
+  if (https_) {
+    std::unique_ptr<httplib::SSLClient> ssl;
+    if (!config_.clientCertPem.empty()) {
+      auto certBio = memBio(config_.clientCertPem);
+      auto keyBio = memBio(config_.clientKeyPem);
+      X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
+      EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
+      if (cert == nullptr || key == nullptr) {
+        X509_free(cert);
+        EVP_PKEY_free(key);
+        ERR_clear_error();
+        throw ConfigError("client certificate or key is not valid PEM");
+      }
+      ssl = std::make_unique<httplib::SSLClient>(host_, port_, cert, key);
+      X509_free(cert);  // the SSL context holds its own references
+      EVP_PKEY_free(key);
+      if (!ssl->is_valid()) throw ConfigError("client certificate does not match its key");
+    } else {
+      ssl = std::make_unique<httplib::SSLClient>(host_, port_);
+    }
+    if (config_.insecureSkipTLSVerify) {
+      ssl->enable_server_certificate_verification(false);
+    } else if (!config_.caPem.empty()) {
+      X509_STORE* store = storeFromPem(config_.caPem);
+      if (store == nullptr)
+        throw ConfigError("certificate authority data holds no PEM certificate");
+      ssl->set_ca_cert_store(store);  // takes ownership
+    }
+    conn->cli = std::move(ssl);
+  } else {
+    conn->cli = std::make_unique<httplib::ClientImpl>(host_, port_);
+  }
+  conn->cli->set_keep_alive(true);
+  conn->cli->set_tcp_nodelay(true);
+  conn->cli->set_connection_timeout(options_.connectTimeout);
+  conn->cli->set_read_timeout(options_.requestTimeout);
+  conn->cli->set_write_timeout(options_.requestTimeout);
+  return conn;
+}
+
+std::unique_ptr<RestClient::Connection> RestClient::borrow() {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return connect();
+}
+
+void RestClient::giveBack(std::unique_ptr<Connection> conn) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(conn));
+}
+
+std::string RestClient::bearer() const { return tokens_->token(); }
+
+RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
+                                    const std::string& target, const std::string* body,
+                                    const std::string& contentType, std::string& transportError) {
+  (void)limiter_->acquire();
+  requestsSent_.fetch_add(1, std::memory_order_relaxed);
+  httplib::Request req;
+  req.method = method;
+  req.path = target;
+  req.headers = makeHeaders(config_, bearer(), body != nullptr ? contentType : std::string());
+  if (body != nullptr) req.body = *body;
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  Answer a;
+  if (!conn.cli->send(req, res, err)) {
+    transportError = transportMessage(err, *conn.cli);
+    return a;
+  }
+  a.status = res.status;
+  a.body = std::move(res.body);
+  a.retryAfter = res.get_header_value("Retry-After");
+  return a;
+}
+
+std::string RestClient::call(const std::string& method, const std::string& path,
+                             const std::string& query, const std::string* body,
+                             const std::string& contentType) {
+  const std::string target = pathPrefix_ + path + query;
+  Backoff backoff(options_.retryInitial, options_.retryMax);
+  bool reauthed = false;
+  for (int attempt = 0;; ++attempt) {
+    auto conn = borrow();
+    std::string transportError;
+    Answer a = send(*conn, method, target, body, contentType, transportError);
+    if (a.status == 0) {
+      conn.reset();  // a broken connection is not reused
+    } else {
+      giveBack(std::move(conn));
+    }
+    if (a.status >= 200 && a.status < 300) return std::move(a.body);
+    ApiError err = a.status == 0 ? ApiError(0, "", transportError, method, path)
+                                 : ApiError::fromResponse(a.status, a.body, method, path);
+    if (err.isUnauthorized() && !config_.tokenFile.empty() && !reauthed) {
+      tokens_->invalidate();  // the token may have rotated
+      reauthed = true;
+      continue;
+    }
+    if (!err.isRetryable() || attempt >= options_.maxRetries) throw err;
+    auto wait = backoff.next();
+    if (auto ra = parseRetryAfter(a.retryAfter)) {
+      wait = std::max<std::chrono::milliseconds>(wait, *ra);
+    }
+    spdlog::debug("{} {}: {} (retry {} in {} ms)", method, path, err.what(), attempt + 1,
+                  wait.count());
+    std::this_thread::sleep_for(wait);
+  }
+}
+
+nlohmann::json RestClient::get(const std::string& path) {
+  return nlohmann::json::parse(call("GET", path, "", nullptr, ""));
+}
+
+ListResult RestClient::list(const std::string& path, const ListOptions& options) {
+  ListResult out;
+  std::string cont;
+  bool restarted = false;
+  while (true) {
+    std::string query =
+        buildQuery({{"labelSelector", options.labelSelector},
+                    {"fieldSelector", options.fieldSelector},
+                    {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
+                    {"continue", cont},
+                    {"resourceVersion", cont.empty() ? options.resourceVersion : ""}});
+    nlohmann::json page;
+    try {
+      page = nlohmann::json::parse(call("GET", path, query, nullptr, ""));
+    } catch (const ApiError& e) {
+      if (e.isGone() && !cont.empty() && !restarted) {  // continue token expired: start over
+        restarted = true;
+        cont.clear();
+        out = ListResult{};
+        continue;
+      }
+      throw;
+    }
+    if (auto items = page.find("items"); items != page.end() && items->is_array()) {
+      for (auto& item : *items) out.items.push_back(std::move(item));
+    }
+    const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
+    out.resourceVersion = meta.value("resourceVersion", "");
+    cont = meta.value("continue", "");
+    if (cont.empty()) return out;
+  }
+}
+
+void RestClient::watch(const std::string& path, const WatchOptions& options,
+                       const WatchHandler& handler, std::stop_token stop) {
+  const std::string query =
+      buildQuery({{"watch", "1"},
+                  {"resourceVersion", options.resourceVersion},
+                  {"labelSelector", options.labelSelector},
+                  {"fieldSelector", options.fieldSelector},
+                  {"allowWatchBookmarks", options.allowWatchBookmarks ? "true" : ""},
+                  {"timeoutSeconds", std::to_string(options.timeoutSeconds)}});
+  auto conn = connect();  // a watch holds its own connection for its whole life
+  conn->cli->set_keep_alive(false);
+  conn->cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
+  std::stop_callback onStop(stop, [&conn] { conn->cli->stop(); });
+  if (stop.stop_requested()) return;
+
+  (void)limiter_->acquire();
+  requestsSent_.fetch_add(1, std::memory_order_relaxed);
+  int status = 0;
+  std::string errorBody;
+  std::string buf;
+  std::optional<ApiError> eventError;
+  bool handlerStopped = false;
+  auto onLine = [&](std::string_view line) -> bool {
+    if (line.empty()) return true;
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      spdlog::warn("WATCH {}: skipping an undecodable event line", path);
+      return true;
+    }
+    WatchEvent ev{eventType(j.value("type", "")), std::move(j["object"])};
+    if (ev.type == WatchEventType::kError) {
+      eventError = ApiError::fromStatus(ev.object, "WATCH", path);
+      return false;
+    }
+    if (!handler(std::move(ev))) {
+      handlerStopped = true;
+      return false;
+    }
+    return true;
+  };
+  httplib::Headers hdrs = makeHeaders(config_, bearer(), "");
+  auto res = conn->cli->Get(
+      pathPrefix_ + path + query, hdrs,
+      [&](const httplib::Response& r) {
+        status = r.status;
+        return true;
+      },
+      [&](const char* data, size_t len) {
+        if (status != 200) {
+          if (errorBody.size() < 65536) errorBody.append(data, len);
+          return true;
+        }
+        buf.append(data, len);
+        size_t start = 0;
+        for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+          if (!onLine(std::string_view(buf).substr(start, nl - start))) return false;
+          if (stop.stop_requested()) return false;
+        }
+        buf.erase(0, start);
+        return !stop.stop_requested();
+      });
+  if (eventError) throw *eventError;
+  if (handlerStopped || stop.stop_requested()) return;
+  if (status != 0 && status != 200) throw ApiError::fromResponse(status, errorBody, "WATCH", path);
+  if (!res) {
+    if (res.error() == httplib::Error::Canceled) return;
+    if (status == 200 && res.error() == httplib::Error::Read) {
+      throw ApiError(0, "", "watch stream broke", "WATCH", path);
+    }
+    throw ApiError(0, "", transportMessage(res.error(), *conn->cli), "WATCH", path);
+  }
+  if (!buf.empty()) onLine(buf);
+  if (eventError) throw *eventError;
+}
+
+nlohmann::json RestClient::post(const std::string& path, const nlohmann::json& body) {
+  std::string b = body.dump();
+  return nlohmann::json::parse(call("POST", path, "", &b, "application/json"));
+}
+
+nlohmann::json RestClient::put(const std::string& path, const nlohmann::json& body) {
+  std::string b = body.dump();
+  return nlohmann::json::parse(call("PUT", path, "", &b, "application/json"));
+}
+
+nlohmann::json RestClient::patch(const std::string& path, const nlohmann::json& body,
+                                 const std::string& contentType) {
+  std::string b = body.dump();
+  return nlohmann::json::parse(call("PATCH", path, "", &b, contentType));
+}
+
+nlohmann::json RestClient::del(const std::string& path, const nlohmann::json& deleteOptions) {
+  std::string out;
+  if (deleteOptions.is_null()) {
+    out = call("DELETE", path, "", nullptr, "");
+  } else {
+    std::string b = deleteOptions.dump();
+    out = call("DELETE", path, "", &b, "application/json");
+  }
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+std::vector<std::string> RestClient::servedVersions(const std::string& group) {
+  std::vector<std::string> out;
+  if (group.empty()) {
+    auto j = get("/api");
+    for (const auto& v : j.value("versions", nlohmann::json::array())) {
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+  auto j = get("/apis");
+  for (const auto& g : j.value("groups", nlohmann::json::array())) {
+    if (g.value("name", "") != group) continue;
+    std::string preferred =
+        g.value("preferredVersion", nlohmann::json::object()).value("groupVersion", "");
+    if (!preferred.empty()) out.push_back(preferred);
+    for (const auto& v : g.value("versions", nlohmann::json::array())) {
+      std::string gv = v.value("groupVersion", "");
+      if (!gv.empty() && gv != preferred) out.push_back(gv);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> RestClient::pickVersion(const std::vector<std::string>& candidates) {
+  std::map<std::string, std::vector<std::string>> byGroup;
+  for (const auto& c : candidates) {
+    auto slash = c.find('/');
+    std::string group = slash == std::string::npos ? "" : c.substr(0, slash);
+    if (!byGroup.contains(group)) byGroup[group] = servedVersions(group);
+  }
+  for (const auto& c : candidates) {
+    auto slash = c.find('/');
+    std::string group = slash == std::string::npos ? "" : c.substr(0, slash);
+    const auto& served = byGroup[group];
+    if (std::find(served.begin(), served.end(), c) != served.end()) return c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ksched::client

@@ -1,0 +1,152 @@
+// A kube-apiserver client: HTTPS (OpenSSL) with hostname/IP verification, bearer token or
+// client certificate, a client-side QPS/burst limiter, retries with backoff and jitter,
+// paged LIST, streaming WATCH and the writes a scheduler makes.
+//
+// Thread-safety: every method may be called from any thread. Each calling thread borrows
+// its own keep-alive connection from a pool (one connection per concurrent caller) and gives
+// it back afterwards; a WATCH holds its connection for the life of the stream.
+//
+// Errors: methods throw ApiError (client/errors.h). Retries happen inside for answers that
+// are worth retrying (no answer, 429 honouring Retry-After, 5xx), up to Options::maxRetries;
+// other 4xx are never retried. A POST whose connection broke may have been applied: callers
+// of non-idempotent writes must treat 409 AlreadyExists / Conflict on a retry accordingly.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "client/config.h"
+#include "client/errors.h"
+#include "client/rate_limiter.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace ksched::client {
+
+struct ListOptions {
+  std::string labelSelector;
+  std::string fieldSelector;
+  int64_t limit = 500;          // page size; 0 = everything in one answer
+  std::string resourceVersion;  // "" = most recent (quorum read)
+};
+
+struct ListResult {
+  std::vector<nlohmann::json> items;
+  std::string resourceVersion;  // the collection's resourceVersion: where a WATCH starts
+};
+
+struct WatchOptions {
+  std::string resourceVersion;
+  std::string labelSelector;
+  std::string fieldSelector;
+  int timeoutSeconds = 300;  // the server closes the stream after this; reflectors re-watch
+  bool allowWatchBookmarks = true;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+struct WatchEvent {
+  WatchEventType type;
+  nlohmann::json object;
+};
+
+// Returns false to end the watch.
+using WatchHandler = std::function<bool(WatchEvent&&)>;
+
+class RestClient {
+ public:
+  struct Options {
+    int maxRetries = 5;  // attempts after the first for retryable failures
+    std::chrono::milliseconds retryInitial{200};
+    std::chrono::milliseconds retryMax{5000};
+    std::chrono::seconds connectTimeout{5};
+    std::chrono::seconds requestTimeout{30};
+  };
+
+  // `limiter` may be shared between clients; null makes one from config.qps/burst.
+  explicit RestClient(Config config, Options options,
+                      std::shared_ptr<RateLimiter> limiter = nullptr);
+  explicit RestClient(Config config) : RestClient(std::move(config), Options{}) {}
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  nlohmann::json get(const std::string& path);
+  // Follows `continue` until the collection is complete. On 410 in the middle of paging
+  // (continue token expired) it restarts the LIST once from scratch.
+  ListResult list(const std::string& path, const ListOptions& options = {});
+  // Streams events to `handler` until the server ends the stream (returns normally), the
+  // handler returns false, or `stop` is requested. An ERROR event or a non-200 answer throws
+  // ApiError (isGone() for an expired resourceVersion). Not retried: reflectors decide.
+  void watch(const std::string& path, const WatchOptions& options, const WatchHandler& handler,
+             std::stop_token stop = {});
+  nlohmann::json post(const std::string& path, const nlohmann::json& body);
+  nlohmann::json put(const std::string& path, const nlohmann::json& body);
+  // contentType: application/merge-patch+json, application/strategic-merge-patch+json,
+  // application/json-patch+json.
+  nlohmann::json patch(const std::string& path, const nlohmann::json& body,
+                       const std::string& contentType = "application/merge-patch+json");
+  // DELETE with optional DeleteOptions body (preconditions.uid, gracePeriodSeconds).
+  nlohmann::json del(const std::string& path, const nlohmann::json& deleteOptions = nullptr);
+
+  // Discovery: the group versions the server offers for `group` ("" = core), preferred first.
+  std::vector<std::string> servedVersions(const std::string& group);
+  // The first of `candidates` (e.g. {"policy/v1", "policy/v1beta1"}) the server serves, if any.
+  std::optional<std::string> pickVersion(const std::vector<std::string>& candidates);
+
+  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] RateLimiter& limiter() { return *limiter_; }
+  // Requests sent on the wire (retries included).
+  [[nodiscard]] uint64_t requestsSent() const { return requestsSent_.load(); }
+
+ private:
+  struct Connection;
+  struct Answer {
+    int status = 0;
+    std::string body;
+    std::string retryAfter;
+  };
+
+  std::unique_ptr<Connection> borrow();
+  void giveBack(std::unique_ptr<Connection> conn);
+  std::unique_ptr<Connection> connect() const;
+  std::string bearer() const;
+
+  // One attempt: waits for the limiter, sends, returns the answer (status 0 = transport).
+  Answer send(Connection& conn, const std::string& method, const std::string& target,
+              const std::string* body, const std::string& contentType, std::string& transportError);
+  // Retries retryable failures; returns the body of a 2xx answer or throws ApiError.
+  std::string call(const std::string& method, const std::string& path, const std::string& query,
+                   const std::string* body, const std::string& contentType);
+
+  // Constant after construction.
+  const Config config_;
+  const Options options_;
+  std::shared_ptr<RateLimiter> limiter_;
+  std::shared_ptr<TokenSource> tokens_;
+  std::string host_;
+  std::string pathPrefix_;  // from a server URL with a path (apiserver behind a proxy)
+  int port_ = 443;
+  bool https_ = true;
+
+  std::atomic<uint64_t> requestsSent_{0};
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
+};
+
+// Builds "?a=b&c=d" with URL-encoding; empty values are skipped.
+std::string buildQuery(const std::vector<std::pair<std::string, std::string>>& params);
+
+}  // namespace ksched::client

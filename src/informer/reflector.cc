@@ -1,0 +1,163 @@
+#include "informer/reflector.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include "client/backoff.h"
+
+namespace ksched::informer {
+
+Reflector::Reflector(client::RestClient& client, ResourceDef def, ReflectorSink& sink,
+                     Options options)
+    : client_(client), def_(std::move(def)), sink_(sink), options_(options) {}
+
+Reflector::~Reflector() { stop(); }
+
+void Reflector::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::jthread([this](std::stop_token st) {
+    std::string name = "refl-" + def_.kind;
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    run(std::move(st));
+  });
+}
+
+void Reflector::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool Reflector::waitForSync(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+}
+
+std::string Reflector::lastResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return resourceVersion_;
+}
+
+Reflector::Stats Reflector::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void Reflector::sleepFor(std::chrono::milliseconds d, std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, stop, d, [] { return false; });
+}
+
+bool Reflector::listOnce(std::stop_token stop) {
+  try {
+    client::ListOptions lo;
+    lo.labelSelector = def_.labelSelector;
+    lo.fieldSelector = def_.fieldSelector;
+    lo.limit = options_.pageSize;
+    client::ListResult r = client_.list(def_.path, lo);
+    if (stop.stop_requested()) return false;
+    size_t n = r.items.size();
+    sink_.replace(std::move(r.items), r.resourceVersion);
+    {
+      std::lock_guard lock(mu_);
+      resourceVersion_ = r.resourceVersion;
+      ++stats_.lists;
+      synced_.store(true);
+    }
+    cv_.notify_all();
+    spdlog::debug("reflector {}: listed {} objects at resourceVersion {}", def_.kind, n,
+                  r.resourceVersion);
+    return true;
+  } catch (const client::ApiError& e) {
+    std::lock_guard lock(mu_);
+    ++stats_.errors;
+    spdlog::warn("reflector {}: list failed: {}", def_.kind, e.what());
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mu_);
+    ++stats_.errors;
+    spdlog::warn("reflector {}: list failed: {}", def_.kind, e.what());
+  }
+  return false;
+}
+
+bool Reflector::watchOnce(std::stop_token stop) {
+  client::WatchOptions wo;
+  wo.resourceVersion = lastResourceVersion();
+  wo.labelSelector = def_.labelSelector;
+  wo.fieldSelector = def_.fieldSelector;
+  wo.timeoutSeconds = options_.watchTimeoutSeconds;
+  wo.allowWatchBookmarks = true;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.watches;
+  }
+  client_.watch(
+      def_.path, wo,
+      [this](client::WatchEvent&& ev) {
+        std::string rv;
+        if (ev.object.is_object()) {
+          if (auto m = ev.object.find("metadata"); m != ev.object.end() && m->is_object()) {
+            rv = m->value("resourceVersion", "");
+          }
+        }
+        if (ev.type != client::WatchEventType::kBookmark) {
+          sink_.apply(ev.type, std::move(ev.object));
+        }
+        std::lock_guard lock(mu_);
+        if (!rv.empty()) resourceVersion_ = rv;
+        ++stats_.events;
+        return true;
+      },
+      stop);
+  return false;
+}
+
+void Reflector::run(std::stop_token stop) {
+  client::Backoff backoff(options_.backoffInitial, options_.backoffMax);
+  bool needList = true;
+  int watchFailures = 0;
+  while (!stop.stop_requested()) {
+    if (needList) {
+      if (!listOnce(stop)) {
+        sleepFor(backoff.next(), stop);
+        continue;
+      }
+      needList = false;
+      watchFailures = 0;
+      backoff.reset();
+    }
+    try {
+      needList = watchOnce(stop);
+      watchFailures = 0;
+      backoff.reset();
+    } catch (const client::ApiError& e) {
+      if (stop.stop_requested()) break;
+      if (e.isGone()) {
+        spdlog::info("reflector {}: watch from resourceVersion {} expired ({}); listing again",
+                     def_.kind, lastResourceVersion(), e.message());
+        std::lock_guard lock(mu_);
+        ++stats_.relistsAfterGone;
+        needList = true;
+        continue;
+      }
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.errors;
+      }
+      spdlog::warn("reflector {}: watch failed: {}", def_.kind, e.what());
+      // While the apiserver is unreachable, keep re-watching from the same resourceVersion:
+      // once it is back, either the watch resumes or a 410 says to LIST. A watch the server
+      // keeps refusing for another reason (e.g. 403 after an RBAC change) goes through a
+      // fresh LIST, which also reports the error.
+      if (!e.isTransport() && ++watchFailures >= 5) needList = true;
+      sleepFor(backoff.next(), stop);
+    } catch (const std::exception& e) {
+      spdlog::error("reflector {}: unexpected error: {}", def_.kind, e.what());
+      needList = true;
+      sleepFor(backoff.next(), stop);
+    }
+  }
+}
+
+}  // namespace ksched::informer

@@ -1,0 +1,106 @@
+#include "cluster.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ksched::testing {
+namespace {
+
+int envInt(const char* name, int def) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : def;
+}
+
+}  // namespace
+
+std::string runCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("popen failed: " + cmd);
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int rc = pclose(p);
+  if (rc != 0)
+    throw std::runtime_error("command failed (" + std::to_string(rc) + "): " + cmd + "\n" + out);
+  return out;
+}
+
+TestCluster& TestCluster::get() {
+  static TestCluster c;
+  return c;
+}
+
+TestCluster::TestCluster()
+    : port_(envInt("KSCHED_TEST_APISERVER_PORT", 16443)),
+      etcdPort_(envInt("KSCHED_TEST_ETCD_PORT", 12379)),
+      dir_("/tmp/ksched-test-cluster-" + std::to_string(port_)) {}
+
+std::string TestCluster::env() const {
+  return "KSCHED_APISERVER_PORT=" + std::to_string(port_) +
+         " KSCHED_ETCD_PORT=" + std::to_string(etcdPort_) + " KSCHED_CLUSTER_DIR=" + dir_ + " ";
+}
+
+std::string TestCluster::ctl(const std::string& verb) const {
+  return runCommand(env() + std::string(KSCHED_SOURCE_DIR) + "/deploy/local/cluster.sh " + verb);
+}
+
+std::string TestCluster::etcdctl(const std::string& args) const {
+  return runCommand("ETCDCTL_API=3 etcdctl --endpoints 127.0.0.1:" + std::to_string(etcdPort_) +
+                    " " + args);
+}
+
+void TestCluster::up() {
+  if (started_) return;
+  ctl("down");  // a leftover from a crashed run
+  ctl("up");
+  started_ = true;
+}
+
+void TestCluster::down() {
+  admin_.reset();
+  if (!started_) return;
+  if (std::getenv("KSCHED_TEST_KEEP_CLUSTER") == nullptr) ctl("down");
+  started_ = false;
+}
+
+client::Config TestCluster::config(const std::string& who) const {
+  client::Config c = client::loadKubeconfig(kubeconfig(who));
+  c.qps = 5000;
+  c.burst = 5000;
+  c.userAgent = "ksched-tests";
+  return c;
+}
+
+client::RestClient& TestCluster::admin() {
+  if (!admin_) admin_ = std::make_unique<client::RestClient>(config("admin"));
+  return *admin_;
+}
+
+void ensureNamespace(client::RestClient& c, const std::string& name) {
+  try {
+    c.post("/api/v1/namespaces",
+           {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+  } catch (const client::ApiError& e) {
+    if (e.code() != 409) throw;
+  }
+}
+
+class ClusterEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { TestCluster::get().up(); }
+  void TearDown() override { TestCluster::get().down(); }
+};
+
+}  // namespace ksched::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new ksched::testing::ClusterEnvironment);
+  return RUN_ALL_TESTS();
+}

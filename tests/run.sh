@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every ksched test on this machine: installs the Debian packages it needs, builds the
+# local control plane (cached in ~/.cache/ksched), builds ksched with warnings as errors, and
+# runs the unit and integration suites through ctest.
+#
+#   tests/run.sh          release build with debug info (build/)
+#   tests/run.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   tests/run.sh tsan     ThreadSanitizer (build-tsan/)
+#   tests/run.sh all      the three in turn
+#
+# Extra ctest arguments go after the mode, e.g. `tests/run.sh default -L unit`.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MODE=${1:-default}
+shift || true
+
+"$ROOT/deploy/local/install-deps.sh"
+"$ROOT/deploy/local/build-k8s.sh" >/dev/null
+
+run_mode() {
+  local mode=$1; shift
+  local dir args=()
+  case "$mode" in
+    default) dir=$ROOT/build ;;
+    asan) dir=$ROOT/build-asan; args=(-DKSCHED_SANITIZE=ON -DKSCHED_BUILD_BENCHMARKS=OFF) ;;
+    tsan) dir=$ROOT/build-tsan; args=(-DKSCHED_TSAN=ON -DKSCHED_BUILD_BENCHMARKS=OFF) ;;
+    *) echo "unknown mode: $mode (default|asan|tsan|all)" >&2; exit 2 ;;
+  esac
+  echo "=== ksched tests: $mode build in $dir"
+  cmake -S "$ROOT" -B "$dir" -DKSCHED_WERROR=ON -DKSCHED_BUILD_TESTS=ON "${args[@]}" >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
+  local env=()
+  case "$mode" in
+    asan) env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1) ;;
+    tsan) env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1) ;;
+  esac
+  env "${env[@]}" ctest --test-dir "$dir" --output-on-failure "$@"
+}
+
+if [ "$MODE" = all ]; then
+  for m in default asan tsan; do run_mode "$m" "$@"; done
+else
+  run_mode "$MODE" "$@"
+fi

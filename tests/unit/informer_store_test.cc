@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/decode.h"
+#include "informer/informer.h"
+
+namespace ksched::informer {
+namespace {
+
+struct Thing {
+  api::ObjectMeta metadata;
+  int size = 0;
+};
+
+void from_json(const nlohmann::json& j, Thing& t) {
+  api::readField(j, "metadata", t.metadata);
+  api::readField(j, "size", t.size);
+}
+
+nlohmann::json thing(const std::string& name, const std::string& rv, nlohmann::json size = 1) {
+  return {{"metadata",
+           {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv}, {"uid", "u-" + name}}},
+          {"size", size}};
+}
+
+struct Log {
+  std::vector<std::string> events;
+  Handlers<Thing> handlers() {
+    return {[this](const auto& t) { events.push_back("add " + t->metadata.name); },
+            [this](const auto& o, const auto& n) {
+              events.push_back("update " + n->metadata.name + " " + o->metadata.resourceVersion +
+                               "->" + n->metadata.resourceVersion);
+            },
+            [this](const auto& t) { events.push_back("delete " + t->metadata.name); }};
+  }
+};
+
+class InformerStoreTest : public ::testing::Test {
+ protected:
+  client::Config cfg_{.server = "https://127.0.0.1:1"};
+  client::RestClient rest_{cfg_};  // never used: the tests drive the sink directly
+  Informer<Thing> inf_{rest_, {"Thing", "/things"}};
+  Log log_;
+  void SetUp() override { inf_.addHandlers(log_.handlers()); }
+};
+
+TEST_F(InformerStoreTest, ReplaceEmitsTheDifference) {
+  std::vector<nlohmann::json> first{thing("a", "1"), thing("b", "2"), thing("c", "3")};
+  inf_.replace(std::move(first), "3");
+  log_.events.clear();
+  std::vector<nlohmann::json> second{thing("a", "1"), thing("b", "7"), thing("d", "8")};
+  inf_.replace(std::move(second), "8");
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"delete c", "add d", "update b 2->7"}));
+  EXPECT_EQ(inf_.size(), 3u);
+  EXPECT_EQ(inf_.get("ns/b")->metadata.resourceVersion, "7");
+  EXPECT_EQ(inf_.get("ns/c"), nullptr);
+}
+
+TEST_F(InformerStoreTest, WatchEventsUpdateStoreAndHandlers) {
+  inf_.apply(client::WatchEventType::kAdded, thing("a", "1"));
+  inf_.apply(client::WatchEventType::kModified, thing("a", "2", 5));
+  inf_.apply(client::WatchEventType::kDeleted, thing("a", "3"));
+  inf_.apply(client::WatchEventType::kDeleted, thing("never-seen", "4"));
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"add a", "update a 1->2", "delete a"}));
+  EXPECT_EQ(inf_.size(), 0u);
+}
+
+TEST_F(InformerStoreTest, MalformedObjectsAreSkippedAndCounted) {
+  inf_.apply(client::WatchEventType::kAdded, thing("bad", "1", "not-a-number"));
+  inf_.apply(client::WatchEventType::kAdded, thing("good", "2"));
+  std::vector<nlohmann::json> items{thing("good", "2"),
+                                    thing("bad2", "3", nlohmann::json::array())};
+  inf_.replace(std::move(items), "3");
+  EXPECT_EQ(inf_.decodeErrors(), 2u);
+  EXPECT_EQ(inf_.size(), 1u);
+  EXPECT_NE(inf_.get("ns/good"), nullptr);
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"add good"}));
+}
+
+TEST_F(InformerStoreTest, DeleteOfUndecodableFinalStateStillRemovesByKey) {
+  inf_.apply(client::WatchEventType::kAdded, thing("a", "1"));
+  inf_.apply(client::WatchEventType::kDeleted, thing("a", "2", "garbage"));
+  EXPECT_EQ(inf_.size(), 0u);
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"add a", "delete a"}));
+}
+
+TEST(BuildQueryTest, EncodesAndSkipsEmpty) {
+  EXPECT_EQ(
+      client::buildQuery({{"labelSelector", "app in (a,b)"}, {"continue", ""}, {"limit", "5"}}),
+      "?labelSelector=app%20in%20%28a%2Cb%29&limit=5");
+  EXPECT_EQ(client::buildQuery({}), "");
+}
+
+}  // namespace
+}  // namespace ksched::informer
