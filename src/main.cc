@@ -1,5 +1,5 @@
-// ksched: wiring only. At this stage it connects, lists and watches nodes and pods, reports
-// what it sees, and shuts down cleanly on SIGTERM/SIGINT.
+// ksched: wiring only. Connects, starts the scheduler (informers, queue, loop, binders) and
+// shuts down cleanly on SIGTERM/SIGINT.
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -8,11 +8,15 @@
 #include <cstring>
 #include <string>
 
-#include "api/node.h"
-#include "api/pod.h"
+#include <unistd.h>
+
+#include <random>
+
 #include "client/config.h"
 #include "client/rest_client.h"
-#include "informer/informer.h"
+#include "framework/framework.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
 
 namespace {
 
@@ -83,6 +87,21 @@ int parseFlags(int argc, char** argv, Flags& f) {
   return -1;
 }
 
+// "<hostname>_<uuid>", like kube-scheduler's leader-election identity.
+std::string instanceId() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::random_device rd;
+  std::mt19937_64 rng(rd());
+  uint64_t a = rng(), b = rng();
+  char uuid[40];
+  std::snprintf(uuid, sizeof uuid, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>((b >> 48) & 0x3fff) | 0x8000,
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return std::string(host) + "_" + uuid;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,28 +137,32 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  informer::Informer<api::Node> nodes(rest, {"Node", "/api/v1/nodes"});
-  informer::Informer<api::Pod> pods(rest, {"Pod", "/api/v1/pods"});
-  nodes.addHandlers({[](const auto& n) { spdlog::debug("node added: {}", n->metadata.name); },
-                     nullptr,
-                     [](const auto& n) { spdlog::debug("node deleted: {}", n->metadata.name); }});
-  nodes.start();
-  pods.start();
-  if (!nodes.waitForSync(std::chrono::seconds(60)) || !pods.waitForSync(std::chrono::seconds(60))) {
+  // Events get their own client and limiter so that they never starve bindings.
+  client::RestClient eventsRest(cfg);
+  scheduler::Options opts;
+  opts.instanceId = instanceId();
+  std::unique_ptr<scheduler::Scheduler> sched;
+  try {
+    sched = std::make_unique<scheduler::Scheduler>(rest, eventsRest, plugins::inTreeRegistry(),
+                                                   opts);
+  } catch (const framework::FrameworkError& e) {
+    spdlog::error("invalid configuration:\n{}", e.what());
+    return 1;
+  }
+  if (!sched->startInformers(std::chrono::seconds(60))) {
     spdlog::error("informers did not sync within 60 s");
     return 1;
   }
-  size_t pending = 0;
-  for (const auto& p : pods.list()) {
-    if (p->spec.nodeName.empty()) ++pending;
-  }
-  spdlog::info("synced: {} nodes, {} pods ({} not yet bound to a node)", nodes.size(), pods.size(),
-               pending);
+  spdlog::info("synced: {} nodes, {} pods; scheduling pods of schedulerName {}",
+               sched->nodeCount(), sched->podCount(), config::kDefaultSchedulerName);
+  sched->startScheduling();
 
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("received {}, shutting down", strsignal(sig));
-  pods.stop();
-  nodes.stop();
+  sched->stop();
+  auto st = sched->stats();
+  spdlog::info("stopped: {} attempts, {} bound, {} unschedulable, {} errors", st.attempts,
+               st.scheduled, st.unschedulable, st.errors);
   return 0;
 }

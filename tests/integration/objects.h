@@ -10,6 +10,8 @@
 
 namespace ksched::testing {
 
+// A pod no scheduler serves (schedulerName "ksched-test-nobody"), so that pods made for
+// client and informer tests stay put while scheduler tests run in the same cluster.
 inline nlohmann::json podJson(const std::string& ns, const std::string& name,
                               nlohmann::json labels = nlohmann::json::object()) {
   return {{"apiVersion", "v1"},
@@ -17,6 +19,7 @@ inline nlohmann::json podJson(const std::string& ns, const std::string& name,
           {"metadata", {{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
           {"spec",
            {{"terminationGracePeriodSeconds", 0},
+            {"schedulerName", "ksched-test-nobody"},
             {"containers",
              {{{"name", "c"},
                {"image", "registry.k8s.io/pause:3.9"},

@@ -1,0 +1,65 @@
+// Handle: what the framework offers plugins, given to their factories.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <ksched/node_info.h>
+#include <ksched/status.h>
+
+namespace ksched::client {
+class RestClient;
+}
+
+namespace ksched {
+
+// Records Kubernetes Events. Asynchronous and rate-limited: never blocks the caller; repeats
+// of the same (object, type, reason, message) are aggregated into one Event with a count.
+class EventRecorder {
+ public:
+  virtual ~EventRecorder() = default;
+  // type: "Normal" or "Warning"; reason: e.g. "Scheduled", "FailedScheduling", "Preempted";
+  // action: e.g. "Binding", "Scheduling", "Preempting".
+  virtual void event(const api::Pod& regarding, std::string_view type, std::string_view reason,
+                     std::string_view action, std::string message) = 0;
+};
+
+// A pod held at Permit. Thread-safe.
+class WaitingPod {
+ public:
+  virtual ~WaitingPod() = default;
+  [[nodiscard]] virtual const api::Pod& pod() const = 0;
+  // Lifts `plugin`'s wait; the pod proceeds once no plugin still waits.
+  virtual void allow(std::string_view plugin) = 0;
+  virtual void reject(std::string_view plugin, std::string message) = 0;
+};
+
+// Runs work over indices on a fixed pool of `parallelism` threads.
+class Parallelizer {
+ public:
+  virtual ~Parallelizer() = default;
+  [[nodiscard]] virtual int parallelism() const = 0;
+  // Calls fn(i) for every i in [0, n), spread over the pool; returns when all are done or,
+  // once `stop()` returned true, as soon as the running calls finish.
+  virtual void until(int n, const std::function<void(int)>& fn,
+                     const std::function<bool()>& stop = nullptr) = 0;
+};
+
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  // The current cycle's snapshot (valid during a cycle, on the scheduling thread).
+  [[nodiscard]] virtual const NodeInfoLister& snapshot() const = 0;
+  // The apiserver client; nullptr in unit tests.
+  [[nodiscard]] virtual client::RestClient* client() = 0;
+  [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;
+  [[nodiscard]] virtual Parallelizer& parallelizer() = 0;
+  // nullptr when no pod with that uid waits at Permit.
+  [[nodiscard]] virtual std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) = 0;
+  virtual void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+};
+
+}  // namespace ksched

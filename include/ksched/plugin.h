@@ -1,0 +1,172 @@
+// The plugin API: one interface per extension point of the scheduling framework, mirroring
+// upstream kube-scheduler. A plugin class implements `Plugin` plus the interfaces of the
+// extension points it serves; the framework finds them with dynamic_cast once at start-up.
+//
+// Contracts:
+//   - Plugins are built once from validated, typed args (see registry.h) and are immutable
+//     afterwards; per-pod data lives in CycleState.
+//   - filter(), score() and the PreFilter AddPod/RemovePod extensions run concurrently for
+//     different nodes: they must be thread-safe and must not touch the apiserver.
+//   - reserve()/unreserve() must be idempotent; unreserve() runs in reverse plugin order.
+//   - Only Permit, PreBind, Bind and PostBind run off the scheduling thread (binder pool) and
+//     may do network I/O.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <ksched/cluster_event.h>
+#include <ksched/cycle_state.h>
+#include <ksched/node_info.h>
+#include <ksched/status.h>
+
+namespace ksched {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+
+// A pod waiting in the scheduling queue.
+struct QueuedPodInfo {
+  PodInfoPtr podInfo;
+  // When the pod was added to the queue (or last moved back to activeQ): QueueSort tiebreak.
+  std::chrono::steady_clock::time_point timestamp{};
+  // When the pod was first added; for the scheduling SLI.
+  std::chrono::steady_clock::time_point initialAttemptTimestamp{};
+  int attempts = 0;
+  // Plugins that rejected the pod in its last attempt: only their events move it back.
+  std::set<std::string, std::less<>> unschedulablePlugins;
+  // The PreEnqueue plugin that keeps the pod out of activeQ, if any.
+  std::string gatingPlugin;
+
+  [[nodiscard]] const api::Pod& pod() const { return *podInfo->pod; }
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+};
+
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  // Success lets the pod into activeQ; anything else keeps it gated.
+  virtual Status preEnqueue(const api::Pod& pod) = 0;
+};
+
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+// Lets preemption and nominated-pod filtering update PreFilter state incrementally.
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  virtual Status addPod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToAdd,
+                        const NodeInfo& nodeInfo) const = 0;
+  virtual Status removePod(CycleState& state, const api::Pod& podToSchedule,
+                           const PodInfo& podToRemove, const NodeInfo& nodeInfo) const = 0;
+};
+
+struct PreFilterResult {
+  // When set, only these nodes can fit (e.g. NodeAffinity's matchFields metadata.name).
+  std::optional<std::set<std::string, std::less<>>> nodeNames;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // May narrow `result.nodeNames`. Skip = nothing to do for this pod (its Filter is skipped).
+  virtual Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                           PreFilterResult& result) = 0;
+  [[nodiscard]] virtual const PreFilterExtensions* preFilterExtensions() const { return nullptr; }
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual Status filter(const CycleState& state, const api::Pod& pod,
+                                      const NodeInfo& nodeInfo) const = 0;
+};
+
+// node name -> the status that rejected it.
+using NodeToStatus = std::unordered_map<std::string, Status>;
+
+struct PostFilterResult {
+  std::string nominatedNodeName;
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
+                                                         const NodeToStatus& filteredStatuses) = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  // `nodes` are the feasible nodes. Skip = its Score is skipped for this pod.
+  virtual Status preScore(CycleState& state, const api::Pod& pod,
+                          const std::vector<const NodeInfo*>& nodes) = 0;
+};
+
+struct NodeScore {
+  std::string name;
+  int64_t score = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual Status score(const CycleState& state, const api::Pod& pod,
+                                     const NodeInfo& nodeInfo, int64_t& score) const = 0;
+  // Whether normalizeScore must run after all nodes are scored.
+  [[nodiscard]] virtual bool hasNormalizeScore() const { return false; }
+  // Maps raw scores onto [kMinNodeScore, kMaxNodeScore].
+  [[nodiscard]] virtual Status normalizeScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
+                                              std::vector<NodeScore>& /*scores*/) const {
+    return {};
+  }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+  virtual void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  // Success, Unschedulable/Error (reject), or Wait with `timeout`.
+  virtual Status permit(CycleState& state, const api::Pod& pod, const std::string& nodeName,
+                        std::chrono::milliseconds& timeout) = 0;
+};
+
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  // Skip = this binder does not handle the pod; the next Bind plugin is tried.
+  virtual Status bind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+};
+
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void postBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+};
+
+// Plugins that reject pods declare what can make those pods schedulable again. A rejecting
+// plugin without this interface is treated as interested in every event.
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual std::vector<ClusterEvent> eventsToRegister() const = 0;
+};
+
+}  // namespace ksched

@@ -1,0 +1,29 @@
+#include "plugins/node_name/node_name.h"
+
+#include <string>
+
+#include "api/pod.h"
+
+namespace ksched::plugins {
+
+bool NodeName::fits(const api::Pod& pod, const NodeInfo& nodeInfo) {
+  if (pod.spec.nodeName.empty()) return true;
+  const api::Node* node = nodeInfo.node();
+  return pod.spec.nodeName == (node != nullptr ? node->metadata.name : nodeInfo.name());
+}
+
+Status NodeName::filter(const CycleState& /*state*/, const api::Pod& pod,
+                        const NodeInfo& nodeInfo) const {
+  if (!fits(pod, nodeInfo)) return Status::unresolvable(std::string(kErrReason));
+  return {};
+}
+
+std::vector<ClusterEvent> NodeName::eventsToRegister() const {
+  return {{EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAdd"}};
+}
+
+std::unique_ptr<Plugin> newNodeName(const nlohmann::json& /*args*/, Handle& /*handle*/) {
+  return std::make_unique<NodeName>();
+}
+
+}  // namespace ksched::plugins

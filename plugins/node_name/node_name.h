@@ -1,0 +1,33 @@
+// NodeName (Filter): a pod with spec.nodeName set fits only the node of that name.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <nlohmann/json_fwd.hpp>
+
+namespace ksched::plugins {
+
+class NodeName final : public FilterPlugin, public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "NodeName";
+  static constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // Stateless: thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  // Node Add (plus taint/label updates, as upstream registers without queueing hints).
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // True when the pod names no node or names this one (upstream nodename.Fits).
+  [[nodiscard]] static bool fits(const api::Pod& pod, const NodeInfo& nodeInfo);
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newNodeName(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

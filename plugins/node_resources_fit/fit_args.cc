@@ -1,0 +1,169 @@
+#include "plugins/node_resources_fit/fit_args.h"
+
+#include <ksched/registry.h>
+#include <nlohmann/json.hpp>
+
+#include "api/resources.h"
+#include "plugins/helper/args_json.h"
+
+namespace ksched::plugins {
+namespace {
+
+using helper::childPath;
+using helper::indexPath;
+
+const nlohmann::json& arrayAt(const nlohmann::json& j, std::string_view key,
+                              const std::string& path) {
+  const nlohmann::json* v = helper::member(j, key);
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  if (v == nullptr) return kEmpty;
+  if (!v->is_array()) {
+    throw PluginArgsError(childPath(path, key) + ": expected an array, got " + v->type_name());
+  }
+  return *v;
+}
+
+ScoringStrategy decodeStrategy(const nlohmann::json& j, const std::string& path) {
+  helper::expectObject(j, path, {"type", "resources", "requestedToCapacityRatio"});
+  ScoringStrategy s;
+  s.type.clear();
+  helper::readString(j, "type", path, s.type);
+
+  s.resources.clear();
+  const std::string resPath = childPath(path, "resources");
+  const nlohmann::json& resources = arrayAt(j, "resources", path);
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const std::string p = indexPath(resPath, i);
+    helper::expectObject(resources[i], p, {"name", "weight"});
+    ResourceSpec r;
+    r.weight = 0;
+    helper::readString(resources[i], "name", p, r.name);
+    helper::readInt64(resources[i], "weight", p, r.weight);
+    s.resources.push_back(std::move(r));
+  }
+  if (s.resources.empty()) s.resources = defaultScoringResources();
+  for (ResourceSpec& r : s.resources) {
+    if (r.weight == 0) r.weight = 1;
+  }
+
+  if (const nlohmann::json* rtcr = helper::member(j, "requestedToCapacityRatio")) {
+    const std::string rtcrPath = childPath(path, "requestedToCapacityRatio");
+    helper::expectObject(*rtcr, rtcrPath, {"shape"});
+    RequestedToCapacityRatioParam param;
+    const std::string shapePath = childPath(rtcrPath, "shape");
+    const nlohmann::json& shape = arrayAt(*rtcr, "shape", rtcrPath);
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const std::string p = indexPath(shapePath, i);
+      helper::expectObject(shape[i], p, {"utilization", "score"});
+      UtilizationShapePoint point;
+      helper::readInt32(shape[i], "utilization", p, point.utilization);
+      helper::readInt32(shape[i], "score", p, point.score);
+      param.shape.push_back(point);
+    }
+    s.requestedToCapacityRatio = std::move(param);
+  }
+  return s;
+}
+
+std::vector<helper::FieldError> validateFunctionShape(
+    const std::vector<UtilizationShapePoint>& shape, const std::string& path) {
+  constexpr int32_t kMinUtilization = 0;
+  constexpr int32_t kMaxUtilization = 100;
+  constexpr int32_t kMinScore = 0;
+  constexpr int32_t kMaxScore = kMaxCustomPriorityScore;
+  std::vector<helper::FieldError> errs;
+  if (shape.empty()) {
+    errs.push_back(helper::required(path, "at least one point must be specified"));
+    return errs;
+  }
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errs.push_back(helper::invalid(childPath(indexPath(path, i), "utilization"),
+                                     shape[i].utilization,
+                                     "values must be sorted in increasing order"));
+      break;
+    }
+  }
+  const std::string utilizationRange = "not in valid range [" + std::to_string(kMinUtilization) +
+                                       ", " + std::to_string(kMaxUtilization) + "]";
+  const std::string scoreRange = "not in valid range [" + std::to_string(kMinScore) + ", " +
+                                 std::to_string(kMaxScore) + "]";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const UtilizationShapePoint& p = shape[i];
+    if (p.utilization < kMinUtilization || p.utilization > kMaxUtilization) {
+      errs.push_back(helper::invalid(childPath(indexPath(path, i), "utilization"), p.utilization,
+                                     utilizationRange));
+    }
+    if (p.score < kMinScore || p.score > kMaxScore) {
+      errs.push_back(
+          helper::invalid(childPath(indexPath(path, i), "score"), p.score, scoreRange));
+    }
+  }
+  return errs;
+}
+
+}  // namespace
+
+std::vector<ResourceSpec> defaultScoringResources() {
+  return {{std::string(api::kResourceCPU), 1}, {std::string(api::kResourceMemory), 1}};
+}
+
+NodeResourcesFitArgs NodeResourcesFitArgs::fromJson(const nlohmann::json& j) {
+  NodeResourcesFitArgs args;
+  if (j.is_null()) return args;
+  helper::expectObject(j, "",
+                       {helper::kApiVersionKey, helper::kKindKey, "ignoredResources",
+                        "ignoredResourceGroups", "scoringStrategy"});
+  helper::readStringList(j, "ignoredResources", "", args.ignoredResources);
+  helper::readStringList(j, "ignoredResourceGroups", "", args.ignoredResourceGroups);
+  if (const nlohmann::json* s = helper::member(j, "scoringStrategy")) {
+    args.scoringStrategy = decodeStrategy(*s, "scoringStrategy");
+  }
+  return args;
+}
+
+std::vector<helper::FieldError> NodeResourcesFitArgs::validationErrors() const {
+  std::vector<helper::FieldError> errs;
+  auto append = [&errs](std::vector<helper::FieldError> more) {
+    for (auto& e : more) errs.push_back(std::move(e));
+  };
+  for (size_t i = 0; i < ignoredResources.size(); ++i) {
+    append(helper::validateLabelName(ignoredResources[i], indexPath("ignoredResources", i)));
+  }
+  for (size_t i = 0; i < ignoredResourceGroups.size(); ++i) {
+    const std::string path = indexPath("ignoredResourceGroups", i);
+    const std::string& group = ignoredResourceGroups[i];
+    if (group.find('/') != std::string::npos) {
+      errs.push_back(helper::invalid(path, group, "resource group name can't contain '/'"));
+    }
+    append(helper::validateLabelName(group, path));
+  }
+
+  const ScoringStrategy& s = scoringStrategy;
+  if (s.type != kLeastAllocated && s.type != kMostAllocated &&
+      s.type != kRequestedToCapacityRatio) {
+    errs.push_back(helper::notSupported(
+        "scoringStrategy.type", s.type,
+        {std::string(kLeastAllocated), std::string(kMostAllocated),
+         std::string(kRequestedToCapacityRatio)}));
+  }
+  for (size_t i = 0; i < s.resources.size(); ++i) {
+    const ResourceSpec& r = s.resources[i];
+    if (r.weight <= 0 || r.weight > 100) {
+      errs.push_back(helper::invalid(
+          childPath(indexPath("scoringStrategy.resources", i), "weight"), r.weight,
+          "resource weight of " + r.name + " not in valid range (0, 100]"));
+    }
+  }
+  // Upstream reports shape errors under "scoringStrategy.shape".
+  if (s.requestedToCapacityRatio) {
+    append(validateFunctionShape(s.requestedToCapacityRatio->shape, "scoringStrategy.shape"));
+  } else if (s.type == kRequestedToCapacityRatio) {
+    append(validateFunctionShape({}, "scoringStrategy.shape"));
+  }
+  return errs;
+}
+
+void NodeResourcesFitArgs::validate() const { helper::throwIfAny(validationErrors()); }
+
+}  // namespace ksched::plugins

@@ -1,0 +1,75 @@
+// NodeResourcesFitArgs (kubescheduler.config.k8s.io/v1), decoded with v1 defaulting and
+// validated with upstream's rules and messages.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "plugins/helper/field_error.h"
+
+namespace ksched::plugins {
+
+inline constexpr std::string_view kLeastAllocated = "LeastAllocated";
+inline constexpr std::string_view kMostAllocated = "MostAllocated";
+inline constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapacityRatio";
+// Shape scores are configured on [0, kMaxCustomPriorityScore] and scaled to [0, 100].
+inline constexpr int32_t kMaxCustomPriorityScore = 10;
+
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 1;
+
+  friend bool operator==(const ResourceSpec&, const ResourceSpec&) = default;
+};
+
+struct UtilizationShapePoint {
+  int32_t utilization = 0;  // [0, 100]
+  int32_t score = 0;        // [0, kMaxCustomPriorityScore]
+
+  friend bool operator==(const UtilizationShapePoint&, const UtilizationShapePoint&) = default;
+};
+
+struct RequestedToCapacityRatioParam {
+  std::vector<UtilizationShapePoint> shape;
+
+  friend bool operator==(const RequestedToCapacityRatioParam&,
+                         const RequestedToCapacityRatioParam&) = default;
+};
+
+// cpu and memory, weight 1 each.
+[[nodiscard]] std::vector<ResourceSpec> defaultScoringResources();
+
+struct ScoringStrategy {
+  std::string type{kLeastAllocated};  // kept as written so validation can report it
+  std::vector<ResourceSpec> resources = defaultScoringResources();
+  std::optional<RequestedToCapacityRatioParam> requestedToCapacityRatio;
+
+  friend bool operator==(const ScoringStrategy&, const ScoringStrategy&) = default;
+};
+
+struct NodeResourcesFitArgs {
+  // Extended resources the Filter does not check.
+  std::vector<std::string> ignoredResources;
+  // Extended resource groups (the part before '/') the Filter does not check.
+  std::vector<std::string> ignoredResourceGroups;
+  ScoringStrategy scoringStrategy;
+
+  // Decodes the JSON args (null: all defaults) strictly, then applies v1 defaulting: no
+  // scoringStrategy -> LeastAllocated over cpu and memory; empty resources -> cpu and memory;
+  // weight 0 or absent -> 1. Throws PluginArgsError on unknown fields and wrong types.
+  [[nodiscard]] static NodeResourcesFitArgs fromJson(const nlohmann::json& j);
+
+  // Upstream ValidateNodeResourcesFitArgs, in its order; empty when valid. A
+  // RequestedToCapacityRatio strategy without requestedToCapacityRatio reports the missing
+  // shape (upstream would crash).
+  [[nodiscard]] std::vector<helper::FieldError> validationErrors() const;
+  // Throws PluginArgsError with the first validation error.
+  void validate() const;
+};
+
+}  // namespace ksched::plugins

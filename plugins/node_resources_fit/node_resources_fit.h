@@ -1,0 +1,96 @@
+// NodeResourcesFit (PreFilter, Filter, PreScore, Score).
+//   PreFilter: the pod's effective requests (api::effectiveRequests: containers + sidecars vs
+//              init containers, plus overhead) into CycleState.
+//   Filter:    the node must have room for one more pod and for every requested cpu, memory,
+//              ephemeral-storage and scalar resource (extended resources in ignoredResources /
+//              ignoredResourceGroups are not checked). All shortfalls are reported, in the order
+//              pods, cpu, memory, ephemeral-storage, scalars by name. Unschedulable, or
+//              UnschedulableAndUnresolvable when some request exceeds the node's whole
+//              allocatable (preemption cannot help), as upstream.
+//   Score:     the configured scoring strategy (see resource_allocation.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "api/resources.h"
+#include "plugins/node_resources_fit/fit_args.h"
+#include "plugins/node_resources_fit/resource_allocation.h"
+
+namespace ksched::plugins {
+
+class NodeResourcesFit final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreScorePlugin,
+                               public ScorePlugin,
+                               public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "NodeResourcesFit";
+  static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";
+  static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesFit";
+
+  static constexpr std::string_view kReasonTooManyPods = "Too many pods";
+  static constexpr std::string_view kReasonInsufficientCPU = "Insufficient cpu";
+  static constexpr std::string_view kReasonInsufficientMemory = "Insufficient memory";
+  static constexpr std::string_view kReasonInsufficientEphemeralStorage =
+      "Insufficient ephemeral-storage";
+  // "Insufficient <resource name>" for scalar resources.
+  [[nodiscard]] static std::string insufficientReason(std::string_view resourceName);
+
+  // What does not fit on a node (upstream noderesources.InsufficientResource).
+  struct InsufficientResource {
+    std::string resourceName;
+    std::string reason;
+    int64_t requested = 0;
+    int64_t used = 0;
+    int64_t capacity = 0;
+    // The request exceeds the node's allocatable: evicting pods would not help.
+    bool unresolvable = false;
+  };
+
+  // `args` must be valid (NodeResourcesFitArgs::validate()).
+  explicit NodeResourcesFit(const NodeResourcesFitArgs& args);
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  // Reads the PreFilter data (Error when absent). Thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  // Uses the PreScore data, or computes the pod's requests when absent. Thread-safe.
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod,
+                             const NodeInfo& nodeInfo, int64_t& score) const override;
+  // Assigned pod deleted or scaled down; node added or its allocatable changed (also taint and
+  // label updates, as upstream registers without queueing hints).
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // The pod's requests as the Filter checks them (upstream computePodResourceRequest).
+  [[nodiscard]] static api::Resource computePodResourceRequest(const api::Pod& pod);
+  // Every resource of `podRequest` the node cannot fit, in upstream's order.
+  [[nodiscard]] std::vector<InsufficientResource> fitsRequest(const api::Resource& podRequest,
+                                                              const NodeInfo& nodeInfo) const;
+
+ private:
+  [[nodiscard]] bool ignored(const std::string& resourceName) const;
+
+  // Constant after construction.
+  const std::set<std::string, std::less<>> ignoredResources_;
+  const std::set<std::string, std::less<>> ignoredResourceGroups_;
+  const ResourceAllocationScorer scorer_;
+};
+
+// Decodes and validates NodeResourcesFitArgs (throws PluginArgsError).
+std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

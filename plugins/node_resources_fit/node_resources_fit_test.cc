@@ -1,0 +1,412 @@
+#include "plugins/node_resources_fit/node_resources_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <ksched/registry.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using testutil::NodeWrapper;
+using testutil::PodWrapper;
+using testutil::ResourcePairs;
+
+std::unique_ptr<NodeResourcesFit> makeFit(const nlohmann::json& args = nullptr) {
+  testutil::FakeHandle h;
+  std::unique_ptr<Plugin> p = newNodeResourcesFit(args, h);
+  return std::unique_ptr<NodeResourcesFit>(dynamic_cast<NodeResourcesFit*>(p.release()));
+}
+
+// ---- Filter -------------------------------------------------------------------------------
+
+// As upstream's fit_test.go: cpu in millicores, memory in bytes.
+NodeWrapper filterNode(const std::string& pods = "32") {
+  return NodeWrapper("node").capacity({{"cpu", "10m"},
+                                       {"memory", "20"},
+                                       {"pods", pods},
+                                       {"example.com/aaa", "5"},
+                                       {"ephemeral-storage", "20"},
+                                       {"hugepages-2Mi", "5"},
+                                       {"kubernetes.io/something", "5"}});
+}
+
+PodWrapper cpuMem(const std::string& cpuMilli, const std::string& mem) {
+  return PodWrapper().req({{"cpu", cpuMilli + "m"}, {"memory", mem}});
+}
+
+struct FilterCase {
+  std::string name;
+  PodWrapper pod;
+  std::vector<PodWrapper> existing;
+  nlohmann::json args;
+  Code wantCode;
+  std::vector<std::string> wantReasons;
+  NodeWrapper node = filterNode();
+};
+
+class NodeResourcesFitFilterTest : public ::testing::TestWithParam<FilterCase> {};
+
+TEST_P(NodeResourcesFitFilterTest, Filter) {
+  const FilterCase& c = GetParam();
+  auto pl = makeFit(c.args);
+  std::vector<PodWrapper> existing = c.existing;
+  for (size_t i = 0; i < existing.size(); ++i) existing[i].name("existing" + std::to_string(i));
+  auto ni = testutil::makeNodeInfo(c.node, existing);
+  CycleState state;
+  PreFilterResult result;
+  testutil::FakeLister lister;
+  ASSERT_TRUE(pl->preFilter(state, c.pod.obj(), lister, result).ok());
+  EXPECT_FALSE(result.nodeNames);
+  Status s = pl->filter(state, c.pod.obj(), *ni);
+  EXPECT_EQ(s.code(), c.wantCode) << s.message();
+  EXPECT_EQ(s.reasons(), c.wantReasons);
+}
+
+const Code kOK = Code::kSuccess;
+const Code kUnsched = Code::kUnschedulable;
+const Code kUnresolvable = Code::kUnschedulableAndUnresolvable;
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, NodeResourcesFitFilterTest,
+    ::testing::Values(
+        FilterCase{"noRequestsAlwaysFits", PodWrapper(), {cpuMem("10", "20")}, nullptr, kOK, {}},
+        FilterCase{"tooManyResources", cpuMem("1", "1"), {cpuMem("10", "20")}, nullptr, kUnsched,
+                   {"Insufficient cpu", "Insufficient memory"}},
+        FilterCase{"initContainerCpu", cpuMem("1", "1").initReq({{"cpu", "3m"}, {"memory", "1"}}),
+                   {cpuMem("8", "19")}, nullptr, kUnsched, {"Insufficient cpu"}},
+        FilterCase{"highestInitContainerCpu",
+                   cpuMem("1", "1")
+                       .initReq({{"cpu", "3m"}, {"memory", "1"}})
+                       .initReq({{"cpu", "2m"}, {"memory", "1"}}),
+                   {cpuMem("8", "19")}, nullptr, kUnsched, {"Insufficient cpu"}},
+        FilterCase{"initContainerMemory", cpuMem("1", "1").initReq({{"cpu", "1m"}, {"memory", "3"}}),
+                   {cpuMem("9", "19")}, nullptr, kUnsched, {"Insufficient memory"}},
+        FilterCase{"initContainerIsMaxNotSum",
+                   cpuMem("1", "1")
+                       .initReq({{"cpu", "1m"}, {"memory", "1"}})
+                       .initReq({{"cpu", "1m"}, {"memory", "1"}}),
+                   {cpuMem("9", "19")}, nullptr, kOK, {}},
+        FilterCase{"sidecarAddsToContainers",
+                   cpuMem("1", "1").initReq({{"cpu", "2m"}, {"memory", "1"}}, /*sidecar=*/true),
+                   {cpuMem("8", "0")}, nullptr, kUnsched, {"Insufficient cpu"}},
+        FilterCase{"bothFit", cpuMem("1", "1"), {cpuMem("5", "5")}, nullptr, kOK, {}},
+        FilterCase{"onlyMemoryFits", cpuMem("2", "1"), {cpuMem("9", "5")}, nullptr, kUnsched,
+                   {"Insufficient cpu"}},
+        FilterCase{"onlyCpuFits", cpuMem("1", "2"), {cpuMem("5", "19")}, nullptr, kUnsched,
+                   {"Insufficient memory"}},
+        FilterCase{"equalEdgeCase", cpuMem("5", "1"), {cpuMem("5", "19")}, nullptr, kOK, {}},
+        FilterCase{"cpuExceedsAllocatableIsUnresolvable", cpuMem("11", "1"), {}, nullptr,
+                   kUnresolvable, {"Insufficient cpu"}},
+        FilterCase{"oneUnresolvableMakesAllUnresolvable", cpuMem("2", "21"), {cpuMem("9", "0")},
+                   nullptr, kUnresolvable, {"Insufficient cpu", "Insufficient memory"}},
+        FilterCase{"overheadFits", cpuMem("1", "1").overhead({{"cpu", "3m"}, {"memory", "13"}}),
+                   {cpuMem("5", "5")}, nullptr, kOK, {}},
+        FilterCase{"overheadDoesNotFitMemory",
+                   cpuMem("1", "1").overhead({{"cpu", "1m"}, {"memory", "15"}}),
+                   {cpuMem("5", "5")}, nullptr, kUnsched, {"Insufficient memory"}},
+        FilterCase{"extendedResourceFits", PodWrapper().req({{"example.com/aaa", "1"}}), {},
+                   nullptr, kOK, {}},
+        FilterCase{"extendedResourceAllocatableEnforced",
+                   PodWrapper().req({{"example.com/aaa", "1"}}),
+                   {PodWrapper().req({{"example.com/aaa", "5"}})}, nullptr, kUnsched,
+                   {"Insufficient example.com/aaa"}},
+        FilterCase{"extendedResourceCapacityEnforced", PodWrapper().req({{"example.com/aaa", "10"}}),
+                   {}, nullptr, kUnresolvable, {"Insufficient example.com/aaa"}},
+        FilterCase{"unknownExtendedResource", PodWrapper().req({{"example.com/bbb", "1"}}), {},
+                   nullptr, kUnresolvable, {"Insufficient example.com/bbb"}},
+        FilterCase{"ignoredExtendedResource", PodWrapper().req({{"example.com/bbb", "1"}}), {},
+                   {{"ignoredResources", {"example.com/bbb"}}}, kOK, {}},
+        FilterCase{"ignoredResourceGroup", PodWrapper().req({{"example.com/bbb", "1"}}), {},
+                   {{"ignoredResourceGroups", {"example.com"}}}, kOK, {}},
+        FilterCase{"prefixedNativeResourceCannotBeIgnored",
+                   PodWrapper().req({{"kubernetes.io/something", "6"}}), {},
+                   {{"ignoredResources", {"kubernetes.io/something"}}}, kUnresolvable,
+                   {"Insufficient kubernetes.io/something"}},
+        FilterCase{"hugePages", PodWrapper().req({{"hugepages-2Mi", "3"}}),
+                   {PodWrapper().req({{"hugepages-2Mi", "3"}})}, nullptr, kUnsched,
+                   {"Insufficient hugepages-2Mi"}},
+        FilterCase{"zeroScalarRequestIgnored", PodWrapper().req({{"example.com/bbb", "0"}}), {},
+                   nullptr, kOK, {}},
+        FilterCase{"ephemeralStorage", PodWrapper().req({{"ephemeral-storage", "10"}}),
+                   {PodWrapper().req({{"ephemeral-storage", "15"}})}, nullptr, kUnsched,
+                   {"Insufficient ephemeral-storage"}},
+        FilterCase{"tooManyPods", PodWrapper(), {PodWrapper()}, nullptr, kUnsched,
+                   {"Too many pods"}, filterNode("1")},
+        FilterCase{"allReasonsInOrder",
+                   PodWrapper().req({{"cpu", "2m"},
+                                     {"memory", "2"},
+                                     {"ephemeral-storage", "2"},
+                                     {"hugepages-2Mi", "6"},
+                                     {"example.com/aaa", "1"}}),
+                   {PodWrapper().req({{"cpu", "9m"},
+                                      {"memory", "19"},
+                                      {"ephemeral-storage", "19"},
+                                      {"example.com/aaa", "5"}})},
+                   nullptr, kUnresolvable,
+                   {"Too many pods", "Insufficient cpu", "Insufficient memory",
+                    "Insufficient ephemeral-storage", "Insufficient example.com/aaa",
+                    "Insufficient hugepages-2Mi"},
+                   filterNode("1")}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(NodeResourcesFitTest, FilterWithoutPreFilterIsError) {
+  auto pl = makeFit();
+  CycleState state;
+  auto ni = testutil::makeNodeInfo(filterNode());
+  Status s = pl->filter(state, PodWrapper().obj(), *ni);
+  EXPECT_EQ(s.code(), Code::kError);
+  EXPECT_EQ(s.message(),
+            "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+}
+
+TEST(NodeResourcesFitTest, PreFilterStateSurvivesClone) {
+  auto pl = makeFit();
+  CycleState state;
+  PreFilterResult result;
+  testutil::FakeLister lister;
+  const api::Pod pod = cpuMem("11", "1").obj();
+  ASSERT_TRUE(pl->preFilter(state, pod, lister, result).ok());
+  CycleState copy = state.clone();
+  auto ni = testutil::makeNodeInfo(filterNode());
+  EXPECT_EQ(pl->filter(copy, pod, *ni).reasons(), std::vector<std::string>{"Insufficient cpu"});
+}
+
+TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
+  auto pl = makeFit();
+  auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("8", "0")});
+  auto got = pl->fitsRequest(NodeResourcesFit::computePodResourceRequest(cpuMem("3", "0").obj()),
+                             *ni);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].resourceName, "cpu");
+  EXPECT_EQ(got[0].reason, "Insufficient cpu");
+  EXPECT_EQ(got[0].requested, 3);
+  EXPECT_EQ(got[0].used, 8);
+  EXPECT_EQ(got[0].capacity, 10);
+  EXPECT_FALSE(got[0].unresolvable);
+}
+
+TEST(NodeResourcesFitTest, EventsToRegister) {
+  auto pl = makeFit();
+  auto events = pl->eventsToRegister();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].matches(events::kAssignedPodDelete));
+  EXPECT_TRUE(events[0].matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
+  EXPECT_FALSE(events[0].matches(events::kAssignedPodAdd));
+  EXPECT_TRUE(events[1].matches(events::kNodeAdd));
+  EXPECT_TRUE(events[1].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  EXPECT_FALSE(events[1].matches({EventResource::kNode, kUpdateNodeCondition, ""}));
+}
+
+TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {
+  testutil::FakeHandle h;
+  try {
+    (void)newNodeResourcesFit(nlohmann::json::parse(R"({"scoringStrategy": {"type": "Foo"}})"), h);
+    ADD_FAILURE() << "no error";
+  } catch (const PluginArgsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "scoringStrategy.type: Unsupported value: \"Foo\": supported values: "
+              "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
+  }
+}
+
+// ---- Score --------------------------------------------------------------------------------
+
+struct ScoreCase {
+  std::string name;
+  PodWrapper pod;
+  // Each node with the pods already on it.
+  std::vector<std::pair<NodeWrapper, std::vector<PodWrapper>>> nodes;
+  nlohmann::json args;
+  std::vector<int64_t> want;
+};
+
+class NodeResourcesFitScoreTest : public ::testing::TestWithParam<ScoreCase> {};
+
+TEST_P(NodeResourcesFitScoreTest, Score) {
+  const ScoreCase& c = GetParam();
+  auto pl = makeFit(c.args);
+  EXPECT_FALSE(pl->hasNormalizeScore());
+  std::vector<std::shared_ptr<NodeInfo>> infos;
+  std::vector<const NodeInfo*> nodes;
+  for (const auto& [node, pods] : c.nodes) {
+    std::vector<PodWrapper> named = pods;
+    for (size_t i = 0; i < named.size(); ++i) {
+      named[i].name(node.obj().metadata.name + "-pod" + std::to_string(i));
+    }
+    infos.push_back(testutil::makeNodeInfo(node, named));
+    nodes.push_back(infos.back().get());
+  }
+  CycleState state;
+  ASSERT_TRUE(pl->preScore(state, c.pod.obj(), nodes).ok());
+  std::vector<int64_t> got;
+  std::vector<int64_t> gotWithoutPreScore;
+  CycleState empty;
+  for (const NodeInfo* ni : nodes) {
+    int64_t score = -1;
+    ASSERT_TRUE(pl->score(state, c.pod.obj(), *ni, score).ok());
+    got.push_back(score);
+    int64_t direct = -1;
+    ASSERT_TRUE(pl->score(empty, c.pod.obj(), *ni, direct).ok());
+    gotWithoutPreScore.push_back(direct);
+  }
+  EXPECT_EQ(got, c.want);
+  EXPECT_EQ(gotWithoutPreScore, c.want);
+}
+
+NodeWrapper node(const std::string& name, const ResourcePairs& capacity) {
+  return NodeWrapper(name).capacity(capacity);
+}
+
+nlohmann::json strategy(const std::string& type, const nlohmann::json& resources = nullptr,
+                        const nlohmann::json& shape = nullptr) {
+  nlohmann::json s = {{"type", type}};
+  if (!resources.is_null()) s["resources"] = resources;
+  if (!shape.is_null()) s["requestedToCapacityRatio"] = {{"shape", shape}};
+  return {{"scoringStrategy", s}};
+}
+
+const PodWrapper kPod1 = PodWrapper().req({{"cpu", "1"}, {"memory", "2000"}});
+
+// Worked by hand (integer divisions as upstream):
+//   node1 (4 cpu, 10000 B, a pod of 1 cpu / 2000 B): cpu 2000m/4000m, memory 4000/10000
+//   node2 (6 cpu, 10000 B, empty):                    cpu 1000m/6000m, memory 2000/10000
+INSTANTIATE_TEST_SUITE_P(
+    Table, NodeResourcesFitScoreTest,
+    ::testing::Values(
+        // least: node1 (50 + 60) / 2 = 55; node2 (83 + 80) / 2 = 81.
+        ScoreCase{"leastAllocated",
+                  kPod1,
+                  {{node("node1", {{"cpu", "4"}, {"memory", "10000"}}), {kPod1}},
+                   {node("node2", {{"cpu", "6"}, {"memory", "10000"}}), {}}},
+                  nullptr,
+                  {55, 81}},
+        // node1 (50*3 + 60) / 4 = 52; node2 (83*3 + 80) / 4 = 82.
+        ScoreCase{"leastAllocatedWeighted",
+                  kPod1,
+                  {{node("node1", {{"cpu", "4"}, {"memory", "10000"}}), {kPod1}},
+                   {node("node2", {{"cpu", "6"}, {"memory", "10000"}}), {}}},
+                  strategy("LeastAllocated", {{{"name", "cpu"}, {"weight", 3}},
+                                              {{"name", "memory"}, {"weight", 1}}}),
+                  {52, 82}},
+        // most: node1 (50 + 40) / 2 = 45; node2 (16 + 20) / 2 = 18.
+        ScoreCase{"mostAllocated",
+                  kPod1,
+                  {{node("node1", {{"cpu", "4"}, {"memory", "10000"}}), {kPod1}},
+                   {node("node2", {{"cpu", "6"}, {"memory", "10000"}}), {}}},
+                  strategy("MostAllocated"),
+                  {45, 18}},
+        // A pod without requests counts 100m cpu and 200Mi memory, on both sides:
+        //   empty node:  cpu 3900*100/4000 = 97, memory (1Gi-200Mi)*100/1Gi = 80 -> 88
+        //   one such pod: cpu 3800*100/4000 = 95, memory (1Gi-400Mi)*100/1Gi = 60 -> 77
+        ScoreCase{"bestEffortUsesNonZeroDefaults",
+                  PodWrapper().req({}),
+                  {{node("empty", {{"cpu", "4"}, {"memory", "1Gi"}}), {}},
+                   {node("busy", {{"cpu", "4"}, {"memory", "1Gi"}}), {PodWrapper().req({})}}},
+                  nullptr,
+                  {88, 77}},
+        // most with defaults above capacity: memory 200Mi > 10000 B is clamped to 100%:
+        //   cpu 100*100/4000 = 2, memory 100 -> 51
+        ScoreCase{"mostAllocatedClampsToCapacity",
+                  PodWrapper().req({}),
+                  {{node("small", {{"cpu", "4"}, {"memory", "10000"}}), {}}},
+                  strategy("MostAllocated"),
+                  {51}},
+        // least with requests above capacity scores that resource 0: cpu 0, memory 80 -> 40
+        ScoreCase{"leastAllocatedOverCapacity",
+                  PodWrapper().req({{"cpu", "5"}, {"memory", "2000"}}),
+                  {{node("n", {{"cpu", "4"}, {"memory", "10000"}}), {}}},
+                  nullptr,
+                  {40}},
+        // A resource with allocatable 0 is left out (no weight): memory only -> 80.
+        ScoreCase{"zeroAllocatableSkipped",
+                  kPod1,
+                  {{node("n", {{"memory", "10000"}}), {}}},
+                  nullptr,
+                  {80}},
+        // Extended resources: counted only where the pod requests them and the node has them.
+        //   foo node: cpu 75, memory 80, foo (4-2)*100/4 = 50 -> (75 + 80 + 150) / 5 = 61
+        //   plain node: cpu 75, memory 80 -> 77
+        ScoreCase{"extendedResource",
+                  PodWrapper().req({{"cpu", "1"}, {"memory", "2000"}, {"example.com/foo", "2"}}),
+                  {{node("foo", {{"cpu", "4"}, {"memory", "10000"}, {"example.com/foo", "4"}}), {}},
+                   {node("plain", {{"cpu", "4"}, {"memory", "10000"}}), {}}},
+                  strategy("LeastAllocated", {{{"name", "cpu"}, {"weight", 1}},
+                                              {{"name", "memory"}, {"weight", 1}},
+                                              {{"name", "example.com/foo"}, {"weight", 3}}}),
+                  {61, 77}},
+        ScoreCase{"extendedResourceNotRequested",
+                  kPod1,
+                  {{node("foo", {{"cpu", "4"}, {"memory", "10000"}, {"example.com/foo", "4"}}), {}}},
+                  strategy("LeastAllocated", {{{"name", "cpu"}, {"weight", 1}},
+                                              {{"name", "memory"}, {"weight", 1}},
+                                              {{"name", "example.com/foo"}, {"weight", 3}}}),
+                  {77}},
+        // Ephemeral storage uses plain requests: (100-30)*100/100 = 70 with an existing 20.
+        ScoreCase{"ephemeralStorage",
+                  PodWrapper().req({{"ephemeral-storage", "10"}}),
+                  {{node("n", {{"ephemeral-storage", "100"}}), {PodWrapper().req({{"ephemeral-storage", "20"}})}}},
+                  strategy("LeastAllocated", {{{"name", "ephemeral-storage"}, {"weight", 1}}}),
+                  {70}},
+        // The bin-packing docs' worked example (kubernetes.io "Resource Bin Packing"), on the
+        // 0-100 scale: shape {0,0},{100,10} becomes {0,0},{100,100}.
+        //   node1: foo 3/4 = 75, memory 512Mi/1Gi = 50, cpu 3/8 = 37
+        //          round((75*5 + 50*1 + 37*3) / 9) = round(59.6) = 60
+        //   node2: foo 4/8 = 50, memory 768Mi/1Gi = 75, cpu 8/8 = 100
+        //          round((50*5 + 75*1 + 100*3) / 9) = round(69.4) = 69   -> node 2 wins
+        ScoreCase{"requestedToCapacityRatioDocsExample",
+                  PodWrapper().req({{"intel.com/foo", "2"}, {"memory", "256Mi"}, {"cpu", "2"}}),
+                  {{node("node1", {{"intel.com/foo", "4"}, {"memory", "1Gi"}, {"cpu", "8"}}),
+                    {PodWrapper().req({{"intel.com/foo", "1"}, {"memory", "256Mi"}, {"cpu", "1"}})}},
+                   {node("node2", {{"intel.com/foo", "8"}, {"memory", "1Gi"}, {"cpu", "8"}}),
+                    {PodWrapper().req({{"intel.com/foo", "2"}, {"memory", "512Mi"}, {"cpu", "6"}})}}},
+                  strategy("RequestedToCapacityRatio",
+                           {{{"name", "intel.com/foo"}, {"weight", 5}},
+                            {{"name", "memory"}, {"weight", 1}},
+                            {{"name", "cpu"}, {"weight", 3}}},
+                           {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}),
+                  {60, 69}},
+        // A reversed shape spreads: node1 cpu 50% -> 50, memory 40% -> 60 -> 55.
+        ScoreCase{"requestedToCapacityRatioReversed",
+                  kPod1,
+                  {{node("node1", {{"cpu", "4"}, {"memory", "10000"}}), {kPod1}}},
+                  strategy("RequestedToCapacityRatio", nullptr,
+                           {{{"utilization", 0}, {"score", 10}}, {{"utilization", 100}, {"score", 0}}}),
+                  {55}},
+        // Upstream only averages over resources scoring > 0: memory at 0% scores 0 and drops
+        // out, leaving cpu 2/4 = 50.
+        ScoreCase{"requestedToCapacityRatioZeroScoresDropOut",
+                  PodWrapper().req({{"cpu", "2"}, {"memory", "0"}}),
+                  {{node("n", {{"cpu", "4"}, {"memory", "10000"}}), {}}},
+                  strategy("RequestedToCapacityRatio", nullptr,
+                           {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}),
+                  {50}},
+        // Over capacity counts as 100% utilization.
+        ScoreCase{"requestedToCapacityRatioOverCapacity",
+                  PodWrapper().req({{"cpu", "8"}, {"memory", "20000"}}),
+                  {{node("n", {{"cpu", "4"}, {"memory", "10000"}}), {}}},
+                  strategy("RequestedToCapacityRatio", nullptr,
+                           {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}),
+                  {100}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ResourceScoreTest, LeastAndMostRequested) {
+  EXPECT_EQ(leastRequestedScore(0, 0), 0);
+  EXPECT_EQ(leastRequestedScore(5, 4), 0);
+  EXPECT_EQ(leastRequestedScore(1, 4), 75);
+  EXPECT_EQ(leastRequestedScore(0, 3), 100);
+  EXPECT_EQ(mostRequestedScore(0, 0), 0);
+  EXPECT_EQ(mostRequestedScore(5, 4), 100);
+  EXPECT_EQ(mostRequestedScore(1, 3), 33);
+  // No overflow for byte-sized amounts.
+  EXPECT_EQ(leastRequestedScore(0, int64_t{1} << 62), 100);
+  EXPECT_EQ(mostRequestedScore(int64_t{1} << 61, int64_t{1} << 62), 50);
+}
+
+}  // namespace
+}  // namespace ksched::plugins

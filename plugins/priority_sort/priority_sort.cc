@@ -1,0 +1,17 @@
+#include "plugins/priority_sort/priority_sort.h"
+
+#include "api/pod.h"
+
+namespace ksched::plugins {
+
+bool PrioritySort::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+  const int32_t p1 = api::podPriority(a.pod());
+  const int32_t p2 = api::podPriority(b.pod());
+  return p1 > p2 || (p1 == p2 && a.timestamp < b.timestamp);
+}
+
+std::unique_ptr<Plugin> newPrioritySort(const nlohmann::json& /*args*/, Handle& /*handle*/) {
+  return std::make_unique<PrioritySort>();
+}
+
+}  // namespace ksched::plugins

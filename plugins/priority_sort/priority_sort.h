@@ -1,0 +1,25 @@
+// PrioritySort (QueueSort): higher spec.priority first, then the pod queued earlier.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <nlohmann/json_fwd.hpp>
+
+namespace ksched::plugins {
+
+class PrioritySort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "PrioritySort";
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // Stateless: thread-safe.
+  [[nodiscard]] bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override;
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newPrioritySort(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

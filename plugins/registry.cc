@@ -1,0 +1,25 @@
+#include "plugins/registry.h"
+
+#include "plugins/default_binder/default_binder.h"
+#include "plugins/node_name/node_name.h"
+#include "plugins/node_resources_fit/node_resources_fit.h"
+#include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/priority_sort/priority_sort.h"
+#include "plugins/scheduling_gates/scheduling_gates.h"
+#include "plugins/taint_toleration/taint_toleration.h"
+
+namespace ksched::plugins {
+
+Registry inTreeRegistry() {
+  Registry r;
+  r.add(std::string(PrioritySort::kName), newPrioritySort);
+  r.add(std::string(SchedulingGates::kName), newSchedulingGates);
+  r.add(std::string(NodeUnschedulable::kName), newNodeUnschedulable);
+  r.add(std::string(NodeName::kName), newNodeName);
+  r.add(std::string(TaintToleration::kName), newTaintToleration);
+  r.add(std::string(NodeResourcesFit::kName), newNodeResourcesFit);
+  r.add(std::string(DefaultBinder::kName), newDefaultBinder);
+  return r;
+}
+
+}  // namespace ksched::plugins

@@ -1,0 +1,31 @@
+#include "plugins/scheduling_gates/scheduling_gates.h"
+
+#include <string>
+
+#include "api/pod.h"
+
+namespace ksched::plugins {
+
+Status SchedulingGates::preEnqueue(const api::Pod& pod) {
+  const auto& gates = pod.spec.schedulingGates;
+  if (gates.empty()) return {};
+  std::string reason(kReasonPrefix);
+  reason += '[';
+  for (size_t i = 0; i < gates.size(); ++i) {
+    if (i > 0) reason += ' ';
+    reason += gates[i];
+  }
+  reason += ']';
+  return Status::unresolvable(std::move(reason));
+}
+
+std::vector<ClusterEvent> SchedulingGates::eventsToRegister() const {
+  return {{EventResource::kPod, kUpdatePodSchedulingGatesEliminated,
+           "PodUpdateSchedulingGatesEliminated"}};
+}
+
+std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& /*args*/, Handle& /*handle*/) {
+  return std::make_unique<SchedulingGates>();
+}
+
+}  // namespace ksched::plugins

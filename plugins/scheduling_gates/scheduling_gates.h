@@ -1,0 +1,31 @@
+// SchedulingGates (PreEnqueue): keeps a pod out of activeQ while spec.schedulingGates is
+// non-empty.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <nlohmann/json_fwd.hpp>
+
+namespace ksched::plugins {
+
+class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "SchedulingGates";
+  // Followed by the gate names as Go prints a []string: "[gate1 gate2]".
+  static constexpr std::string_view kReasonPrefix = "waiting for scheduling gates: ";
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // UnschedulableAndUnresolvable "waiting for scheduling gates: [a b]" while gated.
+  Status preEnqueue(const api::Pod& pod) override;
+  // The pod's own update removing its gates (upstream's registration with queueing hints).
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

@@ -1,0 +1,95 @@
+#include "plugins/taint_toleration/taint_toleration.h"
+
+#include <utility>
+
+#include "api/node.h"
+#include "api/pod.h"
+#include "plugins/helper/normalize_score.h"
+
+namespace ksched::plugins {
+namespace {
+
+struct PreScoreState final : StateData {
+  std::vector<api::Toleration> tolerationsPreferNoSchedule;
+
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PreScoreState>(*this);
+  }
+};
+
+constexpr StateKey<PreScoreState> kPreScoreKey{TaintToleration::kPreScoreStateKey};
+
+// Tolerations with an empty effect (all effects) or PreferNoSchedule.
+std::vector<api::Toleration> tolerationsPreferNoSchedule(const std::vector<api::Toleration>& all) {
+  std::vector<api::Toleration> out;
+  for (const auto& t : all) {
+    if (t.effect.empty() || t.effect == api::kTaintEffectPreferNoSchedule) out.push_back(t);
+  }
+  return out;
+}
+
+int64_t countIntolerablePreferNoSchedule(const std::vector<api::Taint>& taints,
+                                         const std::vector<api::Toleration>& tolerations) {
+  int64_t n = 0;
+  for (const auto& taint : taints) {
+    if (taint.effect != api::kTaintEffectPreferNoSchedule) continue;
+    if (!api::tolerationsTolerateTaint(tolerations, taint)) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string TaintToleration::untoleratedTaintReason(const api::Taint& taint) {
+  return "node(s) had untolerated taint {" + taint.key + ": " + taint.value + "}";
+}
+
+Status TaintToleration::filter(const CycleState& /*state*/, const api::Pod& pod,
+                               const NodeInfo& nodeInfo) const {
+  const api::Node* node = nodeInfo.node();
+  if (node == nullptr) return Status::error("invalid nodeInfo");
+  const api::Taint* taint =
+      api::findUntoleratedTaint(node->spec.taints, pod.spec.tolerations, api::isDoNotScheduleTaint);
+  if (taint == nullptr) return {};
+  return Status::unresolvable(untoleratedTaintReason(*taint));
+}
+
+Status TaintToleration::preScore(CycleState& state, const api::Pod& pod,
+                                 const std::vector<const NodeInfo*>& /*nodes*/) {
+  auto s = std::make_unique<PreScoreState>();
+  s->tolerationsPreferNoSchedule = tolerationsPreferNoSchedule(pod.spec.tolerations);
+  state.write(kPreScoreKey, std::move(s));
+  return {};
+}
+
+Status TaintToleration::score(const CycleState& state, const api::Pod& /*pod*/,
+                              const NodeInfo& nodeInfo, int64_t& score) const {
+  const api::Node* node = nodeInfo.node();
+  if (node == nullptr) return Status::error("invalid nodeInfo");
+  const PreScoreState* s = state.read(kPreScoreKey);
+  if (s == nullptr) {
+    return Status::error("failed to read \"" + std::string(kPreScoreStateKey) +
+                         "\" from cycleState: not found");
+  }
+  score = countIntolerablePreferNoSchedule(node->spec.taints, s->tolerationsPreferNoSchedule);
+  return {};
+}
+
+Status TaintToleration::normalizeScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
+                                       std::vector<NodeScore>& scores) const {
+  helper::defaultNormalizeScore(kMaxNodeScore, true, scores);
+  return {};
+}
+
+std::vector<ClusterEvent> TaintToleration::eventsToRegister() const {
+  return {
+      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAddOrTaintChange"},
+      {EventResource::kPod, kUpdatePodTolerations, "PodUpdateTolerations"},
+  };
+}
+
+std::unique_ptr<Plugin> newTaintToleration(const nlohmann::json& /*args*/, Handle& /*handle*/) {
+  return std::make_unique<TaintToleration>();
+}
+
+}  // namespace ksched::plugins

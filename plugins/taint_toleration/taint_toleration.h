@@ -1,0 +1,52 @@
+// TaintToleration (Filter, PreScore, Score, NormalizeScore).
+//   Filter: rejects a node with a NoSchedule/NoExecute taint the pod does not tolerate.
+//   Score:  the number of PreferNoSchedule taints the pod does not tolerate, normalized in
+//           reverse (fewest intolerable taints -> 100).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "api/taints.h"
+
+namespace ksched::plugins {
+
+class TaintToleration final : public FilterPlugin,
+                              public PreScorePlugin,
+                              public ScorePlugin,
+                              public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "TaintToleration";
+  // CycleState key of the PreScore data.
+  static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
+
+  // Upstream's Filter reason: "node(s) had untolerated taint {<key>: <value>}".
+  [[nodiscard]] static std::string untoleratedTaintReason(const api::Taint& taint);
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // Stateless: thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  // Stores the pod's tolerations that can tolerate PreferNoSchedule taints.
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  // Reads the PreScore data (Error when absent).
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod,
+                             const NodeInfo& nodeInfo, int64_t& score) const override;
+  [[nodiscard]] bool hasNormalizeScore() const override { return true; }
+  [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
+                                      std::vector<NodeScore>& scores) const override;
+  // Node Add and taint/label updates; a pod's toleration update.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newTaintToleration(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

@@ -1,0 +1,22 @@
+#include "config/profile.h"
+
+namespace ksched::config {
+
+PluginSet defaultMultiPoint() {
+  PluginSet s;
+  s.enabled = {
+      {"SchedulingGates", 0},  {"PrioritySort", 0},   {"NodeUnschedulable", 0},
+      {"NodeName", 0},         {"TaintToleration", 3}, {"NodeResourcesFit", 1},
+      {"DefaultBinder", 0},
+  };
+  return s;
+}
+
+Profile defaultProfile(std::string schedulerName) {
+  Profile p;
+  p.schedulerName = std::move(schedulerName);
+  p.plugins.multiPoint = defaultMultiPoint();
+  return p;
+}
+
+}  // namespace ksched::config

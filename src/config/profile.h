@@ -1,0 +1,50 @@
+// The profile part of KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): which
+// plugins run at which extension point, with what weights and args.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ksched::config {
+
+inline constexpr const char* kDefaultSchedulerName = "default-scheduler";
+
+struct PluginRef {
+  std::string name;
+  int32_t weight = 0;  // Score only; 0 means "not set" (1 at Score)
+};
+
+struct PluginSet {
+  std::vector<PluginRef> enabled;
+  std::vector<PluginRef> disabled;  // name "*" disables all defaults of this point
+};
+
+struct Plugins {
+  PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
+      preBind, bind, postBind, multiPoint;
+};
+
+struct PluginConfig {
+  std::string name;
+  nlohmann::json args;  // null: the plugin's defaults
+};
+
+struct Profile {
+  std::string schedulerName = kDefaultSchedulerName;
+  std::optional<int32_t> percentageOfNodesToScore;
+  Plugins plugins;
+  std::vector<PluginConfig> pluginConfig;
+};
+
+// Upstream v1's default plugins (multiPoint, with score weights) restricted to the plugins
+// ksched implements; docs/plugins.md lists them.
+[[nodiscard]] PluginSet defaultMultiPoint();
+
+// A profile named `schedulerName` with the default plugins.
+[[nodiscard]] Profile defaultProfile(std::string schedulerName = kDefaultSchedulerName);
+
+}  // namespace ksched::config

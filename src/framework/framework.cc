@@ -1,0 +1,633 @@
+#include "framework/framework.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace ksched::framework {
+namespace {
+
+constexpr std::chrono::minutes kMaxPermitTimeout{15};
+
+struct PointDef {
+  const char* field;  // config field name
+  const char* display;
+  config::PluginSet config::Plugins::*set;
+};
+
+const PointDef kPoints[] = {
+    {"preEnqueue", "PreEnqueue", &config::Plugins::preEnqueue},
+    {"queueSort", "QueueSort", &config::Plugins::queueSort},
+    {"preFilter", "PreFilter", &config::Plugins::preFilter},
+    {"filter", "Filter", &config::Plugins::filter},
+    {"postFilter", "PostFilter", &config::Plugins::postFilter},
+    {"preScore", "PreScore", &config::Plugins::preScore},
+    {"score", "Score", &config::Plugins::score},
+    {"reserve", "Reserve", &config::Plugins::reserve},
+    {"permit", "Permit", &config::Plugins::permit},
+    {"preBind", "PreBind", &config::Plugins::preBind},
+    {"bind", "Bind", &config::Plugins::bind},
+    {"postBind", "PostBind", &config::Plugins::postBind},
+};
+
+bool implements(const Plugin* p, std::string_view point) {
+  if (point == "PreEnqueue") return dynamic_cast<const PreEnqueuePlugin*>(p) != nullptr;
+  if (point == "QueueSort") return dynamic_cast<const QueueSortPlugin*>(p) != nullptr;
+  if (point == "PreFilter") return dynamic_cast<const PreFilterPlugin*>(p) != nullptr;
+  if (point == "Filter") return dynamic_cast<const FilterPlugin*>(p) != nullptr;
+  if (point == "PostFilter") return dynamic_cast<const PostFilterPlugin*>(p) != nullptr;
+  if (point == "PreScore") return dynamic_cast<const PreScorePlugin*>(p) != nullptr;
+  if (point == "Score") return dynamic_cast<const ScorePlugin*>(p) != nullptr;
+  if (point == "Reserve") return dynamic_cast<const ReservePlugin*>(p) != nullptr;
+  if (point == "Permit") return dynamic_cast<const PermitPlugin*>(p) != nullptr;
+  if (point == "PreBind") return dynamic_cast<const PreBindPlugin*>(p) != nullptr;
+  if (point == "Bind") return dynamic_cast<const BindPlugin*>(p) != nullptr;
+  if (point == "PostBind") return dynamic_cast<const PostBindPlugin*>(p) != nullptr;
+  return false;
+}
+
+Status withPlugin(Status s, std::string_view plugin) {
+  if (s.plugin().empty()) s.withPlugin(plugin);
+  return s;
+}
+
+}  // namespace
+
+class Framework::WaitingPodImpl final : public WaitingPod {
+ public:
+  WaitingPodImpl(const api::Pod& pod, std::map<std::string, std::chrono::milliseconds> pending)
+      : pod_(pod) {
+    auto now = std::chrono::steady_clock::now();
+    for (auto& [plugin, timeout] : pending) {
+      auto deadline = now + timeout;
+      if (deadlinePlugin_.empty() || deadline < deadline_) {
+        deadline_ = deadline;
+        deadlinePlugin_ = plugin;
+        deadlineTimeout_ = timeout;
+      }
+      pending_.insert(plugin);
+    }
+  }
+
+  [[nodiscard]] const api::Pod& pod() const override { return pod_; }
+
+  void allow(std::string_view plugin) override {
+    std::lock_guard lock(mu_);
+    if (auto it = pending_.find(plugin); it != pending_.end()) pending_.erase(it);
+    if (pending_.empty() && !result_) result_ = Status::success();
+    cv_.notify_all();
+  }
+
+  void reject(std::string_view plugin, std::string message) override {
+    std::lock_guard lock(mu_);
+    if (!result_) result_ = Status::unschedulable(std::move(message)).withPlugin(plugin);
+    cv_.notify_all();
+  }
+
+  Status wait() {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_until(lock, deadline_, [&] { return result_.has_value(); })) {
+      std::ostringstream msg;
+      msg << "rejected due to timeout after waiting "
+          << std::chrono::duration<double>(deadlineTimeout_).count() << "s at plugin "
+          << deadlinePlugin_;
+      result_ = Status::unschedulable(msg.str()).withPlugin(deadlinePlugin_);
+    }
+    return *result_;
+  }
+
+ private:
+  const api::Pod pod_;
+  std::chrono::steady_clock::time_point deadline_{};
+  std::string deadlinePlugin_;
+  std::chrono::milliseconds deadlineTimeout_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string, std::less<>> pending_;  // guarded by mu_
+  std::optional<Status> result_;                // guarded by mu_
+};
+
+Framework::Framework(const config::Profile& profile, const Registry& registry, Services services,
+                     const std::string& fieldPrefix)
+    : profileName_(profile.schedulerName),
+      percentage_(profile.percentageOfNodesToScore),
+      services_(std::move(services)) {
+  build(profile, registry, fieldPrefix);
+}
+
+Framework::~Framework() { rejectAllWaitingPods("scheduler is shutting down"); }
+
+void Framework::build(const config::Profile& profile, const Registry& registry,
+                      const std::string& prefix) {
+  std::vector<std::string> errors;
+  std::map<std::string, size_t> argsIndex;
+  for (size_t i = 0; i < profile.pluginConfig.size(); ++i) {
+    const auto& pc = profile.pluginConfig[i];
+    if (!argsIndex.emplace(pc.name, i).second) {
+      errors.push_back(prefix + ".pluginConfig[" + std::to_string(i) +
+                       "]: duplicate plugin config for \"" + pc.name + "\"");
+    }
+  }
+
+  // Every plugin named in an enabled list, built once.
+  std::map<std::string, Plugin*, std::less<>> plugins;
+  std::set<std::string> multiPointDisabled;
+  bool multiPointDisableAll = false;
+  for (const auto& d : profile.plugins.multiPoint.disabled) {
+    if (d.name == "*") multiPointDisableAll = true;
+    multiPointDisabled.insert(d.name);
+  }
+  auto instantiate = [&](const std::string& name, const std::string& path) {
+    if (plugins.contains(name)) return;
+    const PluginFactory* factory = registry.find(name);
+    if (factory == nullptr) {
+      errors.push_back(path + ": plugin \"" + name + "\" does not exist");
+      plugins[name] = nullptr;
+      return;
+    }
+    nlohmann::json args;
+    std::string argsPath = prefix + ".pluginConfig[" + name + "].args";
+    if (auto it = argsIndex.find(name); it != argsIndex.end()) {
+      args = profile.pluginConfig[it->second].args;
+      argsPath = prefix + ".pluginConfig[" + std::to_string(it->second) + "].args";
+    }
+    try {
+      owned_.push_back((*factory)(args, *this));
+      plugins[name] = owned_.back().get();
+    } catch (const PluginArgsError& e) {
+      errors.push_back(argsPath + "." + e.what());
+      plugins[name] = nullptr;
+    } catch (const std::exception& e) {
+      errors.push_back(argsPath + ": " + e.what());
+      plugins[name] = nullptr;
+    }
+  };
+  std::vector<config::PluginRef> multiPoint;
+  for (size_t i = 0; i < profile.plugins.multiPoint.enabled.size(); ++i) {
+    const auto& ref = profile.plugins.multiPoint.enabled[i];
+    if (multiPointDisableAll || multiPointDisabled.contains(ref.name)) continue;
+    instantiate(ref.name, prefix + ".plugins.multiPoint.enabled[" + std::to_string(i) + "]");
+    multiPoint.push_back(ref);
+  }
+  for (const auto& point : kPoints) {
+    const auto& set = profile.plugins.*point.set;
+    for (size_t i = 0; i < set.enabled.size(); ++i) {
+      instantiate(set.enabled[i].name, prefix + ".plugins." + point.field + ".enabled[" +
+                                           std::to_string(i) + "]");
+    }
+  }
+  for (const auto& [name, _] : argsIndex) {
+    if (!plugins.contains(name)) {
+      errors.push_back(prefix + ".pluginConfig[" + std::to_string(argsIndex[name]) +
+                       "]: plugin \"" + name + "\" has args but is not enabled");
+    }
+  }
+
+  // Expand per extension point: explicit plugins that override multiPoint keep their place
+  // first, then the other multiPoint plugins, then the remaining explicit ones.
+  for (const auto& point : kPoints) {
+    const auto& set = profile.plugins.*point.set;
+    std::set<std::string> disabled;
+    bool disableAll = false;
+    for (const auto& d : set.disabled) {
+      if (d.name == "*") disableAll = true;
+      disabled.insert(d.name);
+    }
+    std::set<std::string> explicitNames;
+    for (const auto& e : set.enabled) explicitNames.insert(e.name);
+    std::vector<std::pair<config::PluginRef, std::string>> ordered;  // ref, config path
+    std::set<std::string> inMultiPoint;
+    for (const auto& m : multiPoint) inMultiPoint.insert(m.name);
+    for (size_t i = 0; i < set.enabled.size(); ++i) {
+      if (inMultiPoint.contains(set.enabled[i].name)) {
+        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + point.field + ".enabled[" +
+                                                 std::to_string(i) + "]");
+      }
+    }
+    for (const auto& m : multiPoint) {
+      if (explicitNames.contains(m.name) || disableAll || disabled.contains(m.name)) continue;
+      Plugin* p = plugins[m.name];
+      if (p == nullptr || !implements(p, point.display)) continue;
+      ordered.emplace_back(m, "");
+    }
+    for (size_t i = 0; i < set.enabled.size(); ++i) {
+      if (!inMultiPoint.contains(set.enabled[i].name)) {
+        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + point.field + ".enabled[" +
+                                                 std::to_string(i) + "]");
+      }
+    }
+    std::set<std::string> seen;
+    for (const auto& [ref, path] : ordered) {
+      Plugin* p = plugins[ref.name];
+      if (p == nullptr) continue;
+      if (!seen.insert(ref.name).second) {
+        errors.push_back(path + ": plugin \"" + ref.name + "\" is enabled twice");
+        continue;
+      }
+      if (!implements(p, point.display)) {
+        errors.push_back(path + ": plugin \"" + ref.name + "\" does not extend " + point.display);
+        continue;
+      }
+      std::string_view d = point.display;
+      if (d == "PreEnqueue") preEnqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
+      if (d == "QueueSort") {
+        if (queueSort_ != nullptr) {
+          errors.push_back(prefix + ".plugins.queueSort: only one queue sort plugin can be enabled");
+        } else {
+          queueSort_ = dynamic_cast<QueueSortPlugin*>(p);
+        }
+      }
+      if (d == "PreFilter") preFilter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
+      if (d == "Filter") filter_.push_back(dynamic_cast<FilterPlugin*>(p));
+      if (d == "PostFilter") postFilter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
+      if (d == "PreScore") preScore_.push_back(dynamic_cast<PreScorePlugin*>(p));
+      if (d == "Score") {
+        int64_t w = ref.weight;
+        for (const auto& e : set.enabled) {
+          if (e.name == ref.name && e.weight != 0) w = e.weight;
+        }
+        if (w == 0) w = 1;
+        if (w < 0 || w > 100) {
+          errors.push_back((path.empty() ? prefix + ".plugins.multiPoint" : path) +
+                           ".weight: must be in range [1, 100]");
+          continue;
+        }
+        score_.push_back({dynamic_cast<ScorePlugin*>(p), w});
+      }
+      if (d == "Reserve") reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
+      if (d == "Permit") permit_.push_back(dynamic_cast<PermitPlugin*>(p));
+      if (d == "PreBind") preBind_.push_back(dynamic_cast<PreBindPlugin*>(p));
+      if (d == "Bind") bind_.push_back(dynamic_cast<BindPlugin*>(p));
+      if (d == "PostBind") postBind_.push_back(dynamic_cast<PostBindPlugin*>(p));
+    }
+  }
+  if (queueSort_ == nullptr) {
+    errors.push_back(prefix + ".plugins.queueSort: no queue sort plugin is enabled");
+  }
+  if (bind_.empty()) errors.push_back(prefix + ".plugins.bind: at least one bind plugin is needed");
+
+  for (const auto& [name, p] : plugins) {
+    if (p != nullptr && (implements(p, "PreEnqueue") || implements(p, "PreFilter") ||
+                         implements(p, "Filter") || implements(p, "Reserve") ||
+                         implements(p, "Permit"))) {
+      enqueueCandidates_.push_back(p);
+    }
+  }
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
+    throw FrameworkError(all);
+  }
+}
+
+std::map<std::string, std::vector<ClusterEvent>> Framework::enqueueEvents() const {
+  std::map<std::string, std::vector<ClusterEvent>> out;
+  for (Plugin* p : enqueueCandidates_) {
+    if (auto* ext = dynamic_cast<EnqueueExtensions*>(p)) {
+      out[std::string(p->name())] = ext->eventsToRegister();
+    } else {
+      out[std::string(p->name())] = {ClusterEvent{EventResource::kWildcard, kAll, "*"}};
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<std::string>> Framework::pluginsPerExtensionPoint() const {
+  std::map<std::string, std::vector<std::string>> out;
+  auto put = [&](const char* point, const auto& list) {
+    for (auto* p : list) out[point].emplace_back(p->name());
+  };
+  put("PreEnqueue", preEnqueue_);
+  if (queueSort_ != nullptr) out["QueueSort"].emplace_back(queueSort_->name());
+  put("PreFilter", preFilter_);
+  put("Filter", filter_);
+  put("PostFilter", postFilter_);
+  put("PreScore", preScore_);
+  for (const auto& w : score_) {
+    out["Score"].push_back(std::string(w.plugin->name()) + ":" + std::to_string(w.weight));
+  }
+  put("Reserve", reserve_);
+  put("Permit", permit_);
+  put("PreBind", preBind_);
+  put("Bind", bind_);
+  put("PostBind", postBind_);
+  return out;
+}
+
+const NodeInfoLister& Framework::snapshot() const {
+  if (snapshot_ == nullptr) throw std::logic_error("no snapshot outside a scheduling cycle");
+  return *snapshot_;
+}
+
+Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
+  for (auto* p : preEnqueue_) {
+    Status s = p->preEnqueue(pod);
+    if (!s.ok()) return withPlugin(std::move(s), p->name());
+  }
+  return {};
+}
+
+Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
+                                      PreFilterResult& result) {
+  for (auto* p : preFilter_) {
+    PreFilterResult r;
+    Status s = p->preFilter(state, pod, snapshot(), r);
+    if (s.isSkip()) {
+      state.skipFilterPlugins.emplace(p->name());
+      continue;
+    }
+    if (!s.ok()) {
+      if (s.isError()) {
+        return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
+      return withPlugin(std::move(s), p->name());
+    }
+    if (r.nodeNames) {
+      if (!result.nodeNames) {
+        result.nodeNames = std::move(r.nodeNames);
+      } else {
+        std::set<std::string, std::less<>> both;
+        for (const auto& n : *result.nodeNames) {
+          if (r.nodeNames->contains(n)) both.insert(n);
+        }
+        result.nodeNames = std::move(both);
+      }
+      if (result.nodeNames->empty()) {
+        return Status::unresolvable("node(s) didn't satisfy plugin(s) [" + std::string(p->name()) + "]")
+            .withPlugin(p->name());
+      }
+    }
+  }
+  return {};
+}
+
+Status Framework::runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                              const PodInfo& toAdd, const NodeInfo& node) const {
+  for (auto* p : preFilter_) {
+    if (state.skipFilterPlugins.contains(p->name())) continue;
+    if (const auto* ext = p->preFilterExtensions()) {
+      Status s = ext->addPod(state, pod, toAdd, node);
+      if (!s.ok()) return withPlugin(std::move(s), p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                                 const PodInfo& toRemove,
+                                                 const NodeInfo& node) const {
+  for (auto* p : preFilter_) {
+    if (state.skipFilterPlugins.contains(p->name())) continue;
+    if (const auto* ext = p->preFilterExtensions()) {
+      Status s = ext->removePod(state, pod, toRemove, node);
+      if (!s.ok()) return withPlugin(std::move(s), p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                   const NodeInfo& node) const {
+  for (auto* p : filter_) {
+    if (!state.skipFilterPlugins.empty() && state.skipFilterPlugins.contains(p->name())) continue;
+    Status s = p->filter(state, pod, node);
+    if (!s.ok()) {
+      if (s.isError()) {
+        return Status::error("running \"" + std::string(p->name()) + "\" filter plugin: " +
+                             s.message())
+            .withPlugin(p->name());
+      }
+      return withPlugin(std::move(s), p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                    const NodeInfo& node) const {
+  std::vector<PodInfoPtr> nominated;
+  if (services_.nominatedPodsForNode) {
+    const int32_t prio = api::podPriority(pod);
+    for (auto& pi : services_.nominatedPodsForNode(node.name())) {
+      if (pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio) {
+        nominated.push_back(std::move(pi));
+      }
+    }
+  }
+  if (nominated.empty()) return runFilterPlugins(state, pod, node);
+  // First pass: as if the nominated pods were already running there.
+  CycleState withNominated = state.clone();
+  auto nodeWith = node.clone();
+  for (const auto& pi : nominated) {
+    nodeWith->addPod(pi);
+    Status s = runPreFilterExtensionAddPod(withNominated, pod, *pi, *nodeWith);
+    if (!s.ok()) return s;
+  }
+  Status s = runFilterPlugins(withNominated, pod, *nodeWith);
+  if (!s.ok()) return s;
+  // Second pass: without them (they may never arrive; pod affinity must not rely on them).
+  return runFilterPlugins(state, pod, node);
+}
+
+std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& state,
+                                                                    const api::Pod& pod,
+                                                                    const NodeToStatus& statuses) {
+  Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
+  for (auto* p : postFilter_) {
+    auto [result, s] = p->postFilter(state, pod, statuses);
+    if (s.ok()) return {std::move(result), std::move(s)};
+    if (!s.isRejected()) return {std::move(result), withPlugin(std::move(s), p->name())};
+    last = withPlugin(std::move(s), p->name());
+  }
+  return {PostFilterResult{}, std::move(last)};
+}
+
+Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
+                                     const std::vector<const NodeInfo*>& nodes) {
+  for (auto* p : preScore_) {
+    Status s = p->preScore(state, pod, nodes);
+    if (s.isSkip()) {
+      state.skipScorePlugins.emplace(p->name());
+      continue;
+    }
+    if (!s.ok()) {
+      return Status::error("running PreScore plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<int64_t>& totals) {
+  totals.assign(nodes.size(), 0);
+  std::vector<const Weighted<ScorePlugin>*> active;
+  for (const auto& w : score_) {
+    if (!state.skipScorePlugins.contains(w.plugin->name())) active.push_back(&w);
+  }
+  if (active.empty() || nodes.empty()) return {};
+  std::vector<std::vector<NodeScore>> scores(active.size(),
+                                             std::vector<NodeScore>(nodes.size()));
+  std::mutex errMu;
+  std::optional<Status> firstError;
+  parallelizer().until(
+      static_cast<int>(nodes.size()),
+      [&](int i) {
+        for (size_t k = 0; k < active.size(); ++k) {
+          int64_t v = 0;
+          Status s = active[k]->plugin->score(state, pod, *nodes[i], v);
+          if (!s.ok()) {
+            std::lock_guard lock(errMu);
+            if (!firstError) firstError = withPlugin(std::move(s), active[k]->plugin->name());
+            return;
+          }
+          scores[k][i] = NodeScore{nodes[i]->name(), v};
+        }
+      },
+      [&] {
+        std::lock_guard lock(errMu);
+        return firstError.has_value();
+      });
+  if (firstError) {
+    return Status::error("running Score plugin \"" + firstError->plugin() +
+                         "\": " + firstError->message())
+        .withPlugin(firstError->plugin());
+  }
+  for (size_t k = 0; k < active.size(); ++k) {
+    const auto* plugin = active[k]->plugin;
+    if (plugin->hasNormalizeScore()) {
+      Status s = plugin->normalizeScore(state, pod, scores[k]);
+      if (!s.ok()) {
+        return Status::error("running Normalize on Score plugin \"" + std::string(plugin->name()) +
+                             "\": " + s.message())
+            .withPlugin(plugin->name());
+      }
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      int64_t v = scores[k][i].score;
+      if (v < kMinNodeScore || v > kMaxNodeScore) {
+        return Status::error("plugin \"" + std::string(plugin->name()) +
+                             "\" returns an invalid score " + std::to_string(v) +
+                             ", it should in the range of [0, 100] after normalizing")
+            .withPlugin(plugin->name());
+      }
+      totals[i] += v * active[k]->weight;
+    }
+  }
+  return {};
+}
+
+Status Framework::runReservePluginsReserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  for (auto* p : reserve_) {
+    Status s = p->reserve(state, pod, node);
+    if (!s.ok()) {
+      return Status::error("running Reserve plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+  }
+  return {};
+}
+
+void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+}
+
+Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+  std::map<std::string, std::chrono::milliseconds> pending;
+  for (auto* p : permit_) {
+    std::chrono::milliseconds timeout{0};
+    Status s = p->permit(state, pod, node, timeout);
+    if (s.ok()) continue;
+    if (s.isWait()) {
+      pending[std::string(p->name())] =
+          std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
+      continue;
+    }
+    if (s.isRejected()) return withPlugin(std::move(s), p->name());
+    return Status::error("running Permit plugin \"" + std::string(p->name()) + "\": " +
+                         s.message())
+        .withPlugin(p->name());
+  }
+  if (pending.empty()) return {};
+  auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending));
+  std::lock_guard lock(waitingMu_);
+  waiting_[pod.metadata.uid] = std::move(wp);
+  return Status::wait();
+}
+
+Status Framework::waitOnPermit(const api::Pod& pod) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waitingMu_);
+    auto it = waiting_.find(pod.metadata.uid);
+    if (it == waiting_.end()) return {};
+    wp = it->second;
+  }
+  Status s = wp->wait();
+  std::lock_guard lock(waitingMu_);
+  waiting_.erase(pod.metadata.uid);
+  return s;
+}
+
+std::shared_ptr<WaitingPod> Framework::getWaitingPod(std::string_view uid) {
+  std::lock_guard lock(waitingMu_);
+  auto it = waiting_.find(std::string(uid));
+  return it == waiting_.end() ? nullptr : it->second;
+}
+
+void Framework::iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) {
+  std::vector<std::shared_ptr<WaitingPodImpl>> all;
+  {
+    std::lock_guard lock(waitingMu_);
+    for (auto& [_, wp] : waiting_) all.push_back(wp);
+  }
+  for (auto& wp : all) fn(*wp);
+}
+
+void Framework::rejectAllWaitingPods(const std::string& message) {
+  iterateWaitingPods([&](WaitingPod& wp) { wp.reject("", message); });
+}
+
+Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
+                                    const std::string& node) {
+  for (auto* p : preBind_) {
+    Status s = p->preBind(state, pod, node);
+    if (!s.ok()) {
+      if (s.isRejected()) return withPlugin(std::move(s), p->name());
+      return Status::error("running PreBind plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+  Status last = Status::skip();
+  for (auto* p : bind_) {
+    last = p->bind(state, pod, node);
+    if (last.isSkip()) continue;
+    if (!last.ok()) {
+      return Status::error("running Bind plugin \"" + std::string(p->name()) + "\": " +
+                           last.message())
+          .withPlugin(p->name());
+    }
+    return last;
+  }
+  return last;
+}
+
+void Framework::runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+  for (auto* p : postBind_) p->postBind(state, pod, node);
+}
+
+}  // namespace ksched::framework

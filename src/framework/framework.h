@@ -1,0 +1,139 @@
+// Framework: the plugins of one profile, wired per extension point, and the code that runs
+// each extension point (upstream frameworkruntime.frameworkImpl).
+//
+// Built once at start-up from a validated profile; construction throws FrameworkError with
+// every wiring problem as "<field path>: <what is wrong>". Afterwards the plugin lists are
+// constant. Run* methods for PreEnqueue..Permit are called from the scheduling thread (Filter
+// and Score fan out over the parallelizer); WaitOnPermit, PreBind, Bind and PostBind from
+// binder threads. Unreserve may be called from either.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+#include <ksched/registry.h>
+
+#include "config/profile.h"
+
+namespace ksched::framework {
+
+class FrameworkError : public std::runtime_error {
+ public:
+  explicit FrameworkError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Services the scheduler provides to every framework (shared by all profiles).
+struct Services {
+  client::RestClient* client = nullptr;
+  EventRecorder* events = nullptr;
+  Parallelizer* parallelizer = nullptr;
+  // Pods nominated to a node (from the queue's nominator); may be null.
+  std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
+};
+
+class Framework final : public Handle {
+ public:
+  // `fieldPrefix` is the config path of the profile, e.g. "profiles[0]".
+  Framework(const config::Profile& profile, const Registry& registry, Services services,
+            const std::string& fieldPrefix = "profiles[0]");
+  ~Framework() override;
+
+  [[nodiscard]] const std::string& profileName() const { return profileName_; }
+  [[nodiscard]] const QueueSortPlugin& queueSort() const { return *queueSort_; }
+  [[nodiscard]] bool hasPostFilterPlugins() const { return !postFilter_.empty(); }
+  [[nodiscard]] bool hasScorePlugins() const { return !score_.empty(); }
+  // Plugin name -> events it registered (EnqueueExtensions), for every Filter/PreFilter/
+  // Reserve/Permit/PreEnqueue plugin; plugins without EnqueueExtensions get a wildcard.
+  [[nodiscard]] std::map<std::string, std::vector<ClusterEvent>> enqueueEvents() const;
+  // Names per extension point, for /configz and tests.
+  [[nodiscard]] std::map<std::string, std::vector<std::string>> pluginsPerExtensionPoint() const;
+  [[nodiscard]] std::optional<int32_t> percentageOfNodesToScore() const { return percentage_; }
+
+  // The snapshot of the running cycle (scheduling thread).
+  void setSnapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
+
+  Status runPreEnqueuePlugins(const api::Pod& pod);
+  Status runPreFilterPlugins(CycleState& state, const api::Pod& pod, PreFilterResult& result);
+  Status runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod, const PodInfo& toAdd,
+                                     const NodeInfo& node) const;
+  Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                        const PodInfo& toRemove, const NodeInfo& node) const;
+  // First failing Filter plugin's status (with plugin()), or success.
+  Status runFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
+  // Filter with the pods nominated to the node that have priority >= the pod's added first
+  // (upstream RunFilterPluginsWithNominatedPods): the node must pass with and without them.
+  Status runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                           const NodeInfo& node) const;
+  std::pair<PostFilterResult, Status> runPostFilterPlugins(CycleState& state, const api::Pod& pod,
+                                                           const NodeToStatus& statuses);
+  Status runPreScorePlugins(CycleState& state, const api::Pod& pod,
+                            const std::vector<const NodeInfo*>& nodes);
+  // Fills totals[i] with the weighted sum of normalized scores of nodes[i].
+  Status runScorePlugins(const CycleState& state, const api::Pod& pod,
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& totals);
+  Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
+  void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Success, a rejection, or Wait (the pod is registered as waiting; see waitOnPermit).
+  Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Blocks a binder thread until the waiting pod is allowed, rejected or times out.
+  Status waitOnPermit(const api::Pod& pod);
+  Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  Status runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  void runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+
+  // Handle
+  [[nodiscard]] const NodeInfoLister& snapshot() const override;
+  [[nodiscard]] client::RestClient* client() override { return services_.client; }
+  [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
+  [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
+  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override;
+  void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  // Rejects every waiting pod (shutdown).
+  void rejectAllWaitingPods(const std::string& message);
+
+ private:
+  class WaitingPodImpl;
+  template <typename T>
+  struct Weighted {
+    T* plugin;
+    int64_t weight;
+  };
+
+  void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
+
+  // Constant after construction.
+  std::string profileName_;
+  std::optional<int32_t> percentage_;
+  Services services_;
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PreEnqueuePlugin*> preEnqueue_;
+  QueueSortPlugin* queueSort_ = nullptr;
+  std::vector<PreFilterPlugin*> preFilter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> postFilter_;
+  std::vector<PreScorePlugin*> preScore_;
+  std::vector<Weighted<ScorePlugin>> score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> preBind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> postBind_;
+  std::vector<Plugin*> enqueueCandidates_;
+
+  const NodeInfoLister* snapshot_ = nullptr;  // scheduling thread only
+
+  std::mutex waitingMu_;
+  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;  // guarded by waitingMu_
+};
+
+}  // namespace ksched::framework

@@ -1,0 +1,89 @@
+#include "framework/parallelizer.h"
+
+#include <pthread.h>
+
+#include <string>
+
+namespace ksched::framework {
+
+ThreadPoolParallelizer::ThreadPoolParallelizer(int parallelism)
+    : parallelism_(parallelism < 1 ? 1 : parallelism) {
+  for (int i = 1; i < parallelism_; ++i) {
+    threads_.emplace_back([this, i](std::stop_token st) {
+      std::string name = "parallel-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
+      worker(std::move(st));
+    });
+  }
+}
+
+ThreadPoolParallelizer::~ThreadPoolParallelizer() {
+  for (auto& t : threads_) t.request_stop();
+  cv_.notify_all();
+  threads_.clear();  // joins
+}
+
+void ThreadPoolParallelizer::work(const std::function<void(int)>& fn,
+                                  const std::function<bool()>& stop, int n) {
+  for (int i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n;) {
+    if (stop && stop()) {
+      next_.store(n, std::memory_order_relaxed);
+      break;
+    }
+    fn(i);
+  }
+}
+
+void ThreadPoolParallelizer::worker(std::stop_token st) {
+  uint64_t seen = 0;
+  while (true) {
+    const std::function<void(int)>* fn = nullptr;
+    const std::function<bool()>* stop = nullptr;
+    int n = 0;
+    {
+      std::unique_lock lock(mu_);
+      if (!cv_.wait(lock, st, [&] { return jobGeneration_ != seen; })) return;
+      seen = jobGeneration_;
+      if (fn_ == nullptr) continue;
+      fn = fn_;
+      stop = stop_;
+      n = n_;
+      ++busy_;
+    }
+    work(*fn, *stop, n);
+    {
+      std::lock_guard lock(mu_);
+      --busy_;
+    }
+    doneCv_.notify_one();
+  }
+}
+
+void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
+                                   const std::function<bool()>& stop) {
+  if (n <= 0) return;
+  static const std::function<bool()> kNoStop;
+  if (parallelism_ == 1 || n == 1) {
+    for (int i = 0; i < n; ++i) {
+      if (stop && stop()) return;
+      fn(i);
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    fn_ = &fn;
+    stop_ = stop ? &stop : &kNoStop;
+    n_ = n;
+    next_.store(0, std::memory_order_relaxed);
+    ++jobGeneration_;
+  }
+  cv_.notify_all();
+  work(fn, stop, n);
+  std::unique_lock lock(mu_);
+  // Close the job: workers that have not joined yet must not start it late.
+  fn_ = nullptr;
+  doneCv_.wait(lock, [&] { return busy_ == 0; });
+}
+
+}  // namespace ksched::framework

@@ -1,0 +1,16 @@
+// Whether a pod update can change the outcome of scheduling it (upstream isPodUpdated in
+// scheduling_queue.go): anything but metadata.resourceVersion, metadata.generation and status
+// changed. A scheduler's own status writes (PodScheduled condition, nominatedNodeName) must not
+// count, otherwise every rejected pod would be retried right after its failure is reported.
+//
+// Compares the fields ksched decodes (src/api/pod.h); a field added there must be added to the
+// comparison in pod_update.cc too.
+#pragma once
+
+#include "api/pod.h"
+
+namespace ksched::queue {
+
+[[nodiscard]] bool isPodUpdated(const api::Pod& oldPod, const api::Pod& newPod);
+
+}  // namespace ksched::queue

@@ -1,0 +1,181 @@
+#include "scheduler/algorithm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+namespace ksched::scheduler {
+namespace {
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+
+}  // namespace
+
+std::string FitError::message() const {
+  std::string msg = "0/" + std::to_string(numAllNodes) + " nodes are available";
+  if (!diagnosis.preFilterMsg.empty()) {
+    msg += ": " + diagnosis.preFilterMsg + ".";
+  } else {
+    std::map<std::string, int> counts;
+    for (const auto& [_, status] : diagnosis.nodeToStatus) {
+      for (const auto& r : status.reasons()) ++counts[r];
+    }
+    std::vector<std::string> parts;
+    parts.reserve(counts.size());
+    for (const auto& [reason, n] : counts) parts.push_back(std::to_string(n) + " " + reason);
+    std::sort(parts.begin(), parts.end());
+    msg += ": ";
+    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+    msg += ".";
+  }
+  if (!diagnosis.postFilterMsg.empty()) msg += " " + diagnosis.postFilterMsg;
+  return msg;
+}
+
+int numFeasibleNodesToFind(int32_t percentage, int numAllNodes) {
+  if (numAllNodes < kMinFeasibleNodesToFind || percentage >= 100) return numAllNodes;
+  int32_t adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = 50 - numAllNodes / 125;
+    if (adaptive < kMinFeasibleNodesPercentageToFind) adaptive = kMinFeasibleNodesPercentageToFind;
+  }
+  int n = static_cast<int>(static_cast<int64_t>(numAllNodes) * adaptive / 100);
+  return n < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : n;
+}
+
+Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState& state,
+                                          const api::Pod& pod, const NodeInfoLister& snapshot,
+                                          int32_t globalPercentage, ScheduleResult& result,
+                                          FitError& fitError, Status& error) {
+  const auto& all = snapshot.list();
+  if (all.empty()) {
+    error = Status::error("no nodes available to schedule pods");
+    return Outcome::kError;
+  }
+  int32_t percentage = fwk.percentageOfNodesToScore().value_or(globalPercentage);
+  std::vector<const NodeInfo*> feasible;
+  Diagnosis diagnosis;
+  Status s = findNodesThatFit(fwk, state, pod, snapshot, percentage, diagnosis, feasible);
+  if (s.isError()) {
+    error = std::move(s);
+    return Outcome::kError;
+  }
+  result.evaluatedNodes = static_cast<int>(feasible.size() + diagnosis.nodeToStatus.size());
+  result.feasibleNodes = static_cast<int>(feasible.size());
+  if (feasible.empty()) {
+    fitError.numAllNodes = static_cast<int>(all.size());
+    fitError.diagnosis = std::move(diagnosis);
+    return Outcome::kUnschedulable;
+  }
+  if (feasible.size() == 1) {
+    result.suggestedHost = feasible[0]->name();
+    return Outcome::kScheduled;
+  }
+  s = fwk.runPreScorePlugins(state, pod, feasible);
+  if (!s.ok()) {
+    error = std::move(s);
+    return Outcome::kError;
+  }
+  std::vector<int64_t> scores;
+  if (fwk.hasScorePlugins()) {
+    s = fwk.runScorePlugins(state, pod, feasible, scores);
+    if (!s.ok()) {
+      error = std::move(s);
+      return Outcome::kError;
+    }
+  } else {
+    scores.assign(feasible.size(), 1);
+  }
+  result.suggestedHost = selectHost(feasible, scores);
+  return Outcome::kScheduled;
+}
+
+Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
+                                   const api::Pod& pod, const NodeInfoLister& snapshot,
+                                   int32_t percentage, Diagnosis& diagnosis,
+                                   std::vector<const NodeInfo*>& feasible) {
+  const auto& all = snapshot.list();
+  PreFilterResult pre;
+  Status s = fwk.runPreFilterPlugins(state, pod, pre);
+  if (!s.ok()) {
+    if (!s.isRejected()) return s;
+    // Every node is rejected by the PreFilter plugin.
+    diagnosis.preFilterMsg = s.message();
+    for (const NodeInfo* n : all) diagnosis.nodeToStatus.emplace(n->name(), s);
+    if (!s.plugin().empty()) diagnosis.unschedulablePlugins.insert(s.plugin());
+    return {};
+  }
+  std::vector<const NodeInfo*> restricted;
+  const std::vector<const NodeInfo*>* nodes = &all;
+  if (pre.nodeNames) {
+    for (const auto& name : *pre.nodeNames) {
+      if (const NodeInfo* n = snapshot.get(name); n != nullptr && n->node() != nullptr) {
+        restricted.push_back(n);
+      }
+    }
+    nodes = &restricted;
+  }
+  const int n = static_cast<int>(nodes->size());
+  if (n == 0) return {};
+  const int toFind = numFeasibleNodesToFind(percentage, static_cast<int>(all.size()));
+  const size_t start = pre.nodeNames ? 0 : nextStartNodeIndex_ % static_cast<size_t>(n);
+  feasible.assign(static_cast<size_t>(std::min(toFind, n)), nullptr);
+  std::atomic<int> found{0};
+  std::atomic<int> processed{0};
+  std::mutex mu;
+  std::optional<Status> firstError;
+  fwk.parallelizer().until(
+      n,
+      [&](int i) {
+        const NodeInfo* node = (*nodes)[(start + static_cast<size_t>(i)) % static_cast<size_t>(n)];
+        Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *node);
+        if (fs.ok()) {
+          int idx = found.fetch_add(1);
+          if (idx < toFind) {
+            feasible[static_cast<size_t>(idx)] = node;
+            processed.fetch_add(1);
+          }
+          return;
+        }
+        processed.fetch_add(1);
+        std::lock_guard lock(mu);
+        if (fs.isError()) {
+          if (!firstError) firstError = std::move(fs);
+          return;
+        }
+        if (!fs.plugin().empty()) diagnosis.unschedulablePlugins.insert(fs.plugin());
+        diagnosis.nodeToStatus.emplace(node->name(), std::move(fs));
+      },
+      [&] {
+        if (found.load() >= toFind) return true;
+        std::lock_guard lock(mu);
+        return firstError.has_value();
+      });
+  if (firstError) return *firstError;
+  feasible.resize(static_cast<size_t>(std::min(found.load(), toFind)));
+  if (!pre.nodeNames) {
+    nextStartNodeIndex_ = (start + static_cast<size_t>(processed.load())) % static_cast<size_t>(n);
+  }
+  return {};
+}
+
+std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
+                                  const std::vector<int64_t>& scores) {
+  // Uniformly at random among the nodes with the top score (reservoir sampling).
+  size_t best = 0;
+  int ties = 1;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    if (scores[i] > scores[best]) {
+      best = i;
+      ties = 1;
+    } else if (scores[i] == scores[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<int>(1, ties)(rng_) == 1) best = i;
+    }
+  }
+  return nodes[best]->name();
+}
+
+}  // namespace ksched::scheduler

@@ -1,0 +1,71 @@
+// One scheduling attempt's placement logic (upstream schedulePod / findNodesThatFitPod /
+// prioritizeNodes / selectHost), over a cycle's snapshot. Scheduling thread only.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <ksched/plugin.h>
+
+#include "framework/framework.h"
+
+namespace ksched::scheduler {
+
+// Why no node fit: per-node statuses and the plugins that rejected the pod.
+struct Diagnosis {
+  NodeToStatus nodeToStatus;
+  std::set<std::string, std::less<>> unschedulablePlugins;
+  std::string preFilterMsg;
+  std::string postFilterMsg;
+};
+
+struct FitError {
+  int numAllNodes = 0;
+  Diagnosis diagnosis;
+  // Upstream's text: "0/5 nodes are available: 2 node(s) had untolerated taint {k: v}, 3
+  // Insufficient cpu." — one count per distinct reason over all nodes, sorted as strings; a
+  // PreFilter rejection replaces the list; a PostFilter message is appended.
+  [[nodiscard]] std::string message() const;
+};
+
+struct ScheduleResult {
+  std::string suggestedHost;
+  int evaluatedNodes = 0;
+  int feasibleNodes = 0;
+};
+
+// How many feasible nodes to look for (upstream numFeasibleNodesToFind): all nodes below 100
+// or at 100 %; else percentage (adaptive max(5, 50 - nodes/125) when 0) of the nodes, at least
+// 100.
+[[nodiscard]] int numFeasibleNodesToFind(int32_t percentage, int numAllNodes);
+
+class Algorithm {
+ public:
+  explicit Algorithm(uint64_t seed = std::random_device{}()) : rng_(seed) {}
+
+  enum class Outcome { kScheduled, kUnschedulable, kError };
+
+  // `globalPercentage` is the configuration's percentageOfNodesToScore (0 = adaptive); the
+  // profile's own setting wins. kUnschedulable fills `fitError`; kError fills `error`.
+  Outcome schedulePod(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
+                      const NodeInfoLister& snapshot, int32_t globalPercentage,
+                      ScheduleResult& result, FitError& fitError, Status& error);
+
+  // Test hook: where the next Filter pass starts.
+  [[nodiscard]] size_t nextStartNodeIndexForTest() const { return nextStartNodeIndex_; }
+
+ private:
+  Status findNodesThatFit(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
+                          const NodeInfoLister& snapshot, int32_t percentage, Diagnosis& diagnosis,
+                          std::vector<const NodeInfo*>& feasible);
+  std::string selectHost(const std::vector<const NodeInfo*>& nodes,
+                         const std::vector<int64_t>& scores);
+
+  size_t nextStartNodeIndex_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace ksched::scheduler

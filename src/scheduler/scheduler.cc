@@ -1,0 +1,387 @@
+#include "scheduler/scheduler.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "api/rfc3339.h"
+
+namespace ksched::scheduler {
+namespace {
+
+bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
+
+// Which node properties changed, as upstream's nodeSchedulingPropertiesChange.
+uint32_t nodeChange(const api::Node& o, const api::Node& n) {
+  uint32_t a = 0;
+  if (o.spec.unschedulable != n.spec.unschedulable) a |= kUpdateNodeTaint;
+  if (o.status.allocatable != n.status.allocatable) a |= kUpdateNodeAllocatable;
+  if (o.metadata.labels != n.metadata.labels) a |= kUpdateNodeLabel;
+  if (o.spec.taints != n.spec.taints) a |= kUpdateNodeTaint;
+  auto condsEqual = [](const auto& x, const auto& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].type != y[i].type || x[i].status != y[i].status) return false;
+    }
+    return true;
+  };
+  if (!condsEqual(o.status.conditions, n.status.conditions)) a |= kUpdateNodeCondition;
+  if (o.metadata.annotations != n.metadata.annotations) a |= kUpdateNodeAnnotation;
+  return a;
+}
+
+}  // namespace
+
+struct Scheduler::BindTask {
+  framework::Framework* fwk = nullptr;
+  std::unique_ptr<QueuedPodInfo> qpi;
+  PodInfoPtr assumed;
+  std::string node;
+  CycleState state;
+  int64_t cycle = 0;
+};
+
+Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClient,
+                     const Registry& registry, Options options)
+    : client_(client),
+      options_(std::move(options)),
+      events_(eventsClient, options_.profiles.empty() ? config::kDefaultSchedulerName
+                                                      : options_.profiles[0].schedulerName,
+              options_.instanceId),
+      parallelizer_(std::min<int>(options_.parallelism,
+                                  std::max(1u, std::thread::hardware_concurrency()))),
+      pods_(client, {"Pod", "/api/v1/pods"}),
+      nodes_(client, {"Node", "/api/v1/nodes"}),
+      binders_("binder", options_.binderThreads),
+      statusWriters_("status", 2) {
+  framework::Services services;
+  services.client = &client_;
+  services.events = &events_;
+  services.parallelizer = &parallelizer_;
+  services.nominatedPodsForNode = [this](const std::string& node) {
+    return queue_->nominatedPodsForNode(node);
+  };
+  std::map<std::string, std::vector<ClusterEvent>> events;
+  for (size_t i = 0; i < options_.profiles.size(); ++i) {
+    const auto& profile = options_.profiles[i];
+    frameworks_.push_back(std::make_unique<framework::Framework>(
+        profile, registry, services, "profiles[" + std::to_string(i) + "]"));
+    byName_[profile.schedulerName] = frameworks_.back().get();
+    for (auto& [plugin, evs] : frameworks_.back()->enqueueEvents()) events[plugin] = evs;
+  }
+  const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
+  queue_ = std::make_unique<queue::SchedulingQueue>(
+      options_.queue,
+      [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->less(a, b); },
+      [this](const api::Pod& pod) {
+        auto* fwk = frameworkFor(pod);
+        return fwk == nullptr ? Status{} : fwk->runPreEnqueuePlugins(pod);
+      },
+      std::move(events));
+
+  pods_.addHandlers({[this](const PodPtr& p) { onPodAdd(p); },
+                     [this](const PodPtr& o, const PodPtr& n) { onPodUpdate(o, n); },
+                     [this](const PodPtr& p) { onPodDelete(p); }});
+  nodes_.addHandlers({[this](const NodePtr& n) { onNodeAdd(n); },
+                      [this](const NodePtr& o, const NodePtr& n) { onNodeUpdate(o, n); },
+                      [this](const NodePtr& n) { onNodeDelete(n); }});
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+framework::Framework* Scheduler::frameworkFor(const api::Pod& pod) const {
+  auto it = byName_.find(pod.spec.schedulerName);
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+bool Scheduler::responsibleFor(const api::Pod& pod) const { return frameworkFor(pod) != nullptr; }
+
+bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
+  nodes_.start();
+  pods_.start();
+  auto deadline = std::chrono::steady_clock::now() + syncTimeout;
+  bool ok = nodes_.waitForSync(syncTimeout);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return ok && pods_.waitForSync(std::max(left, std::chrono::milliseconds(0)));
+}
+
+bool Scheduler::informersSynced() const { return nodes_.hasSynced() && pods_.hasSynced(); }
+
+void Scheduler::startScheduling() {
+  cache_.startCleanup();
+  queue_->run();
+  loop_ = std::jthread([this](std::stop_token st) {
+    pthread_setname_np(pthread_self(), "sched");
+    loop(std::move(st));
+  });
+}
+
+void Scheduler::stop() {
+  if (stopped_.exchange(true)) return;
+  loop_.request_stop();
+  queue_->close();
+  if (loop_.joinable()) loop_.join();
+  for (auto& f : frameworks_) f->rejectAllWaitingPods("scheduler is shutting down");
+  binders_.drain();
+  statusWriters_.drain();
+  events_.shutdown();
+  pods_.stop();
+  nodes_.stop();
+  cache_.stopCleanup();
+}
+
+Stats Scheduler::stats() const {
+  return Stats{attempts_.load(), scheduled_.load(), unschedulable_.load(), errors_.load(),
+               bindConflicts_.load()};
+}
+
+// ---- informer handlers (reflector threads) ----
+
+void Scheduler::onPodAdd(const PodPtr& pod) {
+  if (assigned(*pod)) {
+    if (Status s = cache_.addPod(pod); !s.ok()) spdlog::error("cache: {}", s.message());
+    queue_->assignedPodAdded(*pod);
+    return;
+  }
+  if (responsibleFor(*pod) && !pod->metadata.deletionTimestamp) queue_->add(pod);
+}
+
+void Scheduler::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
+  const bool wasAssigned = assigned(*oldPod);
+  const bool isAssigned = assigned(*newPod);
+  if (isAssigned) {
+    if (!wasAssigned) {
+      queue_->remove(*newPod);  // bound, by us or by someone else
+      if (Status s = cache_.addPod(newPod); !s.ok()) spdlog::error("cache: {}", s.message());
+      queue_->assignedPodAdded(*newPod);
+    } else {
+      if (Status s = cache_.updatePod(oldPod, newPod); !s.ok()) {
+        spdlog::error("cache: {}", s.message());
+      }
+      queue_->assignedPodUpdated(*newPod);
+    }
+    return;
+  }
+  if (!responsibleFor(*newPod)) {
+    if (responsibleFor(*oldPod)) queue_->remove(*oldPod);
+    return;
+  }
+  if (newPod->metadata.deletionTimestamp) {
+    queue_->remove(*newPod);
+    return;
+  }
+  if (cache_.isAssumed(newPod->metadata.uid)) return;  // a binding is in flight
+  queue_->update(oldPod, newPod);
+}
+
+void Scheduler::onPodDelete(const PodPtr& pod) {
+  if (assigned(*pod)) {
+    if (Status s = cache_.removePod(*pod); !s.ok()) spdlog::debug("cache: {}", s.message());
+    queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
+    return;
+  }
+  queue_->remove(*pod);
+  if (auto* fwk = frameworkFor(*pod)) {
+    if (auto wp = fwk->getWaitingPod(pod->metadata.uid)) wp->reject("", "pod was deleted");
+  }
+}
+
+void Scheduler::onNodeAdd(const NodePtr& node) {
+  cache_.addNode(node);
+  queue_->moveAllToActiveOrBackoffQueue(events::kNodeAdd);
+}
+
+void Scheduler::onNodeUpdate(const NodePtr& oldNode, const NodePtr& newNode) {
+  cache_.updateNode(oldNode, newNode);
+  if (uint32_t a = nodeChange(*oldNode, *newNode); a != 0) {
+    queue_->moveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, a, "NodeUpdate"});
+  }
+}
+
+void Scheduler::onNodeDelete(const NodePtr& node) {
+  if (Status s = cache_.removeNode(*node); !s.ok()) spdlog::debug("cache: {}", s.message());
+}
+
+// ---- scheduling thread ----
+
+void Scheduler::loop(std::stop_token st) {
+  while (!st.stop_requested()) {
+    auto qpi = queue_->pop(st);
+    if (!qpi) break;
+    try {
+      scheduleOne(std::move(qpi));
+    } catch (const std::exception& e) {
+      // A bug must not take the scheduler down; the pod will be seen again on its next event.
+      spdlog::error("scheduling cycle failed: {}", e.what());
+      errors_.fetch_add(1);
+    }
+  }
+}
+
+void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
+  const int64_t cycle = queue_->schedulingCycle();
+  const PodPtr pod = qpi->podInfo->pod;
+  framework::Framework* fwk = frameworkFor(*pod);
+  if (fwk == nullptr) return;
+  if (pod->metadata.deletionTimestamp || assigned(*pod) || cache_.isAssumed(pod->metadata.uid)) {
+    return;
+  }
+  attempts_.fetch_add(1);
+  spdlog::debug("attempting to schedule pod {}/{}", pod->metadata.namespace_, pod->metadata.name);
+
+  cache_.updateSnapshot(snapshot_);
+  fwk->setSnapshot(&snapshot_);
+  CycleState state;
+  ScheduleResult result;
+  FitError fitError;
+  Status error;
+  auto outcome =
+      algorithm_.schedulePod(*fwk, state, *pod, snapshot_, options_.percentageOfNodesToScore,
+                             result, fitError, error);
+  if (outcome == Algorithm::Outcome::kUnschedulable) {
+    unschedulable_.fetch_add(1);
+    std::string msg;
+    if (fwk->hasPostFilterPlugins()) {
+      auto [pf, pfs] = fwk->runPostFilterPlugins(state, *pod, fitError.diagnosis.nodeToStatus);
+      if (!pfs.ok() && !pfs.message().empty()) fitError.diagnosis.postFilterMsg = pfs.message();
+      if (pfs.ok() && !pf.nominatedNodeName.empty()) {
+        queue_->addNominatedPod(qpi->podInfo, pf.nominatedNodeName);
+      }
+    }
+    msg = fitError.message();
+    qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle);
+    return;
+  }
+  if (outcome == Algorithm::Outcome::kError) {
+    errors_.fetch_add(1);
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle);
+    return;
+  }
+
+  // Assume: the cache counts the pod on its node before the binding is confirmed.
+  auto assumedPod = std::make_shared<api::Pod>(*pod);
+  assumedPod->spec.nodeName = result.suggestedHost;
+  auto assumedInfo = std::make_shared<const PodInfo>(assumedPod);
+  if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
+    errors_.fetch_add(1);
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle);
+    return;
+  }
+  queue_->deleteNominatedPodIfExists(*pod);
+  Status s = fwk->runReservePluginsReserve(state, *assumedPod, result.suggestedHost);
+  if (s.ok()) {
+    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost);
+    if (!s.ok() && !s.isWait()) {
+      fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
+    }
+  } else {
+    fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
+  }
+  fwk->setSnapshot(nullptr);
+  if (!s.ok() && !s.isWait()) {
+    (void)cache_.forgetPod(pod->metadata.uid);
+    if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
+    if (s.isError()) errors_.fetch_add(1);
+    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle);
+    return;
+  }
+
+  auto task = std::make_shared<BindTask>();
+  task->fwk = fwk;
+  task->qpi = std::move(qpi);
+  task->assumed = assumedInfo;
+  task->node = result.suggestedHost;
+  task->state = std::move(state);
+  task->cycle = cycle;
+  if (!binders_.submit([this, task] { bindingCycle(task); })) {
+    (void)cache_.forgetPod(pod->metadata.uid);  // shutting down: the pod stays pending
+  }
+}
+
+// ---- binder threads ----
+
+void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
+  framework::Framework& fwk = *task->fwk;
+  const api::Pod& pod = *task->assumed->pod;
+  Status s = fwk.waitOnPermit(pod);
+  if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
+  if (s.ok()) s = fwk.runBindPlugins(task->state, pod, task->node);
+  if (s.ok()) {
+    cache_.finishBinding(pod.metadata.uid);
+    fwk.runPostBindPlugins(task->state, pod, task->node);
+    scheduled_.fetch_add(1);
+    spdlog::debug("bound pod {}/{} to {}", pod.metadata.namespace_, pod.metadata.name, task->node);
+    events_.event(pod, "Normal", "Scheduled", "Binding",
+                  "Successfully assigned " + pod.metadata.namespace_ + "/" + pod.metadata.name +
+                      " to " + task->node);
+    return;
+  }
+  fwk.runReservePluginsUnreserve(task->state, pod, task->node);
+  (void)cache_.forgetPod(pod.metadata.uid);
+  // Room the pod held is free again: let pods waiting for it retry.
+  queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
+  const std::string msg = s.message();
+  if (msg.find("409") != std::string::npos || msg.find("404") != std::string::npos) {
+    // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
+    // retry would only fail again.
+    bindConflicts_.fetch_add(1);
+    spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
+                 task->node, msg);
+    return;
+  }
+  if (s.isError()) errors_.fetch_add(1);
+  if (s.isRejected() && !s.plugin().empty()) task->qpi->unschedulablePlugins.insert(s.plugin());
+  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle);
+}
+
+void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                              const Status& status, const std::string& message, int64_t cycle) {
+  const PodPtr pod = qpi->podInfo->pod;
+  const bool isError = status.isError();
+  spdlog::info("pod {}/{} not scheduled: {}", pod->metadata.namespace_, pod->metadata.name,
+               message);
+  fwk.eventRecorder().event(*pod, "Warning", "FailedScheduling", "Scheduling", message);
+
+  // The informer holds the latest version: a pod deleted or bound meanwhile is not requeued.
+  PodPtr latest = pods_.get(pod->metadata.key());
+  if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) return;
+  qpi->podInfo = std::make_shared<const PodInfo>(latest);
+  queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
+  patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message);
+}
+
+void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
+                                       const std::string& message) {
+  if (const auto* c = pod->condition("PodScheduled");
+      c != nullptr && c->status == "False" && c->reason == reason && c->message == message) {
+    return;  // unchanged: no write
+  }
+  statusWriters_.submit([this, pod, reason, message] {
+    nlohmann::json cond = {{"type", "PodScheduled"},
+                           {"status", "False"},
+                           {"reason", reason},
+                           {"message", message},
+                           {"lastProbeTime", nullptr},
+                           {"lastTransitionTime",
+                            api::formatRFC3339(std::chrono::system_clock::now())}};
+    try {
+      client_.patch("/api/v1/namespaces/" + pod->metadata.namespace_ + "/pods/" +
+                        pod->metadata.name + "/status",
+                    {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
+                    "application/strategic-merge-patch+json");
+    } catch (const client::ApiError& e) {
+      if (!e.isNotFound()) {
+        spdlog::warn("updating PodScheduled of {}/{}: {}", pod->metadata.namespace_,
+                     pod->metadata.name, e.what());
+      }
+    }
+  });
+}
+
+}  // namespace ksched::scheduler

@@ -1,0 +1,131 @@
+// Scheduler: the daemon's core. Wires informers into the cache and the queue, runs the serial
+// scheduling loop and the binder pool, and reports outcomes (pod condition, events).
+//
+// Threads (all owned, all joined by stop()):
+//   refl-Pod, refl-Node   informers; their handlers update the cache and the queue
+//   sched                 the one scheduling thread: pop -> cycle -> hand to binders
+//   binder-N              binding cycles (WaitOnPermit, PreBind, Bind, PostBind)
+//   status-N              PodScheduled condition patches for failed attempts
+//   cache cleanup         expires assumed pods whose binding never showed up
+//   queue flush, events, parallel-N (Filter/Score pool)
+// The scheduling thread never waits on the network: bindings, status patches and events are
+// handed to other threads.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ksched/registry.h>
+
+#include "api/node.h"
+#include "api/pod.h"
+#include "cache/cache.h"
+#include "cache/snapshot.h"
+#include "client/rest_client.h"
+#include "config/profile.h"
+#include "framework/framework.h"
+#include "framework/parallelizer.h"
+#include "informer/informer.h"
+#include "queue/scheduling_queue.h"
+#include "scheduler/algorithm.h"
+#include "scheduler/event_recorder.h"
+#include "scheduler/task_pool.h"
+
+namespace ksched::scheduler {
+
+struct Options {
+  std::vector<config::Profile> profiles{config::defaultProfile()};
+  int parallelism = 16;                 // Filter/Score threads (capped by the machine's cores)
+  int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
+  queue::Options queue;
+  int binderThreads = 16;
+  std::string instanceId = "ksched";    // reportingInstance of events
+};
+
+struct Stats {
+  uint64_t attempts = 0;
+  uint64_t scheduled = 0;       // binding succeeded
+  uint64_t unschedulable = 0;   // attempts that found no node
+  uint64_t errors = 0;          // attempts or bindings that failed with an error
+  uint64_t bindConflicts = 0;   // bindings refused with 409 (already bound)
+};
+
+class Scheduler {
+ public:
+  // `client` serves informers, bindings and status patches; `eventsClient` only events (its own
+  // limiter). Throws framework::FrameworkError on an invalid profile.
+  Scheduler(client::RestClient& client, client::RestClient& eventsClient, const Registry& registry,
+            Options options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts informers and waits up to `syncTimeout` for them to sync; false if they did not.
+  bool startInformers(std::chrono::milliseconds syncTimeout);
+  [[nodiscard]] bool informersSynced() const;
+  // Starts the scheduling loop and the queue's flush thread (after startInformers).
+  void startScheduling();
+  // Stops popping, drains the binders and status writers, flushes events, stops informers.
+  // Idempotent.
+  void stop();
+
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] queue::SchedulingQueue& queue() { return *queue_; }
+  [[nodiscard]] cache::Cache& cache() { return cache_; }
+  [[nodiscard]] size_t nodeCount() const { return nodes_.size(); }
+  [[nodiscard]] size_t podCount() const { return pods_.size(); }
+
+ private:
+  struct BindTask;
+
+  [[nodiscard]] framework::Framework* frameworkFor(const api::Pod& pod) const;
+  [[nodiscard]] bool responsibleFor(const api::Pod& pod) const;
+
+  void onPodAdd(const PodPtr& pod);
+  void onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod);
+  void onPodDelete(const PodPtr& pod);
+  void onNodeAdd(const NodePtr& node);
+  void onNodeUpdate(const NodePtr& oldNode, const NodePtr& newNode);
+  void onNodeDelete(const NodePtr& node);
+
+  void loop(std::stop_token st);
+  void scheduleOne(std::unique_ptr<QueuedPodInfo> qpi);
+  void bindingCycle(std::shared_ptr<BindTask> task);
+  // Requeues the pod (unless it is gone or bound meanwhile), records FailedScheduling and
+  // patches PodScheduled=False when the message changed.
+  void handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                     const Status& status, const std::string& message, int64_t cycle);
+  void patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
+                              const std::string& message);
+
+  // Constant after construction.
+  client::RestClient& client_;
+  const Options options_;
+  ApiEventRecorder events_;
+  framework::ThreadPoolParallelizer parallelizer_;
+  std::vector<std::unique_ptr<framework::Framework>> frameworks_;
+  std::map<std::string, framework::Framework*, std::less<>> byName_;
+
+  cache::Cache cache_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  informer::Informer<api::Pod> pods_;
+  informer::Informer<api::Node> nodes_;
+
+  // Scheduling thread only.
+  cache::Snapshot snapshot_;
+  Algorithm algorithm_;
+
+  std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
+      bindConflicts_{0};
+  std::atomic<bool> stopped_{false};
+
+  TaskPool binders_;
+  TaskPool statusWriters_;
+  std::jthread loop_;
+};
+
+}  // namespace ksched::scheduler

@@ -1,0 +1,61 @@
+#include "scheduler/task_pool.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+namespace ksched::scheduler {
+
+TaskPool::TaskPool(std::string name, int threads) : name_(std::move(name)) {
+  if (threads < 1) threads = 1;
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(i); });
+}
+
+bool TaskPool::submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return false;
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void TaskPool::drain() {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_ && threads_.empty()) return;
+    closed_ = true;
+  }
+  cv_.notify_all();
+  threads_.clear();  // joins after the queue is empty
+}
+
+size_t TaskPool::inFlight() const {
+  std::lock_guard lock(mu_);
+  return tasks_.size() + running_;
+}
+
+void TaskPool::work(int index) {
+  std::string tname = (name_ + "-" + std::to_string(index)).substr(0, 15);
+  pthread_setname_np(pthread_self(), tname.c_str());
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return closed_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // closed and drained
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+      ++running_;
+    }
+    try {
+      task();
+    } catch (const std::exception& e) {
+      spdlog::error("{}: task failed: {}", name_, e.what());
+    }
+    std::lock_guard lock(mu_);
+    --running_;
+  }
+}
+
+}  // namespace ksched::scheduler

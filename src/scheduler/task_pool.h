@@ -1,0 +1,44 @@
+// A fixed pool of named worker threads running queued tasks in FIFO order: the binder pool
+// (WaitOnPermit, PreBind, Bind, PostBind) and the pod-status writer. Each worker issues its
+// own API requests, so each holds its own keep-alive connection.
+//
+// submit() never blocks. drain() stops accepting, lets the workers finish everything queued,
+// and joins them; the destructor drains.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ksched::scheduler {
+
+class TaskPool {
+ public:
+  TaskPool(std::string name, int threads);
+  ~TaskPool() { drain(); }
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  // False (task dropped) after drain() began.
+  bool submit(std::function<void()> task);
+  void drain();
+  // Tasks queued or running.
+  [[nodiscard]] size_t inFlight() const;
+
+ private:
+  void work(int index);
+
+  const std::string name_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  size_t running_ = 0;                       // guarded by mu_
+  bool closed_ = false;                      // guarded by mu_
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace ksched::scheduler

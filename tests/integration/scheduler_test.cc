@@ -1,0 +1,214 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "api/decode.h"
+#include "api/pod.h"
+#include "api/pod_resources.h"
+#include "cluster.h"
+#include "objects.h"
+#include "scheduling.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+
+namespace ksched::testing {
+namespace {
+
+using client::RestClient;
+using namespace std::chrono_literals;
+
+// Runs an in-process scheduler against the test cluster for the life of the object.
+class RunningScheduler {
+ public:
+  RunningScheduler()
+      : rest_(TestCluster::get().config("scheduler")),
+        events_(TestCluster::get().config("scheduler")),
+        sched_(rest_, events_, plugins::inTreeRegistry(), options()) {
+    EXPECT_TRUE(sched_.startInformers(30s));
+    sched_.startScheduling();
+  }
+  ~RunningScheduler() { sched_.stop(); }
+  scheduler::Scheduler& operator*() { return sched_; }
+  scheduler::Scheduler* operator->() { return &sched_; }
+
+ private:
+  static scheduler::Options options() {
+    scheduler::Options o;
+    o.binderThreads = 8;
+    o.parallelism = 4;
+    return o;
+  }
+  RestClient rest_;
+  RestClient events_;
+  scheduler::Scheduler sched_;
+};
+
+TEST(SchedulerIntegration, Binds100PodsOnto10NodesWithinAllocatable) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = "sched-basic";
+  ensureNamespace(admin, ns);
+  for (int i = 0; i < 10; ++i) admin.post("/api/v1/nodes", sizedNode("basic-" + std::to_string(i), "2", "4Gi"));
+  RunningScheduler sched;
+  // 100 x 150m = 15 cores of 20: at most 13 fit on a node.
+  parallelFor(100, 8, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p-" + std::to_string(i), "150m"));
+  });
+  EXPECT_EQ(waitAllBound(admin, ns, 100), 100u);
+  expectNoNodeOvercommitted(admin);
+  std::map<std::string, int> perNode;
+  for (const auto& p : listPods(admin, ns)) {
+    EXPECT_TRUE(p.spec.nodeName.rfind("basic-", 0) == 0) << p.spec.nodeName;
+    ++perNode[p.spec.nodeName];
+  }
+  EXPECT_EQ(perNode.size(), 10u) << "LeastAllocated spreads over every node";
+  EXPECT_TRUE(eventually([&] { return eventsByPod(admin, ns, "Scheduled").size() == 100; }));
+  auto ev = eventsByPod(admin, ns, "Scheduled");
+  const auto pod0 = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/p-0"));
+  ASSERT_EQ(ev["p-0"].size(), 1u);
+  EXPECT_EQ(ev["p-0"][0], "Successfully assigned " + ns + "/p-0 to " + pod0.spec.nodeName);
+  EXPECT_EQ(sched->stats().scheduled, 100u);
+}
+
+TEST(SchedulerIntegration, TooBigPodIsUnschedulableUntilABigNodeArrives) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = "sched-big";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("small-0", "2", "4Gi"));
+  admin.post("/api/v1/nodes", sizedNode("small-1", "2", "4Gi"));
+  RunningScheduler sched;
+  admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "big", "3"));
+  const std::string want = "0/2 nodes are available: 2 Insufficient cpu.";
+  std::string got;
+  EXPECT_TRUE(eventually([&] {
+    auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/big"));
+    const auto* c = p.condition("PodScheduled");
+    if (c == nullptr) return false;
+    got = c->status + "/" + c->reason + "/" + c->message;
+    return got == "False/Unschedulable/" + want;
+  })) << got;
+  EXPECT_TRUE(eventually([&] {
+    auto ev = eventsByPod(admin, ns, "FailedScheduling");
+    return !ev["big"].empty() && ev["big"][0] == want;
+  }));
+
+  // A node that fits arrives: the NodeAdd event moves the pod at once, not the 5-minute flush.
+  const auto t0 = std::chrono::steady_clock::now();
+  admin.post("/api/v1/nodes", sizedNode("large-0", "4", "8Gi"));
+  EXPECT_EQ(waitAllBound(admin, ns, 1, 15s), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 15s);
+  auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/big"));
+  EXPECT_EQ(p.spec.nodeName, "large-0");
+}
+
+TEST(SchedulerIntegration, TaintsAreAvoidedAndTolerationsLandOnTaintedNodes) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = "sched-taints";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes",
+             sizedNode("tainted", "8", "16Gi",
+                       {{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
+  admin.post("/api/v1/nodes", sizedNode("plain", "8", "16Gi"));
+  RunningScheduler sched;
+  parallelFor(5, 4, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "plain-" + std::to_string(i), "100m"));
+  });
+  ASSERT_EQ(waitAllBound(admin, ns, 5), 5u);
+  for (const auto& p : listPods(admin, ns)) EXPECT_EQ(p.spec.nodeName, "plain") << p.metadata.name;
+
+  admin.patch("/api/v1/nodes/plain", {{"spec", {{"unschedulable", true}}}});
+  auto tolerating = sizedPod(ns, "tolerating", "100m");
+  tolerating["spec"]["tolerations"] = {
+      {{"key", "dedicated"}, {"operator", "Equal"}, {"value", "gpu"}, {"effect", "NoSchedule"}}};
+  admin.post("/api/v1/namespaces/" + ns + "/pods", tolerating);
+  admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "intolerant", "100m"));
+  EXPECT_TRUE(eventually([&] {
+    auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/tolerating"));
+    return p.spec.nodeName == "tainted";
+  }));
+  EXPECT_TRUE(eventually([&] {
+    auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/intolerant"));
+    const auto* c = p.condition("PodScheduled");
+    return c != nullptr &&
+           c->message ==
+               "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 "
+               "node(s) were unschedulable.";
+  }));
+}
+
+TEST(SchedulerIntegration, PodsOfAnotherSchedulerAreLeftAlone) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = "sched-other";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("other-0", "4", "8Gi"));
+  RunningScheduler sched;
+  auto foreign = sizedPod(ns, "foreign", "100m");
+  foreign["spec"]["schedulerName"] = "someone-else";
+  admin.post("/api/v1/namespaces/" + ns + "/pods", foreign);
+  admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "ours", "100m"));
+  EXPECT_TRUE(eventually([&] {
+    return !api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/ours"))
+                .spec.nodeName.empty();
+  }));
+  std::this_thread::sleep_for(1s);
+  auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/foreign"));
+  EXPECT_TRUE(p.spec.nodeName.empty());
+  EXPECT_EQ(p.condition("PodScheduled"), nullptr);
+  EXPECT_TRUE(eventsByPod(admin, ns, "FailedScheduling").empty());
+}
+
+TEST(SchedulerIntegration, PodsDeletedWhileQueuedOrBindingLeaveTheCacheConsistent) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = "sched-churn";
+  ensureNamespace(admin, ns);
+  for (int i = 0; i < 5; ++i) admin.post("/api/v1/nodes", sizedNode("churn-" + std::to_string(i), "4", "8Gi"));
+  RunningScheduler sched;
+  // Unschedulable pods, deleted while they sit in the queue.
+  parallelFor(30, 4, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "huge-" + std::to_string(i), "64"));
+  });
+  // Schedulable pods deleted as fast as they are created: some while queued, some while binding.
+  std::jthread deleter([&] {
+    for (int i = 0; i < 200; ++i) {
+      try {
+        admin.del("/api/v1/namespaces/" + ns + "/pods/c-" + std::to_string(i), {{"gracePeriodSeconds", 0}});
+      } catch (const client::ApiError& e) {
+        if (!e.isNotFound()) throw;
+        std::this_thread::sleep_for(2ms);
+        --i;  // not created yet
+      }
+    }
+  });
+  parallelFor(200, 4, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "c-" + std::to_string(i), "100m"));
+  });
+  deleter.join();
+  parallelFor(30, 4, [&](int i) {
+    admin.del("/api/v1/namespaces/" + ns + "/pods/huge-" + std::to_string(i), {{"gracePeriodSeconds", 0}});
+  });
+  // Then normal pods still schedule.
+  parallelFor(20, 4, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "after-" + std::to_string(i), "100m"));
+  });
+  EXPECT_EQ(waitAllBound(admin, ns, 20), 20u);
+  // The cache agrees with the apiserver: every bound pod, nothing assumed, nothing queued.
+  EXPECT_TRUE(eventually([&] {
+    size_t bound = 0;
+    for (const auto& j : admin.list("/api/v1/pods").items) {
+      bound += j["spec"].value("nodeName", "").empty() ? 0 : 1;
+    }
+    auto c = sched->queue().counts();
+    return sched->cache().podCount() == bound && sched->cache().assumedPodCount() == 0 &&
+           c.active + c.backoff + c.unschedulable + c.gated == 0;
+  })) << "cache pods " << sched->cache().podCount() << ", assumed " << sched->cache().assumedPodCount();
+  expectNoNodeOvercommitted(admin);
+}
+
+}  // namespace
+}  // namespace ksched::testing

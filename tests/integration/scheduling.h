@@ -1,0 +1,107 @@
+// Helpers for tests that watch pods get scheduled: sized objects, polling, and checks of
+// what the apiserver holds.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/decode.h"
+#include "api/node.h"
+#include "api/pod.h"
+#include "api/pod_resources.h"
+#include "client/rest_client.h"
+#include "objects.h"
+
+namespace ksched::testing {
+
+using namespace std::chrono_literals;
+using client::RestClient;
+
+inline void deleteAllNodes(RestClient& c) {
+  for (const auto& n : c.list("/api/v1/nodes").items) {
+    c.del("/api/v1/nodes/" + n["metadata"]["name"].get<std::string>());
+  }
+}
+
+inline nlohmann::json sizedNode(const std::string& name, const std::string& cpu, const std::string& mem,
+                         nlohmann::json taints = nlohmann::json::array()) {
+  auto n = nodeJson(name);
+  nlohmann::json res = {{"cpu", cpu}, {"memory", mem}, {"pods", "110"}};
+  n["status"]["capacity"] = res;
+  n["status"]["allocatable"] = res;
+  if (!taints.empty()) n["spec"]["taints"] = std::move(taints);
+  return n;
+}
+
+inline nlohmann::json sizedPod(const std::string& ns, const std::string& name, const std::string& cpu,
+                        const std::string& mem = "64Mi") {
+  auto p = podJson(ns, name);
+  p["spec"]["schedulerName"] = "default-scheduler";
+  p["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", cpu}, {"memory", mem}};
+  return p;
+}
+
+inline std::vector<api::Pod> listPods(RestClient& c, const std::string& ns) {
+  std::vector<api::Pod> out;
+  for (const auto& j : c.list("/api/v1/namespaces/" + ns + "/pods").items) {
+    out.push_back(api::decode<api::Pod>(j));
+  }
+  return out;
+}
+
+// Polls until every pod of `ns` is bound (or the deadline passes); returns how many are bound.
+inline size_t waitAllBound(RestClient& c, const std::string& ns, size_t want,
+                    std::chrono::seconds within = 60s) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  size_t bound = 0;
+  do {
+    bound = 0;
+    for (const auto& p : listPods(c, ns)) bound += p.spec.nodeName.empty() ? 0 : 1;
+    if (bound >= want) return bound;
+    std::this_thread::sleep_for(100ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return bound;
+}
+
+// Asserts that no node holds more than its allocatable cpu and memory (all namespaces).
+inline void expectNoNodeOvercommitted(RestClient& c) {
+  std::map<std::string, api::Resource> used;
+  for (const auto& j : c.list("/api/v1/pods").items) {
+    auto p = api::decode<api::Pod>(j);
+    if (!p.spec.nodeName.empty()) used[p.spec.nodeName].add(api::effectiveRequestsResource(p));
+  }
+  for (const auto& j : c.list("/api/v1/nodes").items) {
+    auto n = api::decode<api::Node>(j);
+    auto alloc = api::Resource::fromList(n.status.allocatable);
+    EXPECT_LE(used[n.metadata.name].milliCPU, alloc.milliCPU) << n.metadata.name;
+    EXPECT_LE(used[n.metadata.name].memory, alloc.memory) << n.metadata.name;
+  }
+}
+
+// Events of `ns` with that reason: pod name -> notes.
+inline std::map<std::string, std::vector<std::string>> eventsByPod(RestClient& c, const std::string& ns,
+                                                            const std::string& reason) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& e : c.list("/apis/events.k8s.io/v1/namespaces/" + ns + "/events").items) {
+    if (e.value("reason", "") != reason) continue;
+    out[e["regarding"]["name"].get<std::string>()].push_back(e.value("note", ""));
+  }
+  return out;
+}
+
+template <typename F>
+bool eventually(F f, std::chrono::seconds within = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return f();
+}
+
+}  // namespace ksched::testing

@@ -1,0 +1,326 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "cache/snapshot.h"
+#include "framework/framework.h"
+#include "framework/parallelizer.h"
+#include "scheduler/algorithm.h"
+
+namespace ksched {
+namespace {
+
+using framework::Framework;
+using framework::FrameworkError;
+
+class NullRecorder final : public EventRecorder {
+ public:
+  void event(const api::Pod&, std::string_view, std::string_view, std::string_view,
+             std::string) override {}
+};
+
+// A sort plugin, a binder, and configurable filter/score plugins.
+class Sort final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "Sort"; }
+  bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override {
+    return a.timestamp < b.timestamp;
+  }
+};
+
+class Binder final : public BindPlugin {
+ public:
+  std::string_view name() const override { return "Binder"; }
+  Status bind(CycleState&, const api::Pod&, const std::string&) override { return {}; }
+};
+
+// Rejects nodes whose name is listed in args.reject (reason args.reason), scores nodes by
+// args.scores[name].
+class Fake final : public FilterPlugin, public ScorePlugin, public EnqueueExtensions {
+ public:
+  Fake(std::string name, nlohmann::json args) : name_(std::move(name)), args_(std::move(args)) {}
+  std::string_view name() const override { return name_; }
+  Status filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+    if (args_.contains("reject")) {
+      for (const auto& r : args_["reject"]) {
+        if (r == n.name()) {
+          return Status(args_.value("unresolvable", false) ? Code::kUnschedulableAndUnresolvable
+                                                           : Code::kUnschedulable,
+                        {args_.value("reason", std::string("rejected"))});
+        }
+      }
+    }
+    return {};
+  }
+  Status score(const CycleState&, const api::Pod&, const NodeInfo& n, int64_t& s) const override {
+    s = args_.contains("scores") ? args_["scores"].value(n.name(), 0) : 0;
+    return {};
+  }
+  std::vector<ClusterEvent> eventsToRegister() const override {
+    return {ClusterEvent{EventResource::kNode, kAdd, "NodeAdd"}};
+  }
+
+ private:
+  std::string name_;
+  nlohmann::json args_;
+};
+
+Registry testRegistry() {
+  Registry r;
+  r.add("Sort", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
+  r.add("Binder", [](const nlohmann::json&, Handle&) { return std::make_unique<Binder>(); });
+  for (const char* n : {"A", "B", "C"}) {
+    r.add(n, [n](const nlohmann::json& args, Handle&) -> std::unique_ptr<Plugin> {
+      if (args.is_object() && args.contains("bad")) throw PluginArgsError("bad: must not be set");
+      return std::make_unique<Fake>(n, args);
+    });
+  }
+  return r;
+}
+
+config::Profile profile(std::vector<config::PluginRef> multiPoint) {
+  config::Profile p;
+  p.plugins.multiPoint.enabled = std::move(multiPoint);
+  return p;
+}
+
+struct Env {
+  NullRecorder rec;
+  framework::ThreadPoolParallelizer par{4};
+  framework::Services services() {
+    framework::Services s;
+    s.events = &rec;
+    s.parallelizer = &par;
+    return s;
+  }
+};
+
+std::string wiringError(const config::Profile& p) {
+  Env env;
+  try {
+    Framework f(p, testRegistry(), env.services());
+  } catch (const FrameworkError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FrameworkWiringTest, MultiPointExpandsToEveryExtensionPointWithWeights) {
+  Env env;
+  auto p = profile({{"Sort", 0}, {"A", 3}, {"B", 0}, {"Binder", 0}});
+  p.plugins.score.enabled = {{"B", 5}};
+  Framework f(p, testRegistry(), env.services());
+  auto m = f.pluginsPerExtensionPoint();
+  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"B", "A"}));  // explicit override first
+  EXPECT_EQ(m["Score"], (std::vector<std::string>{"B:5", "A:3"}));
+  EXPECT_EQ(m["QueueSort"], (std::vector<std::string>{"Sort"}));
+  EXPECT_EQ(m["Bind"], (std::vector<std::string>{"Binder"}));
+  auto ev = f.enqueueEvents();
+  ASSERT_TRUE(ev.contains("A"));
+  EXPECT_EQ(ev["A"][0].label, "NodeAdd");
+}
+
+TEST(FrameworkWiringTest, DisabledRemovesFromOnePoint) {
+  Env env;
+  auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 0}, {"Binder", 0}});
+  p.plugins.score.disabled = {{"*", 0}};
+  p.plugins.filter.disabled = {{"A", 0}};
+  Framework f(p, testRegistry(), env.services());
+  auto m = f.pluginsPerExtensionPoint();
+  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"B"}));
+  EXPECT_FALSE(m.contains("Score"));
+}
+
+TEST(FrameworkWiringTest, ValidationErrorsNameTheField) {
+  struct Case {
+    const char* name;
+    config::Profile profile;
+    std::string want;
+  };
+  auto noSort = profile({{"A", 0}, {"Binder", 0}});
+  auto twoSorts = profile({{"Sort", 0}, {"Binder", 0}});
+  twoSorts.plugins.queueSort.enabled = {{"Sort", 0}};
+  twoSorts.plugins.queueSort.enabled.push_back({"Sort", 0});
+  auto noBind = profile({{"Sort", 0}});
+  auto unknown = profile({{"Sort", 0}, {"Binder", 0}});
+  unknown.plugins.filter.enabled = {{"A", 0}, {"Nope", 0}};
+  auto badWeight = profile({{"Sort", 0}, {"Binder", 0}});
+  badWeight.plugins.score.enabled = {{"A", 0}, {"B", 101}};
+  auto notAFilter = profile({{"Sort", 0}, {"Binder", 0}});
+  notAFilter.plugins.filter.enabled = {{"Binder", 0}};
+  auto badArgs = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
+  badArgs.pluginConfig = {{"A", {{"bad", 1}}}};
+  auto dupArgs = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
+  dupArgs.pluginConfig = {{"A", nullptr}, {"A", nullptr}};
+  std::vector<Case> cases = {
+      {"no queue sort", noSort, "profiles[0].plugins.queueSort: no queue sort plugin is enabled"},
+      {"two queue sorts", twoSorts, "profiles[0].plugins.queueSort.enabled[1]: plugin \"Sort\" is enabled twice"},
+      {"no bind", noBind, "profiles[0].plugins.bind: at least one bind plugin is needed"},
+      {"unknown", unknown, "profiles[0].plugins.filter.enabled[1]: plugin \"Nope\" does not exist"},
+      {"weight", badWeight, "profiles[0].plugins.score.enabled[1].weight: must be in range [1, 100]"},
+      {"not a filter", notAFilter, "profiles[0].plugins.filter.enabled[0]: plugin \"Binder\" does not extend Filter"},
+      {"bad args", badArgs, "profiles[0].pluginConfig[0].args.bad: must not be set"},
+      {"duplicate args", dupArgs, "profiles[0].pluginConfig[1]: duplicate plugin config for \"A\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string err = wiringError(c.profile);
+    EXPECT_NE(err.find(c.want), std::string::npos) << err;
+  }
+}
+
+TEST(FrameworkWiringTest, DuplicateRegistrationIsRejected) {
+  Registry r = testRegistry();
+  EXPECT_THROW(r.add("A", nullptr), std::invalid_argument);
+  Registry other;
+  other.add("A", nullptr);
+  EXPECT_THROW(r.merge(other), std::invalid_argument);
+  Registry third;
+  third.add("Z", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
+  r.merge(third);
+  EXPECT_NE(r.find("Z"), nullptr);
+}
+
+TEST(NumFeasibleNodesToFindTest, FollowsUpstream) {
+  struct Case {
+    int32_t pct;
+    int nodes;
+    int want;
+  };
+  for (const auto& c : std::vector<Case>{{0, 10, 10},
+                                         {0, 99, 99},
+                                         {0, 500, 230},   // 50 - 4 = 46 %
+                                         {0, 5000, 500},  // 50 - 40 = 10 %
+                                         {0, 6000, 300},  // 50 - 48 = 2 %, raised to 5 %
+                                         {10, 500, 100},  // 50 nodes -> at least 100
+                                         {100, 5000, 5000},
+                                         {30, 1000, 300}}) {
+    SCOPED_TRACE(std::to_string(c.pct) + "% of " + std::to_string(c.nodes));
+    EXPECT_EQ(scheduler::numFeasibleNodesToFind(c.pct, c.nodes), c.want);
+  }
+}
+
+TEST(FitErrorTest, MessageCountsReasonsSortedLikeUpstream) {
+  scheduler::FitError e;
+  e.numAllNodes = 5;
+  e.diagnosis.nodeToStatus["a"] = Status::unschedulable("Insufficient cpu");
+  e.diagnosis.nodeToStatus["b"] = Status::unschedulable("Insufficient cpu");
+  e.diagnosis.nodeToStatus["c"] = Status(Code::kUnschedulable, {"Insufficient cpu", "Insufficient memory"});
+  e.diagnosis.nodeToStatus["d"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
+  e.diagnosis.nodeToStatus["e"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
+  EXPECT_EQ(e.message(),
+            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint "
+            "{k: v}, 3 Insufficient cpu.");
+  e.diagnosis.postFilterMsg = "preemption: not eligible.";
+  EXPECT_EQ(e.message(),
+            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint "
+            "{k: v}, 3 Insufficient cpu. preemption: not eligible.");
+  scheduler::FitError pre;
+  pre.numAllNodes = 3;
+  pre.diagnosis.preFilterMsg = "node(s) didn't match the requested node name";
+  EXPECT_EQ(pre.message(), "0/3 nodes are available: node(s) didn't match the requested node name.");
+}
+
+api::Node node(const std::string& name) {
+  api::Node n;
+  n.metadata.name = name;
+  n.metadata.uid = "uid-" + name;
+  n.status.allocatable["cpu"] = api::Quantity::parse("4");
+  n.status.allocatable["pods"] = api::Quantity::parse("110");
+  return n;
+}
+
+TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
+  Env env;
+  std::vector<NodePtr> nodes;
+  for (const char* n : {"n1", "n2", "n3", "n4"}) nodes.push_back(std::make_shared<api::Node>(node(n)));
+  auto snap = cache::Snapshot::fromForTest({}, nodes);
+  auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 2}, {"Binder", 0}});
+  p.pluginConfig = {{"A", {{"reject", {"n1"}}, {"reason", "nope"}}},
+                    {"B", {{"scores", {{"n2", 10}, {"n3", 40}, {"n4", 30}}}}}};
+  Framework f(p, testRegistry(), env.services());
+  f.setSnapshot(&snap);
+  scheduler::Algorithm algo(42);
+  api::Pod pod;
+  pod.metadata.name = "p";
+  CycleState state;
+  scheduler::ScheduleResult r;
+  scheduler::FitError fe;
+  Status err;
+  ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err), scheduler::Algorithm::Outcome::kScheduled);
+  EXPECT_EQ(r.suggestedHost, "n3");
+  EXPECT_EQ(r.feasibleNodes, 3);
+  EXPECT_EQ(r.evaluatedNodes, 4);
+}
+
+TEST(AlgorithmTest, NoFitGivesDiagnosisWithRejectingPlugins) {
+  Env env;
+  std::vector<NodePtr> nodes;
+  for (const char* n : {"n1", "n2", "n3"}) nodes.push_back(std::make_shared<api::Node>(node(n)));
+  auto snap = cache::Snapshot::fromForTest({}, nodes);
+  auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 0}, {"Binder", 0}});
+  p.pluginConfig = {{"A", {{"reject", {"n1", "n2"}}, {"reason", "Insufficient cpu"}}},
+                    {"B", {{"reject", {"n3"}}, {"reason", "node(s) were unschedulable"}, {"unresolvable", true}}}};
+  Framework f(p, testRegistry(), env.services());
+  f.setSnapshot(&snap);
+  scheduler::Algorithm algo(1);
+  api::Pod pod;
+  CycleState state;
+  scheduler::ScheduleResult r;
+  scheduler::FitError fe;
+  Status err;
+  ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err),
+            scheduler::Algorithm::Outcome::kUnschedulable);
+  EXPECT_EQ(fe.message(), "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.");
+  EXPECT_EQ(fe.diagnosis.unschedulablePlugins, (std::set<std::string, std::less<>>{"A", "B"}));
+}
+
+TEST(AlgorithmTest, NominatedPodsOfHigherPriorityReserveRoom) {
+  Env env;
+  auto n1 = std::make_shared<api::Node>(node("n1"));
+  auto snap = cache::Snapshot::fromForTest({}, {n1});
+  // A filter that rejects nodes holding any pod.
+  Registry r = testRegistry();
+  class Empty final : public FilterPlugin {
+   public:
+    std::string_view name() const override { return "Empty"; }
+    Status filter(const CycleState&, const api::Pod&, const NodeInfo& n) const override {
+      return n.pods().empty() ? Status{} : Status::unschedulable("node(s) not empty");
+    }
+  };
+  r.add("Empty", [](const nlohmann::json&, Handle&) { return std::make_unique<Empty>(); });
+  auto nominated = std::make_shared<api::Pod>();
+  nominated->metadata.uid = "nom";
+  nominated->spec.priority = 100;
+  auto nominatedInfo = std::make_shared<const PodInfo>(nominated);
+  auto services = env.services();
+  services.nominatedPodsForNode = [&](const std::string&) {
+    return std::vector<PodInfoPtr>{nominatedInfo};
+  };
+  Framework f(profile({{"Sort", 0}, {"Empty", 0}, {"Binder", 0}}), r, services);
+  f.setSnapshot(&snap);
+  api::Pod low;
+  low.metadata.uid = "low";
+  low.spec.priority = 10;
+  api::Pod high = low;
+  high.metadata.uid = "high";
+  high.spec.priority = 1000;
+  CycleState state;
+  EXPECT_FALSE(f.runFilterPluginsWithNominatedPods(state, low, *snap.get("n1")).ok());
+  EXPECT_TRUE(f.runFilterPluginsWithNominatedPods(state, high, *snap.get("n1")).ok());
+}
+
+TEST(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {
+  framework::ThreadPoolParallelizer par(4);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::atomic<int>> hits(1000);
+    par.until(1000, [&](int i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+  std::atomic<int> calls{0};
+  par.until(100000, [&](int) { calls.fetch_add(1); }, [&] { return calls.load() >= 10; });
+  EXPECT_LT(calls.load(), 100000);
+}
+
+}  // namespace
+}  // namespace ksched
