@@ -8,10 +8,29 @@ set -euo pipefail
 CACHE=${KSCHED_CACHE:-$HOME/.cache/ksched}
 BIN=$CACHE/k8s-v1.20.2/bin
 WANT=(kube-apiserver kube-scheduler kube-controller-manager)
+# Bumped whenever the patches below change, so cached binaries are rebuilt.
+PATCHLEVEL=1
 
 have_all() {
   local b
   for b in "${WANT[@]}"; do [ -x "$BIN/$b" ] || return 1; done
+  [ "$(cat "$BIN/PATCHLEVEL" 2>/dev/null)" = "$PATCHLEVEL" ]
+}
+
+# The vendored modern-go/reflect2 v1.0.1 declares reflect.mapiterinit with its pre-Go-1.18
+# signature; built with bookworm's Go 1.19, every map that json-iterator walks (pretty-printed
+# answers, e.g. to curl) crashes kube-apiserver. reflect2 v1.0.2 fixed it by passing the
+# iterator in; do the same.
+patch_reflect2() {
+  local d=$1/vendor/github.com/modern-go/reflect2
+  grep -q 'func mapiterinit(rtype unsafe.Pointer, m unsafe.Pointer, it \*hiter)' "$d/unsafe_link.go" && return 0
+  sed -i 's|^func mapiterinit(rtype unsafe.Pointer, m unsafe.Pointer) \*hiter$|func mapiterinit(rtype unsafe.Pointer, m unsafe.Pointer, it *hiter)|' "$d/unsafe_link.go"
+  # The caller now owns the iterator, so it must have the runtime's full layout.
+  perl -0pi -e 's|\t// rest fields are ignored\n\}|\tt           unsafe.Pointer\n\th           unsafe.Pointer\n\tbuckets     unsafe.Pointer\n\tbptr        unsafe.Pointer\n\toverflow    *[]unsafe.Pointer\n\toldoverflow *[]unsafe.Pointer\n\tstartBucket uintptr\n\toffset      uint8\n\twrapped     bool\n\tB           uint8\n\ti           uint8\n\tbucket      uintptr\n\tcheckBucket uintptr\n}|' "$d/unsafe_link.go"
+  grep -q 'checkBucket uintptr' "$d/unsafe_link.go" || { echo "build-k8s: could not patch reflect2" >&2; exit 1; }
+  perl -0pi -e 's|return &UnsafeMapIterator\{\n\t\thiter:      mapiterinit\(type2.rtype, \*\(\*unsafe.Pointer\)\(obj\)\),|var it hiter\n\tmapiterinit(type2.rtype, *(*unsafe.Pointer)(obj), &it)\n\treturn &UnsafeMapIterator{\n\t\thiter:      &it,|' "$d/unsafe_map.go"
+  grep -q 'mapiterinit(type2.rtype, \*(\*unsafe.Pointer)(obj), &it)' "$d/unsafe_map.go" ||
+    { echo "build-k8s: could not patch reflect2" >&2; exit 1; }
 }
 
 if have_all; then
@@ -48,6 +67,8 @@ if [ -z "$tree" ]; then
 fi
 [ -n "$tree" ] || { echo "build-k8s: could not unpack the kubernetes source package" >&2; exit 1; }
 
+patch_reflect2 "$tree"
+
 # Debian builds in GOPATH mode; module mode fails with go 1.19.
 mkdir -p "$tree/.go/src/k8s.io"
 ln -sfn "$tree" "$tree/.go/src/k8s.io/kubernetes"
@@ -63,4 +84,5 @@ for b in "${WANT[@]}"; do
   [ -n "$src" ] || { echo "build-k8s: $b was not built" >&2; exit 1; }
   install -m 0755 "$src" "$BIN/$b"
 done
+echo "$PATCHLEVEL" > "$BIN/PATCHLEVEL"
 echo "$BIN"

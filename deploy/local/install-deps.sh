@@ -11,11 +11,14 @@ PKGS=(
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   # local control plane
-  etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev kubernetes-client
+  etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
 )
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# kubectl for people poking at the local cluster; any kubectl already on the machine will do.
+if ! command -v kubectl >/dev/null 2>&1; then PKGS+=(kubernetes-client); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

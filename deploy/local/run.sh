@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One command from a fresh Debian machine to ksched running against a real local control
-# plane: installs packages, builds the control plane (cached) and ksched, starts etcd and
-# kube-apiserver on loopback, and runs ksched as the scheduler identity until Ctrl-C.
-# The control plane stays up afterwards (`deploy/local/cluster.sh down` stops it).
+# One command from a fresh Debian machine to ksched scheduling on a real local control plane:
+# installs packages, builds the control plane (cached) and ksched, starts etcd and
+# kube-apiserver on loopback, starts ksched as the scheduler identity, creates three nodes and
+# six pods, and shows where the pods were bound. ksched keeps running until Ctrl-C; the control
+# plane stays up afterwards (`deploy/local/cluster.sh down` stops it).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -11,5 +12,32 @@ cmake -S "$ROOT" -B "$ROOT/build" >/dev/null
 cmake --build "$ROOT/build" -j"$(nproc)" --target ksched
 "$ROOT/deploy/local/cluster.sh" up
 eval "$("$ROOT/deploy/local/cluster.sh" env)"
-echo "ksched: running; try: kubectl --kubeconfig $KUBECONFIG get nodes   (Ctrl-C stops ksched)"
-exec "$ROOT/build/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" "$@"
+
+SERVER=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
+TOKEN=$(awk '/token:/ {print $2; exit}' "$KUBECONFIG")
+api() {  # api METHOD PATH [JSON]
+  curl -sS --cacert "$KSCHED_CLUSTER_DIR/pki/ca.crt" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' -X "$1" "$SERVER$2" ${3:+-d "$3"}
+}
+
+"$ROOT/build/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" "$@" &
+KSCHED_PID=$!
+trap 'kill -TERM $KSCHED_PID 2>/dev/null; wait $KSCHED_PID' INT TERM
+
+for i in 1 2 3; do
+  api POST /api/v1/nodes "{\"metadata\":{\"name\":\"demo-node-$i\",\"labels\":{\"kubernetes.io/hostname\":\"demo-node-$i\"}},
+    \"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},
+                \"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}" >/dev/null
+done
+for i in 1 2 3 4 5 6; do
+  api POST /api/v1/namespaces/default/pods "{\"metadata\":{\"name\":\"demo-$i-$RANDOM\"},
+    \"spec\":{\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\",
+    \"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"}}}]}}" >/dev/null
+done
+sleep 2
+echo
+echo "pods in namespace default (pod -> node):"
+api GET /api/v1/namespaces/default/pods | jq -r '.items[] | "  \(.metadata.name) -> \(.spec.nodeName // "(pending)")"'
+echo
+echo "ksched is running (pid $KSCHED_PID); Ctrl-C stops it. Try: KUBECONFIG=$KUBECONFIG kubectl get pods -o wide"
+wait $KSCHED_PID

@@ -1,0 +1,109 @@
+// Micro benchmarks of the scheduling hot path (Google Benchmark). Figures are printed, never
+// asserted; docs/performance.md records them next to kube-scheduler's.
+#include <benchmark/benchmark.h>
+
+#include <thread>
+
+#include "api/quantity.h"
+#include "cache/cache.h"
+#include "cache/snapshot.h"
+#include "config/profile.h"
+#include "framework/framework.h"
+#include "framework/parallelizer.h"
+#include "plugins/registry.h"
+#include "scheduler/algorithm.h"
+
+namespace ksched {
+namespace {
+
+class NullRecorder final : public EventRecorder {
+ public:
+  void event(const api::Pod&, std::string_view, std::string_view, std::string_view,
+             std::string) override {}
+};
+
+NodePtr makeNode(int i) {
+  auto n = std::make_shared<api::Node>();
+  n->metadata.name = "node-" + std::to_string(i);
+  n->metadata.uid = "node-uid-" + std::to_string(i);
+  n->metadata.labels = {{"kubernetes.io/hostname", n->metadata.name},
+                        {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}};
+  for (auto* list : {&n->status.allocatable, &n->status.capacity}) {
+    (*list)["cpu"] = api::Quantity::parse("32");
+    (*list)["memory"] = api::Quantity::parse("128Gi");
+    (*list)["pods"] = api::Quantity::parse("110");
+  }
+  return n;
+}
+
+PodPtr makePod(const std::string& name, const std::string& node) {
+  auto p = std::make_shared<api::Pod>();
+  p->metadata.name = name;
+  p->metadata.namespace_ = "bench";
+  p->metadata.uid = "uid-" + name;
+  p->spec.nodeName = node;
+  api::Container c;
+  c.name = "c";
+  c.resources.requests["cpu"] = api::Quantity::parse("100m");
+  c.resources.requests["memory"] = api::Quantity::parse("128Mi");
+  p->spec.containers.push_back(std::move(c));
+  return p;
+}
+
+// One full scheduling cycle (PreFilter, Filter over the adaptive share of nodes, PreScore,
+// Score, select) with the default profile, over `nodes` nodes holding 10 pods each.
+void BM_SchedulingCycle(benchmark::State& state) {
+  const int numNodes = static_cast<int>(state.range(0));
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  for (int i = 0; i < numNodes; ++i) {
+    nodes.push_back(makeNode(i));
+    for (int k = 0; k < 10; ++k) {
+      pods.push_back(makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
+    }
+  }
+  auto snap = cache::Snapshot::fromForTest(pods, nodes);
+  NullRecorder rec;
+  framework::ThreadPoolParallelizer par(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  framework::Services services;
+  services.events = &rec;
+  services.parallelizer = &par;
+  framework::Framework fwk(config::defaultProfile(), plugins::inTreeRegistry(), services);
+  fwk.setSnapshot(&snap);
+  scheduler::Algorithm algo(7);
+  auto incoming = makePod("incoming", "");
+  int64_t feasible = 0;
+  for (auto _ : state) {
+    CycleState cs;
+    scheduler::ScheduleResult r;
+    scheduler::FitError fe;
+    Status err;
+    auto outcome = algo.schedulePod(fwk, cs, *incoming, snap, 0, r, fe, err);
+    if (outcome != scheduler::Algorithm::Outcome::kScheduled) state.SkipWithError("not scheduled");
+    feasible += r.feasibleNodes;
+    benchmark::DoNotOptimize(r.suggestedHost);
+  }
+  state.counters["feasible_per_cycle"] =
+      benchmark::Counter(static_cast<double>(feasible) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_SchedulingCycle)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Cache::updateSnapshot after one pod changed, on 5000 nodes: the incremental copy.
+void BM_UpdateSnapshotOneChange(benchmark::State& state) {
+  cache::Cache cache;
+  for (int i = 0; i < 5000; ++i) cache.addNode(makeNode(i));
+  for (int i = 0; i < 5000; ++i) (void)cache.addPod(makePod("p" + std::to_string(i), "node-" + std::to_string(i)));
+  cache::Snapshot snap;
+  cache.updateSnapshot(snap);
+  int n = 0;
+  for (auto _ : state) {
+    (void)cache.addPod(makePod("extra-" + std::to_string(n), "node-" + std::to_string(n % 5000)));
+    ++n;
+    benchmark::DoNotOptimize(cache.updateSnapshot(snap));
+  }
+}
+BENCHMARK(BM_UpdateSnapshotOneChange)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace ksched

@@ -1,0 +1,164 @@
+// End-to-end load for a scheduler running against a real apiserver, in the style of upstream's
+// scheduler_perf SchedulingBasic: create nodes, then "init" pods, then the measured pods from
+// `--clients` parallel clients, and time how long until every measured pod is bound.
+//
+//   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
+//
+// Prints one line of key=value figures. The scheduler under test is started by the caller
+// (tests/perf/e2e.sh), which also measures its CPU and memory.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/config.h"
+#include "client/rest_client.h"
+
+namespace {
+
+using namespace ksched;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string kubeconfig;
+  int nodes = 500;
+  int initPods = 500;
+  int pods = 2000;
+  int clients = 16;
+  std::string ns = "perf";
+  std::string schedulerName = "default-scheduler";
+  int timeoutSeconds = 600;
+};
+
+nlohmann::json node(int i) {
+  std::string name = "perf-node-" + std::to_string(i);
+  nlohmann::json res = {{"cpu", "4"}, {"memory", "32Gi"}, {"pods", "110"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"labels",
+             {{"kubernetes.io/hostname", name},
+              {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}}}}},
+          {"status", {{"capacity", res}, {"allocatable", res}}}};
+}
+
+nlohmann::json pod(const Args& a, const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", a.ns}}},
+          {"spec",
+           {{"schedulerName", a.schedulerName},
+            {"terminationGracePeriodSeconds", 0},
+            {"containers",
+             {{{"name", "pause"},
+               {"image", "registry.k8s.io/pause:3.9"},
+               {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "500Mi"}}}}}}}}}}};
+}
+
+void parallel(int n, int threads, const std::function<void(int)>& fn) {
+  std::atomic<int> next{0};
+  std::vector<std::jthread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&] {
+      for (int i; (i = next.fetch_add(1)) < n;) fn(i);
+    });
+  }
+}
+
+int countBound(client::RestClient& c, const std::string& ns) {
+  int bound = 0;
+  for (const auto& p : c.list("/api/v1/namespaces/" + ns + "/pods", {.limit = 1000}).items) {
+    if (!p["spec"].value("nodeName", "").empty()) ++bound;
+  }
+  return bound;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--kubeconfig") a.kubeconfig = v;
+    else if (k == "--nodes") a.nodes = std::stoi(v);
+    else if (k == "--init-pods") a.initPods = std::stoi(v);
+    else if (k == "--pods") a.pods = std::stoi(v);
+    else if (k == "--clients") a.clients = std::stoi(v);
+    else if (k == "--namespace") a.ns = v;
+    else if (k == "--scheduler-name") a.schedulerName = v;
+    else if (k == "--timeout") a.timeoutSeconds = std::stoi(v);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  client::Config cfg = client::loadKubeconfig(a.kubeconfig);
+  cfg.qps = 100000;
+  cfg.burst = 100000;
+  client::RestClient c(cfg);
+  try {
+    c.post("/api/v1/namespaces", {{"metadata", {{"name", a.ns}}}});
+  } catch (const client::ApiError& e) {
+    if (!e.isConflict()) throw;
+  }
+  parallel(a.nodes, a.clients, [&](int i) { c.post("/api/v1/nodes", node(i)); });
+  parallel(a.initPods, a.clients, [&](int i) {
+    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "init-" + std::to_string(i)));
+  });
+  auto deadline = Clock::now() + std::chrono::seconds(a.timeoutSeconds);
+  while (countBound(c, a.ns) < a.initPods) {
+    if (Clock::now() > deadline) return std::fprintf(stderr, "init pods not bound\n"), 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::printf("phase=measure\n");
+  std::fflush(stdout);
+
+  // Watch for bindings while the measured pods are created.
+  auto rv = c.list("/api/v1/namespaces/" + a.ns + "/pods", {.limit = 1}).resourceVersion;
+  std::atomic<int> bound{0};
+  std::atomic<int64_t> lastBoundNs{0};
+  std::stop_source stop;
+  const auto t0 = Clock::now();
+  std::jthread watcher([&] {
+    std::string from = rv;
+    std::set<std::string> seen;
+    while (!stop.stop_requested() && bound.load() < a.pods) {
+      try {
+        c.watch("/api/v1/namespaces/" + a.ns + "/pods", {.resourceVersion = from, .timeoutSeconds = 60},
+                [&](client::WatchEvent&& ev) {
+                  from = ev.object["metadata"].value("resourceVersion", from);
+                  const std::string name = ev.object["metadata"].value("name", "");
+                  if (name.rfind("m-", 0) == 0 && !ev.object["spec"].value("nodeName", "").empty() &&
+                      seen.insert(name).second) {
+                    lastBoundNs = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+                    if (bound.fetch_add(1) + 1 >= a.pods) return false;
+                  }
+                  return true;
+                },
+                stop.get_token());
+      } catch (const client::ApiError& e) {
+        std::fprintf(stderr, "watch: %s\n", e.what());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  });
+  parallel(a.pods, a.clients, [&](int i) {
+    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i)));
+  });
+  const double createSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  while (bound.load() < a.pods && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop.request_stop();
+  watcher.join();
+  const double seconds = static_cast<double>(lastBoundNs.load()) / 1e9;
+  std::printf("nodes=%d init_pods=%d pods=%d bound=%d create_s=%.2f seconds=%.2f pods_per_s=%.1f\n",
+              a.nodes, a.initPods, a.pods, bound.load(), createSeconds, seconds,
+              seconds > 0 ? bound.load() / seconds : 0.0);
+  return bound.load() == a.pods ? 0 : 1;
+}
