@@ -24,6 +24,8 @@ struct Flags {
   std::string kubeconfig;
   std::string master;
   int verbosity = 0;
+  double qps = 50;  // kube-scheduler's clientConnection defaults
+  int burst = 100;
 };
 
 void usage() {
@@ -33,6 +35,8 @@ void usage() {
       "  --kubeconfig string   path to a kubeconfig (default: in-cluster, then $KUBECONFIG,\n"
       "                        then ~/.kube/config)\n"
       "  --master string       the address of the Kubernetes API server (overrides kubeconfig)\n"
+      "  --kube-api-qps float  QPS to use while talking with kube-apiserver (default 50)\n"
+      "  --kube-api-burst int  burst to use while talking with kube-apiserver (default 100)\n"
       "  -v, --v int           log verbosity (0 quiet ... 4 per-pod ... 10 everything)\n"
       "  --version             print the version and exit\n"
       "  -h, --help            this help");
@@ -71,6 +75,17 @@ int parseFlags(int argc, char** argv, Flags& f) {
       if (!take(f.kubeconfig)) return std::fprintf(stderr, "--kubeconfig: needs a value\n"), 1;
     } else if (name == "master") {
       if (!take(f.master)) return std::fprintf(stderr, "--master: needs a value\n"), 1;
+    } else if (name == "kube-api-qps" || name == "kube-api-burst") {
+      if (!take(v)) return std::fprintf(stderr, "--%s: needs a value\n", name.c_str()), 1;
+      try {
+        if (name == "kube-api-qps") {
+          f.qps = std::stod(v);
+        } else {
+          f.burst = std::stoi(v);
+        }
+      } catch (const std::exception&) {
+        return std::fprintf(stderr, "--%s: \"%s\" is not a number\n", name.c_str(), v.c_str()), 1;
+      }
     } else if (name == "v") {
       if (!take(v)) return std::fprintf(stderr, "-v: needs a value\n"), 1;
       try {
@@ -127,6 +142,8 @@ int main(int argc, char** argv) {
     spdlog::error("{}", e.what());
     return 1;
   }
+  cfg.qps = flags.qps;
+  cfg.burst = flags.burst;
   client::RestClient rest(cfg);
   try {
     auto v = rest.get("/version");

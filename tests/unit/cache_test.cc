@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "cache/snapshot.h"
-#include "cache/testing.h"
+#include "cache/testutil.h"
 
 namespace ksched::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::NodeBuilder;
-using testing::PodBuilder;
+using testutil::NodeBuilder;
+using testutil::PodBuilder;
 using Clock = Cache::Clock;
 
 class CacheTest : public ::testing::Test {

@@ -111,8 +111,8 @@ TEST(FrameworkWiringTest, MultiPointExpandsToEveryExtensionPointWithWeights) {
   p.plugins.score.enabled = {{"B", 5}};
   Framework f(p, testRegistry(), env.services());
   auto m = f.pluginsPerExtensionPoint();
-  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"B", "A"}));  // explicit override first
-  EXPECT_EQ(m["Score"], (std::vector<std::string>{"B:5", "A:3"}));
+  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"A", "B"}));  // multiPoint order
+  EXPECT_EQ(m["Score"], (std::vector<std::string>{"B:5", "A:3"}));  // explicit override first
   EXPECT_EQ(m["QueueSort"], (std::vector<std::string>{"Sort"}));
   EXPECT_EQ(m["Bind"], (std::vector<std::string>{"Binder"}));
   auto ev = f.enqueueEvents();
@@ -171,9 +171,12 @@ TEST(FrameworkWiringTest, ValidationErrorsNameTheField) {
 
 TEST(FrameworkWiringTest, DuplicateRegistrationIsRejected) {
   Registry r = testRegistry();
-  EXPECT_THROW(r.add("A", nullptr), std::invalid_argument);
+  auto sort = [](const nlohmann::json&, Handle&) -> std::unique_ptr<Plugin> {
+    return std::make_unique<Sort>();
+  };
+  EXPECT_THROW(r.add("A", sort), std::invalid_argument);
   Registry other;
-  other.add("A", nullptr);
+  other.add("A", sort);
   EXPECT_THROW(r.merge(other), std::invalid_argument);
   Registry third;
   third.add("Z", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });

@@ -7,13 +7,13 @@
 
 #include <ksched/node_info.h>
 
-#include "cache/testing.h"
+#include "cache/testutil.h"
 
 namespace ksched {
 namespace {
 
-using cache::testing::NodeBuilder;
-using cache::testing::PodBuilder;
+using cache::testutil::NodeBuilder;
+using cache::testutil::PodBuilder;
 
 constexpr int64_t kMi = 1024 * 1024;
 

@@ -8,7 +8,7 @@
 
 #include "cache/cache.h"
 #include "cache/node_tree.h"
-#include "cache/testing.h"
+#include "cache/testutil.h"
 
 namespace ksched::cache {
 namespace {
@@ -16,8 +16,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
-using testing::NodeBuilder;
-using testing::PodBuilder;
+using testutil::NodeBuilder;
+using testutil::PodBuilder;
 
 std::vector<std::string> names(const std::vector<const NodeInfo*>& infos) {
   std::vector<std::string> out;

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# End-to-end comparison against a real local apiserver: ksched and kube-scheduler v1.20.2 (built
+# from the same Debian source as the apiserver), each on a fresh control plane, each with client
+# QPS/burst 5000, under the same load (tests/perf/e2e_load.cc: scheduler_perf SchedulingBasic
+# style, 16 parallel creating clients). Prints pods/s, scheduler CPU seconds, CPU ms per pod
+# and peak RSS for each, and the ratios.
+#
+#   tests/perf/e2e.sh [nodes] [init-pods] [pods]      (default 500 500 2000)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NODES=${1:-500}
+INIT=${2:-500}
+PODS=${3:-2000}
+BUILD=${KSCHED_BUILD_DIR:-$ROOT/build}
+export KSCHED_APISERVER_PORT=${KSCHED_PERF_PORT:-26443}
+export KSCHED_ETCD_PORT=${KSCHED_PERF_ETCD_PORT:-22379}
+export KSCHED_CLUSTER_DIR=/tmp/ksched-perf-$KSCHED_APISERVER_PORT
+CLUSTER=$ROOT/deploy/local/cluster.sh
+
+"$ROOT/deploy/local/install-deps.sh" >/dev/null
+K8S_BIN=$("$ROOT/deploy/local/build-k8s.sh" | tail -n 1)
+cmake -S "$ROOT" -B "$BUILD" >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target ksched ksched_e2e_load >/dev/null
+
+ticks=$(getconf CLK_TCK)
+cpu_seconds() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
+peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+run_one() {
+  local name=$1; shift
+  "$CLUSTER" down >/dev/null 2>&1 || true
+  "$CLUSTER" up >/dev/null
+  "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
+  local pid=$!
+  sleep 2
+  local out
+  out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
+        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 | tail -n 1)
+  local cpu rss
+  cpu=$(cpu_seconds $pid)
+  rss=$(peak_rss_mib $pid)
+  kill -TERM $pid; wait $pid 2>/dev/null || true
+  "$CLUSTER" down >/dev/null
+  local pps
+  pps=$(sed -n 's/.*pods_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+  local msPerPod
+  msPerPod=$(awk -v c="$cpu" -v n=$((INIT + PODS)) 'BEGIN {printf "%.2f", c * 1000 / n}')
+  printf '%-16s pods/s %8s   cpu_s %7s   cpu_ms/pod %6s   peak_rss_MiB %5s   (%s)\n' \
+    "$name" "$pps" "$cpu" "$msPerPod" "$rss" "$out"
+  eval "${name//-/_}_pps=$pps ${name//-/_}_cpu=$cpu ${name//-/_}_rss=$rss"
+}
+
+cat > "/tmp/ksched-perf-kube-scheduler.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $KSCHED_CLUSTER_DIR/scheduler.kubeconfig
+  qps: 5000
+  burst: 5000
+leaderElection:
+  leaderElect: false
+YAML
+
+echo "e2e: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
+run_one ksched "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
+  --kube-api-qps 5000 --kube-api-burst 5000
+run_one kube-scheduler "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
+  --port 0 --secure-port 0 --v 0
+awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
+    -v e="$ksched_rss" -v f="$kube_scheduler_rss" 'BEGIN {
+  printf "ratios ksched/kube-scheduler: pods/s %.2f, cpu %.2f, peak rss %.2f\n", a / b, c / d, e / f }'
