@@ -3,14 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
-#include <string>
-
-#include <unistd.h>
-
 #include <random>
+#include <string>
 
 #include "client/config.h"
 #include "client/rest_client.h"
@@ -160,8 +158,8 @@ int main(int argc, char** argv) {
   opts.instanceId = instanceId();
   std::unique_ptr<scheduler::Scheduler> sched;
   try {
-    sched = std::make_unique<scheduler::Scheduler>(rest, eventsRest, plugins::inTreeRegistry(),
-                                                   opts);
+    sched =
+        std::make_unique<scheduler::Scheduler>(rest, eventsRest, plugins::inTreeRegistry(), opts);
   } catch (const framework::FrameworkError& e) {
     spdlog::error("invalid configuration:\n{}", e.what());
     return 1;
@@ -170,8 +168,8 @@ int main(int argc, char** argv) {
     spdlog::error("informers did not sync within 60 s");
     return 1;
   }
-  spdlog::info("synced: {} nodes, {} pods; scheduling pods of schedulerName {}",
-               sched->nodeCount(), sched->podCount(), config::kDefaultSchedulerName);
+  spdlog::info("synced: {} nodes, {} pods; scheduling pods of schedulerName {}", sched->nodeCount(),
+               sched->podCount(), config::kDefaultSchedulerName);
   sched->startScheduling();
 
   int sig = 0;

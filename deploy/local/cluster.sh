@@ -82,46 +82,33 @@ EXT
 
 b64() { base64 -w0 < "$1"; }
 
-write_kubeconfigs() {
-  local server="https://127.0.0.1:$PORT" ca
-  ca=$(b64 "$PKI/ca.crt")
-  cat > "$DIR/admin.kubeconfig" <<KC
+# kubeconfig NAME USER-FIELDS: writes $DIR/NAME.kubeconfig for the local cluster.
+kubeconfig() {
+  cat > "$DIR/$1.kubeconfig" <<KC
 apiVersion: v1
 kind: Config
 clusters:
 - name: local
   cluster:
-    server: $server
-    certificate-authority-data: $ca
+    server: https://127.0.0.1:$PORT
+    certificate-authority-data: $(b64 "$PKI/ca.crt")
 users:
-- name: admin
+- name: $1
   user:
-    token: $(cat "$PKI/admin.token")
+$2
 contexts:
 - name: local
-  context: {cluster: local, user: admin}
+  context: {cluster: local, user: $1}
 current-context: local
 KC
+}
+
+write_kubeconfigs() {
+  kubeconfig admin "    token: $(cat "$PKI/admin.token")"
   local who
   for who in scheduler nobody; do
-    cat > "$DIR/$who.kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster:
-    server: $server
-    certificate-authority-data: $ca
-users:
-- name: $who
-  user:
-    client-certificate-data: $(b64 "$PKI/$who.crt")
-    client-key-data: $(b64 "$PKI/$who.key")
-contexts:
-- name: local
-  context: {cluster: local, user: $who}
-current-context: local
-KC
+    kubeconfig "$who" "    client-certificate-data: $(b64 "$PKI/$who.crt")
+    client-key-data: $(b64 "$PKI/$who.key")"
   done
   chmod 600 "$DIR"/*.kubeconfig
 }

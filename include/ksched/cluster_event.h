@@ -60,7 +60,8 @@ inline const ClusterEvent kNodeAdd{EventResource::kNode, kAdd, "NodeAdd"};
 inline const ClusterEvent kAssignedPodAdd{EventResource::kPod, kAdd, "AssignedPodAdd"};
 inline const ClusterEvent kAssignedPodUpdate{EventResource::kPod, kUpdate, "AssignedPodUpdate"};
 inline const ClusterEvent kAssignedPodDelete{EventResource::kPod, kDelete, "AssignedPodDelete"};
-inline const ClusterEvent kUnschedulableTimeout{EventResource::kWildcard, kAll, "UnschedulableTimeout"};
+inline const ClusterEvent kUnschedulableTimeout{EventResource::kWildcard, kAll,
+                                                "UnschedulableTimeout"};
 inline const ClusterEvent kForceActivate{EventResource::kWildcard, kAll, "ForceActivate"};
 }  // namespace events
 

@@ -85,7 +85,8 @@ class NodeInfo {
   }
   // Sum of the pods' effective requests.
   [[nodiscard]] const api::Resource& requested() const noexcept { return requested_; }
-  // Same with the 100m / 200Mi defaults for pods that request nothing (used by scoring).
+  // Same with the 100m / 200Mi defaults for pods that request nothing (used by scoring);
+  // cpu and memory only, the other fields stay zero (upstream NonZeroRequested).
   [[nodiscard]] const api::Resource& nonZeroRequested() const noexcept { return nonZeroRequested_; }
   [[nodiscard]] const api::Resource& allocatable() const noexcept { return allocatable_; }
   [[nodiscard]] const HostPortInfo& usedPorts() const noexcept { return usedPorts_; }

@@ -6,11 +6,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
@@ -27,7 +26,8 @@ class PluginArgsError : public std::runtime_error {
 
 // Builds a plugin from its args (JSON null when the profile has no pluginConfig for it: use
 // defaults). Decodes and validates the args, throwing PluginArgsError. Called once at start-up.
-using PluginFactory = std::function<std::unique_ptr<Plugin>(const nlohmann::json& args, Handle& handle)>;
+using PluginFactory =
+    std::function<std::unique_ptr<Plugin>(const nlohmann::json& args, Handle& handle)>;
 
 class Registry {
  public:

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-#include <nlohmann/json.hpp>
 
 namespace ksched::plugins {
 

@@ -14,8 +14,8 @@ namespace {
 
 std::string got(const nlohmann::json& v) { return std::string("got ") + v.type_name(); }
 
-bool readInteger(const nlohmann::json& j, std::string_view key, const std::string& path,
-                 int64_t lo, int64_t hi, int64_t& out) {
+bool readInteger(const nlohmann::json& j, std::string_view key, const std::string& path, int64_t lo,
+                 int64_t hi, int64_t& out) {
   const nlohmann::json* v = member(j, key);
   if (v == nullptr) return false;
   const std::string p = childPath(path, key);

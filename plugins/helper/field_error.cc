@@ -39,7 +39,9 @@ std::string regexError(std::string_view msg, std::string_view fmt,
   return out;
 }
 
-std::string maxLenError(size_t n) { return "must be no more than " + std::to_string(n) + " characters"; }
+std::string maxLenError(size_t n) {
+  return "must be no more than " + std::to_string(n) + " characters";
+}
 
 bool fullMatch(std::string_view s, std::string_view pattern) {
   const std::regex re{std::string(pattern)};
@@ -53,10 +55,10 @@ std::vector<std::string> qualifiedNameErrors(std::string_view value) {
   std::string_view name = value;
   if (slash != std::string_view::npos) {
     if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " +
-                     regexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                {"MyName", "my.name", "123-abc"}) +
-                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+      errs.push_back(
+          "a qualified name " +
+          regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
       return errs;
     }
     const std::string_view prefix = value.substr(0, slash);
@@ -91,16 +93,25 @@ std::string quote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
-        if (c >= 0x20 && c < 0x7f) {
+        // Printable ASCII and UTF-8 bytes pass through (Go prints valid runes as they are).
+        if ((c >= 0x20 && c < 0x7f) || c >= 0x80) {
           out += static_cast<char>(c);
-        } else if (c >= 0x80) {
-          out += static_cast<char>(c);  // UTF-8 passes through, as Go prints valid runes
         } else {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -141,7 +152,8 @@ FieldError required(std::string field, std::string_view detail) {
 
 std::vector<FieldError> validateLabelName(std::string_view value, const std::string& field) {
   std::vector<FieldError> out;
-  for (const std::string& msg : qualifiedNameErrors(value)) out.push_back(invalid(field, value, msg));
+  for (const std::string& msg : qualifiedNameErrors(value))
+    out.push_back(invalid(field, value, msg));
   return out;
 }
 

@@ -1,8 +1,9 @@
 // Plugin-args validation errors worded like upstream apimachinery field.Error, so that a bad
 // config reads the same as with kube-scheduler:
-//   scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range (0, 100]
-//   scoringStrategy.type: Unsupported value: "Foo": supported values: "LeastAllocated", ...
-//   scoringStrategy.shape: Required value: at least one point must be specified
+//   scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid
+//   range (0, 100] scoringStrategy.type: Unsupported value: "Foo": supported values:
+//   "LeastAllocated", ... scoringStrategy.shape: Required value: at least one point must be
+//   specified
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,8 @@ struct FieldError {
 // Go's %q of a string (printable ASCII kept, quotes and backslashes escaped, the rest \xNN).
 [[nodiscard]] std::string quote(std::string_view s);
 
-[[nodiscard]] FieldError invalid(std::string field, std::string_view value, std::string_view detail);
+[[nodiscard]] FieldError invalid(std::string field, std::string_view value,
+                                 std::string_view detail);
 [[nodiscard]] FieldError invalid(std::string field, int64_t value, std::string_view detail);
 [[nodiscard]] FieldError notSupported(std::string field, std::string_view value,
                                       const std::vector<std::string>& supported);

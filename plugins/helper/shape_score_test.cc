@@ -10,8 +10,8 @@ TEST(BrokenLinearFunctionTest, InterpolatesBetweenPoints) {
   struct {
     int64_t p;
     int64_t want;
-  } cases[] = {{-10, 1}, {0, 1}, {10, 1}, {12, 1}, {13, 1}, {15, 2}, {16, 2}, {19, 2},
-               {20, 3}, {27, 4}, {30, 5}, {31, 5}, {100, 5}};
+  } cases[] = {{-10, 1}, {0, 1},  {10, 1}, {12, 1}, {13, 1}, {15, 2}, {16, 2},
+               {19, 2},  {20, 3}, {27, 4}, {30, 5}, {31, 5}, {100, 5}};
   for (const auto& c : cases) EXPECT_EQ(f(c.p), c.want) << "p=" << c.p;
 }
 

@@ -1,7 +1,8 @@
 #include "plugins/node_resources_fit/fit_args.h"
 
-#include <ksched/registry.h>
 #include <nlohmann/json.hpp>
+
+#include <ksched/registry.h>
 
 #include "api/resources.h"
 #include "plugins/helper/args_json.h"
@@ -86,8 +87,8 @@ std::vector<helper::FieldError> validateFunctionShape(
   }
   const std::string utilizationRange = "not in valid range [" + std::to_string(kMinUtilization) +
                                        ", " + std::to_string(kMaxUtilization) + "]";
-  const std::string scoreRange = "not in valid range [" + std::to_string(kMinScore) + ", " +
-                                 std::to_string(kMaxScore) + "]";
+  const std::string scoreRange =
+      "not in valid range [" + std::to_string(kMinScore) + ", " + std::to_string(kMaxScore) + "]";
   for (size_t i = 0; i < shape.size(); ++i) {
     const UtilizationShapePoint& p = shape[i];
     if (p.utilization < kMinUtilization || p.utilization > kMaxUtilization) {
@@ -95,8 +96,7 @@ std::vector<helper::FieldError> validateFunctionShape(
                                      utilizationRange));
     }
     if (p.score < kMinScore || p.score > kMaxScore) {
-      errs.push_back(
-          helper::invalid(childPath(indexPath(path, i), "score"), p.score, scoreRange));
+      errs.push_back(helper::invalid(childPath(indexPath(path, i), "score"), p.score, scoreRange));
     }
   }
   return errs;
@@ -142,17 +142,16 @@ std::vector<helper::FieldError> NodeResourcesFitArgs::validationErrors() const {
   const ScoringStrategy& s = scoringStrategy;
   if (s.type != kLeastAllocated && s.type != kMostAllocated &&
       s.type != kRequestedToCapacityRatio) {
-    errs.push_back(helper::notSupported(
-        "scoringStrategy.type", s.type,
-        {std::string(kLeastAllocated), std::string(kMostAllocated),
-         std::string(kRequestedToCapacityRatio)}));
+    errs.push_back(helper::notSupported("scoringStrategy.type", s.type,
+                                        {std::string(kLeastAllocated), std::string(kMostAllocated),
+                                         std::string(kRequestedToCapacityRatio)}));
   }
   for (size_t i = 0; i < s.resources.size(); ++i) {
     const ResourceSpec& r = s.resources[i];
     if (r.weight <= 0 || r.weight > 100) {
-      errs.push_back(helper::invalid(
-          childPath(indexPath("scoringStrategy.resources", i), "weight"), r.weight,
-          "resource weight of " + r.name + " not in valid range (0, 100]"));
+      errs.push_back(
+          helper::invalid(childPath(indexPath("scoringStrategy.resources", i), "weight"), r.weight,
+                          "resource weight of " + r.name + " not in valid range (0, 100]"));
     }
   }
   // Upstream reports shape errors under "scoringStrategy.shape".

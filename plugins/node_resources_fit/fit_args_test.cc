@@ -2,10 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <ksched/registry.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 namespace {
@@ -25,8 +26,7 @@ TEST(NodeResourcesFitArgsTest, NullIsDefaults) {
   EXPECT_TRUE(args.ignoredResources.empty());
   EXPECT_TRUE(args.ignoredResourceGroups.empty());
   EXPECT_EQ(args.scoringStrategy.type, "LeastAllocated");
-  EXPECT_EQ(args.scoringStrategy.resources,
-            (std::vector<ResourceSpec>{{"cpu", 1}, {"memory", 1}}));
+  EXPECT_EQ(args.scoringStrategy.resources, (std::vector<ResourceSpec>{{"cpu", 1}, {"memory", 1}}));
   EXPECT_FALSE(args.scoringStrategy.requestedToCapacityRatio);
   EXPECT_TRUE(args.validationErrors().empty());
 }
@@ -34,8 +34,7 @@ TEST(NodeResourcesFitArgsTest, NullIsDefaults) {
 TEST(NodeResourcesFitArgsTest, V1Defaulting) {
   NodeResourcesFitArgs args = decode(R"({"scoringStrategy": {"type": "MostAllocated"}})");
   EXPECT_EQ(args.scoringStrategy.type, "MostAllocated");
-  EXPECT_EQ(args.scoringStrategy.resources,
-            (std::vector<ResourceSpec>{{"cpu", 1}, {"memory", 1}}));
+  EXPECT_EQ(args.scoringStrategy.resources, (std::vector<ResourceSpec>{{"cpu", 1}, {"memory", 1}}));
 
   args = decode(R"({"scoringStrategy": {"type": "LeastAllocated",
                     "resources": [{"name": "cpu"}, {"name": "memory", "weight": 0},
@@ -130,7 +129,8 @@ TEST_P(NodeResourcesFitArgsValidationTest, Errors) {
 INSTANTIATE_TEST_SUITE_P(
     Table, NodeResourcesFitArgsValidationTest,
     ::testing::Values(
-        ValidationCase{"valid", R"({"ignoredResources": ["example.com/aaa", "aaa"],
+        ValidationCase{"valid",
+                       R"({"ignoredResources": ["example.com/aaa", "aaa"],
                                     "ignoredResourceGroups": ["example.com"]})",
                        {}},
         ValidationCase{"ignoredResourceNotQualifiedName",
@@ -141,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
                         "or '123-abc', regex used for validation is "
                         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
                         "subdomain prefix and '/' (e.g. 'example.com/MyName')"}},
-        ValidationCase{"ignoredResourceBadPrefix", R"({"ignoredResources": ["Example.com/aaa"]})",
+        ValidationCase{"ignoredResourceBadPrefix",
+                       R"({"ignoredResources": ["Example.com/aaa"]})",
                        {"ignoredResources[0]: Invalid value: \"Example.com/aaa\": prefix part a "
                         "lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                         "characters, '-' or '.', and must start and end with an alphanumeric "
@@ -151,10 +152,12 @@ INSTANTIATE_TEST_SUITE_P(
                        R"({"ignoredResourceGroups": ["example.com/aaa"]})",
                        {"ignoredResourceGroups[0]: Invalid value: \"example.com/aaa\": resource "
                         "group name can't contain '/'"}},
-        ValidationCase{"unsupportedType", R"({"scoringStrategy": {"type": "Foo"}})",
+        ValidationCase{"unsupportedType",
+                       R"({"scoringStrategy": {"type": "Foo"}})",
                        {"scoringStrategy.type: Unsupported value: \"Foo\": supported values: "
                         "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""}},
-        ValidationCase{"missingType", R"({"scoringStrategy": {"resources": [{"name": "cpu"}]}})",
+        ValidationCase{"missingType",
+                       R"({"scoringStrategy": {"resources": [{"name": "cpu"}]}})",
                        {"scoringStrategy.type: Unsupported value: \"\": supported values: "
                         "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""}},
         ValidationCase{"weightTooLarge",

@@ -78,15 +78,15 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsReques
     return out;
   }
 
-  auto check = [&out](std::string_view resource, std::string reason, int64_t request,
-                      int64_t inUse, int64_t capacity) {
+  auto check = [&out](std::string_view resource, std::string reason, int64_t request, int64_t inUse,
+                      int64_t capacity) {
     if (request > 0 && request > capacity - inUse) {
-      out.push_back({std::string(resource), std::move(reason), request, inUse, capacity,
-                     request > capacity});
+      out.push_back(
+          {std::string(resource), std::move(reason), request, inUse, capacity, request > capacity});
     }
   };
-  check(api::kResourceCPU, std::string(kReasonInsufficientCPU), podRequest.milliCPU,
-        used.milliCPU, alloc.milliCPU);
+  check(api::kResourceCPU, std::string(kReasonInsufficientCPU), podRequest.milliCPU, used.milliCPU,
+        alloc.milliCPU);
   check(api::kResourceMemory, std::string(kReasonInsufficientMemory), podRequest.memory,
         used.memory, alloc.memory);
   check(api::kResourceEphemeralStorage, std::string(kReasonInsufficientEphemeralStorage),

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,7 +20,6 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-#include <nlohmann/json_fwd.hpp>
 
 #include "api/resources.h"
 #include "plugins/node_resources_fit/fit_args.h"
@@ -69,8 +69,8 @@ class NodeResourcesFit final : public PreFilterPlugin,
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   // Uses the PreScore data, or computes the pod's requests when absent. Thread-safe.
-  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod,
-                             const NodeInfo& nodeInfo, int64_t& score) const override;
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
   // Assigned pod deleted or scaled down; node added or its allocatable changed (also taint and
   // label updates, as upstream registers without queueing hints).
   [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;

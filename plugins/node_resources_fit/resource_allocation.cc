@@ -48,14 +48,16 @@ int64_t mostRequestedScore(int64_t requested, int64_t capacity) {
 ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strategy)
     : resources_(strategy.resources) {
   if (strategy.type == kMostAllocated) {
-    scorer_ = [res = resources_](const std::vector<int64_t>& req, const std::vector<int64_t>& alloc) {
+    scorer_ = [res = resources_](const std::vector<int64_t>& req,
+                                 const std::vector<int64_t>& alloc) {
       return weightedAverage(res, req, alloc, mostRequestedScore);
     };
   } else if (strategy.type == kRequestedToCapacityRatio) {
     std::vector<helper::FunctionShapePoint> shape;
     if (strategy.requestedToCapacityRatio) {
       for (const UtilizationShapePoint& p : strategy.requestedToCapacityRatio->shape) {
-        shape.push_back({p.utilization, int64_t{p.score} * (kMaxNodeScore / kMaxCustomPriorityScore)});
+        shape.push_back(
+            {p.utilization, int64_t{p.score} * (kMaxNodeScore / kMaxCustomPriorityScore)});
       }
     }
     helper::BrokenLinearFunction raw(std::move(shape));
@@ -81,7 +83,8 @@ ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strate
           std::llround(static_cast<double>(nodeScore) / static_cast<double>(weightSum)));
     };
   } else {
-    scorer_ = [res = resources_](const std::vector<int64_t>& req, const std::vector<int64_t>& alloc) {
+    scorer_ = [res = resources_](const std::vector<int64_t>& req,
+                                 const std::vector<int64_t>& alloc) {
       return weightedAverage(res, req, alloc, leastRequestedScore);
     };
   }

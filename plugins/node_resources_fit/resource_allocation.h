@@ -8,8 +8,8 @@
 //   allocatable_r = the node's allocatable
 // A scalar resource the pod does not request, a resource the node does not have, and any
 // resource with allocatable 0 are left out (neither score nor weight).
-//   LeastAllocated:           sum_r w_r * (alloc_r - req_r) * 100 / alloc_r / sum_r w_r  (0 if req > alloc)
-//   MostAllocated:            sum_r w_r * min(req_r, alloc_r) * 100 / alloc_r / sum_r w_r
+//   LeastAllocated:           sum_r w_r * (alloc_r - req_r) * 100 / alloc_r / sum_r w_r  (0 if req
+//   > alloc) MostAllocated:            sum_r w_r * min(req_r, alloc_r) * 100 / alloc_r / sum_r w_r
 //   RequestedToCapacityRatio: round(sum_r w_r * f(req_r * 100 / alloc_r) / sum_r w_r) over the
 //                             resources whose f(...) > 0, f the broken-linear shape with scores
 //                             scaled x10 to [0, 100]; req > alloc counts as 100% utilization.
@@ -43,7 +43,8 @@ class ResourceAllocationScorer {
   // The pod's request for each configured resource, in args order (cpu in millicores).
   [[nodiscard]] std::vector<int64_t> podRequests(const api::Pod& pod) const;
   // The node's score in [0, 100] given podRequests().
-  [[nodiscard]] int64_t score(const NodeInfo& nodeInfo, const std::vector<int64_t>& podRequests) const;
+  [[nodiscard]] int64_t score(const NodeInfo& nodeInfo,
+                              const std::vector<int64_t>& podRequests) const;
 
   [[nodiscard]] const std::vector<ResourceSpec>& resources() const noexcept { return resources_; }
 

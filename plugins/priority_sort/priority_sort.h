@@ -2,11 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-#include <nlohmann/json_fwd.hpp>
 
 namespace ksched::plugins {
 

@@ -40,16 +40,16 @@ TEST_P(PrioritySortTest, Less) {
   EXPECT_EQ(pl.less(queued(c.p1, c.age1), queued(c.p2, c.age2)), c.want);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, PrioritySortTest,
-    ::testing::Values(LessCase{"p1HigherPriority", 100, 0, 50, 10, true},
-                      LessCase{"p2HigherPriority", 50, 10, 100, 0, false},
-                      LessCase{"equalPriorityP1Older", 100, 10, 100, 0, true},
-                      LessCase{"equalPriorityP2Older", 100, 0, 100, 10, false},
-                      LessCase{"sameTimestamp", 100, 5, 100, 5, false},
-                      LessCase{"unsetIsZero", std::nullopt, 10, 0, 0, true},
-                      LessCase{"negativeBelowUnset", -1, 10, std::nullopt, 0, false}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Table, PrioritySortTest,
+                         ::testing::Values(LessCase{"p1HigherPriority", 100, 0, 50, 10, true},
+                                           LessCase{"p2HigherPriority", 50, 10, 100, 0, false},
+                                           LessCase{"equalPriorityP1Older", 100, 10, 100, 0, true},
+                                           LessCase{"equalPriorityP2Older", 100, 0, 100, 10, false},
+                                           LessCase{"sameTimestamp", 100, 5, 100, 5, false},
+                                           LessCase{"unsetIsZero", std::nullopt, 10, 0, 0, true},
+                                           LessCase{"negativeBelowUnset", -1, 10, std::nullopt, 0,
+                                                    false}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(PrioritySortTest, FactoryAndName) {
   testutil::FakeHandle h;

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 #include <vector>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-#include <nlohmann/json_fwd.hpp>
 
 namespace ksched::plugins {
 

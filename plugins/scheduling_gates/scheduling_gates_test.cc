@@ -27,15 +27,17 @@ TEST_P(SchedulingGatesTest, PreEnqueue) {
   EXPECT_EQ(s.reasons(), c.wantReasons);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, SchedulingGatesTest,
-    ::testing::Values(
-        GatesCase{"noGates", {}, Code::kSuccess, {}},
-        GatesCase{"oneGate", {"foo"}, Code::kUnschedulableAndUnresolvable,
-                  {"waiting for scheduling gates: [foo]"}},
-        GatesCase{"twoGates", {"foo", "bar"}, Code::kUnschedulableAndUnresolvable,
-                  {"waiting for scheduling gates: [foo bar]"}}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Table, SchedulingGatesTest,
+                         ::testing::Values(GatesCase{"noGates", {}, Code::kSuccess, {}},
+                                           GatesCase{"oneGate",
+                                                     {"foo"},
+                                                     Code::kUnschedulableAndUnresolvable,
+                                                     {"waiting for scheduling gates: [foo]"}},
+                                           GatesCase{"twoGates",
+                                                     {"foo", "bar"},
+                                                     Code::kUnschedulableAndUnresolvable,
+                                                     {"waiting for scheduling gates: [foo bar]"}}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(SchedulingGatesTest, RegistersGateRemoval) {
   SchedulingGates pl;

@@ -5,13 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-#include <nlohmann/json_fwd.hpp>
 
 #include "api/taints.h"
 
@@ -37,8 +37,8 @@ class TaintToleration final : public FilterPlugin,
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   // Reads the PreScore data (Error when absent).
-  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod,
-                             const NodeInfo& nodeInfo, int64_t& score) const override;
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;

@@ -36,33 +36,46 @@ TEST_P(TaintTolerationFilterTest, Filter) {
 INSTANTIATE_TEST_SUITE_P(
     Table, TaintTolerationFilterTest,
     ::testing::Values(
-        FilterCase{"noTolerationsUntoleratedNoSchedule", PodWrapper(),
+        FilterCase{"noTolerationsUntoleratedNoSchedule",
+                   PodWrapper(),
                    NodeWrapper().taint("dedicated", "user1", "NoSchedule"),
                    Code::kUnschedulableAndUnresolvable,
                    {"node(s) had untolerated taint {dedicated: user1}"}},
         FilterCase{"equalToleration",
                    PodWrapper().toleration("dedicated", "Equal", "user1", "NoSchedule"),
-                   NodeWrapper().taint("dedicated", "user1", "NoSchedule"), Code::kSuccess, {}},
+                   NodeWrapper().taint("dedicated", "user1", "NoSchedule"),
+                   Code::kSuccess,
+                   {}},
         FilterCase{"valueMismatch",
                    PodWrapper().toleration("dedicated", "Equal", "user2", "NoSchedule"),
                    NodeWrapper().taint("dedicated", "user1", "NoSchedule"),
                    Code::kUnschedulableAndUnresolvable,
                    {"node(s) had untolerated taint {dedicated: user1}"}},
-        FilterCase{"existsToleration", PodWrapper().toleration("foo", "Exists", "", "NoSchedule"),
-                   NodeWrapper().taint("foo", "bar", "NoSchedule"), Code::kSuccess, {}},
-        FilterCase{"firstUntoleratedOfMany",
-                   PodWrapper().toleration("foo", "Equal", "bar", "NoSchedule"),
-                   NodeWrapper().taint("foo", "bar", "NoSchedule").taint("none", "bar", "NoSchedule"),
-                   Code::kUnschedulableAndUnresolvable,
-                   {"node(s) had untolerated taint {none: bar}"}},
-        FilterCase{"effectMismatch", PodWrapper().toleration("foo", "Equal", "bar", "NoSchedule"),
-                   NodeWrapper().taint("foo", "bar", "PreferNoSchedule").taint("foo", "bar",
-                                                                              "NoExecute"),
-                   Code::kUnschedulableAndUnresolvable,
-                   {"node(s) had untolerated taint {foo: bar}"}},
-        FilterCase{"preferNoScheduleIgnored", PodWrapper(),
-                   NodeWrapper().taint("foo", "bar", "PreferNoSchedule"), Code::kSuccess, {}},
-        FilterCase{"emptyValueTaint", PodWrapper(), NodeWrapper().taint("gpu", "", "NoExecute"),
+        FilterCase{"existsToleration",
+                   PodWrapper().toleration("foo", "Exists", "", "NoSchedule"),
+                   NodeWrapper().taint("foo", "bar", "NoSchedule"),
+                   Code::kSuccess,
+                   {}},
+        FilterCase{
+            "firstUntoleratedOfMany",
+            PodWrapper().toleration("foo", "Equal", "bar", "NoSchedule"),
+            NodeWrapper().taint("foo", "bar", "NoSchedule").taint("none", "bar", "NoSchedule"),
+            Code::kUnschedulableAndUnresolvable,
+            {"node(s) had untolerated taint {none: bar}"}},
+        FilterCase{
+            "effectMismatch",
+            PodWrapper().toleration("foo", "Equal", "bar", "NoSchedule"),
+            NodeWrapper().taint("foo", "bar", "PreferNoSchedule").taint("foo", "bar", "NoExecute"),
+            Code::kUnschedulableAndUnresolvable,
+            {"node(s) had untolerated taint {foo: bar}"}},
+        FilterCase{"preferNoScheduleIgnored",
+                   PodWrapper(),
+                   NodeWrapper().taint("foo", "bar", "PreferNoSchedule"),
+                   Code::kSuccess,
+                   {}},
+        FilterCase{"emptyValueTaint",
+                   PodWrapper(),
+                   NodeWrapper().taint("gpu", "", "NoExecute"),
                    Code::kUnschedulableAndUnresolvable,
                    {"node(s) had untolerated taint {gpu: }"}},
         FilterCase{"noTaints", PodWrapper(), NodeWrapper(), Code::kSuccess, {}}),
@@ -103,6 +116,7 @@ TEST_P(TaintTolerationScoreTest, Score) {
   ASSERT_TRUE(pl.hasNormalizeScore());
   ASSERT_TRUE(pl.normalizeScore(state, c.pod.obj(), scores).ok());
   std::vector<int64_t> normalized;
+  normalized.reserve(scores.size());
   for (const auto& s : scores) normalized.push_back(s.score);
   EXPECT_EQ(normalized, c.wantNormalized);
 }
@@ -117,25 +131,26 @@ INSTANTIATE_TEST_SUITE_P(
                    NodeWrapper("b").taint("foo", "blah", "PreferNoSchedule")},
                   {0, 1},
                   {100, 0}},
-        ScoreCase{"allTaintsTolerated",
-                  PodWrapper()
-                      .toleration("cpu-type", "Equal", "arm64", "PreferNoSchedule")
-                      .toleration("disk-type", "Equal", "ssd", "PreferNoSchedule"),
-                  {NodeWrapper("a"),
-                   NodeWrapper("b").taint("cpu-type", "arm64", "PreferNoSchedule"),
-                   NodeWrapper("c")
-                       .taint("cpu-type", "arm64", "PreferNoSchedule")
-                       .taint("disk-type", "ssd", "PreferNoSchedule")},
-                  {0, 0, 0},
-                  {100, 100, 100}},
-        ScoreCase{"countsIntolerableTaints",
-                  PodWrapper().toleration("foo", "Equal", "bar", "PreferNoSchedule"),
-                  {NodeWrapper("a"), NodeWrapper("b").taint("cpu-type", "arm64", "PreferNoSchedule"),
-                   NodeWrapper("c")
-                       .taint("cpu-type", "arm64", "PreferNoSchedule")
-                       .taint("disk-type", "ssd", "PreferNoSchedule")},
-                  {0, 1, 2},
-                  {100, 50, 0}},
+        ScoreCase{
+            "allTaintsTolerated",
+            PodWrapper()
+                .toleration("cpu-type", "Equal", "arm64", "PreferNoSchedule")
+                .toleration("disk-type", "Equal", "ssd", "PreferNoSchedule"),
+            {NodeWrapper("a"), NodeWrapper("b").taint("cpu-type", "arm64", "PreferNoSchedule"),
+             NodeWrapper("c")
+                 .taint("cpu-type", "arm64", "PreferNoSchedule")
+                 .taint("disk-type", "ssd", "PreferNoSchedule")},
+            {0, 0, 0},
+            {100, 100, 100}},
+        ScoreCase{
+            "countsIntolerableTaints",
+            PodWrapper().toleration("foo", "Equal", "bar", "PreferNoSchedule"),
+            {NodeWrapper("a"), NodeWrapper("b").taint("cpu-type", "arm64", "PreferNoSchedule"),
+             NodeWrapper("c")
+                 .taint("cpu-type", "arm64", "PreferNoSchedule")
+                 .taint("disk-type", "ssd", "PreferNoSchedule")},
+            {0, 1, 2},
+            {100, 50, 0}},
         ScoreCase{"onlyPreferNoScheduleTaintsCount",
                   PodWrapper().toleration("cpu-type", "Equal", "arm64", "NoSchedule"),
                   {NodeWrapper("a"), NodeWrapper("b").taint("cpu-type", "arm64", "NoSchedule"),
@@ -148,8 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
                    NodeWrapper("b").taint("other", "x", "PreferNoSchedule")},
                   {0, 1},
                   {100, 0}},
-        ScoreCase{"noTaints", PodWrapper(), {NodeWrapper("a"), NodeWrapper("b")}, {0, 0},
-                  {100, 100}}),
+        ScoreCase{
+            "noTaints", PodWrapper(), {NodeWrapper("a"), NodeWrapper("b")}, {0, 0}, {100, 100}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(TaintTolerationTest, ScoreWithoutPreScoreIsError) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -105,7 +106,8 @@ class NodeWrapper {
     return *this;
   }
   NodeWrapper& taint(std::string key, std::string value, std::string effect) {
-    node_.spec.taints.push_back({std::move(key), std::move(value), std::move(effect), std::nullopt});
+    node_.spec.taints.push_back(
+        {std::move(key), std::move(value), std::move(effect), std::nullopt});
     return *this;
   }
   NodeWrapper& unschedulable(bool u = true) {

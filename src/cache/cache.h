@@ -68,6 +68,7 @@ struct CacheOptions {
   // expires. Zero: never expire.
   std::chrono::nanoseconds assumedPodTTL = std::chrono::minutes(15);
   // Time source for finishBinding() and cleanupExpiredAssumedPods(); steady_clock by default.
+  // Called with the cache's lock held: it must not call back into the cache.
   std::function<Clock::time_point()> clock;
   // When an image's set of nodes changes, re-copy into the next snapshot every other node
   // having that image so its numNodes is current. Off: numNodes is as of each NodeInfo's last

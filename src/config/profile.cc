@@ -5,9 +5,8 @@ namespace ksched::config {
 PluginSet defaultMultiPoint() {
   PluginSet s;
   s.enabled = {
-      {"SchedulingGates", 0},  {"PrioritySort", 0},   {"NodeUnschedulable", 0},
-      {"NodeName", 0},         {"TaintToleration", 3}, {"NodeResourcesFit", 1},
-      {"DefaultBinder", 0},
+      {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0}, {"NodeName", 0},
+      {"TaintToleration", 3}, {"NodeResourcesFit", 1}, {"DefaultBinder", 0},
   };
   return s;
 }

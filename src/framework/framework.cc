@@ -174,8 +174,8 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
   for (const auto& point : kPoints) {
     const auto& set = profile.plugins.*point.set;
     for (size_t i = 0; i < set.enabled.size(); ++i) {
-      instantiate(set.enabled[i].name, prefix + ".plugins." + point.field + ".enabled[" +
-                                           std::to_string(i) + "]");
+      instantiate(set.enabled[i].name,
+                  prefix + ".plugins." + point.field + ".enabled[" + std::to_string(i) + "]");
     }
   }
   for (const auto& [name, _] : argsIndex) {
@@ -234,7 +234,8 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
       if (d == "PreEnqueue") preEnqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
       if (d == "QueueSort") {
         if (queueSort_ != nullptr) {
-          errors.push_back(prefix + ".plugins.queueSort: only one queue sort plugin can be enabled");
+          errors.push_back(prefix +
+                           ".plugins.queueSort: only one queue sort plugin can be enabled");
         } else {
           queueSort_ = dynamic_cast<QueueSortPlugin*>(p);
         }
@@ -269,9 +270,9 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
   if (bind_.empty()) errors.push_back(prefix + ".plugins.bind: at least one bind plugin is needed");
 
   for (const auto& [name, p] : plugins) {
-    if (p != nullptr && (implements(p, "PreEnqueue") || implements(p, "PreFilter") ||
-                         implements(p, "Filter") || implements(p, "Reserve") ||
-                         implements(p, "Permit"))) {
+    if (p != nullptr &&
+        (implements(p, "PreEnqueue") || implements(p, "PreFilter") || implements(p, "Filter") ||
+         implements(p, "Reserve") || implements(p, "Permit"))) {
       enqueueCandidates_.push_back(p);
     }
   }
@@ -357,7 +358,8 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
         result.nodeNames = std::move(both);
       }
       if (result.nodeNames->empty()) {
-        return Status::unresolvable("node(s) didn't satisfy plugin(s) [" + std::string(p->name()) + "]")
+        return Status::unresolvable("node(s) didn't satisfy plugin(s) [" + std::string(p->name()) +
+                                    "]")
             .withPlugin(p->name());
       }
     }
@@ -397,8 +399,8 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
     Status s = p->filter(state, pod, node);
     if (!s.ok()) {
       if (s.isError()) {
-        return Status::error("running \"" + std::string(p->name()) + "\" filter plugin: " +
-                             s.message())
+        return Status::error("running \"" + std::string(p->name()) +
+                             "\" filter plugin: " + s.message())
             .withPlugin(p->name());
       }
       return withPlugin(std::move(s), p->name());
@@ -472,8 +474,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
     if (!state.skipScorePlugins.contains(w.plugin->name())) active.push_back(&w);
   }
   if (active.empty() || nodes.empty()) return {};
-  std::vector<std::vector<NodeScore>> scores(active.size(),
-                                             std::vector<NodeScore>(nodes.size()));
+  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(nodes.size()));
   std::mutex errMu;
   std::optional<Status> firstError;
   parallelizer().until(
@@ -541,7 +542,8 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& po
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
 }
 
-Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
   std::map<std::string, std::chrono::milliseconds> pending;
   for (auto* p : permit_) {
     std::chrono::milliseconds timeout{0};
@@ -553,8 +555,7 @@ Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const
       continue;
     }
     if (s.isRejected()) return withPlugin(std::move(s), p->name());
-    return Status::error("running Permit plugin \"" + std::string(p->name()) + "\": " +
-                         s.message())
+    return Status::error("running Permit plugin \"" + std::string(p->name()) + "\": " + s.message())
         .withPlugin(p->name());
   }
   if (pending.empty()) return {};
@@ -617,8 +618,8 @@ Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const s
     last = p->bind(state, pod, node);
     if (last.isSkip()) continue;
     if (!last.ok()) {
-      return Status::error("running Bind plugin \"" + std::string(p->name()) + "\": " +
-                           last.message())
+      return Status::error("running Bind plugin \"" + std::string(p->name()) +
+                           "\": " + last.message())
           .withPlugin(p->name());
     }
     return last;
@@ -626,7 +627,8 @@ Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const s
   return last;
 }
 
-void Framework::runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+void Framework::runPostBindPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
   for (auto* p : postBind_) p->postBind(state, pod, node);
 }
 

@@ -133,7 +133,8 @@ class Framework final : public Handle {
   const NodeInfoLister* snapshot_ = nullptr;  // scheduling thread only
 
   std::mutex waitingMu_;
-  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;  // guarded by waitingMu_
+  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>
+      waiting_;  // guarded by waitingMu_
 };
 
 }  // namespace ksched::framework

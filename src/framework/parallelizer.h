@@ -35,10 +35,10 @@ class ThreadPoolParallelizer final : public Parallelizer {
   const int parallelism_;
 
   std::mutex mu_;
-  std::condition_variable_any cv_;      // workers wait for a job
-  std::condition_variable doneCv_;      // the caller waits for workers to leave the job
-  uint64_t jobGeneration_ = 0;          // guarded by mu_
-  int busy_ = 0;                        // workers inside the current job; guarded by mu_
+  std::condition_variable_any cv_;  // workers wait for a job
+  std::condition_variable doneCv_;  // the caller waits for workers to leave the job
+  uint64_t jobGeneration_ = 0;      // guarded by mu_
+  int busy_ = 0;                    // workers inside the current job; guarded by mu_
   // The current job, guarded by mu_: workers copy it when they join; the caller clears fn_
   // before waiting so that a worker waking late does not start a finished job.
   const std::function<void(int)>* fn_ = nullptr;

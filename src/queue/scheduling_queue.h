@@ -9,7 +9,8 @@
 //   in flight          popped and being scheduled; in no queue until handed back.
 //
 // - activeQ is ordered by the profile's QueueSort (default PrioritySort: higher priority first,
-//   then earlier QueuedPodInfo::timestamp).
+//   then earlier QueuedPodInfo::timestamp). As upstream, timestamp is set when the pod is added
+//   and again when an attempt fails, not when it moves between queues.
 // - backoffQ is ordered by backoff expiry = last failure + backoff(attempts), where
 //   backoff(n) = podInitialBackoff * 2^(n-1), capped at podMaxBackoff.
 // - A failed pod goes to unschedulablePods, unless a move request happened since its cycle

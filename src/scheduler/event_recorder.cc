@@ -41,7 +41,8 @@ void ApiEventRecorder::shutdown() {
 }
 
 void ApiEventRecorder::event(const api::Pod& regarding, std::string_view type,
-                             std::string_view reason, std::string_view action, std::string message) {
+                             std::string_view reason, std::string_view action,
+                             std::string message) {
   Pending p{regarding.metadata.namespace_,
             regarding.metadata.name,
             regarding.metadata.uid,
@@ -114,24 +115,23 @@ void ApiEventRecorder::send(const Pending& p) {
     return;
   }
   const std::string name = eventName(p.name, p.when);
-  nlohmann::json ev = {
-      {"apiVersion", "events.k8s.io/v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", name}, {"namespace", p.ns}}},
-      {"eventTime", api::formatRFC3339Micro(p.when)},
-      {"reportingController", controller_},
-      {"reportingInstance", instance_},
-      {"action", p.action},
-      {"reason", p.reason},
-      {"type", p.type},
-      {"note", p.note.size() > 1024 ? p.note.substr(0, 1024) : p.note},
-      {"regarding",
-       {{"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"namespace", p.ns},
-        {"name", p.name},
-        {"uid", p.uid},
-        {"resourceVersion", p.resourceVersion}}}};
+  nlohmann::json ev = {{"apiVersion", "events.k8s.io/v1"},
+                       {"kind", "Event"},
+                       {"metadata", {{"name", name}, {"namespace", p.ns}}},
+                       {"eventTime", api::formatRFC3339Micro(p.when)},
+                       {"reportingController", controller_},
+                       {"reportingInstance", instance_},
+                       {"action", p.action},
+                       {"reason", p.reason},
+                       {"type", p.type},
+                       {"note", p.note.size() > 1024 ? p.note.substr(0, 1024) : p.note},
+                       {"regarding",
+                        {{"apiVersion", "v1"},
+                         {"kind", "Pod"},
+                         {"namespace", p.ns},
+                         {"name", p.name},
+                         {"uid", p.uid},
+                         {"resourceVersion", p.resourceVersion}}}};
   try {
     client_.post("/apis/events.k8s.io/v1/namespaces/" + p.ns + "/events", ev);
     std::lock_guard lock(mu_);

@@ -73,10 +73,10 @@ class ApiEventRecorder final : public EventRecorder {
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   std::condition_variable_any idleCv_;
-  std::deque<Pending> queue_;                   // guarded by mu_
-  bool busy_ = false;                           // guarded by mu_
-  uint64_t sent_ = 0, dropped_ = 0;             // guarded by mu_
-  std::map<std::string, Series> series_;        // sender thread only
+  std::deque<Pending> queue_;             // guarded by mu_
+  bool busy_ = false;                     // guarded by mu_
+  uint64_t sent_ = 0, dropped_ = 0;       // guarded by mu_
+  std::map<std::string, Series> series_;  // sender thread only
   std::jthread thread_;
 };
 

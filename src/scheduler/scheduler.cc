@@ -46,11 +46,12 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
                      const Registry& registry, Options options)
     : client_(client),
       options_(std::move(options)),
-      events_(eventsClient, options_.profiles.empty() ? config::kDefaultSchedulerName
-                                                      : options_.profiles[0].schedulerName,
+      events_(eventsClient,
+              options_.profiles.empty() ? config::kDefaultSchedulerName
+                                        : options_.profiles[0].schedulerName,
               options_.instanceId),
-      parallelizer_(std::min<int>(options_.parallelism,
-                                  std::max(1u, std::thread::hardware_concurrency()))),
+      parallelizer_(
+          std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       pods_(client, {"Pod", "/api/v1/pods"}),
       nodes_(client, {"Node", "/api/v1/nodes"}),
       binders_("binder", options_.binderThreads),
@@ -237,9 +238,8 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   ScheduleResult result;
   FitError fitError;
   Status error;
-  auto outcome =
-      algorithm_.schedulePod(*fwk, state, *pod, snapshot_, options_.percentageOfNodesToScore,
-                             result, fitError, error);
+  auto outcome = algorithm_.schedulePod(*fwk, state, *pod, snapshot_,
+                                        options_.percentageOfNodesToScore, result, fitError, error);
   if (outcome == Algorithm::Outcome::kUnschedulable) {
     unschedulable_.fetch_add(1);
     std::string msg;
@@ -363,13 +363,13 @@ void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& rea
     return;  // unchanged: no write
   }
   statusWriters_.submit([this, pod, reason, message] {
-    nlohmann::json cond = {{"type", "PodScheduled"},
-                           {"status", "False"},
-                           {"reason", reason},
-                           {"message", message},
-                           {"lastProbeTime", nullptr},
-                           {"lastTransitionTime",
-                            api::formatRFC3339(std::chrono::system_clock::now())}};
+    nlohmann::json cond = {
+        {"type", "PodScheduled"},
+        {"status", "False"},
+        {"reason", reason},
+        {"message", message},
+        {"lastProbeTime", nullptr},
+        {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
     try {
       client_.patch("/api/v1/namespaces/" + pod->metadata.namespace_ + "/pods/" +
                         pod->metadata.name + "/status",

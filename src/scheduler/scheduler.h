@@ -39,19 +39,19 @@ namespace ksched::scheduler {
 
 struct Options {
   std::vector<config::Profile> profiles{config::defaultProfile()};
-  int parallelism = 16;                 // Filter/Score threads (capped by the machine's cores)
+  int parallelism = 16;                  // Filter/Score threads (capped by the machine's cores)
   int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
   queue::Options queue;
   int binderThreads = 16;
-  std::string instanceId = "ksched";    // reportingInstance of events
+  std::string instanceId = "ksched";  // reportingInstance of events
 };
 
 struct Stats {
   uint64_t attempts = 0;
-  uint64_t scheduled = 0;       // binding succeeded
-  uint64_t unschedulable = 0;   // attempts that found no node
-  uint64_t errors = 0;          // attempts or bindings that failed with an error
-  uint64_t bindConflicts = 0;   // bindings refused with 409 (already bound)
+  uint64_t scheduled = 0;      // binding succeeded
+  uint64_t unschedulable = 0;  // attempts that found no node
+  uint64_t errors = 0;         // attempts or bindings that failed with an error
+  uint64_t bindConflicts = 0;  // bindings refused with 409 (already bound)
 };
 
 class Scheduler {

@@ -59,7 +59,8 @@ void BM_SchedulingCycle(benchmark::State& state) {
   for (int i = 0; i < numNodes; ++i) {
     nodes.push_back(makeNode(i));
     for (int k = 0; k < 10; ++k) {
-      pods.push_back(makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
+      pods.push_back(
+          makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
     }
   }
   auto snap = cache::Snapshot::fromForTest(pods, nodes);
@@ -93,7 +94,8 @@ BENCHMARK(BM_SchedulingCycle)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond
 void BM_UpdateSnapshotOneChange(benchmark::State& state) {
   cache::Cache cache;
   for (int i = 0; i < 5000; ++i) cache.addNode(makeNode(i));
-  for (int i = 0; i < 5000; ++i) (void)cache.addPod(makePod("p" + std::to_string(i), "node-" + std::to_string(i)));
+  for (int i = 0; i < 5000; ++i)
+    (void)cache.addPod(makePod("p" + std::to_string(i), "node-" + std::to_string(i)));
   cache::Snapshot snap;
   cache.updateSnapshot(snap);
   int n = 0;

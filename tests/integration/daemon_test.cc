@@ -71,11 +71,13 @@ TEST(DaemonIntegration, SchedulesAndExitsZeroOnSigterm) {
   deleteAllNodes(admin);
   const std::string ns = "daemon-term";
   ensureNamespace(admin, ns);
-  for (int i = 0; i < 3; ++i) admin.post("/api/v1/nodes", sizedNode("term-" + std::to_string(i), "4", "8Gi"));
+  for (int i = 0; i < 3; ++i)
+    admin.post("/api/v1/nodes", sizedNode("term-" + std::to_string(i), "4", "8Gi"));
   Daemon d(logPath("daemon-term"));
   ASSERT_TRUE(d.waitForLog("synced:")) << d.log();
   parallelFor(10, 4, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p-" + std::to_string(i), "100m"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "p-" + std::to_string(i), "100m"));
   });
   EXPECT_EQ(waitAllBound(admin, ns, 10), 10u);
   EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();
@@ -87,12 +89,14 @@ TEST(DaemonIntegration, KilledMidRunThenRestartedBindsEveryPodOnce) {
   deleteAllNodes(admin);
   const std::string ns = "daemon-kill";
   ensureNamespace(admin, ns);
-  for (int i = 0; i < 20; ++i) admin.post("/api/v1/nodes", sizedNode("kill-" + std::to_string(i), "4", "8Gi"));
+  for (int i = 0; i < 20; ++i)
+    admin.post("/api/v1/nodes", sizedNode("kill-" + std::to_string(i), "4", "8Gi"));
   auto first = std::make_unique<Daemon>(logPath("daemon-kill-1"));
   ASSERT_TRUE(first->waitForLog("synced:")) << first->log();
   std::jthread creator([&] {
     parallelFor(300, 4, [&](int i) {
-      admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p-" + std::to_string(i), "250m"));
+      admin.post("/api/v1/namespaces/" + ns + "/pods",
+                 sizedPod(ns, "p-" + std::to_string(i), "250m"));
     });
   });
   // Kill it while it is busy binding.

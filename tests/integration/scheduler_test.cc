@@ -1,3 +1,5 @@
+#include "scheduler/scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,9 +11,8 @@
 #include "api/pod_resources.h"
 #include "cluster.h"
 #include "objects.h"
-#include "scheduling.h"
 #include "plugins/registry.h"
-#include "scheduler/scheduler.h"
+#include "scheduling.h"
 
 namespace ksched::testing {
 namespace {
@@ -50,11 +51,13 @@ TEST(SchedulerIntegration, Binds100PodsOnto10NodesWithinAllocatable) {
   deleteAllNodes(admin);
   const std::string ns = "sched-basic";
   ensureNamespace(admin, ns);
-  for (int i = 0; i < 10; ++i) admin.post("/api/v1/nodes", sizedNode("basic-" + std::to_string(i), "2", "4Gi"));
+  for (int i = 0; i < 10; ++i)
+    admin.post("/api/v1/nodes", sizedNode("basic-" + std::to_string(i), "2", "4Gi"));
   RunningScheduler sched;
   // 100 x 150m = 15 cores of 20: at most 13 fit on a node.
   parallelFor(100, 8, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p-" + std::to_string(i), "150m"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "p-" + std::to_string(i), "150m"));
   });
   EXPECT_EQ(waitAllBound(admin, ns, 100), 100u);
   expectNoNodeOvercommitted(admin);
@@ -115,7 +118,8 @@ TEST(SchedulerIntegration, TaintsAreAvoidedAndTolerationsLandOnTaintedNodes) {
   admin.post("/api/v1/nodes", sizedNode("plain", "8", "16Gi"));
   RunningScheduler sched;
   parallelFor(5, 4, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "plain-" + std::to_string(i), "100m"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "plain-" + std::to_string(i), "100m"));
   });
   ASSERT_EQ(waitAllBound(admin, ns, 5), 5u);
   for (const auto& p : listPods(admin, ns)) EXPECT_EQ(p.spec.nodeName, "plain") << p.metadata.name;
@@ -167,17 +171,20 @@ TEST(SchedulerIntegration, PodsDeletedWhileQueuedOrBindingLeaveTheCacheConsisten
   deleteAllNodes(admin);
   const std::string ns = "sched-churn";
   ensureNamespace(admin, ns);
-  for (int i = 0; i < 5; ++i) admin.post("/api/v1/nodes", sizedNode("churn-" + std::to_string(i), "4", "8Gi"));
+  for (int i = 0; i < 5; ++i)
+    admin.post("/api/v1/nodes", sizedNode("churn-" + std::to_string(i), "4", "8Gi"));
   RunningScheduler sched;
   // Unschedulable pods, deleted while they sit in the queue.
   parallelFor(30, 4, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "huge-" + std::to_string(i), "64"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "huge-" + std::to_string(i), "64"));
   });
   // Schedulable pods deleted as fast as they are created: some while queued, some while binding.
   std::jthread deleter([&] {
     for (int i = 0; i < 200; ++i) {
       try {
-        admin.del("/api/v1/namespaces/" + ns + "/pods/c-" + std::to_string(i), {{"gracePeriodSeconds", 0}});
+        admin.del("/api/v1/namespaces/" + ns + "/pods/c-" + std::to_string(i),
+                  {{"gracePeriodSeconds", 0}});
       } catch (const client::ApiError& e) {
         if (!e.isNotFound()) throw;
         std::this_thread::sleep_for(2ms);
@@ -186,15 +193,18 @@ TEST(SchedulerIntegration, PodsDeletedWhileQueuedOrBindingLeaveTheCacheConsisten
     }
   });
   parallelFor(200, 4, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "c-" + std::to_string(i), "100m"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "c-" + std::to_string(i), "100m"));
   });
   deleter.join();
   parallelFor(30, 4, [&](int i) {
-    admin.del("/api/v1/namespaces/" + ns + "/pods/huge-" + std::to_string(i), {{"gracePeriodSeconds", 0}});
+    admin.del("/api/v1/namespaces/" + ns + "/pods/huge-" + std::to_string(i),
+              {{"gracePeriodSeconds", 0}});
   });
   // Then normal pods still schedule.
   parallelFor(20, 4, [&](int i) {
-    admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "after-" + std::to_string(i), "100m"));
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               sizedPod(ns, "after-" + std::to_string(i), "100m"));
   });
   EXPECT_EQ(waitAllBound(admin, ns, 20), 20u);
   // The cache agrees with the apiserver: every bound pod, nothing assumed, nothing queued.
@@ -206,7 +216,8 @@ TEST(SchedulerIntegration, PodsDeletedWhileQueuedOrBindingLeaveTheCacheConsisten
     auto c = sched->queue().counts();
     return sched->cache().podCount() == bound && sched->cache().assumedPodCount() == 0 &&
            c.active + c.backoff + c.unschedulable + c.gated == 0;
-  })) << "cache pods " << sched->cache().podCount() << ", assumed " << sched->cache().assumedPodCount();
+  })) << "cache pods "
+      << sched->cache().podCount() << ", assumed " << sched->cache().assumedPodCount();
   expectNoNodeOvercommitted(admin);
 }
 

@@ -28,8 +28,9 @@ inline void deleteAllNodes(RestClient& c) {
   }
 }
 
-inline nlohmann::json sizedNode(const std::string& name, const std::string& cpu, const std::string& mem,
-                         nlohmann::json taints = nlohmann::json::array()) {
+inline nlohmann::json sizedNode(const std::string& name, const std::string& cpu,
+                                const std::string& mem,
+                                nlohmann::json taints = nlohmann::json::array()) {
   auto n = nodeJson(name);
   nlohmann::json res = {{"cpu", cpu}, {"memory", mem}, {"pods", "110"}};
   n["status"]["capacity"] = res;
@@ -38,8 +39,8 @@ inline nlohmann::json sizedNode(const std::string& name, const std::string& cpu,
   return n;
 }
 
-inline nlohmann::json sizedPod(const std::string& ns, const std::string& name, const std::string& cpu,
-                        const std::string& mem = "64Mi") {
+inline nlohmann::json sizedPod(const std::string& ns, const std::string& name,
+                               const std::string& cpu, const std::string& mem = "64Mi") {
   auto p = podJson(ns, name);
   p["spec"]["schedulerName"] = "default-scheduler";
   p["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", cpu}, {"memory", mem}};
@@ -56,7 +57,7 @@ inline std::vector<api::Pod> listPods(RestClient& c, const std::string& ns) {
 
 // Polls until every pod of `ns` is bound (or the deadline passes); returns how many are bound.
 inline size_t waitAllBound(RestClient& c, const std::string& ns, size_t want,
-                    std::chrono::seconds within = 60s) {
+                           std::chrono::seconds within = 60s) {
   auto deadline = std::chrono::steady_clock::now() + within;
   size_t bound = 0;
   do {
@@ -84,8 +85,9 @@ inline void expectNoNodeOvercommitted(RestClient& c) {
 }
 
 // Events of `ns` with that reason: pod name -> notes.
-inline std::map<std::string, std::vector<std::string>> eventsByPod(RestClient& c, const std::string& ns,
-                                                            const std::string& reason) {
+inline std::map<std::string, std::vector<std::string>> eventsByPod(RestClient& c,
+                                                                   const std::string& ns,
+                                                                   const std::string& reason) {
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& e : c.list("/apis/events.k8s.io/v1/namespaces/" + ns + "/events").items) {
     if (e.value("reason", "") != reason) continue;

@@ -84,14 +84,22 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--kubeconfig") a.kubeconfig = v;
-    else if (k == "--nodes") a.nodes = std::stoi(v);
-    else if (k == "--init-pods") a.initPods = std::stoi(v);
-    else if (k == "--pods") a.pods = std::stoi(v);
-    else if (k == "--clients") a.clients = std::stoi(v);
-    else if (k == "--namespace") a.ns = v;
-    else if (k == "--scheduler-name") a.schedulerName = v;
-    else if (k == "--timeout") a.timeoutSeconds = std::stoi(v);
+    if (k == "--kubeconfig")
+      a.kubeconfig = v;
+    else if (k == "--nodes")
+      a.nodes = std::stoi(v);
+    else if (k == "--init-pods")
+      a.initPods = std::stoi(v);
+    else if (k == "--pods")
+      a.pods = std::stoi(v);
+    else if (k == "--clients")
+      a.clients = std::stoi(v);
+    else if (k == "--namespace")
+      a.ns = v;
+    else if (k == "--scheduler-name")
+      a.schedulerName = v;
+    else if (k == "--timeout")
+      a.timeoutSeconds = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -129,18 +137,20 @@ int main(int argc, char** argv) {
     std::set<std::string> seen;
     while (!stop.stop_requested() && bound.load() < a.pods) {
       try {
-        c.watch("/api/v1/namespaces/" + a.ns + "/pods", {.resourceVersion = from, .timeoutSeconds = 60},
-                [&](client::WatchEvent&& ev) {
-                  from = ev.object["metadata"].value("resourceVersion", from);
-                  const std::string name = ev.object["metadata"].value("name", "");
-                  if (name.rfind("m-", 0) == 0 && !ev.object["spec"].value("nodeName", "").empty() &&
-                      seen.insert(name).second) {
-                    lastBoundNs = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-                    if (bound.fetch_add(1) + 1 >= a.pods) return false;
-                  }
-                  return true;
-                },
-                stop.get_token());
+        c.watch(
+            "/api/v1/namespaces/" + a.ns + "/pods", {.resourceVersion = from, .timeoutSeconds = 60},
+            [&](client::WatchEvent&& ev) {
+              from = ev.object["metadata"].value("resourceVersion", from);
+              const std::string name = ev.object["metadata"].value("name", "");
+              if (name.rfind("m-", 0) == 0 && !ev.object["spec"].value("nodeName", "").empty() &&
+                  seen.insert(name).second) {
+                lastBoundNs =
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+                if (bound.fetch_add(1) + 1 >= a.pods) return false;
+              }
+              return true;
+            },
+            stop.get_token());
       } catch (const client::ApiError& e) {
         std::fprintf(stderr, "watch: %s\n", e.what());
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -1,9 +1,10 @@
+#include "framework/framework.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 
 #include "cache/snapshot.h"
-#include "framework/framework.h"
 #include "framework/parallelizer.h"
 #include "scheduler/algorithm.h"
 
@@ -111,7 +112,7 @@ TEST(FrameworkWiringTest, MultiPointExpandsToEveryExtensionPointWithWeights) {
   p.plugins.score.enabled = {{"B", 5}};
   Framework f(p, testRegistry(), env.services());
   auto m = f.pluginsPerExtensionPoint();
-  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"A", "B"}));  // multiPoint order
+  EXPECT_EQ(m["Filter"], (std::vector<std::string>{"A", "B"}));     // multiPoint order
   EXPECT_EQ(m["Score"], (std::vector<std::string>{"B:5", "A:3"}));  // explicit override first
   EXPECT_EQ(m["QueueSort"], (std::vector<std::string>{"Sort"}));
   EXPECT_EQ(m["Bind"], (std::vector<std::string>{"Binder"}));
@@ -154,11 +155,14 @@ TEST(FrameworkWiringTest, ValidationErrorsNameTheField) {
   dupArgs.pluginConfig = {{"A", nullptr}, {"A", nullptr}};
   std::vector<Case> cases = {
       {"no queue sort", noSort, "profiles[0].plugins.queueSort: no queue sort plugin is enabled"},
-      {"two queue sorts", twoSorts, "profiles[0].plugins.queueSort.enabled[1]: plugin \"Sort\" is enabled twice"},
+      {"two queue sorts", twoSorts,
+       "profiles[0].plugins.queueSort.enabled[1]: plugin \"Sort\" is enabled twice"},
       {"no bind", noBind, "profiles[0].plugins.bind: at least one bind plugin is needed"},
       {"unknown", unknown, "profiles[0].plugins.filter.enabled[1]: plugin \"Nope\" does not exist"},
-      {"weight", badWeight, "profiles[0].plugins.score.enabled[1].weight: must be in range [1, 100]"},
-      {"not a filter", notAFilter, "profiles[0].plugins.filter.enabled[0]: plugin \"Binder\" does not extend Filter"},
+      {"weight", badWeight,
+       "profiles[0].plugins.score.enabled[1].weight: must be in range [1, 100]"},
+      {"not a filter", notAFilter,
+       "profiles[0].plugins.filter.enabled[0]: plugin \"Binder\" does not extend Filter"},
       {"bad args", badArgs, "profiles[0].pluginConfig[0].args.bad: must not be set"},
       {"duplicate args", dupArgs, "profiles[0].pluginConfig[1]: duplicate plugin config for \"A\""},
   };
@@ -208,7 +212,8 @@ TEST(FitErrorTest, MessageCountsReasonsSortedLikeUpstream) {
   e.numAllNodes = 5;
   e.diagnosis.nodeToStatus["a"] = Status::unschedulable("Insufficient cpu");
   e.diagnosis.nodeToStatus["b"] = Status::unschedulable("Insufficient cpu");
-  e.diagnosis.nodeToStatus["c"] = Status(Code::kUnschedulable, {"Insufficient cpu", "Insufficient memory"});
+  e.diagnosis.nodeToStatus["c"] =
+      Status(Code::kUnschedulable, {"Insufficient cpu", "Insufficient memory"});
   e.diagnosis.nodeToStatus["d"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
   e.diagnosis.nodeToStatus["e"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
   EXPECT_EQ(e.message(),
@@ -221,7 +226,8 @@ TEST(FitErrorTest, MessageCountsReasonsSortedLikeUpstream) {
   scheduler::FitError pre;
   pre.numAllNodes = 3;
   pre.diagnosis.preFilterMsg = "node(s) didn't match the requested node name";
-  EXPECT_EQ(pre.message(), "0/3 nodes are available: node(s) didn't match the requested node name.");
+  EXPECT_EQ(pre.message(),
+            "0/3 nodes are available: node(s) didn't match the requested node name.");
 }
 
 api::Node node(const std::string& name) {
@@ -236,7 +242,8 @@ api::Node node(const std::string& name) {
 TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
   Env env;
   std::vector<NodePtr> nodes;
-  for (const char* n : {"n1", "n2", "n3", "n4"}) nodes.push_back(std::make_shared<api::Node>(node(n)));
+  for (const char* n : {"n1", "n2", "n3", "n4"})
+    nodes.push_back(std::make_shared<api::Node>(node(n)));
   auto snap = cache::Snapshot::fromForTest({}, nodes);
   auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 2}, {"Binder", 0}});
   p.pluginConfig = {{"A", {{"reject", {"n1"}}, {"reason", "nope"}}},
@@ -250,7 +257,8 @@ TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
   scheduler::ScheduleResult r;
   scheduler::FitError fe;
   Status err;
-  ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err), scheduler::Algorithm::Outcome::kScheduled);
+  ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err),
+            scheduler::Algorithm::Outcome::kScheduled);
   EXPECT_EQ(r.suggestedHost, "n3");
   EXPECT_EQ(r.feasibleNodes, 3);
   EXPECT_EQ(r.evaluatedNodes, 4);
@@ -262,8 +270,10 @@ TEST(AlgorithmTest, NoFitGivesDiagnosisWithRejectingPlugins) {
   for (const char* n : {"n1", "n2", "n3"}) nodes.push_back(std::make_shared<api::Node>(node(n)));
   auto snap = cache::Snapshot::fromForTest({}, nodes);
   auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 0}, {"Binder", 0}});
-  p.pluginConfig = {{"A", {{"reject", {"n1", "n2"}}, {"reason", "Insufficient cpu"}}},
-                    {"B", {{"reject", {"n3"}}, {"reason", "node(s) were unschedulable"}, {"unresolvable", true}}}};
+  p.pluginConfig = {
+      {"A", {{"reject", {"n1", "n2"}}, {"reason", "Insufficient cpu"}}},
+      {"B",
+       {{"reject", {"n3"}}, {"reason", "node(s) were unschedulable"}, {"unresolvable", true}}}};
   Framework f(p, testRegistry(), env.services());
   f.setSnapshot(&snap);
   scheduler::Algorithm algo(1);
@@ -274,7 +284,8 @@ TEST(AlgorithmTest, NoFitGivesDiagnosisWithRejectingPlugins) {
   Status err;
   ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err),
             scheduler::Algorithm::Outcome::kUnschedulable);
-  EXPECT_EQ(fe.message(), "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.");
+  EXPECT_EQ(fe.message(),
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.");
   EXPECT_EQ(fe.diagnosis.unschedulablePlugins, (std::set<std::string, std::less<>>{"A", "B"}));
 }
 
@@ -321,7 +332,8 @@ TEST(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {
     for (auto& h : hits) ASSERT_EQ(h.load(), 1);
   }
   std::atomic<int> calls{0};
-  par.until(100000, [&](int) { calls.fetch_add(1); }, [&] { return calls.load() >= 10; });
+  par.until(
+      100000, [&](int) { calls.fetch_add(1); }, [&] { return calls.load() >= 10; });
   EXPECT_LT(calls.load(), 100000);
 }
 

@@ -14,7 +14,7 @@
 #include "api/pod.h"
 #include "api/quantity.h"
 
-namespace ksched::cache::testing {
+namespace ksched::cache::testutil {
 
 class PodBuilder {
  public:
@@ -120,4 +120,4 @@ class NodeBuilder {
   api::Node node_;
 };
 
-}  // namespace ksched::cache::testing
+}  // namespace ksched::cache::testutil
