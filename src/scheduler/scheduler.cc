@@ -64,10 +64,22 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
     return queue_->nominatedPodsForNode(node);
   };
   std::map<std::string, std::vector<ClusterEvent>> events;
+  if (options_.profiles.empty())
+    throw framework::FrameworkError("profiles: at least one is needed");
   for (size_t i = 0; i < options_.profiles.size(); ++i) {
     const auto& profile = options_.profiles[i];
-    frameworks_.push_back(std::make_unique<framework::Framework>(
-        profile, registry, services, "profiles[" + std::to_string(i) + "]"));
+    const std::string path = "profiles[" + std::to_string(i) + "]";
+    if (byName_.contains(profile.schedulerName)) {
+      throw framework::FrameworkError(path + ".schedulerName: Duplicate value: \"" +
+                                      profile.schedulerName + "\"");
+    }
+    frameworks_.push_back(
+        std::make_unique<framework::Framework>(profile, registry, services, path));
+    if (frameworks_.back()->queueSort().name() != frameworks_.front()->queueSort().name()) {
+      throw framework::FrameworkError(path +
+                                      ".plugins.queueSort: queueSort must be the same for all "
+                                      "profiles");
+    }
     byName_[profile.schedulerName] = frameworks_.back().get();
     for (auto& [plugin, evs] : frameworks_.back()->enqueueEvents()) events[plugin] = evs;
   }
