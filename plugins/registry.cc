@@ -1,7 +1,11 @@
 #include "plugins/registry.h"
 
+#include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/image_locality/image_locality.h"
+#include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
+#include "plugins/node_ports/node_ports.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
 #include "plugins/priority_sort/priority_sort.h"
@@ -18,6 +22,10 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeName::kName), newNodeName);
   r.add(std::string(TaintToleration::kName), newTaintToleration);
   r.add(std::string(NodeResourcesFit::kName), newNodeResourcesFit);
+  r.add(std::string(NodeAffinity::kName), newNodeAffinity);
+  r.add(std::string(NodePorts::kName), newNodePorts);
+  r.add(std::string(ImageLocality::kName), newImageLocality);
+  r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
   r.add(std::string(DefaultBinder::kName), newDefaultBinder);
   return r;
 }

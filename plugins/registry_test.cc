@@ -57,9 +57,11 @@ TEST(RegistryTest, MergeRejectsDuplicatesAtomically) {
 
 TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
-  const std::vector<std::string> want = {"DefaultBinder",     "NodeName",     "NodeResourcesFit",
-                                         "NodeUnschedulable", "PrioritySort", "SchedulingGates",
-                                         "TaintToleration"};
+  const std::vector<std::string> want = {
+      "DefaultBinder",    "ImageLocality",     "NodeAffinity",
+      "NodeName",         "NodePorts",         "NodeResourcesBalancedAllocation",
+      "NodeResourcesFit", "NodeUnschedulable", "PrioritySort",
+      "SchedulingGates",  "TaintToleration"};
   EXPECT_EQ(r.names(), want);
   testutil::FakeHandle h;
   for (const std::string& name : want) {

@@ -5,8 +5,17 @@ namespace ksched::config {
 PluginSet defaultMultiPoint() {
   PluginSet s;
   s.enabled = {
-      {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0}, {"NodeName", 0},
-      {"TaintToleration", 3}, {"NodeResourcesFit", 1}, {"DefaultBinder", 0},
+      {"SchedulingGates", 0},
+      {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},
+      {"NodeName", 0},
+      {"TaintToleration", 3},
+      {"NodeAffinity", 2},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 1},
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
+      {"DefaultBinder", 0},
   };
   return s;
 }

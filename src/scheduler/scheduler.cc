@@ -339,7 +339,9 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
   // Room the pod held is free again: let pods waiting for it retry.
   queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
   const std::string msg = s.message();
-  if (msg.find("409") != std::string::npos || msg.find("404") != std::string::npos) {
+  // ApiError texts read "<verb> <path>: <code> <reason>: <message>".
+  if (msg.find(": 409 Conflict") != std::string::npos ||
+      msg.find(": 404 NotFound") != std::string::npos) {
     // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
     // retry would only fail again.
     bindConflicts_.fetch_add(1);

@@ -1,0 +1,179 @@
+#include "plugins/balanced_allocation/balanced_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <ksched/registry.h>
+
+#include "api/pod_resources.h"
+#include "api/resources.h"
+#include "plugins/helper/args_json.h"
+
+namespace ksched::plugins {
+namespace {
+
+using helper::childPath;
+using helper::indexPath;
+
+struct PreScoreState final : StateData {
+  std::vector<int64_t> podRequests;  // per configured resource
+
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PreScoreState>(*this);
+  }
+};
+
+constexpr StateKey<PreScoreState> kPreScoreKey{NodeResourcesBalancedAllocation::kPreScoreStateKey};
+
+bool isBestEffort(const std::vector<int64_t>& podRequests) {
+  return std::all_of(podRequests.begin(), podRequests.end(), [](int64_t r) { return r == 0; });
+}
+
+}  // namespace
+
+NodeResourcesBalancedAllocationArgs NodeResourcesBalancedAllocationArgs::fromJson(
+    const nlohmann::json& j) {
+  NodeResourcesBalancedAllocationArgs args;
+  if (j.is_null()) return args;
+  helper::expectObject(j, "", {helper::kApiVersionKey, helper::kKindKey, "resources"});
+  if (const nlohmann::json* resources = helper::member(j, "resources")) {
+    if (!resources->is_array()) {
+      throw PluginArgsError("resources: expected an array, got " +
+                            std::string(resources->type_name()));
+    }
+    args.resources.clear();
+    for (size_t i = 0; i < resources->size(); ++i) {
+      const std::string p = indexPath("resources", i);
+      helper::expectObject((*resources)[i], p, {"name", "weight"});
+      ResourceSpec r;
+      r.weight = 0;
+      helper::readString((*resources)[i], "name", p, r.name);
+      helper::readInt64((*resources)[i], "weight", p, r.weight);
+      args.resources.push_back(std::move(r));
+    }
+  }
+  if (args.resources.empty()) args.resources = defaultScoringResources();
+  for (ResourceSpec& r : args.resources) {
+    if (r.weight == 0) r.weight = 1;
+  }
+  return args;
+}
+
+std::vector<helper::FieldError> NodeResourcesBalancedAllocationArgs::validationErrors() const {
+  std::vector<helper::FieldError> errs;
+  std::set<std::string, std::less<>> seen;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const ResourceSpec& r = resources[i];
+    const std::string path = indexPath("resources", i);
+    if (!seen.insert(r.name).second) {
+      errs.push_back({childPath(path, "name"), "Duplicate value: " + helper::quote(r.name)});
+    }
+    if (r.weight != 1)
+      errs.push_back(helper::invalid(childPath(path, "weight"), r.weight, "must be 1"));
+  }
+  return errs;
+}
+
+void NodeResourcesBalancedAllocationArgs::validate() const {
+  helper::throwIfAny(validationErrors());
+}
+
+int64_t balancedResourceScore(const std::vector<int64_t>& requested,
+                              const std::vector<int64_t>& allocatable) {
+  std::vector<double> fractions;
+  double total = 0;
+  for (size_t i = 0; i < requested.size() && i < allocatable.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+    if (f > 1) f = 1;
+    total += f;
+    fractions.push_back(f);
+  }
+  double stddev = 0;
+  if (fractions.size() == 2) {
+    stddev = std::abs((fractions[0] - fractions[1]) / 2);
+  } else if (fractions.size() > 2) {
+    const double mean = total / static_cast<double>(fractions.size());
+    double sum = 0;
+    for (double f : fractions) sum += (f - mean) * (f - mean);
+    stddev = std::sqrt(sum / static_cast<double>(fractions.size()));
+  }
+  return static_cast<int64_t>((1 - stddev) * static_cast<double>(kMaxNodeScore));
+}
+
+std::vector<int64_t> NodeResourcesBalancedAllocation::podRequests(const api::Pod& pod) const {
+  const api::ResourceList requests = api::effectiveRequests(pod);
+  std::vector<int64_t> out;
+  out.reserve(resources_.size());
+  for (const ResourceSpec& r : resources_) {
+    const api::Quantity q = api::quantityOf(requests, r.name);
+    out.push_back(r.name == api::kResourceCPU ? q.milliValue() : q.value());
+  }
+  return out;
+}
+
+int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
+                                                   const std::vector<int64_t>& podRequests) const {
+  const api::Resource& alloc = nodeInfo.allocatable();
+  const api::Resource& used = nodeInfo.requested();
+  std::vector<int64_t> req(resources_.size(), 0);
+  std::vector<int64_t> cap(resources_.size(), 0);
+  for (size_t i = 0; i < resources_.size(); ++i) {
+    const std::string& name = resources_[i].name;
+    const int64_t pod = i < podRequests.size() ? podRequests[i] : 0;
+    int64_t a = 0;
+    int64_t r = 0;
+    if (pod == 0 && api::isScalarResourceName(name)) {
+      continue;
+    } else if (name == api::kResourceCPU) {
+      a = alloc.milliCPU;
+      r = used.milliCPU + pod;
+    } else if (name == api::kResourceMemory) {
+      a = alloc.memory;
+      r = used.memory + pod;
+    } else if (name == api::kResourceEphemeralStorage) {
+      a = alloc.ephemeralStorage;
+      r = used.ephemeralStorage + pod;
+    } else if (auto it = alloc.scalar.find(name); it != alloc.scalar.end()) {
+      a = it->second;
+      r = used.scalarValue(name) + pod;
+    }
+    if (a == 0) continue;
+    cap[i] = a;
+    req[i] = r;
+  }
+  return balancedResourceScore(req, cap);
+}
+
+Status NodeResourcesBalancedAllocation::preScore(CycleState& state, const api::Pod& pod,
+                                                 const std::vector<const NodeInfo*>& /*nodes*/) {
+  auto s = std::make_unique<PreScoreState>();
+  s->podRequests = podRequests(pod);
+  if (isBestEffort(s->podRequests)) return Status::skip();
+  state.write(kPreScoreKey, std::move(s));
+  return {};
+}
+
+Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api::Pod& pod,
+                                              const NodeInfo& nodeInfo, int64_t& score) const {
+  if (const PreScoreState* s = state.read(kPreScoreKey)) {
+    score = scoreNode(nodeInfo, s->podRequests);
+    return {};
+  }
+  const std::vector<int64_t> requests = podRequests(pod);
+  score = isBestEffort(requests) ? 0 : scoreNode(nodeInfo, requests);
+  return {};
+}
+
+std::unique_ptr<Plugin> newNodeResourcesBalancedAllocation(const nlohmann::json& args,
+                                                           Handle& /*handle*/) {
+  NodeResourcesBalancedAllocationArgs typed = NodeResourcesBalancedAllocationArgs::fromJson(args);
+  typed.validate();
+  return std::make_unique<NodeResourcesBalancedAllocation>(typed);
+}
+
+}  // namespace ksched::plugins

@@ -1,0 +1,75 @@
+// NodeResourcesBalancedAllocation (PreScore, Score).
+//   PreScore: the pod's requests (plain effective requests, no 100m / 200Mi defaults, as
+//             upstream's useRequested) for each configured resource; Skip for a pod that
+//             requests none of them (best-effort, upstream #129138).
+//   Score:    for each resource with allocatable > 0 (a scalar resource the pod does not
+//             request is left out), fraction = (node requested + pod) / allocatable capped at 1;
+//             std = |f1 - f2| / 2 for two fractions, the population standard deviation for
+//             more, 0 for fewer; score = int64((1 - std) * 100). Weights are not used.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+#include "plugins/helper/field_error.h"
+#include "plugins/node_resources_fit/fit_args.h"
+
+namespace ksched::plugins {
+
+struct NodeResourcesBalancedAllocationArgs {
+  std::vector<ResourceSpec> resources = defaultScoringResources();
+
+  // Decodes strictly (null: defaults), then v1 defaulting: no/empty resources -> cpu and
+  // memory; weight 0 or absent -> 1. Throws PluginArgsError on unknown fields and wrong types.
+  [[nodiscard]] static NodeResourcesBalancedAllocationArgs fromJson(const nlohmann::json& j);
+  // Upstream ValidateNodeResourcesBalancedAllocationArgs: duplicate names, weight != 1.
+  [[nodiscard]] std::vector<helper::FieldError> validationErrors() const;
+  // Throws PluginArgsError with the first validation error.
+  void validate() const;
+};
+
+// Upstream balancedResourceScorer over (requested, allocatable) pairs; entries with
+// allocatable 0 are left out.
+[[nodiscard]] int64_t balancedResourceScore(const std::vector<int64_t>& requested,
+                                            const std::vector<int64_t>& allocatable);
+
+class NodeResourcesBalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
+  // CycleState key of the PreScore data.
+  static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
+
+  // `args` must be valid.
+  explicit NodeResourcesBalancedAllocation(const NodeResourcesBalancedAllocationArgs& args)
+      : resources_(args.resources) {}
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // Skip for best-effort pods.
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  // Uses the PreScore data, or computes the pod's requests when absent (0 for a best-effort
+  // pod). Thread-safe.
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
+
+  // The pod's request for each configured resource, in args order (cpu in millicores).
+  [[nodiscard]] std::vector<int64_t> podRequests(const api::Pod& pod) const;
+  // The node's score given podRequests().
+  [[nodiscard]] int64_t scoreNode(const NodeInfo& nodeInfo,
+                                  const std::vector<int64_t>& podRequests) const;
+
+ private:
+  const std::vector<ResourceSpec> resources_;
+};
+
+// Decodes and validates NodeResourcesBalancedAllocationArgs (throws PluginArgsError).
+std::unique_ptr<Plugin> newNodeResourcesBalancedAllocation(const nlohmann::json& args,
+                                                           Handle& handle);
+
+}  // namespace ksched::plugins

@@ -1,0 +1,78 @@
+#include "plugins/node_ports/node_ports.h"
+
+#include <string>
+#include <utility>
+
+#include "api/pod.h"
+
+namespace ksched::plugins {
+namespace {
+
+struct PreFilterState final : StateData {
+  std::vector<api::ContainerPort> ports;
+
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PreFilterState>(*this);
+  }
+};
+
+constexpr StateKey<PreFilterState> kPreFilterKey{NodePorts::kPreFilterStateKey};
+
+void appendHostPorts(const api::Container& c, std::vector<api::ContainerPort>& out) {
+  for (const auto& p : c.ports) {
+    if (p.hostPort > 0) out.push_back(p);
+  }
+}
+
+}  // namespace
+
+std::vector<api::ContainerPort> NodePorts::hostPorts(const api::Pod& pod) {
+  std::vector<api::ContainerPort> out;
+  // Only init containers that run for the pod's whole life (sidecars) hold their ports.
+  for (const auto& c : pod.spec.initContainers) {
+    if (c.isRestartable()) appendHostPorts(c, out);
+  }
+  for (const auto& c : pod.spec.containers) appendHostPorts(c, out);
+  return out;
+}
+
+bool NodePorts::fitsPorts(const std::vector<api::ContainerPort>& want, const NodeInfo& nodeInfo) {
+  const HostPortInfo& used = nodeInfo.usedPorts();
+  for (const auto& p : want) {
+    if (used.conflicts(p.hostIP, p.protocol, p.hostPort)) return false;
+  }
+  return true;
+}
+
+Status NodePorts::preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& /*nodes*/,
+                            PreFilterResult& /*result*/) {
+  auto s = std::make_unique<PreFilterState>();
+  s->ports = hostPorts(pod);
+  if (s->ports.empty()) return Status::skip();
+  state.write(kPreFilterKey, std::move(s));
+  return {};
+}
+
+Status NodePorts::filter(const CycleState& state, const api::Pod& /*pod*/,
+                         const NodeInfo& nodeInfo) const {
+  const PreFilterState* s = state.read(kPreFilterKey);
+  if (s == nullptr) {
+    return Status::error("reading \"" + std::string(kPreFilterStateKey) +
+                         "\" from cycleState: not found");
+  }
+  if (!fitsPorts(s->ports, nodeInfo)) return Status::unschedulable(std::string(kErrReason));
+  return {};
+}
+
+std::vector<ClusterEvent> NodePorts::eventsToRegister() const {
+  return {
+      {EventResource::kPod, kDelete, "AssignedPodDelete"},
+      {EventResource::kNode, kAdd | kUpdateOther, "NodeAddOrUpdate"},
+  };
+}
+
+std::unique_ptr<Plugin> newNodePorts(const nlohmann::json& /*args*/, Handle& /*handle*/) {
+  return std::make_unique<NodePorts>();
+}
+
+}  // namespace ksched::plugins

@@ -1,0 +1,47 @@
+// NodePorts (PreFilter, Filter).
+//   PreFilter: collects the host ports the pod asks for (containers and sidecars with
+//              hostPort > 0, upstream util.GetHostPorts); Skip when there are none.
+//   Filter:    Unschedulable when any wanted (hostIP, protocol, hostPort) conflicts with a port
+//              in use on the node (HostPortInfo::conflicts: 0.0.0.0 conflicts with every IP).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+namespace ksched::plugins {
+
+class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "NodePorts";
+  // CycleState key of the PreFilter data.
+  static constexpr std::string_view kPreFilterStateKey = "PreFilterNodePorts";
+  static constexpr std::string_view kErrReason =
+      "node(s) didn't have free ports for the requested pod ports";
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  // Skip when the pod wants no host port.
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  // Reads the PreFilter data (Error when absent). Thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  // Assigned pod deleted; node added or otherwise updated.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // The pod's container ports with hostPort > 0: sidecar init containers first, then
+  // containers (upstream GetHostPorts).
+  [[nodiscard]] static std::vector<api::ContainerPort> hostPorts(const api::Pod& pod);
+  // No wanted port conflicts with the node's used ports.
+  [[nodiscard]] static bool fitsPorts(const std::vector<api::ContainerPort>& want,
+                                      const NodeInfo& nodeInfo);
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newNodePorts(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins
