@@ -12,6 +12,7 @@
 #include "api/pod_resources.h"
 #include "api/resources.h"
 #include "plugins/helper/args_json.h"
+#include "plugins/node_resources_fit/resource_allocation.h"
 
 namespace ksched::plugins {
 namespace {
@@ -106,46 +107,14 @@ int64_t balancedResourceScore(const std::vector<int64_t>& requested,
 }
 
 std::vector<int64_t> NodeResourcesBalancedAllocation::podRequests(const api::Pod& pod) const {
-  const api::ResourceList requests = api::effectiveRequests(pod);
-  std::vector<int64_t> out;
-  out.reserve(resources_.size());
-  for (const ResourceSpec& r : resources_) {
-    const api::Quantity q = api::quantityOf(requests, r.name);
-    out.push_back(r.name == api::kResourceCPU ? q.milliValue() : q.value());
-  }
-  return out;
+  return requestVector(api::effectiveRequests(pod), resources_);
 }
 
 int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
                                                    const std::vector<int64_t>& podRequests) const {
-  const api::Resource& alloc = nodeInfo.allocatable();
-  const api::Resource& used = nodeInfo.requested();
-  std::vector<int64_t> req(resources_.size(), 0);
-  std::vector<int64_t> cap(resources_.size(), 0);
-  for (size_t i = 0; i < resources_.size(); ++i) {
-    const std::string& name = resources_[i].name;
-    const int64_t pod = i < podRequests.size() ? podRequests[i] : 0;
-    int64_t a = 0;
-    int64_t r = 0;
-    if (pod == 0 && api::isScalarResourceName(name)) {
-      continue;
-    } else if (name == api::kResourceCPU) {
-      a = alloc.milliCPU;
-      r = used.milliCPU + pod;
-    } else if (name == api::kResourceMemory) {
-      a = alloc.memory;
-      r = used.memory + pod;
-    } else if (name == api::kResourceEphemeralStorage) {
-      a = alloc.ephemeralStorage;
-      r = used.ephemeralStorage + pod;
-    } else if (auto it = alloc.scalar.find(name); it != alloc.scalar.end()) {
-      a = it->second;
-      r = used.scalarValue(name) + pod;
-    }
-    if (a == 0) continue;
-    cap[i] = a;
-    req[i] = r;
-  }
+  std::vector<int64_t> req;
+  std::vector<int64_t> cap;
+  requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/false, req, cap);
   return balancedResourceScore(req, cap);
 }
 

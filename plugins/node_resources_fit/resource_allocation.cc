@@ -90,26 +90,27 @@ ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strate
   }
 }
 
-std::vector<int64_t> ResourceAllocationScorer::podRequests(const api::Pod& pod) const {
-  const api::ResourceList requests = api::nonZeroRequests(pod);
+std::vector<int64_t> requestVector(const api::ResourceList& requests,
+                                   const std::vector<ResourceSpec>& resources) {
   std::vector<int64_t> out;
-  out.reserve(resources_.size());
-  for (const ResourceSpec& r : resources_) {
+  out.reserve(resources.size());
+  for (const ResourceSpec& r : resources) {
     const api::Quantity q = api::quantityOf(requests, r.name);
     out.push_back(r.name == api::kResourceCPU ? q.milliValue() : q.value());
   }
   return out;
 }
 
-int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,
-                                        const std::vector<int64_t>& podRequests) const {
+void requestedAndAllocatable(const NodeInfo& nodeInfo, const std::vector<ResourceSpec>& resources,
+                             const std::vector<int64_t>& podRequests, bool nonZeroCpuMemory,
+                             std::vector<int64_t>& req, std::vector<int64_t>& cap) {
   const api::Resource& alloc = nodeInfo.allocatable();
   const api::Resource& requested = nodeInfo.requested();
-  const api::Resource& nonZero = nodeInfo.nonZeroRequested();
-  std::vector<int64_t> req(resources_.size(), 0);
-  std::vector<int64_t> cap(resources_.size(), 0);
-  for (size_t i = 0; i < resources_.size(); ++i) {
-    const std::string& name = resources_[i].name;
+  const api::Resource& cpuMem = nonZeroCpuMemory ? nodeInfo.nonZeroRequested() : requested;
+  req.assign(resources.size(), 0);
+  cap.assign(resources.size(), 0);
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const std::string& name = resources[i].name;
     const int64_t pod = i < podRequests.size() ? podRequests[i] : 0;
     int64_t a = 0;
     int64_t r = 0;
@@ -117,10 +118,10 @@ int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,
       continue;
     } else if (name == api::kResourceCPU) {
       a = alloc.milliCPU;
-      r = nonZero.milliCPU + pod;
+      r = cpuMem.milliCPU + pod;
     } else if (name == api::kResourceMemory) {
       a = alloc.memory;
-      r = nonZero.memory + pod;
+      r = cpuMem.memory + pod;
     } else if (name == api::kResourceEphemeralStorage) {
       a = alloc.ephemeralStorage;
       r = requested.ephemeralStorage + pod;
@@ -132,6 +133,17 @@ int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,
     cap[i] = a;
     req[i] = r;
   }
+}
+
+std::vector<int64_t> ResourceAllocationScorer::podRequests(const api::Pod& pod) const {
+  return requestVector(api::nonZeroRequests(pod), resources_);
+}
+
+int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,
+                                        const std::vector<int64_t>& podRequests) const {
+  std::vector<int64_t> req;
+  std::vector<int64_t> cap;
+  requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/true, req, cap);
   return scorer_(req, cap);
 }
 

@@ -34,6 +34,19 @@ namespace ksched::plugins {
 // min(requested, capacity) * 100 / capacity; 0 when capacity is 0.
 [[nodiscard]] int64_t mostRequestedScore(int64_t requested, int64_t capacity);
 
+// The amount of each of `resources` in `requests`, in order (cpu in millicores, the rest in
+// whole units).
+[[nodiscard]] std::vector<int64_t> requestVector(const api::ResourceList& requests,
+                                                 const std::vector<ResourceSpec>& resources);
+
+// For each of `resources`: what the node would have requested with the pod (`req`) and its
+// allocatable (`cap`); both 0 when the node has none of it or for a scalar resource the pod does
+// not request. `nonZeroCpuMemory` takes the node's non-zero requests for cpu and memory, as
+// upstream's scorers do unless they use plain requests (BalancedAllocation).
+void requestedAndAllocatable(const NodeInfo& nodeInfo, const std::vector<ResourceSpec>& resources,
+                             const std::vector<int64_t>& podRequests, bool nonZeroCpuMemory,
+                             std::vector<int64_t>& req, std::vector<int64_t>& cap);
+
 // Immutable after construction; thread-safe.
 class ResourceAllocationScorer {
  public:
