@@ -36,7 +36,8 @@ inline constexpr int64_t kMinNodeScore = 0;
 // A pod waiting in the scheduling queue.
 struct QueuedPodInfo {
   PodInfoPtr podInfo;
-  // When the pod was added to the queue (or last moved back to activeQ): QueueSort tiebreak.
+  // When the pod was added to the queue or last failed an attempt: QueueSort tiebreak and the
+  // base of its backoff.
   std::chrono::steady_clock::time_point timestamp{};
   // When the pod was first added; for the scheduling SLI.
   std::chrono::steady_clock::time_point initialAttemptTimestamp{};
