@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include <ksched/listers.h>
 #include <ksched/node_info.h>
 #include <ksched/status.h>
 
@@ -53,6 +54,8 @@ class Handle {
   virtual ~Handle() = default;
   // The current cycle's snapshot (valid during a cycle, on the scheduling thread).
   [[nodiscard]] virtual const NodeInfoLister& snapshot() const = 0;
+  // Namespaces, workloads, PDBs and storage objects (informer-backed).
+  [[nodiscard]] virtual const ClusterListers& listers() const = 0;
   // The apiserver client; nullptr in unit tests.
   [[nodiscard]] virtual client::RestClient* client() = 0;
   [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;

@@ -22,6 +22,7 @@ class SnapshotHandle final : public Handle {
  public:
   explicit SnapshotHandle(Snapshot s) : snapshot_(std::move(s)) {}
   [[nodiscard]] const NodeInfoLister& snapshot() const override { return snapshot_; }
+  [[nodiscard]] const ClusterListers& listers() const override { return inner_.listers(); }
   [[nodiscard]] client::RestClient* client() override { return nullptr; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return inner_.eventRecorder(); }
   [[nodiscard]] Parallelizer& parallelizer() override { return inner_.parallelizer(); }

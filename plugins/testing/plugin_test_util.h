@@ -180,6 +180,9 @@ class FakeHandle final : public Handle {
   explicit FakeHandle(FakeLister lister) : lister_(std::move(lister)) {}
 
   [[nodiscard]] const NodeInfoLister& snapshot() const override { return lister_; }
+  [[nodiscard]] const ClusterListers& listers() const override { return listers_; }
+  // Add objects the plugin under test should see.
+  [[nodiscard]] StaticClusterListers& mutableListers() { return listers_; }
   [[nodiscard]] client::RestClient* client() override { return nullptr; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return recorder_; }
   [[nodiscard]] Parallelizer& parallelizer() override { return parallelizer_; }
@@ -190,6 +193,7 @@ class FakeHandle final : public Handle {
 
  private:
   FakeLister lister_;
+  StaticClusterListers listers_;
   FakeEventRecorder recorder_;
   InlineParallelizer parallelizer_;
 };

@@ -322,6 +322,11 @@ const NodeInfoLister& Framework::snapshot() const {
   return *snapshot_;
 }
 
+const ClusterListers& Framework::listers() const {
+  static const StaticClusterListers kNone;
+  return services_.listers != nullptr ? *services_.listers : kNone;
+}
+
 Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
   for (auto* p : preEnqueue_) {
     Status s = p->preEnqueue(pod);

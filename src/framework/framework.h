@@ -37,6 +37,8 @@ struct Services {
   client::RestClient* client = nullptr;
   EventRecorder* events = nullptr;
   Parallelizer* parallelizer = nullptr;
+  // Informer-backed listers; null means none (an empty StaticClusterListers).
+  const ClusterListers* listers = nullptr;
   // Pods nominated to a node (from the queue's nominator); may be null.
   std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
 };
@@ -93,6 +95,7 @@ class Framework final : public Handle {
 
   // Handle
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
+  [[nodiscard]] const ClusterListers& listers() const override;
   [[nodiscard]] client::RestClient* client() override { return services_.client; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
