@@ -177,6 +177,24 @@ start_apiserver() {
   die "kube-apiserver not ready after 60 s; see $LOGS/kube-apiserver.log"
 }
 
+# POSTs a JSON object as admin; 409 (already exists) is fine.
+admin_post() {
+  local path=$1 body=$2 code
+  code=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$PKI/ca.crt" \
+    -H "Authorization: Bearer $(cat "$PKI/admin.token")" -H 'Content-Type: application/json' \
+    -X POST --data "$body" "https://127.0.0.1:$PORT$path")
+  [ "$code" = 201 ] || [ "$code" = 409 ] || die "POST $path answered $code"
+}
+
+# v1.20's system:kube-scheduler role predates namespaceSelector; newer releases grant it
+# namespace reads. Grant the same to the scheduler identity here.
+grant_scheduler_extras() {
+  admin_post /apis/rbac.authorization.k8s.io/v1/clusterroles \
+    '{"metadata":{"name":"ksched:namespace-reader"},"rules":[{"apiGroups":[""],"resources":["namespaces"],"verbs":["get","list","watch"]}]}'
+  admin_post /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
+    '{"metadata":{"name":"ksched:namespace-reader"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"ksched:namespace-reader"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-scheduler"}]}'
+}
+
 cmd_up() {
   if pid_alive "$DIR/apiserver.pid" && pid_alive "$DIR/etcd.pid"; then
     log "already up in $DIR"
@@ -193,6 +211,7 @@ cmd_up() {
   write_kubeconfigs
   start_etcd
   start_apiserver
+  grant_scheduler_extras
   log "up: kube-apiserver https://127.0.0.1:$PORT, etcd 127.0.0.1:$ETCD_PORT, state in $DIR"
   log "admin:     export KUBECONFIG=$DIR/admin.kubeconfig"
   log "scheduler: $DIR/scheduler.kubeconfig (CN=system:kube-scheduler)"

@@ -54,12 +54,15 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       pods_(client, {"Pod", "/api/v1/pods"}),
       nodes_(client, {"Node", "/api/v1/nodes"}),
+      listers_(client,
+               [this](const ClusterEvent& ev) { queue_->moveAllToActiveOrBackoffQueue(ev); }),
       binders_("binder", options_.binderThreads),
       statusWriters_("status", 2) {
   framework::Services services;
   services.client = &client_;
   services.events = &events_;
   services.parallelizer = &parallelizer_;
+  services.listers = &listers_;
   services.nominatedPodsForNode = [this](const std::string& node) {
     return queue_->nominatedPodsForNode(node);
   };
@@ -111,16 +114,21 @@ framework::Framework* Scheduler::frameworkFor(const api::Pod& pod) const {
 bool Scheduler::responsibleFor(const api::Pod& pod) const { return frameworkFor(pod) != nullptr; }
 
 bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
+  listers_.start();
   nodes_.start();
   pods_.start();
   auto deadline = std::chrono::steady_clock::now() + syncTimeout;
-  bool ok = nodes_.waitForSync(syncTimeout);
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return ok && pods_.waitForSync(std::max(left, std::chrono::milliseconds(0)));
+  auto left = [&] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()),
+                    std::chrono::milliseconds(0));
+  };
+  return nodes_.waitForSync(left()) && pods_.waitForSync(left()) && listers_.waitForSync(left());
 }
 
-bool Scheduler::informersSynced() const { return nodes_.hasSynced() && pods_.hasSynced(); }
+bool Scheduler::informersSynced() const {
+  return nodes_.hasSynced() && pods_.hasSynced() && listers_.hasSynced();
+}
 
 void Scheduler::startScheduling() {
   cache_.startCleanup();
@@ -142,6 +150,7 @@ void Scheduler::stop() {
   events_.shutdown();
   pods_.stop();
   nodes_.stop();
+  listers_.stop();
   cache_.stopCleanup();
 }
 

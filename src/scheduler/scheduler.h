@@ -33,6 +33,7 @@
 #include "queue/scheduling_queue.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/event_recorder.h"
+#include "scheduler/informer_listers.h"
 #include "scheduler/task_pool.h"
 
 namespace ksched::scheduler {
@@ -78,6 +79,7 @@ class Scheduler {
   [[nodiscard]] cache::Cache& cache() { return cache_; }
   [[nodiscard]] size_t nodeCount() const { return nodes_.size(); }
   [[nodiscard]] size_t podCount() const { return pods_.size(); }
+  [[nodiscard]] const ClusterListers& listers() const { return listers_; }
 
  private:
   struct BindTask;
@@ -114,6 +116,7 @@ class Scheduler {
   std::unique_ptr<queue::SchedulingQueue> queue_;
   informer::Informer<api::Pod> pods_;
   informer::Informer<api::Node> nodes_;
+  InformerListers listers_;  // the other kinds plugins read
 
   // Scheduling thread only.
   cache::Snapshot snapshot_;

@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "objects.h"
 #include "plugins/registry.h"
+#include "running_scheduler.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -19,32 +20,6 @@ namespace {
 
 using client::RestClient;
 using namespace std::chrono_literals;
-
-// Runs an in-process scheduler against the test cluster for the life of the object.
-class RunningScheduler {
- public:
-  RunningScheduler()
-      : rest_(TestCluster::get().config("scheduler")),
-        events_(TestCluster::get().config("scheduler")),
-        sched_(rest_, events_, plugins::inTreeRegistry(), options()) {
-    EXPECT_TRUE(sched_.startInformers(30s));
-    sched_.startScheduling();
-  }
-  ~RunningScheduler() { sched_.stop(); }
-  scheduler::Scheduler& operator*() { return sched_; }
-  scheduler::Scheduler* operator->() { return &sched_; }
-
- private:
-  static scheduler::Options options() {
-    scheduler::Options o;
-    o.binderThreads = 8;
-    o.parallelism = 4;
-    return o;
-  }
-  RestClient rest_;
-  RestClient events_;
-  scheduler::Scheduler sched_;
-};
 
 TEST(SchedulerIntegration, Binds100PodsOnto10NodesWithinAllocatable) {
   auto& admin = TestCluster::get().admin();
@@ -219,6 +194,49 @@ TEST(SchedulerIntegration, PodsDeletedWhileQueuedOrBindingLeaveTheCacheConsisten
   })) << "cache pods "
       << sched->cache().podCount() << ", assumed " << sched->cache().assumedPodCount();
   expectNoNodeOvercommitted(admin);
+}
+
+}  // namespace
+}  // namespace ksched::testing
+
+namespace ksched::testing {
+namespace {
+
+TEST(SchedulerIntegration, ListersSeeServicesNamespacesPdbsAndClaims) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = "sched-listers";
+  ensureNamespace(admin, ns);
+  admin.patch("/api/v1/namespaces/" + ns, {{"metadata", {{"labels", {{"team", "blue"}}}}}},
+              "application/merge-patch+json");
+  RunningScheduler sched;
+  const std::string policy = *admin.pickVersion({"policy/v1", "policy/v1beta1"});
+  admin.post("/api/v1/namespaces/" + ns + "/services",
+             {{"metadata", {{"name", "web"}}},
+              {"spec", {{"selector", {{"app", "web"}}}, {"ports", {{{"port", 80}}}}}}});
+  admin.post("/apis/" + policy + "/namespaces/" + ns + "/poddisruptionbudgets",
+             {{"metadata", {{"name", "web-pdb"}}},
+              {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "web"}}}}}}}});
+  admin.post("/api/v1/namespaces/" + ns + "/persistentvolumeclaims",
+             {{"metadata", {{"name", "data"}}},
+              {"spec",
+               {{"accessModes", {"ReadWriteOnce"}},
+                {"storageClassName", ""},
+                {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+  const ClusterListers& l = sched->listers();
+  EXPECT_TRUE(eventually([&] {
+    auto svcs = l.services(ns);
+    auto pdbs = l.podDisruptionBudgets(ns);
+    auto nsObj = l.getNamespace(ns);
+    return svcs.size() == 1 && svcs[0]->spec.selector &&
+           svcs[0]->spec.selector->at("app") == "web" && pdbs.size() == 1 &&
+           pdbs[0]->metadata.name == "web-pdb" && nsObj != nullptr &&
+           nsObj->metadata.labels.at("team") == "blue" &&
+           l.getPersistentVolumeClaim(ns, "data") != nullptr;
+  }));
+  EXPECT_TRUE(l.services("default").empty() ||
+              l.services("default")[0]->metadata.namespace_ == "default");
+  admin.del("/api/v1/namespaces/" + ns + "/services/web");
+  EXPECT_TRUE(eventually([&] { return l.services(ns).empty(); }));
 }
 
 }  // namespace

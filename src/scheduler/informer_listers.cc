@@ -1,0 +1,166 @@
+#include "scheduler/informer_listers.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+namespace ksched::scheduler {
+namespace {
+
+template <typename T>
+ObjectList<T> inNamespace(const informer::Informer<T>& inf, std::string_view ns) {
+  ObjectList<T> out;
+  for (auto& o : inf.list()) {
+    if (o->metadata.namespace_ == ns) out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string key(std::string_view ns, std::string_view name) {
+  std::string k(ns);
+  if (!k.empty()) k += '/';
+  k += name;
+  return k;
+}
+
+}  // namespace
+
+InformerListers::InformerListers(client::RestClient& client,
+                                 std::function<void(const ClusterEvent&)> onEvent)
+    : client_(client),
+      onEvent_(std::move(onEvent)),
+      services_(client, {"Service", "/api/v1/services"}),
+      replicaSets_(client, {"ReplicaSet", "/apis/apps/v1/replicasets"}),
+      statefulSets_(client, {"StatefulSet", "/apis/apps/v1/statefulsets"}),
+      rcs_(client, {"ReplicationController", "/api/v1/replicationcontrollers"}),
+      namespaces_(client, {"Namespace", "/api/v1/namespaces"}),
+      pvcs_(client, {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims"}),
+      pvs_(client, {"PersistentVolume", "/api/v1/persistentvolumes"}),
+      storageClasses_(client, {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses"}),
+      csiNodes_(client, {"CSINode", "/apis/storage.k8s.io/v1/csinodes"}) {
+  watchEvents(services_, EventResource::kService, "Service");
+  watchEvents(namespaces_, EventResource::kNamespace, "Namespace");
+  watchEvents(pvcs_, EventResource::kPersistentVolumeClaim, "PersistentVolumeClaim");
+  watchEvents(pvs_, EventResource::kPersistentVolume, "PersistentVolume");
+  watchEvents(storageClasses_, EventResource::kStorageClass, "StorageClass");
+  watchEvents(csiNodes_, EventResource::kCSINode, "CSINode");
+}
+
+InformerListers::~InformerListers() { stop(); }
+
+template <typename T>
+void InformerListers::watchEvents(informer::Informer<T>& inf, EventResource resource,
+                                  const std::string& kind) {
+  if (!onEvent_) return;
+  ClusterEvent add{resource, kAdd, kind + "Add"};
+  ClusterEvent update{resource, kUpdate, kind + "Update"};
+  ClusterEvent del{resource, kDelete, kind + "Delete"};
+  using Ptr = std::shared_ptr<const T>;
+  inf.addHandlers({[this, add](const Ptr&) { onEvent_(add); },
+                   [this, update](const Ptr&, const Ptr&) { onEvent_(update); },
+                   [this, del](const Ptr&) { onEvent_(del); }});
+}
+
+void InformerListers::start() {
+  if (!pdbs_) {
+    std::optional<std::string> version;
+    try {
+      version = client_.pickVersion({"policy/v1", "policy/v1beta1"});
+    } catch (const std::exception& e) {
+      spdlog::warn("discovery of policy versions failed ({}); assuming policy/v1", e.what());
+      version = "policy/v1";
+    }
+    if (version) {
+      pdbs_ = std::make_unique<informer::Informer<api::PodDisruptionBudget>>(
+          client_, informer::ResourceDef{"PodDisruptionBudget",
+                                         "/apis/" + *version + "/poddisruptionbudgets"});
+      watchEvents(*pdbs_, EventResource::kPodDisruptionBudget, "PodDisruptionBudget");
+    } else {
+      spdlog::warn("the apiserver serves no PodDisruptionBudget version; preemption ignores PDBs");
+    }
+  }
+  services_.start();
+  replicaSets_.start();
+  statefulSets_.start();
+  rcs_.start();
+  namespaces_.start();
+  pvcs_.start();
+  pvs_.start();
+  storageClasses_.start();
+  csiNodes_.start();
+  if (pdbs_) pdbs_->start();
+}
+
+void InformerListers::stop() {
+  services_.stop();
+  replicaSets_.stop();
+  statefulSets_.stop();
+  rcs_.stop();
+  namespaces_.stop();
+  pvcs_.stop();
+  pvs_.stop();
+  storageClasses_.stop();
+  csiNodes_.stop();
+  if (pdbs_) pdbs_->stop();
+}
+
+bool InformerListers::waitForSync(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()),
+                    std::chrono::milliseconds(0));
+  };
+  bool ok = services_.waitForSync(left()) && replicaSets_.waitForSync(left()) &&
+            statefulSets_.waitForSync(left()) && rcs_.waitForSync(left()) &&
+            namespaces_.waitForSync(left()) && pvcs_.waitForSync(left()) &&
+            pvs_.waitForSync(left()) && storageClasses_.waitForSync(left()) &&
+            csiNodes_.waitForSync(left());
+  return ok && (!pdbs_ || pdbs_->waitForSync(left()));
+}
+
+bool InformerListers::hasSynced() const {
+  return services_.hasSynced() && replicaSets_.hasSynced() && statefulSets_.hasSynced() &&
+         rcs_.hasSynced() && namespaces_.hasSynced() && pvcs_.hasSynced() && pvs_.hasSynced() &&
+         storageClasses_.hasSynced() && csiNodes_.hasSynced() && (!pdbs_ || pdbs_->hasSynced());
+}
+
+ObjectList<api::Service> InformerListers::services(std::string_view ns) const {
+  return inNamespace(services_, ns);
+}
+ObjectList<api::ReplicaSet> InformerListers::replicaSets(std::string_view ns) const {
+  return inNamespace(replicaSets_, ns);
+}
+ObjectList<api::StatefulSet> InformerListers::statefulSets(std::string_view ns) const {
+  return inNamespace(statefulSets_, ns);
+}
+ObjectList<api::ReplicationController> InformerListers::replicationControllers(
+    std::string_view ns) const {
+  return inNamespace(rcs_, ns);
+}
+ObjectList<api::Namespace> InformerListers::namespaces() const { return namespaces_.list(); }
+std::shared_ptr<const api::Namespace> InformerListers::getNamespace(std::string_view name) const {
+  return namespaces_.get(std::string(name));
+}
+ObjectList<api::PodDisruptionBudget> InformerListers::podDisruptionBudgets(
+    std::string_view ns) const {
+  return pdbs_ ? inNamespace(*pdbs_, ns) : ObjectList<api::PodDisruptionBudget>{};
+}
+std::shared_ptr<const api::PersistentVolumeClaim> InformerListers::getPersistentVolumeClaim(
+    std::string_view ns, std::string_view name) const {
+  return pvcs_.get(key(ns, name));
+}
+std::shared_ptr<const api::PersistentVolume> InformerListers::getPersistentVolume(
+    std::string_view name) const {
+  return pvs_.get(std::string(name));
+}
+ObjectList<api::PersistentVolume> InformerListers::persistentVolumes() const { return pvs_.list(); }
+std::shared_ptr<const api::StorageClass> InformerListers::getStorageClass(
+    std::string_view name) const {
+  return storageClasses_.get(std::string(name));
+}
+std::shared_ptr<const api::CSINode> InformerListers::getCSINode(std::string_view name) const {
+  return csiNodes_.get(std::string(name));
+}
+
+}  // namespace ksched::scheduler

@@ -1,0 +1,77 @@
+// InformerListers: ClusterListers backed by one informer per kind, plus the queue moves their
+// events trigger (upstream's event handlers for PV, PVC, StorageClass, CSINode, Service,
+// Namespace and PDB changes).
+//
+// Threads: one reflector thread per kind (refl-<Kind>). Reads are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <ksched/cluster_event.h>
+#include <ksched/listers.h>
+
+#include "client/rest_client.h"
+#include "informer/informer.h"
+
+namespace ksched::scheduler {
+
+class InformerListers final : public ClusterListers {
+ public:
+  // `onEvent` is called (on a reflector thread) for every add/update/delete with the event
+  // upstream's queue would see, e.g. {kPersistentVolumeClaim, kAdd, "PersistentVolumeClaimAdd"}.
+  InformerListers(client::RestClient& client, std::function<void(const ClusterEvent&)> onEvent);
+  ~InformerListers() override;
+  InformerListers(const InformerListers&) = delete;
+  InformerListers& operator=(const InformerListers&) = delete;
+
+  // Discovers the PodDisruptionBudget version (policy/v1, else policy/v1beta1; none: no PDB
+  // informer) and starts every informer.
+  void start();
+  void stop();
+  // Waits until every started informer has synced; false on timeout.
+  bool waitForSync(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool hasSynced() const;
+
+  [[nodiscard]] ObjectList<api::Service> services(std::string_view ns) const override;
+  [[nodiscard]] ObjectList<api::ReplicaSet> replicaSets(std::string_view ns) const override;
+  [[nodiscard]] ObjectList<api::StatefulSet> statefulSets(std::string_view ns) const override;
+  [[nodiscard]] ObjectList<api::ReplicationController> replicationControllers(
+      std::string_view ns) const override;
+  [[nodiscard]] ObjectList<api::Namespace> namespaces() const override;
+  [[nodiscard]] std::shared_ptr<const api::Namespace> getNamespace(
+      std::string_view name) const override;
+  [[nodiscard]] ObjectList<api::PodDisruptionBudget> podDisruptionBudgets(
+      std::string_view ns) const override;
+  [[nodiscard]] std::shared_ptr<const api::PersistentVolumeClaim> getPersistentVolumeClaim(
+      std::string_view ns, std::string_view name) const override;
+  [[nodiscard]] std::shared_ptr<const api::PersistentVolume> getPersistentVolume(
+      std::string_view name) const override;
+  [[nodiscard]] ObjectList<api::PersistentVolume> persistentVolumes() const override;
+  [[nodiscard]] std::shared_ptr<const api::StorageClass> getStorageClass(
+      std::string_view name) const override;
+  [[nodiscard]] std::shared_ptr<const api::CSINode> getCSINode(
+      std::string_view name) const override;
+
+ private:
+  template <typename T>
+  void watchEvents(informer::Informer<T>& inf, EventResource resource, const std::string& kind);
+
+  client::RestClient& client_;
+  std::function<void(const ClusterEvent&)> onEvent_;
+  informer::Informer<api::Service> services_;
+  informer::Informer<api::ReplicaSet> replicaSets_;
+  informer::Informer<api::StatefulSet> statefulSets_;
+  informer::Informer<api::ReplicationController> rcs_;
+  informer::Informer<api::Namespace> namespaces_;
+  informer::Informer<api::PersistentVolumeClaim> pvcs_;
+  informer::Informer<api::PersistentVolume> pvs_;
+  informer::Informer<api::StorageClass> storageClasses_;
+  informer::Informer<api::CSINode> csiNodes_;
+  std::unique_ptr<informer::Informer<api::PodDisruptionBudget>> pdbs_;  // set by start()
+};
+
+}  // namespace ksched::scheduler
