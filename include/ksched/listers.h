@@ -82,9 +82,7 @@ class StaticClusterListers final : public ClusterListers {
       std::string_view ns) const override {
     return inNamespace(rcs_, ns);
   }
-  [[nodiscard]] ObjectList<api::Namespace> namespaces() const override {
-    return all(namespaces_);
-  }
+  [[nodiscard]] ObjectList<api::Namespace> namespaces() const override { return all(namespaces_); }
   [[nodiscard]] std::shared_ptr<const api::Namespace> getNamespace(
       std::string_view name) const override {
     return find(namespaces_, "", name);
