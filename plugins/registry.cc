@@ -2,6 +2,7 @@
 
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -26,6 +27,7 @@ Registry inTreeRegistry() {
   r.add(std::string(NodePorts::kName), newNodePorts);
   r.add(std::string(ImageLocality::kName), newImageLocality);
   r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
+  r.add(std::string(DefaultPreemption::kName), newDefaultPreemption);
   r.add(std::string(DefaultBinder::kName), newDefaultBinder);
   return r;
 }

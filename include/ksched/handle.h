@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include <ksched/cycle_state.h>
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
 #include <ksched/status.h>
@@ -63,6 +64,21 @@ class Handle {
   // nullptr when no pod with that uid waits at Permit.
   [[nodiscard]] virtual std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) = 0;
   virtual void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+
+  // Pods nominated to `nodeName` (waiting for preemption victims to leave), any priority.
+  [[nodiscard]] virtual std::vector<PodInfoPtr> nominatedPodsForNode(
+      const std::string& nodeName) const = 0;
+  // Plugin runners for PostFilter plugins that simulate (upstream PluginsRunner): the
+  // profile's Filter plugins with nominated pods of priority >= the pod's counted first, and the
+  // PreFilter extensions.
+  [[nodiscard]] virtual Status runFilterPluginsWithNominatedPods(const CycleState& state,
+                                                                 const api::Pod& pod,
+                                                                 const NodeInfo& node) const = 0;
+  virtual Status runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                             const PodInfo& toAdd, const NodeInfo& node) const = 0;
+  virtual Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                                const PodInfo& toRemove,
+                                                const NodeInfo& node) const = 0;
 };
 
 }  // namespace ksched

@@ -100,7 +100,8 @@ class FilterPlugin : public virtual Plugin {
 using NodeToStatus = std::unordered_map<std::string, Status>;
 
 struct PostFilterResult {
-  std::string nominatedNodeName;
+  // nullopt: leave the pod's nomination alone; "": clear it; else nominate that node.
+  std::optional<std::string> nominatedNodeName;
 };
 
 class PostFilterPlugin : public virtual Plugin {

@@ -190,6 +190,26 @@ class FakeHandle final : public Handle {
     return nullptr;
   }
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& /*fn*/) override {}
+  // No other plugins run here: the runners succeed.
+  [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
+      const std::string& /*nodeName*/) const override {
+    return {};
+  }
+  [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& /*state*/,
+                                                         const api::Pod& /*pod*/,
+                                                         const NodeInfo& /*node*/) const override {
+    return {};
+  }
+  Status runPreFilterExtensionAddPod(CycleState& /*state*/, const api::Pod& /*pod*/,
+                                     const PodInfo& /*toAdd*/,
+                                     const NodeInfo& /*node*/) const override {
+    return {};
+  }
+  Status runPreFilterExtensionRemovePod(CycleState& /*state*/, const api::Pod& /*pod*/,
+                                        const PodInfo& /*toRemove*/,
+                                        const NodeInfo& /*node*/) const override {
+    return {};
+  }
 
  private:
   FakeLister lister_;

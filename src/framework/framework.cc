@@ -414,6 +414,11 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
+std::vector<PodInfoPtr> Framework::nominatedPodsForNode(const std::string& nodeName) const {
+  if (!services_.nominatedPodsForNode) return {};
+  return services_.nominatedPodsForNode(nodeName);
+}
+
 Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                                     const NodeInfo& node) const {
   std::vector<PodInfoPtr> nominated;
@@ -444,13 +449,15 @@ std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& 
                                                                     const api::Pod& pod,
                                                                     const NodeToStatus& statuses) {
   Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
+  PostFilterResult lastResult;  // the last rejection's result that asks for a change
   for (auto* p : postFilter_) {
     auto [result, s] = p->postFilter(state, pod, statuses);
     if (s.ok()) return {std::move(result), std::move(s)};
-    if (!s.isRejected()) return {std::move(result), withPlugin(std::move(s), p->name())};
+    if (!s.isRejected()) return {PostFilterResult{}, withPlugin(std::move(s), p->name())};
+    if (result.nominatedNodeName) lastResult = std::move(result);
     last = withPlugin(std::move(s), p->name());
   }
-  return {PostFilterResult{}, std::move(last)};
+  return {std::move(lastResult), std::move(last)};
 }
 
 Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,

@@ -67,15 +67,19 @@ class Framework final : public Handle {
   Status runPreEnqueuePlugins(const api::Pod& pod);
   Status runPreFilterPlugins(CycleState& state, const api::Pod& pod, PreFilterResult& result);
   Status runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod, const PodInfo& toAdd,
-                                     const NodeInfo& node) const;
+                                     const NodeInfo& node) const override;
   Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
-                                        const PodInfo& toRemove, const NodeInfo& node) const;
+                                        const PodInfo& toRemove,
+                                        const NodeInfo& node) const override;
   // First failing Filter plugin's status (with plugin()), or success.
   Status runFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
   // Filter with the pods nominated to the node that have priority >= the pod's added first
   // (upstream RunFilterPluginsWithNominatedPods): the node must pass with and without them.
-  Status runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                           const NodeInfo& node) const;
+  [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& state,
+                                                         const api::Pod& pod,
+                                                         const NodeInfo& node) const override;
+  [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
+      const std::string& nodeName) const override;
   std::pair<PostFilterResult, Status> runPostFilterPlugins(CycleState& state, const api::Pod& pod,
                                                            const NodeToStatus& statuses);
   Status runPreScorePlugins(CycleState& state, const api::Pod& pod,

@@ -117,6 +117,20 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
     }
     nodes = &restricted;
   }
+  // A pod nominated by an earlier preemption tries its nominated node first (upstream
+  // evaluateNominatedNode): its victims are gone, and the room is reserved for it.
+  if (const std::string& nominated = pod.status.nominatedNodeName; !nominated.empty()) {
+    const NodeInfo* ni = snapshot.get(nominated);
+    if (ni != nullptr && ni->node() != nullptr &&
+        (!pre.nodeNames || pre.nodeNames->contains(nominated))) {
+      Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *ni);
+      if (fs.ok()) {
+        feasible = {ni};
+        return {};
+      }
+      if (fs.isError()) return fs;
+    }
+  }
   const int n = static_cast<int>(nodes->size());
   if (n == 0) return {};
   const int toFind = numFeasibleNodesToFind(percentage, static_cast<int>(all.size()));

@@ -263,18 +263,23 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
                                         options_.percentageOfNodesToScore, result, fitError, error);
   if (outcome == Algorithm::Outcome::kUnschedulable) {
     unschedulable_.fetch_add(1);
-    std::string msg;
+    std::optional<std::string> nominate;
     if (fwk->hasPostFilterPlugins()) {
       auto [pf, pfs] = fwk->runPostFilterPlugins(state, *pod, fitError.diagnosis.nodeToStatus);
       if (!pfs.ok() && !pfs.message().empty()) fitError.diagnosis.postFilterMsg = pfs.message();
-      if (pfs.ok() && !pf.nominatedNodeName.empty()) {
-        queue_->addNominatedPod(qpi->podInfo, pf.nominatedNodeName);
+      nominate = std::move(pf.nominatedNodeName);
+      if (nominate && !nominate->empty()) {
+        // Reserve room on the node at once: later cycles count the nominated pod there.
+        queue_->addNominatedPod(qpi->podInfo, *nominate);
+      } else if (nominate) {
+        queue_->deleteNominatedPodIfExists(*pod);
+        if (pod->status.nominatedNodeName.empty()) nominate.reset();  // nothing to clear
       }
     }
-    msg = fitError.message();
+    const std::string msg = fitError.message();
     qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle);
+    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, nominate);
     return;
   }
   if (outcome == Algorithm::Outcome::kError) {
@@ -364,7 +369,8 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
 }
 
 void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
-                              const Status& status, const std::string& message, int64_t cycle) {
+                              const Status& status, const std::string& message, int64_t cycle,
+                              const std::optional<std::string>& nominatedNode) {
   const PodPtr pod = qpi->podInfo->pod;
   const bool isError = status.isError();
   spdlog::info("pod {}/{} not scheduled: {}", pod->metadata.namespace_, pod->metadata.name,
@@ -376,16 +382,20 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
   if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) return;
   qpi->podInfo = std::make_shared<const PodInfo>(latest);
   queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
-  patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message);
+  patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
+                         nominatedNode);
 }
 
 void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
-                                       const std::string& message) {
-  if (const auto* c = pod->condition("PodScheduled");
-      c != nullptr && c->status == "False" && c->reason == reason && c->message == message) {
+                                       const std::string& message,
+                                       const std::optional<std::string>& nominatedNode) {
+  const bool nominationChanges = nominatedNode && *nominatedNode != pod->status.nominatedNodeName;
+  if (const auto* c = pod->condition("PodScheduled"); !nominationChanges && c != nullptr &&
+                                                      c->status == "False" && c->reason == reason &&
+                                                      c->message == message) {
     return;  // unchanged: no write
   }
-  statusWriters_.submit([this, pod, reason, message] {
+  statusWriters_.submit([this, pod, reason, message, nominationChanges, nominatedNode] {
     nlohmann::json cond = {
         {"type", "PodScheduled"},
         {"status", "False"},
@@ -394,10 +404,14 @@ void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& rea
         {"lastProbeTime", nullptr},
         {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
     try {
+      nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
+      if (nominationChanges) {
+        status["nominatedNodeName"] =
+            nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*nominatedNode);
+      }
       client_.patch("/api/v1/namespaces/" + pod->metadata.namespace_ + "/pods/" +
                         pod->metadata.name + "/status",
-                    {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
-                    "application/strategic-merge-patch+json");
+                    {{"status", status}}, "application/strategic-merge-patch+json");
     } catch (const client::ApiError& e) {
       if (!e.isNotFound()) {
         spdlog::warn("updating PodScheduled of {}/{}: {}", pod->metadata.namespace_,

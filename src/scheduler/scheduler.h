@@ -99,10 +99,13 @@ class Scheduler {
   void bindingCycle(std::shared_ptr<BindTask> task);
   // Requeues the pod (unless it is gone or bound meanwhile), records FailedScheduling and
   // patches PodScheduled=False when the message changed.
+  // `nominatedNode`: set status.nominatedNodeName to it ("" clears it) in the same patch.
   void handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
-                     const Status& status, const std::string& message, int64_t cycle);
+                     const Status& status, const std::string& message, int64_t cycle,
+                     const std::optional<std::string>& nominatedNode = std::nullopt);
   void patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
-                              const std::string& message);
+                              const std::string& message,
+                              const std::optional<std::string>& nominatedNode);
 
   // Constant after construction.
   client::RestClient& client_;
