@@ -1,0 +1,205 @@
+// Preemption against the real apiserver: PriorityClasses, victims deleted, nominations,
+// PodDisruptionBudgets, preemptionPolicy Never.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "api/decode.h"
+#include "api/pod.h"
+#include "cluster.h"
+#include "objects.h"
+#include "running_scheduler.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+void ensurePriorityClass(RestClient& c, const std::string& name, int32_t value,
+                         const std::string& policy = "PreemptLowerPriority") {
+  try {
+    c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+           {{"metadata", {{"name", name}}}, {"value", value}, {"preemptionPolicy", policy}});
+  } catch (const client::ApiError& e) {
+    if (!e.isConflict()) throw;
+  }
+}
+
+// A pod of `priorityClass` asking for `cpu`, deleted at once when preempted (no kubelet here
+// to finish a graceful termination); optionally bound to `node` and labelled.
+nlohmann::json prioPod(const std::string& ns, const std::string& name, const std::string& cpu,
+                       const std::string& priorityClass, const std::string& node = "",
+                       const nlohmann::json& labels = nullptr) {
+  auto p = sizedPod(ns, name, cpu);
+  p["spec"]["priorityClassName"] = priorityClass;
+  p["spec"]["terminationGracePeriodSeconds"] = 0;
+  if (!node.empty()) p["spec"]["nodeName"] = node;
+  if (!labels.is_null()) p["metadata"]["labels"] = labels;
+  return p;
+}
+
+std::map<std::string, std::string> placements(RestClient& c, const std::string& ns) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : listPods(c, ns)) out[p.metadata.name] = p.spec.nodeName;
+  return out;
+}
+
+class PreemptionIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& admin = TestCluster::get().admin();
+    deleteAllNodes(admin);
+    ensurePriorityClass(admin, "ksched-low", 100);
+    ensurePriorityClass(admin, "ksched-high", 1000);
+    ensurePriorityClass(admin, "ksched-high-never", 1000, "Never");
+  }
+};
+
+TEST_F(PreemptionIntegration, HighPriorityPodsEvictTheFewestLowPriorityPods) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = "preempt-basic";
+  ensureNamespace(admin, ns);
+  const int nodes = 10;
+  for (int i = 0; i < nodes; ++i)
+    admin.post("/api/v1/nodes", sizedNode("pre-basic-" + std::to_string(i), "4", "16Gi"));
+  RunningScheduler sched;
+  // 4 x 900m per node: 400m left on each.
+  parallelFor(4 * nodes, 8, [&](int i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               prioPod(ns, "low-" + std::to_string(i), "900m", "ksched-low"));
+  });
+  ASSERT_EQ(waitAllBound(admin, ns, 4 * nodes), size_t{4 * nodes});
+  // Each 3000m preemptor needs three of a node's four low pods gone.
+  for (int i = 0; i < nodes; ++i) {
+    admin.post("/api/v1/namespaces/" + ns + "/pods",
+               prioPod(ns, "high-" + std::to_string(i), "3", "ksched-high"));
+  }
+  EXPECT_TRUE(eventually(
+      [&] {
+        int highBound = 0;
+        for (const auto& [name, node] : placements(admin, ns)) {
+          if (name.starts_with("high-") && !node.empty()) ++highBound;
+        }
+        return highBound == nodes;
+      },
+      90s));
+  auto final = placements(admin, ns);
+  int low = 0;
+  std::map<std::string, int> highPerNode;
+  for (const auto& [name, node] : final) {
+    if (name.starts_with("low-")) ++low;
+    if (name.starts_with("high-")) ++highPerNode[node];
+  }
+  EXPECT_EQ(low, nodes);  // 3 victims per node, no more
+  EXPECT_EQ(highPerNode.size(), size_t{nodes});
+  expectNoNodeOvercommitted(admin);
+  auto preempted = eventsByPod(admin, ns, "Preempted");
+  EXPECT_EQ(preempted.size(), size_t{3 * nodes});
+  for (const auto& [pod, notes] : preempted) {
+    ASSERT_FALSE(notes.empty());
+    EXPECT_TRUE(notes[0].starts_with("Preempted by pod ")) << notes[0];
+  }
+}
+
+TEST_F(PreemptionIntegration, PDBSteersPreemptionAndIsViolatedOnlyWhenNoOtherNodeHelps) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = "preempt-pdb";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("pre-pdb-a", "4", "16Gi"));
+  admin.post("/api/v1/nodes", sizedNode("pre-pdb-b", "4", "16Gi"));
+  const std::string policy = *admin.pickVersion({"policy/v1", "policy/v1beta1"});
+  // No disruption controller runs here: status.disruptionsAllowed stays 0, so the PDB
+  // protects every pod it selects.
+  admin.post("/apis/" + policy + "/namespaces/" + ns + "/poddisruptionbudgets",
+             {{"metadata", {{"name", "keep"}}},
+              {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "keep"}}}}}}}});
+  admin.post("/api/v1/namespaces/" + ns + "/pods",
+             prioPod(ns, "protected", "3", "ksched-low", "pre-pdb-a", {{"app", "keep"}}));
+  admin.post("/api/v1/namespaces/" + ns + "/pods",
+             prioPod(ns, "plain", "3", "ksched-low", "pre-pdb-b", {{"app", "other"}}));
+  RunningScheduler sched;
+  ASSERT_TRUE(eventually([&] { return sched->listers().podDisruptionBudgets(ns).size() == 1; }));
+
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "first", "3", "ksched-high"));
+  ASSERT_TRUE(eventually([&] { return placements(admin, ns)["first"] == "pre-pdb-b"; }, 30s));
+  EXPECT_FALSE(placements(admin, ns).contains("plain"));
+  EXPECT_EQ(placements(admin, ns)["protected"], "pre-pdb-a");
+
+  // Now only the protected pod's node can make room.
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "second", "3", "ksched-high"));
+  ASSERT_TRUE(eventually([&] { return placements(admin, ns)["second"] == "pre-pdb-a"; }, 30s));
+  EXPECT_FALSE(placements(admin, ns).contains("protected"));
+  expectNoNodeOvercommitted(admin);
+}
+
+TEST_F(PreemptionIntegration, PolicyNeverAndEqualPriorityDoNotPreempt) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = "preempt-never";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("pre-never-0", "4", "16Gi"));
+  admin.post("/api/v1/namespaces/" + ns + "/pods",
+             prioPod(ns, "low", "3", "ksched-low", "pre-never-0"));
+  admin.post("/api/v1/namespaces/" + ns + "/pods",
+             prioPod(ns, "peer", "500m", "ksched-high", "pre-never-0"));
+  RunningScheduler sched;
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "never", "3", "ksched-high-never"));
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "same", "3", "ksched-low"));
+  auto message = [&](const std::string& name) {
+    auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/" + name));
+    const auto* c = p.condition("PodScheduled");
+    return c == nullptr ? std::string() : c->message;
+  };
+  EXPECT_TRUE(eventually([&] {
+    return message("never") ==
+           "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
+           "preemptionPolicy=Never.";
+  })) << message("never");
+  EXPECT_TRUE(eventually([&] {
+    return message("same") ==
+           "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 "
+           "No preemption victims found for incoming pod.";
+  })) << message("same");
+  std::this_thread::sleep_for(1s);
+  auto final = placements(admin, ns);
+  EXPECT_EQ(final["low"], "pre-never-0");
+  EXPECT_EQ(final["never"], "");
+  EXPECT_EQ(final["same"], "");
+  EXPECT_TRUE(eventsByPod(admin, ns, "Preempted").empty());
+}
+
+TEST_F(PreemptionIntegration, PreemptorIsNominatedWhileVictimsTerminate) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = "preempt-nominate";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("pre-nom-0", "4", "16Gi"));
+  // A graceful victim: without a kubelet it stays Terminating, so the preemptor stays
+  // nominated and nothing else may take its room.
+  auto victim = prioPod(ns, "slow", "3", "ksched-low", "pre-nom-0");
+  victim["spec"]["terminationGracePeriodSeconds"] = 3600;
+  admin.post("/api/v1/namespaces/" + ns + "/pods", victim);
+  RunningScheduler sched;
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "vip", "3", "ksched-high"));
+  EXPECT_TRUE(eventually([&] {
+    auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/vip"));
+    return p.status.nominatedNodeName == "pre-nom-0";
+  })) << "vip was not nominated";
+  auto slow = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/slow"));
+  EXPECT_TRUE(slow.metadata.deletionTimestamp.has_value());
+  const auto* dt = slow.condition("DisruptionTarget");
+  ASSERT_NE(dt, nullptr);
+  EXPECT_EQ(dt->reason, "PreemptionByScheduler");
+  // A lower-priority newcomer does not take the room reserved for vip, even once it is free.
+  admin.post("/api/v1/namespaces/" + ns + "/pods", prioPod(ns, "sneaky", "2", "ksched-low"));
+  admin.del("/api/v1/namespaces/" + ns + "/pods/slow", {{"gracePeriodSeconds", 0}});
+  EXPECT_TRUE(eventually([&] { return placements(admin, ns)["vip"] == "pre-nom-0"; }, 30s));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(placements(admin, ns)["sneaky"], "");
+  expectNoNodeOvercommitted(admin);
+}
+
+}  // namespace
+}  // namespace ksched::testing
