@@ -4,11 +4,13 @@
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
+#include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
 #include "plugins/node_ports/node_ports.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
@@ -25,6 +27,8 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeResourcesFit::kName), newNodeResourcesFit);
   r.add(std::string(NodeAffinity::kName), newNodeAffinity);
   r.add(std::string(NodePorts::kName), newNodePorts);
+  r.add(std::string(PodTopologySpread::kName), newPodTopologySpread);
+  r.add(std::string(InterPodAffinity::kName), newInterPodAffinity);
   r.add(std::string(ImageLocality::kName), newImageLocality);
   r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
   r.add(std::string(DefaultPreemption::kName), newDefaultPreemption);

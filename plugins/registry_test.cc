@@ -57,18 +57,13 @@ TEST(RegistryTest, MergeRejectsDuplicatesAtomically) {
 
 TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
-  const std::vector<std::string> want = {"DefaultBinder",
-                                         "DefaultPreemption",
-                                         "ImageLocality",
-                                         "NodeAffinity",
-                                         "NodeName",
-                                         "NodePorts",
-                                         "NodeResourcesBalancedAllocation",
-                                         "NodeResourcesFit",
-                                         "NodeUnschedulable",
-                                         "PrioritySort",
-                                         "SchedulingGates",
-                                         "TaintToleration"};
+  const std::vector<std::string> want = {"DefaultBinder",     "DefaultPreemption",
+                                         "ImageLocality",     "InterPodAffinity",
+                                         "NodeAffinity",      "NodeName",
+                                         "NodePorts",         "NodeResourcesBalancedAllocation",
+                                         "NodeResourcesFit",  "NodeUnschedulable",
+                                         "PodTopologySpread", "PrioritySort",
+                                         "SchedulingGates",   "TaintToleration"};
   EXPECT_EQ(r.names(), want);
   testutil::FakeHandle h;
   for (const std::string& name : want) {

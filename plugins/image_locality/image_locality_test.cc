@@ -17,44 +17,7 @@ using cache::Snapshot;
 
 constexpr int64_t kMB = 1024 * 1024;
 
-// A Handle whose snapshot is a real Snapshot (numNodes of each image computed).
-class SnapshotHandle final : public Handle {
- public:
-  explicit SnapshotHandle(Snapshot s) : snapshot_(std::move(s)) {}
-  [[nodiscard]] const NodeInfoLister& snapshot() const override { return snapshot_; }
-  [[nodiscard]] const ClusterListers& listers() const override { return inner_.listers(); }
-  [[nodiscard]] client::RestClient* client() override { return nullptr; }
-  [[nodiscard]] EventRecorder& eventRecorder() override { return inner_.eventRecorder(); }
-  [[nodiscard]] Parallelizer& parallelizer() override { return inner_.parallelizer(); }
-  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view /*uid*/) override {
-    return nullptr;
-  }
-  void iterateWaitingPods(const std::function<void(WaitingPod&)>& /*fn*/) override {}
-  // No other plugins run here: the runners succeed.
-  [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
-      const std::string& /*nodeName*/) const override {
-    return {};
-  }
-  [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& /*state*/,
-                                                         const api::Pod& /*pod*/,
-                                                         const NodeInfo& /*node*/) const override {
-    return {};
-  }
-  Status runPreFilterExtensionAddPod(CycleState& /*state*/, const api::Pod& /*pod*/,
-                                     const PodInfo& /*toAdd*/,
-                                     const NodeInfo& /*node*/) const override {
-    return {};
-  }
-  Status runPreFilterExtensionRemovePod(CycleState& /*state*/, const api::Pod& /*pod*/,
-                                        const PodInfo& /*toRemove*/,
-                                        const NodeInfo& /*node*/) const override {
-    return {};
-  }
-
- private:
-  Snapshot snapshot_;
-  testutil::FakeHandle inner_;
-};
+using testutil::SnapshotHandle;
 
 struct Image {
   std::vector<std::string> names;

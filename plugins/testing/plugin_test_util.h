@@ -19,6 +19,7 @@
 #include "api/quantity.h"
 #include "api/resources.h"
 #include "api/taints.h"
+#include "cache/snapshot.h"
 
 namespace ksched::plugins::testutil {
 
@@ -173,24 +174,25 @@ class InlineParallelizer final : public Parallelizer {
   }
 };
 
-// A Handle without an API client; the snapshot is a FakeLister.
-class FakeHandle final : public Handle {
+// A Handle without an API client for plugin tests and benchmarks: in-memory listers, no
+// waiting pods, no nominated pods, and plugin runners that succeed (no other plugins run).
+// Subclasses provide the snapshot.
+class HandleBase : public Handle {
  public:
-  FakeHandle() = default;
-  explicit FakeHandle(FakeLister lister) : lister_(std::move(lister)) {}
-
-  [[nodiscard]] const NodeInfoLister& snapshot() const override { return lister_; }
   [[nodiscard]] const ClusterListers& listers() const override { return listers_; }
   // Add objects the plugin under test should see.
   [[nodiscard]] StaticClusterListers& mutableListers() { return listers_; }
   [[nodiscard]] client::RestClient* client() override { return nullptr; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return recorder_; }
-  [[nodiscard]] Parallelizer& parallelizer() override { return parallelizer_; }
+  [[nodiscard]] Parallelizer& parallelizer() override {
+    return parallelizer_ != nullptr ? *parallelizer_ : inline_;
+  }
+  // Runs parallel work on `p` (not owned) instead of inline.
+  void setParallelizer(Parallelizer* p) { parallelizer_ = p; }
   [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view /*uid*/) override {
     return nullptr;
   }
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& /*fn*/) override {}
-  // No other plugins run here: the runners succeed.
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& /*nodeName*/) const override {
     return {};
@@ -212,10 +214,34 @@ class FakeHandle final : public Handle {
   }
 
  private:
-  FakeLister lister_;
   StaticClusterListers listers_;
   FakeEventRecorder recorder_;
-  InlineParallelizer parallelizer_;
+  InlineParallelizer inline_;
+  Parallelizer* parallelizer_ = nullptr;
+};
+
+// The snapshot is a FakeLister.
+class FakeHandle final : public HandleBase {
+ public:
+  FakeHandle() = default;
+  explicit FakeHandle(FakeLister lister) : lister_(std::move(lister)) {}
+  [[nodiscard]] const NodeInfoLister& snapshot() const override { return lister_; }
+
+ private:
+  FakeLister lister_;
+};
+
+// The snapshot is a real cache::Snapshot (affinity lists and image spread computed).
+class SnapshotHandle final : public HandleBase {
+ public:
+  explicit SnapshotHandle(cache::Snapshot s) : snapshot_(std::move(s)) {}
+  SnapshotHandle(std::vector<PodPtr> pods, std::vector<NodePtr> nodes)
+      : snapshot_(cache::Snapshot::fromForTest(std::move(pods), std::move(nodes))) {}
+  [[nodiscard]] const NodeInfoLister& snapshot() const override { return snapshot_; }
+  [[nodiscard]] const cache::Snapshot& cacheSnapshot() const { return snapshot_; }
+
+ private:
+  cache::Snapshot snapshot_;
 };
 
 }  // namespace ksched::plugins::testutil

@@ -13,6 +13,8 @@ PluginSet defaultMultiPoint() {
       {"NodeAffinity", 2},
       {"NodePorts", 0},
       {"NodeResourcesFit", 1},
+      {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},
       {"DefaultPreemption", 0},
       {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},

@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include <ksched/registry.h>
+
+#include "plugins/inter_pod_affinity/inter_pod_affinity.h"
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using nlohmann::json;
+
+std::unique_ptr<InterPodAffinity> makePlugin(Handle& h, const json& args = nullptr) {
+  auto p = newInterPodAffinity(args, h);
+  return std::unique_ptr<InterPodAffinity>(dynamic_cast<InterPodAffinity*>(p.release()));
+}
+
+TEST(InterPodAffinityArgs, Defaults) {
+  const auto a = InterPodAffinityArgs::fromJson(nullptr);
+  EXPECT_EQ(a.hardPodAffinityWeight, 1);
+  EXPECT_FALSE(a.ignorePreferredTermsOfExistingPods);
+  const auto b = InterPodAffinityArgs::fromJson(json::object());
+  EXPECT_EQ(b.hardPodAffinityWeight, 1);
+  EXPECT_FALSE(b.ignorePreferredTermsOfExistingPods);
+}
+
+TEST(InterPodAffinityArgs, Decodes) {
+  const auto a = InterPodAffinityArgs::fromJson({{"apiVersion", "kubescheduler.config.k8s.io/v1"},
+                                                 {"kind", "InterPodAffinityArgs"},
+                                                 {"hardPodAffinityWeight", 0},
+                                                 {"ignorePreferredTermsOfExistingPods", true}});
+  EXPECT_EQ(a.hardPodAffinityWeight, 0);
+  EXPECT_TRUE(a.ignorePreferredTermsOfExistingPods);
+  EXPECT_TRUE(a.validationErrors().empty());
+  EXPECT_EQ(InterPodAffinityArgs::fromJson({{"hardPodAffinityWeight", 100}}).hardPodAffinityWeight,
+            100);
+}
+
+std::string argsError(const json& args) {
+  testutil::FakeHandle h;
+  try {
+    (void)newInterPodAffinity(args, h);
+  } catch (const PluginArgsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(InterPodAffinityArgs, Errors) {
+  EXPECT_EQ(argsError({{"hardPodAffinityWeight", -1}}),
+            "hardPodAffinityWeight: Invalid value: -1: not in valid range [0-100]");
+  EXPECT_EQ(argsError({{"hardPodAffinityWeight", 110}}),
+            "hardPodAffinityWeight: Invalid value: 110: not in valid range [0-100]");
+  EXPECT_EQ(argsError({{"hardPodAffinityWeight", "1"}}),
+            "hardPodAffinityWeight: expected an integer, got string");
+  EXPECT_EQ(argsError({{"ignorePreferredTermsOfExistingPods", 1}}),
+            "ignorePreferredTermsOfExistingPods: expected a boolean, got number");
+  EXPECT_EQ(argsError({{"hardPodAffinityWeigth", 1}}), "hardPodAffinityWeigth: unknown field");
+  EXPECT_EQ(argsError(json::array()), "expected an object, got array");
+  EXPECT_EQ(argsError(nullptr), "");
+}
+
+TEST(InterPodAffinityPlugin, NameAndEvents) {
+  testutil::FakeHandle h;
+  auto pl = makePlugin(h);
+  EXPECT_EQ(pl->name(), "InterPodAffinity");
+  EXPECT_TRUE(pl->hasNormalizeScore());
+  EXPECT_EQ(pl->preFilterExtensions(), pl.get());
+  const auto events = pl->eventsToRegister();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].resource, EventResource::kPod);
+  EXPECT_EQ(events[0].actions, kAdd | kUpdatePodLabel | kDelete);
+  EXPECT_EQ(events[1].resource, EventResource::kNode);
+  EXPECT_EQ(events[1].actions, kAdd | kUpdateNodeLabel | kUpdateNodeTaint);
+  EXPECT_EQ(events[2].resource, EventResource::kNamespace);
+  EXPECT_EQ(events[2].actions, kAdd | kUpdate);
+  // A pod scale-down or a node allocatable change cannot help.
+  EXPECT_FALSE(events[0].matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
+  EXPECT_FALSE(events[1].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+}
+
+}  // namespace
+}  // namespace ksched::plugins

@@ -1,0 +1,173 @@
+// AddPod/RemovePod updates of the PreFilter state (upstream TestPreFilterStateAddPod and
+// TestPreFilterStateRemovePod) and the plugin's registered events.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
+#include "plugins/pod_topology_spread/spread_test_util.h"
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using api::kDoNotSchedule;
+using spread_test::exists;
+using spread_test::fooPods;
+using spread_test::fourNodes;
+using spread_test::Node;
+using spread_test::Pod;
+
+constexpr StateKey<spread::PreFilterState> kStateKey{PodTopologySpread::kPreFilterStateKey};
+constexpr Code kU = Code::kUnschedulable;
+
+std::unique_ptr<Plugin> makePlugin(const nlohmann::json& args, testutil::FakeHandle& h) {
+  return newPodTopologySpread(args, h);
+}
+
+// ---- AddPod / RemovePod ---------------------------------------------------------------------
+
+class PodTopologySpreadAddRemoveTest : public ::testing::Test {
+ protected:
+  PodTopologySpreadAddRemoveTest()
+      : h_(testutil::FakeLister(spread_test::makeNodeInfos(
+            fourNodes(), fooPods({{"p-a1", "node-a"}, {"p-x1", "node-x"}, {"p-x2", "node-x"}})))),
+        plugin_(makePlugin(nlohmann::json{{"defaultingType", "List"}}, h_)),
+        pl_(dynamic_cast<PodTopologySpread&>(*plugin_)) {}
+
+  const NodeInfo& node(std::string_view name) const { return *h_.snapshot().get(name); }
+  const spread::PreFilterState& state(const CycleState& cs) const { return *cs.read(kStateKey); }
+
+  // zone (index 0) and node (index 1), both maxSkew 1 on foo.
+  const Pod pod_ = Pod()
+                       .label("foo", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"));
+  testutil::FakeHandle h_;
+  std::unique_ptr<Plugin> plugin_;
+  PodTopologySpread& pl_;
+};
+
+TEST_F(PodTopologySpreadAddRemoveTest, UpdatesCountsAndCriticalPaths) {
+  CycleState cs;
+  PreFilterResult result;
+  ASSERT_TRUE(pl_.preFilter(cs, pod_.obj(), h_.snapshot(), result).ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 1}, {"zone2", 2}}));
+  EXPECT_EQ(state(cs).tpValueToMatchNum[1],
+            (spread::ValueCounts{{"node-a", 1}, {"node-b", 0}, {"node-x", 2}, {"node-y", 0}}));
+  EXPECT_EQ(state(cs).criticalPaths[0][0].topologyValue, "zone1");
+  EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, 1);
+  EXPECT_EQ(state(cs).criticalPaths[0][1].topologyValue, "zone2");
+  EXPECT_EQ(state(cs).criticalPaths[0][1].matchNum, 2);
+  EXPECT_EQ(state(cs).criticalPaths[1][0].matchNum, 0);
+  EXPECT_EQ(state(cs).criticalPaths[1][1].matchNum, 0);
+  EXPECT_TRUE(pl_.filter(cs, pod_.obj(), node("node-b")).ok());
+
+  const Pod added = Pod("p-b1").node("node-b").label("foo", "");
+  ASSERT_TRUE(pl_.addPod(cs, pod_.obj(), *added.info(), node("node-b")).ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 2}, {"zone2", 2}}));
+  EXPECT_EQ(state(cs).tpValueToMatchNum[1].at("node-b"), 1);
+  EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, 2);
+  EXPECT_EQ(state(cs).criticalPaths[1][0].topologyValue, "node-y");
+  EXPECT_EQ(state(cs).criticalPaths[1][0].matchNum, 0);
+  EXPECT_EQ(state(cs).criticalPaths[1][1].topologyValue, "node-b");
+  EXPECT_EQ(state(cs).criticalPaths[1][1].matchNum, 1);
+  const Status s = pl_.filter(cs, pod_.obj(), node("node-b"));
+  EXPECT_EQ(s.code(), kU);
+  EXPECT_EQ(s.reasons(), std::vector<std::string>{
+                             std::string(PodTopologySpread::kErrReasonConstraintsNotMatch)});
+
+  const Pod removed = Pod("p-x1").node("node-x").label("foo", "");
+  ASSERT_TRUE(pl_.removePod(cs, pod_.obj(), *removed.info(), node("node-x")).ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}}));
+  EXPECT_EQ(state(cs).tpValueToMatchNum[1].at("node-x"), 1);
+  EXPECT_EQ(state(cs).criticalPaths[0][0].topologyValue, "zone2");
+  EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, 1);
+  EXPECT_EQ(state(cs).criticalPaths[0][1].topologyValue, "zone1");
+  EXPECT_EQ(state(cs).criticalPaths[0][1].matchNum, 2);
+  EXPECT_EQ(state(cs).criticalPaths[1][0].topologyValue, "node-y");
+  EXPECT_EQ(state(cs).criticalPaths[1][1].topologyValue, "node-b");
+}
+
+TEST_F(PodTopologySpreadAddRemoveTest, IgnoresPodsThatDoNotCount) {
+  CycleState cs;
+  PreFilterResult result;
+  ASSERT_TRUE(pl_.preFilter(cs, pod_.obj(), h_.snapshot(), result).ok());
+  const spread::PreFilterState before = state(cs);
+  // Another namespace, not matching the selector.
+  ASSERT_TRUE(pl_.addPod(cs, pod_.obj(),
+                         *Pod("q1").ns("other").node("node-b").label("foo", "").info(),
+                         node("node-b"))
+                  .ok());
+  ASSERT_TRUE(
+      pl_.addPod(cs, pod_.obj(), *Pod("q2").node("node-b").label("bar", "").info(), node("node-b"))
+          .ok());
+  // A node missing one of the topology keys.
+  const auto unlabeled = spread_test::makeNodeInfos({Node("node-z").label("zone", "zone3")}, {});
+  ASSERT_TRUE(
+      pl_.addPod(cs, pod_.obj(), *Pod("q3").node("node-z").label("foo", "").info(), *unlabeled[0])
+          .ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum, before.tpValueToMatchNum);
+  EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, before.criticalPaths[0][0].matchNum);
+  EXPECT_EQ(state(cs).criticalPaths[1][0].matchNum, before.criticalPaths[1][0].matchNum);
+}
+
+TEST_F(PodTopologySpreadAddRemoveTest, HonorsNodeAffinityOfThePreemptor) {
+  const Pod pod = Pod()
+                      .label("foo", "")
+                      .nodeAffinity("zone", api::SelectorOperator::kIn, {"zone1"})
+                      .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"));
+  CycleState cs;
+  PreFilterResult result;
+  ASSERT_TRUE(pl_.preFilter(cs, pod.obj(), h_.snapshot(), result).ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"node-a", 1}, {"node-b", 0}}));
+  ASSERT_TRUE(
+      pl_.addPod(cs, pod.obj(), *Pod("q1").node("node-x").label("foo", "").info(), node("node-x"))
+          .ok());
+  ASSERT_TRUE(
+      pl_.addPod(cs, pod.obj(), *Pod("q2").node("node-b").label("foo", "").info(), node("node-b"))
+          .ok());
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"node-a", 1}, {"node-b", 1}}));
+  EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, 1);
+}
+
+TEST_F(PodTopologySpreadAddRemoveTest, ClonesAreIndependent) {
+  CycleState cs;
+  PreFilterResult result;
+  ASSERT_TRUE(pl_.preFilter(cs, pod_.obj(), h_.snapshot(), result).ok());
+  CycleState copy = cs.clone();
+  ASSERT_TRUE(pl_.removePod(copy, pod_.obj(), *Pod("p-a1").node("node-a").label("foo", "").info(),
+                            node("node-a"))
+                  .ok());
+  EXPECT_EQ(state(copy).tpValueToMatchNum[0].at("zone1"), 0);
+  EXPECT_EQ(state(cs).tpValueToMatchNum[0].at("zone1"), 1);
+  EXPECT_EQ(state(copy).constraints, state(cs).constraints);
+}
+
+TEST(PodTopologySpreadAddPodTest, MissingStateIsError) {
+  testutil::FakeHandle h;
+  auto plugin = makePlugin(nullptr, h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  CycleState cs;
+  const auto infos = spread_test::makeNodeInfos({Node("node-a")}, {});
+  EXPECT_EQ(pl.addPod(cs, Pod().obj(), *Pod("q").info(), *infos[0]).code(), Code::kError);
+  EXPECT_EQ(pl.removePod(cs, Pod().obj(), *Pod("q").info(), *infos[0]).code(), Code::kError);
+}
+
+TEST(PodTopologySpreadEventsTest, RegistersPodAndNodeEvents) {
+  testutil::FakeHandle h;
+  auto plugin = makePlugin(nullptr, h);
+  const auto events = dynamic_cast<PodTopologySpread&>(*plugin).eventsToRegister();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].resource, EventResource::kPod);
+  EXPECT_EQ(events[0].actions, static_cast<uint32_t>(kAdd | kUpdatePodLabel | kDelete));
+  EXPECT_EQ(events[1].resource, EventResource::kNode);
+  EXPECT_EQ(events[1].actions,
+            static_cast<uint32_t>(kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint));
+  EXPECT_EQ(dynamic_cast<PodTopologySpread&>(*plugin).name(), "PodTopologySpread");
+}
+
+}  // namespace
+}  // namespace ksched::plugins

@@ -1,0 +1,170 @@
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "api/node.h"
+#include "api/workloads.h"
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
+
+namespace ksched::plugins {
+namespace {
+
+using spread::Constraint;
+
+std::vector<api::TopologySpreadConstraint> systemDefaultConstraints() {
+  api::TopologySpreadConstraint hostname;
+  hostname.topologyKey = std::string(api::kLabelHostname);
+  hostname.whenUnsatisfiable = std::string(api::kScheduleAnyway);
+  hostname.maxSkew = 3;
+  api::TopologySpreadConstraint zone;
+  zone.topologyKey = std::string(api::kLabelTopologyZone);
+  zone.whenUnsatisfiable = std::string(api::kScheduleAnyway);
+  zone.maxSkew = 5;
+  return {std::move(hostname), std::move(zone)};
+}
+
+// ANDs the requirements of a workload's label selector (nil or invalid: nothing added, as
+// upstream ignores selectors that yield no requirements).
+void addRequirements(api::Selector& selector, const std::optional<api::LabelSelector>& ls) {
+  if (!ls || !api::labelSelectorError(*ls).empty()) return;
+  for (const auto& [k, v] : ls->matchLabels) selector.add(k, api::SelectorOperator::kIn, {v});
+  for (const api::LabelSelectorRequirement& r : ls->matchExpressions) {
+    selector.add(r.key, r.operator_, r.values);
+  }
+}
+
+template <typename T>
+std::shared_ptr<const T> findByName(const ObjectList<T>& list, std::string_view name) {
+  for (const auto& o : list) {
+    if (o->metadata.name == name) return o;
+  }
+  return nullptr;
+}
+
+// Upstream helper.DefaultSelector: the union of the selectors of the Services that select the
+// pod, ANDed with the selector of its controller (ReplicationController, ReplicaSet or
+// StatefulSet, found through its controller owner reference).
+api::Selector defaultSelector(const api::Pod& pod, const ClusterListers& listers) {
+  const std::string& ns = pod.metadata.namespace_;
+  api::Labels set;
+  for (const auto& svc : listers.services(ns)) {
+    // A Service without a selector selects no pods.
+    if (!svc->spec.selector) continue;
+    if (!api::Selector::fromSet(*svc->spec.selector).matches(pod.metadata.labels)) continue;
+    for (const auto& [k, v] : *svc->spec.selector) set[k] = v;
+  }
+  api::Selector selector = api::Selector::fromSet(set);
+
+  const api::OwnerReference* owner = nullptr;
+  for (const api::OwnerReference& ref : pod.metadata.ownerReferences) {
+    if (ref.controller) {
+      owner = &ref;
+      break;
+    }
+  }
+  if (owner == nullptr) return selector;
+  if (owner->apiVersion == "v1" && owner->kind == "ReplicationController") {
+    if (auto rc = findByName(listers.replicationControllers(ns), owner->name)) {
+      for (const auto& [k, v] : rc->spec.selector) set[k] = v;
+      selector = api::Selector::fromSet(set);
+    }
+  } else if (owner->apiVersion == "apps/v1" && owner->kind == "ReplicaSet") {
+    if (auto rs = findByName(listers.replicaSets(ns), owner->name)) {
+      addRequirements(selector, rs->spec.selector);
+    }
+  } else if (owner->apiVersion == "apps/v1" && owner->kind == "StatefulSet") {
+    if (auto ss = findByName(listers.statefulSets(ns), owner->name)) {
+      addRequirements(selector, ss->spec.selector);
+    }
+  }
+  return selector;
+}
+
+// Upstream filterTopologySpreadConstraints: compiles the constraints with that action.
+std::vector<Constraint> compileConstraints(
+    const std::vector<api::TopologySpreadConstraint>& constraints, const api::Labels& podLabels,
+    std::string_view action) {
+  std::vector<Constraint> out;
+  for (const api::TopologySpreadConstraint& c : constraints) {
+    if (c.whenUnsatisfiable != action) continue;
+    Constraint compiled;
+    compiled.maxSkew = c.maxSkew;
+    compiled.topologyKey = c.topologyKey;
+    compiled.selector = api::Selector::compile(c.labelSelector);
+    for (const std::string& key : c.matchLabelKeys) {
+      if (auto it = podLabels.find(key); it != podLabels.end()) {
+        compiled.selector.add(key, api::SelectorOperator::kIn, {it->second});
+      }
+    }
+    compiled.minDomains = c.minDomains.value_or(1);
+    compiled.honorNodeAffinity =
+        !c.nodeAffinityPolicy || *c.nodeAffinityPolicy == api::kNodeInclusionPolicyHonor;
+    compiled.honorNodeTaints =
+        c.nodeTaintsPolicy && *c.nodeTaintsPolicy == api::kNodeInclusionPolicyHonor;
+    out.push_back(std::move(compiled));
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace spread {
+
+void CriticalPaths::update(std::string_view value, int64_t num) {
+  int i = -1;
+  if (value == paths_[0].topologyValue) {
+    i = 0;
+  } else if (value == paths_[1].topologyValue) {
+    i = 1;
+  }
+  if (i >= 0) {
+    paths_[static_cast<size_t>(i)].matchNum = num;
+    if (paths_[0].matchNum > paths_[1].matchNum) std::swap(paths_[0], paths_[1]);
+  } else if (num < paths_[0].matchNum) {
+    paths_[1] = paths_[0];
+    paths_[0].topologyValue = std::string(value);
+    paths_[0].matchNum = num;
+  } else if (num < paths_[1].matchNum) {
+    paths_[1].topologyValue = std::string(value);
+    paths_[1].matchNum = num;
+  }
+}
+
+}  // namespace spread
+
+PodTopologySpread::PodTopologySpread(const PodTopologySpreadArgs& args, Handle& handle)
+    : handle_(&handle),
+      defaultConstraints_(args.defaultingType == kSystemDefaulting ? systemDefaultConstraints()
+                                                                   : args.defaultConstraints),
+      systemDefaulted_(args.defaultingType == kSystemDefaulting) {}
+
+std::vector<Constraint> PodTopologySpread::constraintsFor(const api::Pod& pod,
+                                                          std::string_view action) const {
+  if (!pod.spec.topologySpreadConstraints.empty()) {
+    return compileConstraints(pod.spec.topologySpreadConstraints, pod.metadata.labels, action);
+  }
+  std::vector<Constraint> constraints =
+      compileConstraints(defaultConstraints_, pod.metadata.labels, action);
+  if (constraints.empty()) return constraints;
+  const api::Selector selector = defaultSelector(pod, handle_->listers());
+  if (selector.isEverything()) return {};
+  for (Constraint& c : constraints) c.selector = selector;
+  return constraints;
+}
+
+std::vector<ClusterEvent> PodTopologySpread::eventsToRegister() const {
+  return {
+      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete,
+       "AssignedPodAddOrLabelChangeOrDelete"},
+      {EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint,
+       "NodeAddOrDeleteOrLabelOrTaintChange"},
+  };
+}
+
+std::unique_ptr<Plugin> newPodTopologySpread(const nlohmann::json& args, Handle& handle) {
+  PodTopologySpreadArgs typed = PodTopologySpreadArgs::fromJson(args);
+  typed.validate();
+  return std::make_unique<PodTopologySpread>(typed, handle);
+}
+
+}  // namespace ksched::plugins

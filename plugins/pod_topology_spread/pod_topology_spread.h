@@ -1,0 +1,112 @@
+// PodTopologySpread (PreFilter + AddPod/RemovePod, Filter, PreScore, Score, NormalizeScore):
+// spreads matching pods evenly over topology domains (upstream podtopologyspread).
+//
+// Constraints come from the pod's spec.topologySpreadConstraints; a pod without any gets the
+// default constraints (System: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway; or the
+// args' List), whose selector is built from the Services, ReplicationController, ReplicaSet or
+// StatefulSet that select the pod; when none does, no default constraint applies.
+// matchLabelKeys add "key = <the pod's value>" to a constraint's selector. Only pods in the
+// incoming pod's namespace and not being deleted are counted. A node counts for a constraint
+// when it has every constraint's topology key and passes the constraint's inclusion policies
+// (nodeAffinityPolicy Honor: the pod's nodeSelector/required node affinity match the node;
+// nodeTaintsPolicy Honor: the pod tolerates its NoSchedule/NoExecute taints).
+//
+//   PreFilter: Skip when the pod has no DoNotSchedule constraint; otherwise counts matching
+//              pods per (constraint, domain) and keeps the two smallest domains per
+//              constraint, so that Filter is O(constraints) per node.
+//   Filter:    a node without a constraint's topology key is UnschedulableAndUnresolvable
+//              (kErrReasonNodeLabelNotMatch); a node where
+//              count(domain) + selfMatch - globalMin > maxSkew is Unschedulable
+//              (kErrReasonConstraintsNotMatch). globalMin is 0 while the constraint has fewer
+//              domains than minDomains.
+//   PreScore:  Skip when the pod has no ScheduleAnyway constraint (or the snapshot is empty);
+//              counts matching pods per domain that holds a feasible node (hostname: per node
+//              in Score).
+//   Score:     sum over constraints of count * log(domains + 2) + maxSkew - 1, rounded.
+//   NormalizeScore: 100 * (max + min - s) / max (fewest pods -> highest); feasible nodes
+//              missing a required topology key get 0.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+#include "api/pod.h"
+#include "plugins/pod_topology_spread/args.h"
+#include "plugins/pod_topology_spread/state.h"
+
+namespace ksched::plugins {
+
+class PodTopologySpread final : public PreFilterPlugin,
+                                public PreFilterExtensions,
+                                public FilterPlugin,
+                                public PreScorePlugin,
+                                public ScorePlugin,
+                                public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "PodTopologySpread";
+  static constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
+  static constexpr std::string_view kPreScoreStateKey = "PreScorePodTopologySpread";
+
+  static constexpr std::string_view kErrReasonConstraintsNotMatch =
+      "node(s) didn't match pod topology spread constraints";
+  static constexpr std::string_view kErrReasonNodeLabelNotMatch =
+      "node(s) didn't match pod topology spread constraints (missing required label)";
+
+  // `args` must be valid. `handle` must outlive the plugin: PreScore reads its snapshot, the
+  // default constraints its listers, and PreFilter/PreScore use its parallelizer.
+  PodTopologySpread(const PodTopologySpreadArgs& args, Handle& handle);
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  [[nodiscard]] const PreFilterExtensions* preFilterExtensions() const override { return this; }
+  // Thread-safe for distinct CycleStates. Error when PreFilter state is missing.
+  Status addPod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToAdd,
+                const NodeInfo& nodeInfo) const override;
+  Status removePod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToRemove,
+                   const NodeInfo& nodeInfo) const override;
+  // Thread-safe. Error when the PreFilter state is missing.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  // Thread-safe. Error when the PreScore state is missing.
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
+  [[nodiscard]] bool hasNormalizeScore() const override { return true; }
+  [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
+                                      std::vector<NodeScore>& scores) const override;
+
+  // Assigned pod add, label change and delete; node add, label and taint changes and delete.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // The pod's constraints with whenUnsatisfiable == `action`: its own when it has any, else
+  // the default constraints with the selector of the workloads that select it (none when
+  // nothing selects it).
+  [[nodiscard]] std::vector<spread::Constraint> constraintsFor(const api::Pod& pod,
+                                                               std::string_view action) const;
+
+ private:
+  // Adds `delta` to the domain of `node` for every constraint `updated` counts for.
+  static void updateWithPod(spread::PreFilterState& s, const api::Pod& updated,
+                            const api::Pod& preemptor, const NodeInfo& nodeInfo, int64_t delta);
+
+  // Constant after construction.
+  Handle* const handle_;
+  const std::vector<api::TopologySpreadConstraint> defaultConstraints_;
+  // defaultingType System: nodes without a zone label still get hostname spreading.
+  const bool systemDefaulted_;
+};
+
+// Decodes and validates PodTopologySpreadArgs (throws PluginArgsError).
+std::unique_ptr<Plugin> newPodTopologySpread(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

@@ -1,0 +1,472 @@
+// PreFilter/Filter tables, ported from upstream's filtering_test.go
+// (TestSingleConstraint, TestMultipleConstraints, TestPreFilterState).
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plugins/pod_topology_spread/spread_test_util.h"
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using api::kDoNotSchedule;
+using api::kScheduleAnyway;
+using spread_test::exists;
+using spread_test::fooPods;
+using spread_test::fourNodes;
+using spread_test::Node;
+using spread_test::Pod;
+using spread_test::SpreadOptions;
+
+constexpr StateKey<spread::PreFilterState> kStateKey{PodTopologySpread::kPreFilterStateKey};
+constexpr Code kOK = Code::kSuccess;
+constexpr Code kU = Code::kUnschedulable;
+constexpr Code kUU = Code::kUnschedulableAndUnresolvable;
+
+const std::string kHonor(api::kNodeInclusionPolicyHonor);
+const std::string kIgnore(api::kNodeInclusionPolicyIgnore);
+
+// Pods spread as 2/1/0/3 over node-a/node-b/node-x/node-y.
+std::vector<Pod> spread2103() {
+  return fooPods({{"p-a1", "node-a"},
+                  {"p-a2", "node-a"},
+                  {"p-b1", "node-b"},
+                  {"p-y1", "node-y"},
+                  {"p-y2", "node-y"},
+                  {"p-y3", "node-y"}});
+}
+
+// Nodes carrying foo="" (except node-y, which has no foo label or the taint), for the
+// inclusion-policy cases.
+std::vector<Node> policyNodes(bool taintY) {
+  Node y = Node("node-y").label("node", "node-y");
+  if (taintY) y.taint("node.kubernetes.io/unschedulable", "", "NoSchedule");
+  return {Node("node-a").label("node", "node-a").label("foo", ""),
+          Node("node-b").label("node", "node-b").label("foo", ""),
+          Node("node-x").label("node", "node-x").label("foo", ""), y};
+}
+
+std::vector<Pod> policyPods() {
+  return fooPods({{"p-b1", "node-a"}, {"p-b2", "node-b"}, {"p-y1", "node-y"}});
+}
+
+struct FilterCase {
+  std::string name;
+  Pod pod;
+  std::vector<Node> nodes;
+  std::vector<Pod> existingPods;
+  std::map<std::string, Code> want;
+};
+
+// gtest prints the case's name instead of its bytes.
+void PrintTo(const FilterCase& c, std::ostream* os) { *os << c.name; }
+
+class PodTopologySpreadFilterTest : public ::testing::TestWithParam<FilterCase> {};
+
+TEST_P(PodTopologySpreadFilterTest, Filter) {
+  const FilterCase& c = GetParam();
+  testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(c.nodes, c.existingPods)));
+  auto plugin = newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  CycleState state;
+  PreFilterResult result;
+  ASSERT_TRUE(pl.preFilter(state, c.pod.obj(), h.snapshot(), result).ok());
+  EXPECT_FALSE(result.nodeNames);
+  ASSERT_EQ(c.want.size(), c.nodes.size());
+  for (const NodeInfo* ni : h.snapshot().list()) {
+    SCOPED_TRACE(ni->name());
+    const Status s = pl.filter(state, c.pod.obj(), *ni);
+    const Code want = c.want.at(ni->name());
+    EXPECT_EQ(s.code(), want);
+    std::vector<std::string> wantReasons;
+    if (want == kU) wantReasons = {std::string(PodTopologySpread::kErrReasonConstraintsNotMatch)};
+    if (want == kUU) wantReasons = {std::string(PodTopologySpread::kErrReasonNodeLabelNotMatch)};
+    EXPECT_EQ(s.reasons(), wantReasons);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SingleConstraint, PodTopologySpreadFilterTest,
+    ::testing::Values(
+        FilterCase{
+            "noExistingPods",
+            Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            {},
+            {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{
+            "noExistingPodsPodDoesNotMatchItself",
+            Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("bar")),
+            fourNodes(),
+            {},
+            {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{
+            "podsInOtherNamespacesDoNotCount",
+            Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            {Pod("p-a1").ns("ns1").node("node-a").label("foo", ""),
+             Pod("p-b1").ns("ns2").node("node-a").label("foo", ""),
+             Pod("p-x1").node("node-x").label("foo", ""),
+             Pod("p-y1").node("node-y").label("foo", "")},
+            {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"nullSelectorMatchesNoPods",
+                   Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, std::nullopt),
+                   fourNodes(),
+                   fooPods({{"p-x1", "node-x"}, {"p-y1", "node-y"}}),
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{
+            "zones3To3AllFit",
+            Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            spread2103(),
+            {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{
+            "zones1To2NodeBMissesZoneLabel",
+            Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+            {Node("node-a").label("zone", "zone1").label("node", "node-a"),
+             Node("node-b").label("zon", "zone1").label("node", "node-b"),
+             Node("node-x").label("zone", "zone2").label("node", "node-x"),
+             Node("node-y").label("zone", "zone2").label("node", "node-y")},
+            fooPods(
+                {{"p-a1", "node-a"}, {"p-b1", "node-b"}, {"p-x1", "node-x"}, {"p-y1", "node-y"}}),
+            {{"node-a", kOK}, {"node-b", kUU}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{
+            "noNodeHasRackLabel",
+            Pod().label("foo", "").spreadConstraint(1, "rack", kDoNotSchedule, exists("foo")),
+            {Node("node-a").label("zone", "zone1").label("node", "node-a"),
+             Node("node-x").label("zone", "zone2").label("node", "node-x")},
+            {},
+            {{"node-a", kUU}, {"node-x", kUU}}},
+        FilterCase{
+            "nodes2103OnlyNodeXFits",
+            Pod().label("foo", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            spread2103(),
+            {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{
+            "nodes2103MaxSkew2",
+            Pod().label("foo", "").spreadConstraint(2, "node", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            spread2103(),
+            {{"node-a", kU}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{
+            "nodes2103PodDoesNotMatchItself",
+            Pod().label("bar", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+            fourNodes(),
+            spread2103(),
+            {{"node-a", kU}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kU}}},
+        // Only node-a and node-y count (2/~1~/~0~/3); NodeAffinity itself is not run here.
+        FilterCase{"nodeAffinityInLimitsDomains",
+                   Pod()
+                       .label("foo", "")
+                       .nodeAffinity("node", api::SelectorOperator::kIn, {"node-a", "node-y"})
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   fourNodes(),
+                   spread2103(),
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{
+            "terminatingPodsExcluded",
+            Pod().label("foo", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+            {Node("node-a").label("node", "node-a"), Node("node-b").label("node", "node-b")},
+            {Pod("p-a").node("node-a").label("foo", "").terminating(),
+             Pod("p-b").node("node-b").label("foo", "")},
+            {{"node-a", kOK}, {"node-b", kU}}},
+        // 0/~2~/0/1 over zones: zone1 counts 0, zone2 counts 1.
+        FilterCase{"nodeAffinityNotInExcludesNodeB",
+                   Pod()
+                       .label("foo", "")
+                       .nodeAffinity("node", api::SelectorOperator::kNotIn, {"node-b"})
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+                   fourNodes(),
+                   fooPods({{"p-b1", "node-b"}, {"p-b2", "node-b"}, {"p-y1", "node-y"}}),
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"minDomainsAboveDomainCount",
+                   Pod().label("foo", "").spreadConstraint(2, "node", kDoNotSchedule, exists("foo"),
+                                                           SpreadOptions{.minDomains = 4}),
+                   {Node("node-a").label("node", "node-a"), Node("node-b").label("node", "node-b"),
+                    Node("node-c").label("node", "node-c")},
+                   fooPods({{"p-a1", "node-a"},
+                            {"p-a2", "node-a"},
+                            {"p-b1", "node-b"},
+                            {"p-b2", "node-b"},
+                            {"p-c1", "node-c"}}),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-c", kOK}}},
+        FilterCase{"minDomainsBelowDomainCount",
+                   Pod().label("foo", "").spreadConstraint(2, "node", kDoNotSchedule, exists("foo"),
+                                                           SpreadOptions{.minDomains = 2}),
+                   {Node("node-a").label("node", "node-a"), Node("node-b").label("node", "node-b"),
+                    Node("node-c").label("node", "node-c")},
+                   fooPods({{"p-a1", "node-a"},
+                            {"p-a2", "node-a"},
+                            {"p-b1", "node-b"},
+                            {"p-b2", "node-b"},
+                            {"p-c1", "node-c"}}),
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-c", kOK}}},
+        FilterCase{"zoneMinDomainsAboveDomainCount",
+                   Pod().label("foo", "").spreadConstraint(2, "zone", kDoNotSchedule, exists("foo"),
+                                                           SpreadOptions{.minDomains = 3}),
+                   fourNodes(),
+                   fooPods({{"p-b1", "node-a"}, {"p-b2", "node-b"}, {"p-y1", "node-y"}}),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{"zoneMinDomainsBelowDomainCount",
+                   Pod().label("foo", "").spreadConstraint(2, "zone", kDoNotSchedule, exists("foo"),
+                                                           SpreadOptions{.minDomains = 1}),
+                   fourNodes(),
+                   fooPods({{"p-b1", "node-a"}, {"p-b2", "node-b"}, {"p-y1", "node-y"}}),
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kOK}, {"node-y", kOK}}},
+        // 1/1/0/~0~: node-y is not a domain, so it fits (NodeAffinity would reject it).
+        FilterCase{"nodeAffinityPolicyHonoredNodeSelector",
+                   Pod()
+                       .label("foo", "")
+                       .nodeSelector({{"foo", ""}})
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   policyNodes(false),
+                   policyPods(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{"nodeAffinityPolicyIgnoredNodeSelector",
+                   Pod()
+                       .label("foo", "")
+                       .nodeSelector({{"foo", ""}})
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"),
+                                         SpreadOptions{.nodeAffinityPolicy = kIgnore}),
+                   policyNodes(false),
+                   policyPods(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{"nodeAffinityPolicyHonoredNodeAffinity",
+                   Pod()
+                       .label("foo", "")
+                       .nodeAffinity("foo", api::SelectorOperator::kIn, {""})
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   policyNodes(false),
+                   policyPods(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{"nodeAffinityPolicyIgnoredNodeAffinity",
+                   Pod()
+                       .label("foo", "")
+                       .nodeAffinity("foo", api::SelectorOperator::kIn, {""})
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"),
+                                         SpreadOptions{.nodeAffinityPolicy = kIgnore}),
+                   policyNodes(false),
+                   policyPods(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{
+            "nodeTaintsPolicyHonored",
+            Pod().label("foo", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo"),
+                                                    SpreadOptions{.nodeTaintsPolicy = kHonor}),
+            policyNodes(true),
+            policyPods(),
+            {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}},
+        FilterCase{"nodeTaintsPolicyHonoredTolerated",
+                   Pod()
+                       .label("foo", "")
+                       .toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"),
+                                         SpreadOptions{.nodeTaintsPolicy = kHonor}),
+                   policyNodes(true),
+                   policyPods(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{
+            "nodeTaintsPolicyIgnoredByDefault",
+            Pod().label("foo", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+            policyNodes(true),
+            policyPods(),
+            {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        // Only pods with the incoming pod's rev count: zone1 0, zone2 1.
+        FilterCase{"matchLabelKeysAndedIntoSelector",
+                   Pod()
+                       .label("foo", "")
+                       .label("rev", "2")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"),
+                                         SpreadOptions{.matchLabelKeys = {"rev"}}),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-a2").node("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-x1").node("node-x").label("foo", "").label("rev", "2")},
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"withoutMatchLabelKeysAllRevisionsCount",
+                   Pod()
+                       .label("foo", "")
+                       .label("rev", "2")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-a2").node("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-x1").node("node-x").label("foo", "").label("rev", "2")},
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}}),
+    [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    MultipleConstraints, PodTopologySpreadFilterTest,
+    ::testing::Values(
+        FilterCase{"zoneAndNode3To3And2103",
+                   Pod()
+                       .label("foo", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   fourNodes(),
+                   spread2103(),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{"zoneAndNode3To4And2104",
+                   Pod()
+                       .label("foo", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   fourNodes(),
+                   fooPods({{"p-a1", "node-a"},
+                            {"p-a2", "node-a"},
+                            {"p-b1", "node-b"},
+                            {"p-y1", "node-y"},
+                            {"p-y2", "node-y"},
+                            {"p-y3", "node-y"},
+                            {"p-y4", "node-y"}}),
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"differentSelectors1To0And1001",
+                   Pod()
+                       .label("foo", "")
+                       .label("bar", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", ""),
+                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
+        FilterCase{"differentSelectors1To0And0011",
+                   Pod()
+                       .label("foo", "")
+                       .label("bar", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", ""),
+                    Pod("p-x1").node("node-x").label("bar", ""),
+                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {{"node-a", kU}, {"node-b", kU}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"differentSelectors2To3And1001",
+                   Pod()
+                       .label("foo", "")
+                       .label("bar", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", ""),
+                    Pod("p-a2").node("node-a").label("foo", "").label("bar", ""),
+                    Pod("p-y1").node("node-y").label("foo", ""),
+                    Pod("p-y2").node("node-y").label("foo", "").label("bar", ""),
+                    Pod("p-y3").node("node-y").label("foo", "")},
+                   {{"node-a", kU}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"podDoesNotMatchItselfOnZone",
+                   Pod()
+                       .label("bar", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
+                   fourNodes(),
+                   {Pod("p-a1").node("node-a").label("foo", ""),
+                    Pod("p-x1").node("node-x").label("bar", ""),
+                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
+        FilterCase{"nodeXMissesNodeLabel",
+                   Pod()
+                       .label("foo", "")
+                       .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                       .spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
+                   {Node("node-a").label("zone", "zone1").label("node", "node-a"),
+                    Node("node-b").label("zone", "zone1").label("node", "node-b"),
+                    Node("node-x").label("zone", "zone2"),
+                    Node("node-y").label("zone", "zone2").label("node", "node-y")},
+                   fooPods({{"p-a1", "node-a"}, {"p-y3", "node-y"}}),
+                   {{"node-a", kU}, {"node-b", kOK}, {"node-x", kUU}, {"node-y", kU}}}),
+    [](const auto& info) { return info.param.name; });
+
+// ---- PreFilter Skip, defaults, missing state ------------------------------------------------
+
+std::unique_ptr<Plugin> makePlugin(const nlohmann::json& args, testutil::FakeHandle& h) {
+  return newPodTopologySpread(args, h);
+}
+
+TEST(PodTopologySpreadPreFilterTest, SkipsWithoutHardConstraints) {
+  testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(fourNodes(), {})));
+  auto plugin = makePlugin(nullptr, h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  PreFilterResult result;
+  {
+    CycleState state;
+    const Pod pod =
+        Pod().label("foo", "").spreadConstraint(1, "zone", kScheduleAnyway, exists("foo"));
+    EXPECT_EQ(pl.preFilter(state, pod.obj(), h.snapshot(), result).code(), Code::kSkip);
+    EXPECT_EQ(state.read(kStateKey), nullptr);
+  }
+  {
+    // System defaults are ScheduleAnyway only, even with a Service selecting the pod.
+    api::Service svc;
+    svc.metadata.name = "svc";
+    svc.metadata.namespace_ = "default";
+    svc.spec.selector = api::Labels{{"foo", ""}};
+    h.mutableListers().add(svc);
+    CycleState state;
+    EXPECT_EQ(pl.preFilter(state, Pod().label("foo", "").obj(), h.snapshot(), result).code(),
+              Code::kSkip);
+  }
+}
+
+TEST(PodTopologySpreadPreFilterTest, FilterWithoutPreFilterStateIsError) {
+  testutil::FakeHandle h;
+  auto plugin = makePlugin(nullptr, h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  CycleState state;
+  const auto infos = spread_test::makeNodeInfos({Node("node-a")}, {});
+  const Status s = pl.filter(state, Pod().obj(), *infos[0]);
+  EXPECT_EQ(s.code(), Code::kError);
+  EXPECT_EQ(s.reasons(), std::vector<std::string>{
+                             "reading \"PreFilterPodTopologySpread\" from cycleState: not found"});
+}
+
+// List defaulting with a DoNotSchedule default: the selector comes from the pod's ReplicaSet.
+TEST(PodTopologySpreadPreFilterTest, ListDefaultsUseReplicaSetSelector) {
+  const std::vector<Pod> existing = {
+      Pod("p-a1").node("node-a").label("foo", "tar"),
+      Pod("p-a2").node("node-a").label("foo", "tar"),
+      Pod("p-x1").node("node-x").label("foo", "other"),
+  };
+  testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(fourNodes(), existing)));
+  api::ReplicaSet rs;
+  rs.metadata.name = "rs1";
+  rs.metadata.namespace_ = "default";
+  rs.spec.selector = spread_test::matchLabels({{"foo", "tar"}});
+  h.mutableListers().add(rs);
+  auto plugin =
+      makePlugin(nlohmann::json::parse(R"({"defaultingType": "List", "defaultConstraints": [
+          {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+          {"maxSkew": 1, "topologyKey": "node", "whenUnsatisfiable": "ScheduleAnyway"}]})"),
+                 h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  const Pod pod = Pod().label("foo", "tar").owner("apps/v1", "ReplicaSet", "rs1");
+  CycleState state;
+  PreFilterResult result;
+  ASSERT_TRUE(pl.preFilter(state, pod.obj(), h.snapshot(), result).ok());
+  const spread::PreFilterState* s = state.read(kStateKey);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->constraints->size(), 1u);
+  EXPECT_EQ((*s->constraints)[0].topologyKey, "zone");
+  EXPECT_EQ(s->tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 2}, {"zone2", 0}}));
+  const std::map<std::string, Code> want = {
+      {"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}};
+  for (const NodeInfo* ni : h.snapshot().list()) {
+    EXPECT_EQ(pl.filter(state, pod.obj(), *ni).code(), want.at(ni->name())) << ni->name();
+  }
+
+  // Without the owner reference nothing selects the pod: no default constraint applies.
+  CycleState other;
+  EXPECT_EQ(pl.preFilter(other, Pod().label("foo", "tar").obj(), h.snapshot(), result).code(),
+            Code::kSkip);
+}
+
+}  // namespace
+}  // namespace ksched::plugins

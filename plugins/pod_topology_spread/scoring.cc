@@ -1,0 +1,179 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "api/node.h"
+#include "api/taints.h"
+#include "plugins/node_affinity/node_affinity.h"
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
+
+namespace ksched::plugins {
+namespace {
+
+using spread::Constraint;
+using spread::PreScoreState;
+
+constexpr StateKey<PreScoreState> kPreScoreKey{PodTopologySpread::kPreScoreStateKey};
+constexpr int64_t kInvalidScore = -1;
+
+bool isHostname(const Constraint& c) { return c.topologyKey == api::kLabelHostname; }
+
+// Upstream topologyNormalizingWeight: the weight of a topology with `size` domains.
+double topologyNormalizingWeight(size_t size) { return std::log(static_cast<double>(size + 2)); }
+
+// Upstream scoreForCount.
+double scoreForCount(int64_t cnt, int32_t maxSkew, double weight) {
+  return static_cast<double>(cnt) * weight + static_cast<double>(maxSkew - 1);
+}
+
+}  // namespace
+
+Status PodTopologySpread::preScore(CycleState& state, const api::Pod& pod,
+                                   const std::vector<const NodeInfo*>& nodes) {
+  const std::vector<const NodeInfo*>& all = handle_->snapshot().list();
+  if (all.empty()) return Status::skip();
+
+  auto s = std::make_unique<PreScoreState>();
+  s->constraints = constraintsFor(pod, api::kScheduleAnyway);
+  if (s->constraints.empty()) return Status::skip();
+  const std::vector<Constraint>& constraints = s->constraints;
+  const size_t nc = constraints.size();
+  // Only the pod's own constraints (or List defaults) need every topology key on a node:
+  // with the system defaults, nodes without a zone still get hostname spreading.
+  const bool requireAllTopologies =
+      !pod.spec.topologySpreadConstraints.empty() || !systemDefaulted_;
+
+  s->topologyValueToPodCounts.resize(nc);
+  std::vector<size_t> topoSize(nc, 0);
+  for (const NodeInfo* ni : nodes) {
+    const api::Node* node = ni->node();
+    if (node == nullptr) continue;
+    if (requireAllTopologies &&
+        !spread::nodeHasAllTopologyKeys(node->metadata.labels, constraints)) {
+      s->ignoredNodes.insert(node->metadata.name);
+      continue;
+    }
+    for (size_t i = 0; i < nc; ++i) {
+      if (isHostname(constraints[i])) continue;
+      auto label = node->metadata.labels.find(constraints[i].topologyKey);
+      const std::string value = label == node->metadata.labels.end() ? "" : label->second;
+      if (s->topologyValueToPodCounts[i].try_emplace(value, 0).second) ++topoSize[i];
+    }
+  }
+  s->topologyNormalizingWeight.resize(nc);
+  for (size_t i = 0; i < nc; ++i) {
+    const size_t size =
+        isHostname(constraints[i]) ? nodes.size() - s->ignoredNodes.size() : topoSize[i];
+    s->topologyNormalizingWeight[i] = topologyNormalizingWeight(size);
+  }
+
+  // Per node and constraint: the matching pods, or -1 when the node does not count.
+  std::vector<int64_t> counts(all.size() * nc, -1);
+  handle_->parallelizer().until(static_cast<int>(all.size()), [&](int n) {
+    const NodeInfo& ni = *all[static_cast<size_t>(n)];
+    const api::Node* node = ni.node();
+    if (node == nullptr) return;
+    const api::Labels& labels = node->metadata.labels;
+    if (requireAllTopologies && !spread::nodeHasAllTopologyKeys(labels, constraints)) return;
+    bool affinityComputed = false;
+    bool affinityMatches = true;
+    bool taintsComputed = false;
+    bool taintsTolerated = true;
+    for (size_t i = 0; i < nc; ++i) {
+      const Constraint& c = constraints[i];
+      if (c.honorNodeAffinity && !affinityComputed) {
+        affinityMatches = NodeAffinity::podMatchesNodeSelectorAndAffinityTerms(pod, *node);
+        affinityComputed = true;
+      }
+      if (c.honorNodeTaints && !taintsComputed) {
+        taintsTolerated = api::findUntoleratedTaint(node->spec.taints, pod.spec.tolerations,
+                                                    api::isDoNotScheduleTaint) == nullptr;
+        taintsComputed = true;
+      }
+      if (!c.includesNode(affinityMatches, taintsTolerated)) continue;
+      // Only domains holding a feasible node are counted; hostname is counted in Score.
+      auto label = labels.find(c.topologyKey);
+      const std::string_view value =
+          label == labels.end() ? std::string_view() : std::string_view(label->second);
+      if (!s->topologyValueToPodCounts[i].contains(value)) continue;
+      counts[static_cast<size_t>(n) * nc + i] =
+          spread::countPodsMatchSelector(ni.pods(), c.selector, pod.metadata.namespace_);
+    }
+  });
+  for (size_t n = 0; n < all.size(); ++n) {
+    for (size_t i = 0; i < nc; ++i) {
+      const int64_t count = counts[n * nc + i];
+      if (count <= 0) continue;
+      const api::Labels& labels = all[n]->node()->metadata.labels;
+      auto label = labels.find(constraints[i].topologyKey);
+      const std::string_view value =
+          label == labels.end() ? std::string_view() : std::string_view(label->second);
+      s->topologyValueToPodCounts[i].find(value)->second += count;
+    }
+  }
+  state.write(kPreScoreKey, std::move(s));
+  return {};
+}
+
+Status PodTopologySpread::score(const CycleState& state, const api::Pod& pod,
+                                const NodeInfo& nodeInfo, int64_t& score) const {
+  const api::Node* node = nodeInfo.node();
+  if (node == nullptr) return Status::error("node not found");
+  const PreScoreState* s = state.read(kPreScoreKey);
+  if (s == nullptr) {
+    return Status::error("error reading \"" + std::string(kPreScoreStateKey) +
+                         "\" from cycleState: not found");
+  }
+  score = 0;
+  if (s->ignoredNodes.contains(std::string_view(node->metadata.name))) return {};
+  double total = 0;
+  for (size_t i = 0; i < s->constraints.size(); ++i) {
+    const Constraint& c = s->constraints[i];
+    auto label = node->metadata.labels.find(c.topologyKey);
+    if (label == node->metadata.labels.end()) continue;
+    int64_t cnt = 0;
+    if (isHostname(c)) {
+      cnt = spread::countPodsMatchSelector(nodeInfo.pods(), c.selector, pod.metadata.namespace_);
+    } else {
+      const spread::ValueCounts& counts = s->topologyValueToPodCounts[i];
+      auto it = counts.find(std::string_view(label->second));
+      if (it != counts.end()) cnt = it->second;
+    }
+    total += scoreForCount(cnt, c.maxSkew, s->topologyNormalizingWeight[i]);
+  }
+  score = static_cast<int64_t>(std::round(total));
+  return {};
+}
+
+Status PodTopologySpread::normalizeScore(const CycleState& state, const api::Pod& /*pod*/,
+                                         std::vector<NodeScore>& scores) const {
+  const PreScoreState* s = state.read(kPreScoreKey);
+  if (s == nullptr) {
+    return Status::error("error reading \"" + std::string(kPreScoreStateKey) +
+                         "\" from cycleState: not found");
+  }
+  int64_t minScore = std::numeric_limits<int64_t>::max();
+  int64_t maxScore = 0;
+  for (NodeScore& ns : scores) {
+    if (s->ignoredNodes.contains(std::string_view(ns.name))) {
+      ns.score = kInvalidScore;
+      continue;
+    }
+    minScore = std::min(minScore, ns.score);
+    maxScore = std::max(maxScore, ns.score);
+  }
+  for (NodeScore& ns : scores) {
+    if (ns.score == kInvalidScore) {
+      ns.score = 0;
+    } else if (maxScore == 0) {
+      ns.score = kMaxNodeScore;
+    } else {
+      ns.score = kMaxNodeScore * (maxScore + minScore - ns.score) / maxScore;
+    }
+  }
+  return {};
+}
+
+}  // namespace ksched::plugins
