@@ -57,12 +57,31 @@ class PreemptionIntegration : public ::testing::Test {
     ensurePriorityClass(admin, "ksched-high", 1000);
     ensurePriorityClass(admin, "ksched-high-never", 1000, "Never");
   }
+  // Pending high-priority pods left behind would preempt the pods of later tests.
+  void TearDown() override {
+    auto& admin = TestCluster::get().admin();
+    for (const auto& p : listPods(admin, ns_)) {
+      try {
+        admin.del("/api/v1/namespaces/" + ns_ + "/pods/" + p.metadata.name,
+                  {{"gracePeriodSeconds", 0}});
+      } catch (const client::ApiError& e) {
+        if (!e.isNotFound()) throw;
+      }
+    }
+  }
+  const std::string& useNamespace(const std::string& ns) {
+    ns_ = ns;
+    ensureNamespace(TestCluster::get().admin(), ns_);
+    return ns_;
+  }
+
+ private:
+  std::string ns_ = "default";
 };
 
 TEST_F(PreemptionIntegration, HighPriorityPodsEvictTheFewestLowPriorityPods) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "preempt-basic";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("preempt-basic");
   const int nodes = 10;
   for (int i = 0; i < nodes; ++i)
     admin.post("/api/v1/nodes", sizedNode("pre-basic-" + std::to_string(i), "4", "16Gi"));
@@ -107,8 +126,7 @@ TEST_F(PreemptionIntegration, HighPriorityPodsEvictTheFewestLowPriorityPods) {
 
 TEST_F(PreemptionIntegration, PDBSteersPreemptionAndIsViolatedOnlyWhenNoOtherNodeHelps) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "preempt-pdb";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("preempt-pdb");
   admin.post("/api/v1/nodes", sizedNode("pre-pdb-a", "4", "16Gi"));
   admin.post("/api/v1/nodes", sizedNode("pre-pdb-b", "4", "16Gi"));
   const std::string policy = *admin.pickVersion({"policy/v1", "policy/v1beta1"});
@@ -138,8 +156,7 @@ TEST_F(PreemptionIntegration, PDBSteersPreemptionAndIsViolatedOnlyWhenNoOtherNod
 
 TEST_F(PreemptionIntegration, PolicyNeverAndEqualPriorityDoNotPreempt) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "preempt-never";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("preempt-never");
   admin.post("/api/v1/nodes", sizedNode("pre-never-0", "4", "16Gi"));
   admin.post("/api/v1/namespaces/" + ns + "/pods",
              prioPod(ns, "low", "3", "ksched-low", "pre-never-0"));
@@ -173,8 +190,7 @@ TEST_F(PreemptionIntegration, PolicyNeverAndEqualPriorityDoNotPreempt) {
 
 TEST_F(PreemptionIntegration, PreemptorIsNominatedWhileVictimsTerminate) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "preempt-nominate";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("preempt-nominate");
   admin.post("/api/v1/nodes", sizedNode("pre-nom-0", "4", "16Gi"));
   // A graceful victim: without a kubelet it stays Terminating, so the preemptor stays
   // nominated and nothing else may take its room.
