@@ -1,5 +1,5 @@
-// ksched: wiring only. Connects, starts the scheduler (informers, queue, loop, binders) and
-// shuts down cleanly on SIGTERM/SIGINT.
+// ksched: wiring only. Reads the flags and the --config file, connects, starts the scheduler
+// (informers, queue, loop, binders) and shuts down cleanly on SIGTERM/SIGINT.
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -7,98 +7,20 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "client/config.h"
 #include "client/rest_client.h"
+#include "config/command_line.h"
+#include "config/scheduler_config.h"
 #include "framework/framework.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 
 namespace {
-
-struct Flags {
-  std::string kubeconfig;
-  std::string master;
-  int verbosity = 0;
-  double qps = 50;  // kube-scheduler's clientConnection defaults
-  int burst = 100;
-};
-
-void usage() {
-  std::puts(
-      "Usage: ksched [flags]\n"
-      "\n"
-      "  --kubeconfig string   path to a kubeconfig (default: in-cluster, then $KUBECONFIG,\n"
-      "                        then ~/.kube/config)\n"
-      "  --master string       the address of the Kubernetes API server (overrides kubeconfig)\n"
-      "  --kube-api-qps float  QPS to use while talking with kube-apiserver (default 50)\n"
-      "  --kube-api-burst int  burst to use while talking with kube-apiserver (default 100)\n"
-      "  -v, --v int           log verbosity (0 quiet ... 4 per-pod ... 10 everything)\n"
-      "  --version             print the version and exit\n"
-      "  -h, --help            this help");
-}
-
-// Accepts "--flag value" and "--flag=value", one or two leading dashes, like kube-scheduler.
-int parseFlags(int argc, char** argv, Flags& f) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string name = a;
-    std::string value;
-    bool hasValue = false;
-    if (auto eq = a.find('='); eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-      hasValue = true;
-    }
-    while (!name.empty() && name.front() == '-') name.erase(0, 1);
-    auto take = [&](std::string& out) {
-      if (hasValue) {
-        out = value;
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (name == "help" || name == "h") {
-      usage();
-      return 0;
-    } else if (name == "version") {
-      std::puts("ksched v" KSCHED_VERSION);
-      return 0;
-    } else if (name == "kubeconfig") {
-      if (!take(f.kubeconfig)) return std::fprintf(stderr, "--kubeconfig: needs a value\n"), 1;
-    } else if (name == "master") {
-      if (!take(f.master)) return std::fprintf(stderr, "--master: needs a value\n"), 1;
-    } else if (name == "kube-api-qps" || name == "kube-api-burst") {
-      if (!take(v)) return std::fprintf(stderr, "--%s: needs a value\n", name.c_str()), 1;
-      try {
-        if (name == "kube-api-qps") {
-          f.qps = std::stod(v);
-        } else {
-          f.burst = std::stoi(v);
-        }
-      } catch (const std::exception&) {
-        return std::fprintf(stderr, "--%s: \"%s\" is not a number\n", name.c_str(), v.c_str()), 1;
-      }
-    } else if (name == "v") {
-      if (!take(v)) return std::fprintf(stderr, "-v: needs a value\n"), 1;
-      try {
-        f.verbosity = std::stoi(v);
-      } catch (const std::exception&) {
-        return std::fprintf(stderr, "-v: \"%s\" is not an integer\n", v.c_str()), 1;
-      }
-    } else {
-      std::fprintf(stderr, "unknown flag: %s\n", argv[i]);
-      usage();
-      return 1;
-    }
-  }
-  return -1;
-}
 
 // "<hostname>_<uuid>", like kube-scheduler's leader-election identity.
 std::string instanceId() {
@@ -118,12 +40,64 @@ std::string instanceId() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags flags;
-  if (int rc = parseFlags(argc, argv, flags); rc >= 0) return rc;
+  using namespace ksched;
+  const auto parsed = config::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  const config::CommandLine& flags = parsed.flags;
+  if (flags.help) {
+    std::fputs(config::usage().c_str(), stdout);
+    return 0;
+  }
+  if (flags.version) {
+    std::puts("ksched v" KSCHED_VERSION);
+    return 0;
+  }
+  if (!parsed.errors.empty()) {
+    for (const auto& e : parsed.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fputs("Run 'ksched --help' for the flags.\n", stderr);
+    return 1;
+  }
   spdlog::set_pattern("%^%L%m%d %H:%M:%S.%f%$ %t %v");
   spdlog::set_level(flags.verbosity >= 6   ? spdlog::level::trace
                     : flags.verbosity >= 2 ? spdlog::level::debug
                                            : spdlog::level::info);
+
+  // The whole configuration is checked before anything is contacted.
+  std::vector<std::string> warnings;
+  auto loaded = config::resolveConfiguration(flags, plugins::inTreeRegistry(), warnings);
+  for (const auto& w : warnings) spdlog::warn("{}", w);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "invalid configuration%s%s:\n", flags.configFile.empty() ? "" : " in ",
+                 flags.configFile.c_str());
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "  %s\n", e.c_str());
+    return 1;
+  }
+  const config::SchedulerConfiguration& componentConfig = *loaded.config;
+  if (!flags.writeConfigTo.empty()) {
+    std::ofstream out(flags.writeConfigTo, std::ios::trunc);
+    out << config::toYaml(componentConfig);
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "cannot write %s: %s\n", flags.writeConfigTo.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+    spdlog::info("wrote configuration to {}", flags.writeConfigTo);
+    return 0;
+  }
+  if (!componentConfig.extenders.empty()) {
+    spdlog::warn("{} extender(s) configured: ksched does not call extenders yet, ignoring them",
+                 componentConfig.extenders.size());
+  }
+  // For leader election and the HTTPS endpoints (not served yet).
+  const config::LeaderElectionConfiguration& leaderElection = componentConfig.leaderElection;
+  const config::ServingOptions& serving = flags.serving;
+  spdlog::debug("leader election: elect={} lease={} renew={} retry={} lock={}/{}/{}",
+                leaderElection.leaderElect, config::formatDuration(leaderElection.leaseDuration),
+                config::formatDuration(leaderElection.renewDeadline),
+                config::formatDuration(leaderElection.retryPeriod), leaderElection.resourceLock,
+                leaderElection.resourceNamespace, leaderElection.resourceName);
+  spdlog::debug("secure serving: {}:{} (cert-dir \"{}\", cert \"{}\")", serving.bindAddress,
+                serving.securePort, serving.certDir, serving.tlsCertFile);
 
   // Signals are taken synchronously by the main thread; every other thread has them blocked.
   sigset_t sigs;
@@ -132,16 +106,15 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  using namespace ksched;
   client::Config cfg;
   try {
-    cfg = client::resolveConfig(flags.kubeconfig, flags.master);
+    cfg = client::resolveConfig(componentConfig.clientConnection.kubeconfig, flags.master);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;
   }
-  cfg.qps = flags.qps;
-  cfg.burst = flags.burst;
+  cfg.qps = componentConfig.clientConnection.qps;
+  cfg.burst = componentConfig.clientConnection.burst;
   client::RestClient rest(cfg);
   try {
     auto v = rest.get("/version");
@@ -156,6 +129,11 @@ int main(int argc, char** argv) {
   client::RestClient eventsRest(cfg);
   scheduler::Options opts;
   opts.instanceId = instanceId();
+  opts.profiles = config::frameworkProfiles(componentConfig);
+  opts.parallelism = componentConfig.parallelism;
+  opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
+  opts.queue.podInitialBackoff = std::chrono::seconds(componentConfig.podInitialBackoffSeconds);
+  opts.queue.podMaxBackoff = std::chrono::seconds(componentConfig.podMaxBackoffSeconds);
   std::unique_ptr<scheduler::Scheduler> sched;
   try {
     sched =
@@ -168,8 +146,10 @@ int main(int argc, char** argv) {
     spdlog::error("informers did not sync within 60 s");
     return 1;
   }
+  std::string names;
+  for (const auto& p : opts.profiles) names += (names.empty() ? "" : ", ") + p.schedulerName;
   spdlog::info("synced: {} nodes, {} pods; scheduling pods of schedulerName {}", sched->nodeCount(),
-               sched->podCount(), config::kDefaultSchedulerName);
+               sched->podCount(), names);
   sched->startScheduling();
 
   int sig = 0;

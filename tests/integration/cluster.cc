@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace ksched::testing {
 namespace {
@@ -93,7 +94,17 @@ void ensureNamespace(client::RestClient& c, const std::string& name) {
 
 class ClusterEnvironment : public ::testing::Environment {
  public:
-  void SetUp() override { TestCluster::get().up(); }
+  // Starts the cluster unless only suites that never talk to it (ConfigCliTest) are selected.
+  void SetUp() override {
+    const auto* ut = ::testing::UnitTest::GetInstance();
+    for (int i = 0; i < ut->total_test_suite_count(); ++i) {
+      const auto* suite = ut->GetTestSuite(i);
+      if (suite->test_to_run_count() > 0 && std::string_view(suite->name()) != "ConfigCliTest") {
+        TestCluster::get().up();
+        return;
+      }
+    }
+  }
   void TearDown() override { TestCluster::get().down(); }
 };
 

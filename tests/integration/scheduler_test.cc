@@ -59,7 +59,10 @@ TEST(SchedulerIntegration, TooBigPodIsUnschedulableUntilABigNodeArrives) {
   admin.post("/api/v1/nodes", sizedNode("small-1", "2", "4Gi"));
   RunningScheduler sched;
   admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "big", "3"));
-  const std::string want = "0/2 nodes are available: 2 Insufficient cpu.";
+  // Larger than either node: preemption cannot help either.
+  const std::string want =
+      "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 "
+      "Preemption is not helpful for scheduling.";
   std::string got;
   EXPECT_TRUE(eventually([&] {
     auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/big"));
@@ -115,7 +118,8 @@ TEST(SchedulerIntegration, TaintsAreAvoidedAndTolerationsLandOnTaintedNodes) {
     return c != nullptr &&
            c->message ==
                "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 "
-               "node(s) were unschedulable.";
+               "node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is "
+               "not helpful for scheduling.";
   }));
 }
 

@@ -1,0 +1,260 @@
+#include "config/command_line.h"
+
+#include <arpa/inet.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace ksched::config {
+namespace {
+
+std::optional<long long> parseInteger(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parseNumber(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> parseBool(const std::string& s) {
+  // strconv.ParseBool
+  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+bool isIP(const std::string& s) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(Usage: ksched [flags]
+
+A Kubernetes scheduler, drop-in compatible with kube-scheduler.
+
+Configuration:
+  --config string                     path to a KubeSchedulerConfiguration file
+                                      (kubescheduler.config.k8s.io/v1 or v1beta3)
+  --write-config-to string            write the effective configuration to this file and exit
+  --master string                     the address of the Kubernetes API server (overrides the
+                                      kubeconfig)
+  --kubeconfig string                 DEPRECATED: path to a kubeconfig (ignored with --config;
+                                      use clientConnection.kubeconfig)
+  --kube-api-qps float                DEPRECATED: QPS towards kube-apiserver (default 50;
+                                      ignored with --config)
+  --kube-api-burst int                DEPRECATED: burst towards kube-apiserver (default 100;
+                                      ignored with --config)
+
+Secure serving:
+  --bind-address ip                   address to serve HTTPS on (default 0.0.0.0)
+  --secure-port int                   HTTPS port, 0 for none (default 10259)
+  --cert-dir string                   directory for a self-signed certificate when
+                                      --tls-cert-file/--tls-private-key-file are not given
+  --tls-cert-file string              x509 certificate (PEM) for HTTPS
+  --tls-private-key-file string       private key (PEM) matching --tls-cert-file
+
+Leader election (override the --config file):
+  --leader-elect                      take part in leader election (default true)
+  --leader-elect-lease-duration duration       (default 15s)
+  --leader-elect-renew-deadline duration       (default 10s)
+  --leader-elect-retry-period duration         (default 2s)
+  --leader-elect-resource-lock string          (default "leases")
+  --leader-elect-resource-name string          (default "kube-scheduler")
+  --leader-elect-resource-namespace string     (default "kube-system")
+
+Other:
+  -v, --v int                         log verbosity (0 quiet ... 4 per-pod ... 10 everything)
+  --version                           print the version and exit
+  -h, --help                          this help
+)";
+}
+
+ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
+  ParsedCommandLine out;
+  CommandLine& f = out.flags;
+  auto& errs = out.errors;
+
+  using Setter = std::function<void(const std::string& flag, const std::string& value)>;
+  auto str = [](std::string& dst) -> Setter {
+    return [&dst](const std::string&, const std::string& v) { dst = v; };
+  };
+  auto optStr = [](std::optional<std::string>& dst) -> Setter {
+    return [&dst](const std::string&, const std::string& v) { dst = v; };
+  };
+  auto dur = [&errs](std::optional<Duration>& dst) -> Setter {
+    return [&dst, &errs](const std::string& flag, const std::string& v) {
+      if (auto d = parseDuration(v)) {
+        dst = *d;
+      } else {
+        errs.push_back(flag + ": invalid duration \"" + v + "\"");
+      }
+    };
+  };
+  const std::map<std::string, Setter> valued = {
+      {"config", str(f.configFile)},
+      {"write-config-to", str(f.writeConfigTo)},
+      {"master", str(f.master)},
+      {"kubeconfig", optStr(f.kubeconfig)},
+      {"cert-dir", str(f.serving.certDir)},
+      {"tls-cert-file", str(f.serving.tlsCertFile)},
+      {"tls-private-key-file", str(f.serving.tlsPrivateKeyFile)},
+      {"leader-elect-lease-duration", dur(f.leaseDuration)},
+      {"leader-elect-renew-deadline", dur(f.renewDeadline)},
+      {"leader-elect-retry-period", dur(f.retryPeriod)},
+      {"leader-elect-resource-lock", optStr(f.resourceLock)},
+      {"leader-elect-resource-name", optStr(f.resourceName)},
+      {"leader-elect-resource-namespace", optStr(f.resourceNamespace)},
+      {"bind-address",
+       [&](const std::string& flag, const std::string& v) {
+         if (isIP(v)) {
+           f.serving.bindAddress = v;
+         } else {
+           errs.push_back(flag + ": \"" + v + "\" is not a valid IP address");
+         }
+       }},
+      {"secure-port",
+       [&](const std::string& flag, const std::string& v) {
+         auto n = parseInteger(v);
+         if (!n) {
+           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+         } else if (*n < 0 || *n > 65535) {
+           errs.push_back(flag + " " + v +
+                          " must be between 0 and 65535, inclusive. 0 for turning off secure "
+                          "port");
+         } else {
+           f.serving.securePort = static_cast<int>(*n);
+         }
+       }},
+      {"kube-api-qps",
+       [&](const std::string& flag, const std::string& v) {
+         if (auto n = parseNumber(v)) {
+           f.kubeApiQps = *n;
+         } else {
+           errs.push_back(flag + ": \"" + v + "\" is not a number");
+         }
+       }},
+      {"kube-api-burst",
+       [&](const std::string& flag, const std::string& v) {
+         auto n = parseInteger(v);
+         if (n && *n >= INT32_MIN && *n <= INT32_MAX) {
+           f.kubeApiBurst = static_cast<int32_t>(*n);
+         } else {
+           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+         }
+       }},
+      {"v",
+       [&](const std::string& flag, const std::string& v) {
+         auto n = parseInteger(v);
+         if (n && *n >= 0 && *n <= 100) {
+           f.verbosity = static_cast<int>(*n);
+         } else {
+           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+         }
+       }},
+  };
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string name = a;
+    std::optional<std::string> value;
+    if (auto eq = a.find('='); eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    if (name.size() < 2 || name.front() != '-') {
+      errs.push_back("unexpected argument: " + a);
+      continue;
+    }
+    while (!name.empty() && name.front() == '-') name.erase(0, 1);
+    const std::string flag = "--" + name;
+    if (name == "help" || name == "h") {
+      f.help = true;
+      return out;
+    }
+    if (name == "version") {
+      f.version = true;
+      return out;
+    }
+    if (name == "leader-elect") {
+      if (!value) {
+        f.leaderElect = true;
+      } else if (auto b = parseBool(*value)) {
+        f.leaderElect = *b;
+      } else {
+        errs.push_back(flag + ": \"" + *value + "\" is not a boolean");
+      }
+      continue;
+    }
+    auto it = valued.find(name);
+    if (it == valued.end()) {
+      errs.push_back("unknown flag: " + a.substr(0, a.find('=')));
+      continue;
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) {
+        errs.push_back(flag + ": needs a value");
+        continue;
+      }
+      value = args[++i];
+    }
+    it->second(name == "v" ? "-v" : flag, *value);
+  }
+  if (f.serving.tlsCertFile.empty() != f.serving.tlsPrivateKeyFile.empty()) {
+    errs.push_back("--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  return out;
+}
+
+LoadResult resolveConfiguration(const CommandLine& flags, const Registry& registry,
+                                std::vector<std::string>& warnings) {
+  LoadResult r;
+  if (flags.configFile.empty()) {
+    r.config = defaultConfiguration();
+    auto& cc = r.config->clientConnection;
+    if (flags.kubeconfig) cc.kubeconfig = *flags.kubeconfig;
+    if (flags.kubeApiQps) cc.qps = static_cast<float>(*flags.kubeApiQps);
+    if (flags.kubeApiBurst) cc.burst = *flags.kubeApiBurst;
+  } else {
+    r = decodeConfigFile(flags.configFile);
+    if (!r.ok()) return r;
+    for (const auto& [given, name] :
+         {std::pair{flags.kubeconfig.has_value(), "--kubeconfig"},
+          std::pair{flags.kubeApiQps.has_value(), "--kube-api-qps"},
+          std::pair{flags.kubeApiBurst.has_value(), "--kube-api-burst"}}) {
+      if (given) {
+        warnings.push_back(std::string(name) +
+                           " is ignored because --config is given; set it in the file's "
+                           "clientConnection");
+      }
+    }
+  }
+  auto& le = r.config->leaderElection;
+  if (flags.leaderElect) le.leaderElect = *flags.leaderElect;
+  if (flags.leaseDuration) le.leaseDuration = *flags.leaseDuration;
+  if (flags.renewDeadline) le.renewDeadline = *flags.renewDeadline;
+  if (flags.retryPeriod) le.retryPeriod = *flags.retryPeriod;
+  if (flags.resourceLock) le.resourceLock = *flags.resourceLock;
+  if (flags.resourceName) le.resourceName = *flags.resourceName;
+  if (flags.resourceNamespace) le.resourceNamespace = *flags.resourceNamespace;
+  r.errors = validateConfig(*r.config, registry);
+  if (!r.errors.empty()) r.config.reset();
+  return r;
+}
+
+}  // namespace ksched::config

@@ -1,0 +1,181 @@
+// KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, also read as v1beta3): the file
+// given to --config. Loading is decode -> defaults -> validation, as kube-scheduler does it:
+//
+//   decode      YAML or JSON, strict: unknown fields and wrong types are errors.
+//   defaults    upstream v1 SetDefaults_KubeSchedulerConfiguration. Profiles keep their plugins
+//               as written; effectiveProfile() merges them into the default plugin set
+//               (upstream mergePlugins), which is what runs and what toYaml() prints.
+//   validation  upstream ValidateKubeSchedulerConfiguration, then every profile is wired into
+//               a framework::Framework with the given registry so that unknown plugins, bad
+//               weights and plugin args errors are reported before anything starts.
+//
+// Every error is one line "<field path>: <what is wrong>", in upstream's field.Error words
+// ("parallelism: Invalid value: 0: should be an integer value greater than zero",
+// "profiles[1].schedulerName: Duplicate value: \"x\"", "profiles[0].schedulerName: Required
+// value"). All errors are collected, not just the first.
+//
+// Pure functions of their inputs; nothing here touches the network. Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/registry.h>
+
+#include "config/profile.h"
+
+namespace ksched::config {
+
+inline constexpr std::string_view kGroup = "kubescheduler.config.k8s.io";
+inline constexpr std::string_view kApiVersionV1 = "kubescheduler.config.k8s.io/v1";
+inline constexpr std::string_view kApiVersionV1beta3 = "kubescheduler.config.k8s.io/v1beta3";
+inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
+
+using Duration = std::chrono::nanoseconds;
+
+// component-base LeaderElectionConfiguration with kube-scheduler's defaults.
+struct LeaderElectionConfiguration {
+  bool leaderElect = true;
+  Duration leaseDuration = std::chrono::seconds(15);
+  Duration renewDeadline = std::chrono::seconds(10);
+  Duration retryPeriod = std::chrono::seconds(2);
+  std::string resourceLock = "leases";
+  std::string resourceName = "kube-scheduler";
+  std::string resourceNamespace = "kube-system";
+  bool operator==(const LeaderElectionConfiguration&) const = default;
+};
+
+// component-base ClientConnectionConfiguration with kube-scheduler's defaults. ksched always
+// speaks JSON; contentType and acceptContentTypes are kept for compatibility only.
+struct ClientConnectionConfiguration {
+  std::string kubeconfig;
+  std::string acceptContentTypes;
+  std::string contentType = "application/vnd.kubernetes.protobuf";
+  float qps = 50;
+  int32_t burst = 100;
+  bool operator==(const ClientConnectionConfiguration&) const = default;
+};
+
+struct ExtenderTLSConfig {
+  bool insecure = false;
+  std::string serverName;
+  std::string certFile;
+  std::string keyFile;
+  std::string caFile;
+  // Decoded bytes (base64 in the file, like any []byte in Kubernetes JSON).
+  std::string certData;
+  std::string keyData;
+  std::string caData;
+  bool operator==(const ExtenderTLSConfig&) const = default;
+};
+
+struct ExtenderManagedResource {
+  std::string name;
+  bool ignoredByScheduler = false;
+  bool operator==(const ExtenderManagedResource&) const = default;
+};
+
+// An HTTP scheduler extender. Parsed and validated only: ksched does not call extenders yet.
+struct Extender {
+  std::string urlPrefix;
+  std::string filterVerb;
+  std::string preemptVerb;
+  std::string prioritizeVerb;
+  int64_t weight = 0;
+  std::string bindVerb;
+  bool enableHTTPS = false;
+  std::optional<ExtenderTLSConfig> tlsConfig;
+  Duration httpTimeout{0};  // 0: the extender client's default (5s upstream)
+  bool nodeCacheCapable = false;
+  std::vector<ExtenderManagedResource> managedResources;
+  bool ignorable = false;
+  bool operator==(const Extender&) const = default;
+};
+
+// The effective (defaulted) configuration. Compare two of them with toJson().
+struct SchedulerConfiguration {
+  // The version the file was written in; toYaml()/toJson() always write v1.
+  std::string apiVersion = std::string(kApiVersionV1);
+  int32_t parallelism = 16;
+  LeaderElectionConfiguration leaderElection;
+  ClientConnectionConfiguration clientConnection;
+  bool enableProfiling = true;
+  bool enableContentionProfiling = true;
+  int32_t percentageOfNodesToScore = 0;  // 0: adaptive
+  int64_t podInitialBackoffSeconds = 1;
+  int64_t podMaxBackoffSeconds = 10;
+  // As written in the file (plugins not merged with the defaults): see effectiveProfile().
+  std::vector<Profile> profiles{Profile{}};
+  std::vector<Extender> extenders;
+  bool delayCacheUntilActive = false;
+};
+
+// Either a configuration or the errors that prevent one (never both).
+struct LoadResult {
+  std::optional<SchedulerConfiguration> config;
+  std::vector<std::string> errors;
+  [[nodiscard]] bool ok() const { return config.has_value(); }
+};
+
+// The defaults of `apiVersion` (v1 or v1beta3): one profile "default-scheduler" with the
+// default plugins.
+[[nodiscard]] SchedulerConfiguration defaultConfiguration(
+    std::string_view apiVersion = kApiVersionV1);
+
+// The default plugins of `apiVersion`, as multiPoint. v1: defaultMultiPoint(); v1beta3: the
+// same plugins with SchedulingGates last (upstream appends it behind a feature gate).
+[[nodiscard]] PluginSet defaultMultiPointFor(std::string_view apiVersion);
+
+// Upstream mergePluginSet: defaults minus the disabled ones ("*": all), a default that is
+// enabled again is replaced in place (its weight wins), other enabled plugins follow in order.
+// `disabled` of the result lists the custom then the default disabled names.
+[[nodiscard]] PluginSet mergePluginSet(const PluginSet& defaults, const PluginSet& custom);
+
+// Decode + defaults only (no semantic validation): errors are syntax, apiVersion/kind, unknown
+// fields and wrong types. `sourceName` names the input in syntax errors
+// ("<sourceName>: invalid YAML at line 3, column 5: ...").
+[[nodiscard]] LoadResult decodeConfig(std::string_view text, const std::string& sourceName);
+
+// Upstream ValidateKubeSchedulerConfiguration plus framework wiring of every profile against
+// `registry`. Empty when valid.
+[[nodiscard]] std::vector<std::string> validateConfig(const SchedulerConfiguration& config,
+                                                      const Registry& registry);
+
+// decodeConfig + validateConfig.
+[[nodiscard]] LoadResult loadConfig(std::string_view text, const std::string& sourceName,
+                                    const Registry& registry);
+// The same with the in-tree registry (plugins::inTreeRegistry()).
+[[nodiscard]] LoadResult loadConfig(std::string_view text, const std::string& sourceName);
+// Reads `path` and decodes it (no validation); an unreadable file is one error
+// "<path>: cannot read: <reason>".
+[[nodiscard]] LoadResult decodeConfigFile(const std::string& path);
+
+// `profile` with its plugins merged into the defaults of `apiVersion` (upstream mergePlugins
+// per extension point): what kube-scheduler runs and prints. Merging twice changes nothing.
+[[nodiscard]] Profile effectiveProfile(const Profile& profile, std::string_view apiVersion);
+// The profile to hand to framework::Framework: effectiveProfile() without multiPoint.disabled,
+// which the merge already applied (upstream's framework ignores it as well).
+[[nodiscard]] Profile frameworkProfile(const Profile& profile, std::string_view apiVersion);
+// For each entry of effectiveProfile().plugins.multiPoint.enabled, its index in
+// profile.plugins.multiPoint.enabled, or -1 for a default plugin (errors name the file's entry).
+[[nodiscard]] std::vector<int> multiPointOrigins(const Profile& profile,
+                                                 std::string_view apiVersion);
+// frameworkProfile() of every profile of `config`.
+[[nodiscard]] std::vector<Profile> frameworkProfiles(const SchedulerConfiguration& config);
+
+// The effective configuration as kube-scheduler's --write-config-to writes it (apiVersion v1,
+// every field, keys sorted). Loads back to a configuration with the same toJson().
+[[nodiscard]] std::string toYaml(const SchedulerConfiguration& config);
+[[nodiscard]] nlohmann::json toJson(const SchedulerConfiguration& config);
+
+// Go time.ParseDuration ("300ms", "1m30s", "-1.5h", "0"); nullopt if malformed.
+[[nodiscard]] std::optional<Duration> parseDuration(std::string_view text);
+// Go time.Duration.String(): "15s", "1m30s", "500ms", "1h0m0s", "0s".
+[[nodiscard]] std::string formatDuration(Duration d);
+
+}  // namespace ksched::config

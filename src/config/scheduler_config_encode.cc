@@ -1,0 +1,176 @@
+// KubeSchedulerConfiguration -> v1 JSON / YAML (what --write-config-to writes).
+#include <cmath>
+
+#include "config/scheduler_config.h"
+#include "config/yaml_json.h"
+
+namespace ksched::config {
+namespace {
+
+using nlohmann::json;
+
+std::string base64Encode(const std::string& in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const auto n = (static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16) |
+                   (static_cast<uint32_t>(static_cast<uint8_t>(in[i + 1])) << 8) |
+                   static_cast<uint32_t>(static_cast<uint8_t>(in[i + 2]));
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i + 1 == in.size()) {
+    const auto n = static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    const auto n = (static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16) |
+                   (static_cast<uint32_t>(static_cast<uint8_t>(in[i + 1])) << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+json pluginList(const std::vector<PluginRef>& refs, bool withWeight) {
+  json out = json::array();
+  for (const auto& r : refs) {
+    json p = {{"name", r.name}};
+    if (withWeight && r.weight != 0) p["weight"] = r.weight;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+json pluginSet(const PluginSet& s) {
+  json out = json::object();
+  if (!s.enabled.empty()) out["enabled"] = pluginList(s.enabled, true);
+  if (!s.disabled.empty()) out["disabled"] = pluginList(s.disabled, false);
+  return out;
+}
+
+json profileJson(const Profile& p) {
+  json out;
+  out["schedulerName"] = p.schedulerName;
+  if (p.percentageOfNodesToScore) out["percentageOfNodesToScore"] = *p.percentageOfNodesToScore;
+  const Plugins& pl = p.plugins;
+  out["plugins"] = {
+      {"preEnqueue", pluginSet(pl.preEnqueue)},
+      {"queueSort", pluginSet(pl.queueSort)},
+      {"preFilter", pluginSet(pl.preFilter)},
+      {"filter", pluginSet(pl.filter)},
+      {"postFilter", pluginSet(pl.postFilter)},
+      {"preScore", pluginSet(pl.preScore)},
+      {"score", pluginSet(pl.score)},
+      {"reserve", pluginSet(pl.reserve)},
+      {"permit", pluginSet(pl.permit)},
+      {"preBind", pluginSet(pl.preBind)},
+      {"bind", pluginSet(pl.bind)},
+      {"postBind", pluginSet(pl.postBind)},
+      {"multiPoint", pluginSet(pl.multiPoint)},
+  };
+  json configs = json::array();
+  for (const auto& pc : p.pluginConfig) {
+    json c = {{"name", pc.name}};
+    if (!pc.args.is_null()) c["args"] = pc.args;
+    configs.push_back(std::move(c));
+  }
+  if (!configs.empty()) out["pluginConfig"] = std::move(configs);
+  return out;
+}
+
+json extenderJson(const Extender& e) {
+  json out = {
+      {"urlPrefix", e.urlPrefix},
+      {"filterVerb", e.filterVerb},
+      {"preemptVerb", e.preemptVerb},
+      {"prioritizeVerb", e.prioritizeVerb},
+      {"weight", e.weight},
+      {"bindVerb", e.bindVerb},
+      {"enableHTTPS", e.enableHTTPS},
+      {"httpTimeout", formatDuration(e.httpTimeout)},
+      {"nodeCacheCapable", e.nodeCacheCapable},
+      {"ignorable", e.ignorable},
+  };
+  if (e.tlsConfig) {
+    const auto& t = *e.tlsConfig;
+    out["tlsConfig"] = {
+        {"insecure", t.insecure},
+        {"serverName", t.serverName},
+        {"certFile", t.certFile},
+        {"keyFile", t.keyFile},
+        {"caFile", t.caFile},
+        {"certData", base64Encode(t.certData)},
+        {"keyData", base64Encode(t.keyData)},
+        {"caData", base64Encode(t.caData)},
+    };
+  }
+  json managed = json::array();
+  for (const auto& r : e.managedResources) {
+    managed.push_back({{"name", r.name}, {"ignoredByScheduler", r.ignoredByScheduler}});
+  }
+  if (!managed.empty()) out["managedResources"] = std::move(managed);
+  return out;
+}
+
+// float32 printed with the precision it has (50 -> 50, 0.1f -> 0.1).
+json qpsJson(float qps) {
+  if (std::nearbyint(qps) == qps && std::fabs(qps) < 1e15f) return static_cast<int64_t>(qps);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(qps));
+  return std::strtod(buf, nullptr);
+}
+
+}  // namespace
+
+json toJson(const SchedulerConfiguration& c) {
+  json out;
+  out["apiVersion"] = std::string(kApiVersionV1);
+  out["kind"] = std::string(kKind);
+  out["parallelism"] = c.parallelism;
+  const auto& le = c.leaderElection;
+  out["leaderElection"] = {
+      {"leaderElect", le.leaderElect},
+      {"leaseDuration", formatDuration(le.leaseDuration)},
+      {"renewDeadline", formatDuration(le.renewDeadline)},
+      {"retryPeriod", formatDuration(le.retryPeriod)},
+      {"resourceLock", le.resourceLock},
+      {"resourceName", le.resourceName},
+      {"resourceNamespace", le.resourceNamespace},
+  };
+  const auto& cc = c.clientConnection;
+  out["clientConnection"] = {
+      {"kubeconfig", cc.kubeconfig},
+      {"acceptContentTypes", cc.acceptContentTypes},
+      {"contentType", cc.contentType},
+      {"qps", qpsJson(cc.qps)},
+      {"burst", cc.burst},
+  };
+  out["enableProfiling"] = c.enableProfiling;
+  out["enableContentionProfiling"] = c.enableContentionProfiling;
+  out["percentageOfNodesToScore"] = c.percentageOfNodesToScore;
+  out["podInitialBackoffSeconds"] = c.podInitialBackoffSeconds;
+  out["podMaxBackoffSeconds"] = c.podMaxBackoffSeconds;
+  json profiles = json::array();
+  for (const auto& p : c.profiles)
+    profiles.push_back(profileJson(effectiveProfile(p, c.apiVersion)));
+  out["profiles"] = std::move(profiles);
+  if (!c.extenders.empty()) {
+    json extenders = json::array();
+    for (const auto& e : c.extenders) extenders.push_back(extenderJson(e));
+    out["extenders"] = std::move(extenders);
+  }
+  out["delayCacheUntilActive"] = c.delayCacheUntilActive;
+  return out;
+}
+
+std::string toYaml(const SchedulerConfiguration& c) { return jsonToYaml(toJson(c)); }
+
+}  // namespace ksched::config

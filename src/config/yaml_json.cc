@@ -1,0 +1,180 @@
+#include "config/yaml_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <regex>
+#include <string>
+
+namespace ksched::config {
+namespace {
+
+bool isNull(const std::string& s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+std::optional<bool> asBool(const std::string& s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+nlohmann::json asNumber(const std::string& s) {
+  static const std::regex kInt("[-+]?[0-9]+");
+  static const std::regex kHex("0x[0-9a-fA-F]+");
+  static const std::regex kOct("0o[0-7]+");
+  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  auto integer = [&](const std::string& digits, int base) -> nlohmann::json {
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(digits.c_str(), &end, base);
+    if (errno == 0) return static_cast<int64_t>(v);
+    errno = 0;
+    const unsigned long long u = std::strtoull(digits.c_str(), &end, base);
+    if (errno == 0 && digits.front() != '-') return static_cast<uint64_t>(u);
+    return std::strtod(digits.c_str(), nullptr);
+  };
+  if (std::regex_match(s, kInt)) return integer(s, 10);
+  if (std::regex_match(s, kHex)) return integer(s.substr(2), 16);
+  if (std::regex_match(s, kOct)) return integer(s.substr(2), 8);
+  if (std::regex_match(s, kFloat)) return std::strtod(s.c_str(), nullptr);
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  return nullptr;
+}
+
+nlohmann::json convert(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      const std::string& tag = n.Tag();
+      if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;
+      if (isNull(s)) return nullptr;
+      if (auto b = asBool(s)) return *b;
+      if (auto num = asNumber(s); !num.is_null()) return num;
+      return s;
+    }
+    case YAML::NodeType::Sequence: {
+      auto out = nlohmann::json::array();
+      for (const auto& item : n) out.push_back(convert(item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      auto out = nlohmann::json::object();
+      for (const auto& kv : n) {
+        const YAML::Node& key = kv.first;
+        std::string k = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
+        out[k] = convert(kv.second);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+// True when `s` written plain would read back as the same string.
+bool plainIsSafe(const std::string& s) {
+  if (s.empty() || isNull(s) || asBool(s) || !asNumber(s).is_null()) return false;
+  static const std::regex kSafe("[A-Za-z0-9_./][-A-Za-z0-9_./:@+]*");
+  if (!std::regex_match(s, kSafe)) return false;
+  if (s.find(": ") != std::string::npos || s.back() == ':') return false;
+  // YAML 1.1 booleans, for readers that still use them.
+  static const std::regex kYaml11("y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF");
+  return !std::regex_match(s, kYaml11);
+}
+
+std::string scalar(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    return plainIsSafe(s) ? s : v.dump();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isnan(d)) return ".nan";
+    if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+  }
+  return v.dump();
+}
+
+bool isEmptyContainer(const nlohmann::json& v) {
+  return (v.is_object() || v.is_array()) && v.empty();
+}
+
+void emit(const nlohmann::json& v, int indent, std::string& out);
+
+void emitValueAfterKey(const nlohmann::json& v, int indent, std::string& out) {
+  if (v.is_object() && !v.empty()) {
+    out += "\n";
+    emit(v, indent + 2, out);
+  } else if (v.is_array() && !v.empty()) {
+    out += "\n";
+    emit(v, indent, out);  // sequences under a key are not indented further
+  } else {
+    out += ' ';
+    out += isEmptyContainer(v) ? std::string(v.is_object() ? "{}" : "[]") : scalar(v);
+    out += '\n';
+  }
+}
+
+void emit(const nlohmann::json& v, int indent, std::string& out) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  if (v.is_object()) {
+    for (const auto& [k, child] : v.items()) {
+      out += pad + scalar(nlohmann::json(k)) + ":";
+      emitValueAfterKey(child, indent, out);
+    }
+  } else if (v.is_array()) {
+    for (const auto& item : v) {
+      if (item.is_object() && !item.empty()) {
+        bool first = true;
+        for (const auto& [k, child] : item.items()) {
+          out += (first ? pad + "- " : pad + "  ") + scalar(nlohmann::json(k)) + ":";
+          emitValueAfterKey(child, indent + 2, out);
+          first = false;
+        }
+      } else if (item.is_array() && !item.empty()) {
+        out += pad + "-\n";
+        emit(item, indent + 2, out);
+      } else {
+        out +=
+            pad + "- " +
+            (isEmptyContainer(item) ? std::string(item.is_object() ? "{}" : "[]") : scalar(item)) +
+            "\n";
+      }
+    }
+  } else {
+    out += pad + scalar(v) + "\n";
+  }
+}
+
+}  // namespace
+
+nlohmann::json yamlToJson(std::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) throw YamlSyntaxError("invalid YAML: " + e.msg);
+    throw YamlSyntaxError("invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                          std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  return convert(root);
+}
+
+std::string jsonToYaml(const nlohmann::json& value) {
+  std::string out;
+  if (isEmptyContainer(value)) return value.is_object() ? "{}\n" : "[]\n";
+  emit(value, 0, out);
+  return out;
+}
+
+}  // namespace ksched::config
