@@ -5,13 +5,17 @@
 # style, 16 parallel creating clients). Prints pods/s, scheduler CPU seconds, CPU ms per pod
 # and peak RSS for each, and the ratios.
 #
-#   tests/perf/e2e.sh [nodes] [init-pods] [pods]      (default 500 500 2000)
+#   tests/perf/e2e.sh [nodes] [init-pods] [pods] [workload]   (default 500 500 2000 basic)
+#
+# Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
+# (500 500 1000), preemption (500 2000 500).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NODES=${1:-500}
 INIT=${2:-500}
 PODS=${3:-2000}
+WORKLOAD=${4:-basic}
 BUILD=${KSCHED_BUILD_DIR:-$ROOT/build}
 export KSCHED_APISERVER_PORT=${KSCHED_PERF_PORT:-26443}
 export KSCHED_ETCD_PORT=${KSCHED_PERF_ETCD_PORT:-22379}
@@ -36,7 +40,7 @@ run_one() {
   sleep 2
   local out
   out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
-        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 | tail -n 1)
+        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" | tail -n 1)
   local cpu rss
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
@@ -62,9 +66,9 @@ leaderElection:
   leaderElect: false
 YAML
 
-echo "e2e: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
+echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
 run_one ksched "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
-  --kube-api-qps 5000 --kube-api-burst 5000
+  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false
 run_one kube-scheduler "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
   --port 0 --secure-port 0 --v 0
 awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \

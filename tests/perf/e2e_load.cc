@@ -3,6 +3,16 @@
 // `--clients` parallel clients, and time how long until every measured pod is bound.
 //
 //   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
+//                   [--workload basic|anti-affinity|topology-spread|preemption]
+//
+// Workloads (upstream scheduler_perf templates):
+//   basic            init and measured pods request 100m / 500Mi
+//   anti-affinity    both phases use pod-with-pod-anti-affinity (color=green, required
+//                    anti-affinity on kubernetes.io/hostname)
+//   topology-spread  basic init pods; measured pods carry a zone spread constraint (maxSkew 5,
+//                    DoNotSchedule, color=blue)
+//   preemption       init pods are low priority 900m; measured pods 3000m of PriorityClass
+//                    value 10 (created here), each evicting three init pods
 //
 // Prints one line of key=value figures. The scheduler under test is started by the caller
 // (tests/perf/e2e.sh), which also measures its CPU and memory.
@@ -31,6 +41,7 @@ struct Args {
   int clients = 16;
   std::string ns = "perf";
   std::string schedulerName = "default-scheduler";
+  std::string workload = "basic";
   int timeoutSeconds = 600;
 };
 
@@ -47,7 +58,7 @@ nlohmann::json node(int i) {
           {"status", {{"capacity", res}, {"allocatable", res}}}};
 }
 
-nlohmann::json pod(const Args& a, const std::string& name) {
+nlohmann::json basicPod(const Args& a, const std::string& name) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", a.ns}}},
@@ -58,6 +69,30 @@ nlohmann::json pod(const Args& a, const std::string& name) {
              {{{"name", "pause"},
                {"image", "registry.k8s.io/pause:3.9"},
                {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "500Mi"}}}}}}}}}}};
+}
+
+// A pod of the workload; `measured` selects the second phase's template.
+nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
+  nlohmann::json p = basicPod(a, name);
+  auto& requests = p["spec"]["containers"][0]["resources"]["requests"];
+  if (a.workload == "anti-affinity") {
+    p["metadata"]["labels"] = {{"color", "green"}, {"name", "test"}};
+    p["spec"]["affinity"] = {{"podAntiAffinity",
+                              {{"requiredDuringSchedulingIgnoredDuringExecution",
+                                {{{"labelSelector", {{"matchLabels", {{"color", "green"}}}}},
+                                  {"topologyKey", "kubernetes.io/hostname"}}}}}}};
+  } else if (a.workload == "topology-spread" && measured) {
+    p["metadata"]["labels"] = {{"color", "blue"}};
+    p["spec"]["topologySpreadConstraints"] = {
+        {{"maxSkew", 5},
+         {"topologyKey", "topology.kubernetes.io/zone"},
+         {"whenUnsatisfiable", "DoNotSchedule"},
+         {"labelSelector", {{"matchLabels", {{"color", "blue"}}}}}}};
+  } else if (a.workload == "preemption") {
+    requests = {{"cpu", measured ? "3000m" : "900m"}, {"memory", "500Mi"}};
+    if (measured) p["spec"]["priorityClassName"] = "perf-high";
+  }
+  return p;
 }
 
 void parallel(int n, int threads, const std::function<void(int)>& fn) {
@@ -98,6 +133,8 @@ int main(int argc, char** argv) {
       a.ns = v;
     else if (k == "--scheduler-name")
       a.schedulerName = v;
+    else if (k == "--workload")
+      a.workload = v;
     else if (k == "--timeout")
       a.timeoutSeconds = std::stoi(v);
     else {
@@ -114,9 +151,21 @@ int main(int argc, char** argv) {
   } catch (const client::ApiError& e) {
     if (!e.isConflict()) throw;
   }
+  if (a.workload == "preemption") {
+    try {
+      c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+             {{"metadata", {{"name", "perf-high"}}}, {"value", 10}});
+    } catch (const client::ApiError& e) {
+      if (!e.isConflict()) throw;
+    }
+  } else if (a.workload != "basic" && a.workload != "anti-affinity" &&
+             a.workload != "topology-spread") {
+    std::fprintf(stderr, "unknown workload %s\n", a.workload.c_str());
+    return 2;
+  }
   parallel(a.nodes, a.clients, [&](int i) { c.post("/api/v1/nodes", node(i)); });
   parallel(a.initPods, a.clients, [&](int i) {
-    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "init-" + std::to_string(i)));
+    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "init-" + std::to_string(i), false));
   });
   auto deadline = Clock::now() + std::chrono::seconds(a.timeoutSeconds);
   while (countBound(c, a.ns) < a.initPods) {
@@ -158,7 +207,7 @@ int main(int argc, char** argv) {
     }
   });
   parallel(a.pods, a.clients, [&](int i) {
-    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i)));
+    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i), true));
   });
   const double createSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
   while (bound.load() < a.pods && Clock::now() < deadline) {
@@ -167,6 +216,7 @@ int main(int argc, char** argv) {
   stop.request_stop();
   watcher.join();
   const double seconds = static_cast<double>(lastBoundNs.load()) / 1e9;
+  std::printf("workload=%s ", a.workload.c_str());
   std::printf("nodes=%d init_pods=%d pods=%d bound=%d create_s=%.2f seconds=%.2f pods_per_s=%.1f\n",
               a.nodes, a.initPods, a.pods, bound.load(), createSeconds, seconds,
               seconds > 0 ? bound.load() / seconds : 0.0);
