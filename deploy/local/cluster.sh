@@ -8,6 +8,9 @@
 #   cluster.sh stop-apiserver        stop kube-apiserver only (etcd keeps running)
 #   cluster.sh start-apiserver       start kube-apiserver again with the same state
 #   cluster.sh compact               compact etcd to its current revision
+#   cluster.sh identity NAME SUBJECT a client certificate for SUBJECT (e.g.
+#                                    /O=system:serviceaccounts/CN=system:serviceaccount:ns:sa)
+#                                    and NAME.kubeconfig; prints its path
 #
 # Settings (environment):
 #   KSCHED_CLUSTER_DIR     state dir             (default /tmp/ksched-cluster-$KSCHED_APISERVER_PORT)
@@ -238,6 +241,27 @@ cmd_status() {
   return $rc
 }
 
+# identity NAME SUBJECT: a client certificate signed by the cluster CA (e.g.
+# "/O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched") and $DIR/NAME.kubeconfig
+# for it; prints the kubeconfig path.
+cmd_identity() {
+  local name=$1 subj=$2
+  [ -n "$name" ] && [ -n "$subj" ] || die "usage: $0 identity NAME SUBJECT"
+  (
+    cd "$PKI"
+    printf 'extendedKeyUsage = clientAuth\n' > "$name.ext"
+    openssl req -newkey rsa:2048 -nodes -subj "$subj" -keyout "$name.key" -out "$name.csr" 2>/dev/null
+    openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile "$name.ext" -out "$name.crt" 2>/dev/null
+    rm -f "$name.csr" "$name.ext" ca.srl
+    chmod 600 "$name.key"
+  )
+  kubeconfig "$name" "    client-certificate-data: $(b64 "$PKI/$name.crt")
+    client-key-data: $(b64 "$PKI/$name.key")"
+  chmod 600 "$DIR/$name.kubeconfig"
+  echo "$DIR/$name.kubeconfig"
+}
+
 cmd_env() {
   echo "export KUBECONFIG=$DIR/admin.kubeconfig"
   echo "export KSCHED_CLUSTER_DIR=$DIR"
@@ -248,6 +272,7 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
+  identity) cmd_identity "${2:-}" "${3:-}" ;;
   stop-apiserver) stop_pid "$DIR/apiserver.pid" kube-apiserver ;;
   start-apiserver) pid_alive "$DIR/apiserver.pid" || start_apiserver ;;
   compact)
@@ -255,5 +280,5 @@ case "${1:-}" in
     ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
     echo "$rev"
     ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

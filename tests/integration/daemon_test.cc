@@ -1,4 +1,6 @@
 // The ksched binary as an operator runs it: started with a kubeconfig, stopped with signals.
+#include "daemon.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,59 +14,6 @@
 
 namespace ksched::testing {
 namespace {
-
-class Daemon {
- public:
-  explicit Daemon(std::string logPath) : log_(std::move(logPath)) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log_.c_str(), "w", stderr);
-      if (f == nullptr) _exit(127);
-      dup2(fileno(stderr), fileno(stdout));
-      std::string kc = TestCluster::get().kubeconfig("scheduler");
-      execl(KSCHED_BINARY, KSCHED_BINARY, "--kubeconfig", kc.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  [[nodiscard]] std::string log() const {
-    std::ifstream f(log_);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  }
-  bool waitForLog(const std::string& needle, std::chrono::seconds within = 30s) const {
-    return eventually([&] { return log().find(needle) != std::string::npos; }, within);
-  }
-  // Sends `sig` and waits; returns the exit status (or -1 on timeout / signal death).
-  int signalAndWait(int sig, std::chrono::seconds within = 20s) {
-    kill(pid_, sig);
-    auto deadline = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return -1;
-  }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-};
-
-std::string logPath(const std::string& name) {
-  return TestCluster::get().dir() + "/" + name + ".log";
-}
 
 TEST(DaemonIntegration, SchedulesAndExitsZeroOnSigterm) {
   auto& admin = TestCluster::get().admin();

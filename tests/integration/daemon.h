@@ -1,0 +1,84 @@
+// Daemon: the ksched binary run as a child process with its output in a log file (integration
+// tests that exercise the daemon as an operator runs it).
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+
+class Daemon {
+ public:
+  // Runs `ksched <args>`; with no args, as the scheduler identity without leader election.
+  explicit Daemon(std::string logPath, std::vector<std::string> args = {})
+      : log_(std::move(logPath)) {
+    if (args.empty()) {
+      args = {"--kubeconfig", TestCluster::get().kubeconfig("scheduler"), "--leader-elect=false"};
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(KSCHED_BINARY));
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = std::freopen(log_.c_str(), "w", stderr);
+      if (f == nullptr) _exit(127);
+      dup2(fileno(stderr), fileno(stdout));
+      execv(KSCHED_BINARY, argv.data());
+      _exit(127);
+    }
+  }
+  ~Daemon() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  [[nodiscard]] std::string log() const {
+    std::ifstream f(log_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  bool waitForLog(const std::string& needle, std::chrono::seconds within = 30s) const {
+    return eventually([&] { return log().find(needle) != std::string::npos; }, within);
+  }
+  // Sends `sig` and waits; returns the exit status (or -1 on timeout / signal death).
+  int signalAndWait(int sig, std::chrono::seconds within = 20s) {
+    kill(pid_, sig);
+    auto deadline = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return -1;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+// A log file in the test cluster's state dir.
+inline std::string logPath(const std::string& name) {
+  return TestCluster::get().dir() + "/" + name + ".log";
+}
+
+}  // namespace ksched::testing

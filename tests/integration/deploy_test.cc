@@ -1,0 +1,82 @@
+// deploy/manifests against the real apiserver: the objects are accepted (server-side dry run),
+// and the ClusterRole/Role are enough for ksched to run under the ServiceAccount's identity.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "api/decode.h"
+#include "api/pod.h"
+#include "cluster.h"
+#include "daemon.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+namespace {
+
+const std::string kManifests = std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests";
+
+std::string kubectl(const std::string& args) {
+  return runCommand("kubectl --kubeconfig " + TestCluster::get().kubeconfig("admin") + " " + args +
+                    " 2>&1");
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
+  kubectl("apply -f " + kManifests + "/namespace.yaml");
+  const std::string out = kubectl("apply --dry-run=server -k " + kManifests);
+  for (const char* want :
+       {"serviceaccount/ksched created (server dry run)",
+        "clusterrole.rbac.authorization.k8s.io/ksched created (server dry run)",
+        "role.rbac.authorization.k8s.io/ksched-leader-election created (server dry run)",
+        "configmap/ksched-config created (server dry run)",
+        "service/ksched-metrics created (server dry run)",
+        "deployment.apps/ksched created (server dry run)"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in:\n" << out;
+  }
+}
+
+// Runs the binary with the Deployment's config and the ServiceAccount's RBAC (a client
+// certificate for system:serviceaccount:ksched:ksched, as its token would authenticate).
+TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
+  auto& admin = TestCluster::get().admin();
+  kubectl("apply -f " + kManifests + "/namespace.yaml -f " + kManifests + "/rbac.yaml");
+  const std::string kc = TestCluster::get().ctl(
+      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
+  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
+  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
+  std::string config = readFile(kManifests + "/ksched-config.yaml");
+  const std::string from = "kubeconfig: \"\"";
+  ASSERT_NE(config.find(from), std::string::npos);
+  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
+  const std::string configPath = TestCluster::get().dir() + "/deploy-config.yaml";
+  std::ofstream(configPath) << config;
+
+  deleteAllNodes(admin);
+  const std::string ns = "deploy-sa";
+  ensureNamespace(admin, ns);
+  admin.post("/api/v1/nodes", sizedNode("deploy-0", "4", "8Gi"));
+  Daemon d(logPath("deploy-sa"), {"--config", configPath, "--secure-port=0"});
+  ASSERT_TRUE(d.waitForLog("synced:", 60s)) << d.log();
+  for (int i = 0; i < 5; ++i) {
+    auto p = sizedPod(ns, "p-" + std::to_string(i), "100m");
+    p["spec"]["schedulerName"] = "ksched";
+    admin.post("/api/v1/namespaces/" + ns + "/pods", p);
+  }
+  EXPECT_EQ(waitAllBound(admin, ns, 5, 60s), 5u) << d.log();
+  EXPECT_TRUE(eventually([&] { return eventsByPod(admin, ns, "Scheduled").size() == 5; }));
+  EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();
+  const std::string log = d.log();
+  EXPECT_EQ(log.find("forbidden"), std::string::npos) << log;
+  EXPECT_EQ(log.find("403"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace ksched::testing
