@@ -1,15 +1,27 @@
 // ksched: wiring only. Reads the flags and the --config file, connects, starts the scheduler
 // (informers, queue, loop, binders) and shuts down cleanly on SIGTERM/SIGINT.
+//
+// With leader election (the default), informers start at once (a follower keeps a warm cache)
+// but pods are only popped and bound once this instance holds the Lease. Losing the Lease ends
+// the process at once with exit code 1 ("leaderelection lost"); SIGTERM/SIGINT stops
+// scheduling, drains the binders, releases the Lease and exits 0.
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/config.h"
@@ -17,8 +29,11 @@
 #include "config/command_line.h"
 #include "config/scheduler_config.h"
 #include "framework/framework.h"
+#include "leaderelection/leader_elector.h"
+#include "metrics/metrics.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "server/server.h"
 
 namespace {
 
@@ -88,7 +103,6 @@ int main(int argc, char** argv) {
     spdlog::warn("{} extender(s) configured: ksched does not call extenders yet, ignoring them",
                  componentConfig.extenders.size());
   }
-  // For leader election and the HTTPS endpoints (not served yet).
   const config::LeaderElectionConfiguration& leaderElection = componentConfig.leaderElection;
   const config::ServingOptions& serving = flags.serving;
   spdlog::debug("leader election: elect={} lease={} renew={} retry={} lock={}/{}/{}",
@@ -125,15 +139,40 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Leader election is checked before anything is started.
+  const std::string identity = instanceId();
+  leaderelection::Config electionConfig;
+  if (leaderElection.leaderElect) {
+    if (leaderElection.resourceLock != "leases") {
+      spdlog::error("leader election: resourceLock \"{}\" is not supported, use \"leases\"",
+                    leaderElection.resourceLock);
+      return 1;
+    }
+    electionConfig.identity = identity;
+    electionConfig.ns = leaderElection.resourceNamespace;
+    electionConfig.name = leaderElection.resourceName;
+    electionConfig.leaseDuration = leaderElection.leaseDuration;
+    electionConfig.renewDeadline = leaderElection.renewDeadline;
+    electionConfig.retryPeriod = leaderElection.retryPeriod;
+    electionConfig.releaseOnCancel = true;
+    if (auto err = leaderelection::validate(electionConfig); !err.empty()) {
+      spdlog::error("leader election: {}", err);
+      return 1;
+    }
+  }
+
   // Events get their own client and limiter so that they never starve bindings.
   client::RestClient eventsRest(cfg);
   scheduler::Options opts;
-  opts.instanceId = instanceId();
+  opts.instanceId = identity;
   opts.profiles = config::frameworkProfiles(componentConfig);
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
   opts.queue.podInitialBackoff = std::chrono::seconds(componentConfig.podInitialBackoffSeconds);
   opts.queue.podMaxBackoff = std::chrono::seconds(componentConfig.podMaxBackoffSeconds);
+  // Outlives the scheduler and the server, which record into it.
+  metrics::SchedulerMetrics schedMetrics;
+  opts.metrics = &schedMetrics;
   std::unique_ptr<scheduler::Scheduler> sched;
   try {
     sched =
@@ -142,6 +181,31 @@ int main(int argc, char** argv) {
     spdlog::error("invalid configuration:\n{}", e.what());
     return 1;
   }
+
+  // HTTPS endpoints, up before the informers so that /readyz says 503 until they synced.
+  std::atomic<leaderelection::LeaderElector*> electorForHealth{nullptr};
+  server::Hooks hooks;
+  hooks.metrics = &schedMetrics;
+  hooks.ready = [&sched] { return sched->informersSynced(); };
+  hooks.livezLeaderCheck = [&electorForHealth]() -> std::string {
+    auto* e = electorForHealth.load();
+    return e == nullptr ? std::string() : e->check();
+  };
+  const std::string configz =
+      nlohmann::json{{"componentconfig", config::toJson(componentConfig)}}.dump();
+  hooks.configz = [&configz] { return configz; };
+  std::unique_ptr<server::Server> srv;  // stopped before the scheduler goes (hooks use it)
+  try {
+    srv = server::Server::start(serving, hooks);
+  } catch (const server::ServerError& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  struct StopServerFirst {
+    std::unique_ptr<server::Server>& srv;
+    ~StopServerFirst() { srv.reset(); }
+  } stopServerFirst{srv};
+
   if (!sched->startInformers(std::chrono::seconds(60))) {
     spdlog::error("informers did not sync within 60 s");
     return 1;
@@ -150,12 +214,74 @@ int main(int argc, char** argv) {
   for (const auto& p : opts.profiles) names += (names.empty() ? "" : ", ") + p.schedulerName;
   spdlog::info("synced: {} nodes, {} pods; scheduling pods of schedulerName {}", sched->nodeCount(),
                sched->podCount(), names);
-  sched->startScheduling();
+  if (!leaderElection.leaderElect) {
+    sched->startScheduling();
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    spdlog::info("received {}, shutting down", strsignal(sig));
+    sched->stop();
+    auto st = sched->stats();
+    spdlog::info("stopped: {} attempts, {} bound, {} unschedulable, {} errors", st.attempts,
+                 st.scheduled, st.unschedulable, st.errors);
+    return 0;
+  }
+
+  // Leader election has its own client and limiter (no retries inside: the elector retries every
+  // retryPeriod, and a request must not outlive the renew deadline).
+  client::RestClient::Options electionClientOptions;
+  electionClientOptions.maxRetries = 0;
+  electionClientOptions.requestTimeout = std::max<std::chrono::seconds>(
+      std::chrono::seconds(1),
+      std::chrono::duration_cast<std::chrono::seconds>(leaderElection.renewDeadline));
+  electionClientOptions.connectTimeout =
+      std::min(electionClientOptions.connectTimeout, electionClientOptions.requestTimeout);
+  client::RestClient electionRest(cfg, electionClientOptions);
+  leaderelection::ApiLeaseClient leaseClient(electionRest, electionConfig.ns, electionConfig.name);
+  std::mutex startMu;
+  bool terminating = false;  // guarded by startMu
+  bool led = false;          // guarded by startMu
+  electionConfig.onStartedLeading = [&sched, &startMu, &terminating, &led] {
+    std::lock_guard lock(startMu);
+    if (terminating) return;
+    led = true;
+    spdlog::info("started leading: scheduling");
+    sched->startScheduling();
+  };
+  electionConfig.onNewLeader = [&identity](const std::string& holder) {
+    if (holder != identity) spdlog::info("leaderelection: new leader elected: {}", holder);
+  };
+  leaderelection::LeaderElector elector(electionConfig, leaseClient);
+  electorForHealth = &elector;
+  struct DetachHealth {
+    std::atomic<leaderelection::LeaderElector*>& p;
+    ~DetachHealth() { p = nullptr; }
+  } detachHealth{electorForHealth};
+  std::jthread electionThread([&elector, &startMu, &terminating](std::stop_token st) {
+    pthread_setname_np(pthread_self(), "leaderelection");
+    if (elector.run(st)) return;
+    {
+      std::lock_guard lock(startMu);
+      if (terminating) return;
+    }
+    // Another instance may already be scheduling: stop at once, without draining.
+    spdlog::error("leaderelection lost");
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  });
 
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("received {}, shutting down", strsignal(sig));
+  {
+    std::lock_guard lock(startMu);
+    terminating = true;
+  }
+  // Still holding the Lease (renewals go on) while the binders drain; then give it up.
   sched->stop();
+  electionThread.request_stop();
+  electionThread.join();
+  if (led && elector.leader().empty())
+    spdlog::info("leaderelection: released lease {}", leaseClient.describe());
   auto st = sched->stats();
   spdlog::info("stopped: {} attempts, {} bound, {} unschedulable, {} errors", st.attempts,
                st.scheduled, st.unschedulable, st.errors);

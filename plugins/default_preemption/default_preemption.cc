@@ -14,6 +14,7 @@
 #include "api/selectors.h"
 #include "client/errors.h"
 #include "client/rest_client.h"
+#include "metrics/metrics.h"
 #include "plugins/helper/args_json.h"
 #include "scheduler/algorithm.h"
 
@@ -370,6 +371,7 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
 std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
     CycleState& state, const api::Pod& pod, const NodeToStatus& filteredStatuses) {
   attempts_.fetch_add(1);
+  if (auto* m = metrics::defaultMetrics()) m->observePreemptionAttempt();
   Candidate chosen;
   bool noCandidates = false;
   Status s = findCandidate(state, pod, filteredStatuses, chosen, &noCandidates);
@@ -382,6 +384,7 @@ std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
   }
   victims_.fetch_add(chosen.victims.size());
   if (onVictims_) onVictims_(chosen.victims.size());
+  if (auto* m = metrics::defaultMetrics()) m->observePreemptionVictims(chosen.victims.size());
   spdlog::info("pod {}/{} preempts {} pod(s) on node {}", pod.metadata.namespace_,
                pod.metadata.name, chosen.victims.size(), chosen.node);
   prepareCandidate(pod, chosen);

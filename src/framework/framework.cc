@@ -337,39 +337,42 @@ Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
 
 Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
                                       PreFilterResult& result) {
-  for (auto* p : preFilter_) {
-    PreFilterResult r;
-    Status s = p->preFilter(state, pod, snapshot(), r);
-    if (s.isSkip()) {
-      state.skipFilterPlugins.emplace(p->name());
-      continue;
-    }
-    if (!s.ok()) {
-      if (s.isError()) {
-        return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
-                             "\": " + s.message())
-            .withPlugin(p->name());
+  return timed(kEpPreFilter, [&]() -> Status {
+    for (auto* p : preFilter_) {
+      PreFilterResult r;
+      Status s =
+          timedPlugin(p, "PreFilter", [&] { return p->preFilter(state, pod, snapshot(), r); });
+      if (s.isSkip()) {
+        state.skipFilterPlugins.emplace(p->name());
+        continue;
       }
-      return withPlugin(std::move(s), p->name());
-    }
-    if (r.nodeNames) {
-      if (!result.nodeNames) {
-        result.nodeNames = std::move(r.nodeNames);
-      } else {
-        std::set<std::string, std::less<>> both;
-        for (const auto& n : *result.nodeNames) {
-          if (r.nodeNames->contains(n)) both.insert(n);
+      if (!s.ok()) {
+        if (s.isError()) {
+          return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
+                               "\": " + s.message())
+              .withPlugin(p->name());
         }
-        result.nodeNames = std::move(both);
+        return withPlugin(std::move(s), p->name());
       }
-      if (result.nodeNames->empty()) {
-        return Status::unresolvable("node(s) didn't satisfy plugin(s) [" + std::string(p->name()) +
-                                    "]")
-            .withPlugin(p->name());
+      if (r.nodeNames) {
+        if (!result.nodeNames) {
+          result.nodeNames = std::move(r.nodeNames);
+        } else {
+          std::set<std::string, std::less<>> both;
+          for (const auto& n : *result.nodeNames) {
+            if (r.nodeNames->contains(n)) both.insert(n);
+          }
+          result.nodeNames = std::move(both);
+        }
+        if (result.nodeNames->empty()) {
+          return Status::unresolvable("node(s) didn't satisfy plugin(s) [" +
+                                      std::string(p->name()) + "]")
+              .withPlugin(p->name());
+        }
       }
     }
-  }
-  return {};
+    return {};
+  });
 }
 
 Status Framework::runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
@@ -401,7 +404,7 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
                                    const NodeInfo& node) const {
   for (auto* p : filter_) {
     if (!state.skipFilterPlugins.empty() && state.skipFilterPlugins.contains(p->name())) continue;
-    Status s = p->filter(state, pod, node);
+    Status s = timedPlugin(p, "Filter", [&] { return p->filter(state, pod, node); });
     if (!s.ok()) {
       if (s.isError()) {
         return Status::error("running \"" + std::string(p->name()) +
@@ -448,133 +451,155 @@ Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, con
 std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& state,
                                                                     const api::Pod& pod,
                                                                     const NodeToStatus& statuses) {
-  Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
-  PostFilterResult lastResult;  // the last rejection's result that asks for a change
-  for (auto* p : postFilter_) {
-    auto [result, s] = p->postFilter(state, pod, statuses);
-    if (s.ok()) return {std::move(result), std::move(s)};
-    if (!s.isRejected()) return {PostFilterResult{}, withPlugin(std::move(s), p->name())};
-    if (result.nominatedNodeName) lastResult = std::move(result);
-    last = withPlugin(std::move(s), p->name());
-  }
-  return {std::move(lastResult), std::move(last)};
+  std::pair<PostFilterResult, Status> out;
+  (void)timed(kEpPostFilter, [&]() -> Status {
+    out = [&]() -> std::pair<PostFilterResult, Status> {
+      Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
+      PostFilterResult lastResult;  // the last rejection's result that asks for a change
+      for (auto* p : postFilter_) {
+        auto [result, s] = p->postFilter(state, pod, statuses);
+        if (s.ok()) return {std::move(result), std::move(s)};
+        if (!s.isRejected()) return {PostFilterResult{}, withPlugin(std::move(s), p->name())};
+        if (result.nominatedNodeName) lastResult = std::move(result);
+        last = withPlugin(std::move(s), p->name());
+      }
+      return {std::move(lastResult), std::move(last)};
+    }();
+    return out.second;
+  });
+  return out;
 }
 
 Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
-  for (auto* p : preScore_) {
-    Status s = p->preScore(state, pod, nodes);
-    if (s.isSkip()) {
-      state.skipScorePlugins.emplace(p->name());
-      continue;
+  return timed(kEpPreScore, [&]() -> Status {
+    for (auto* p : preScore_) {
+      Status s = timedPlugin(p, "PreScore", [&] { return p->preScore(state, pod, nodes); });
+      if (s.isSkip()) {
+        state.skipScorePlugins.emplace(p->name());
+        continue;
+      }
+      if (!s.ok()) {
+        return Status::error("running PreScore plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
     }
-    if (!s.ok()) {
-      return Status::error("running PreScore plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
-    }
-  }
-  return {};
+    return {};
+  });
 }
 
 Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>& totals) {
-  totals.assign(nodes.size(), 0);
-  std::vector<const Weighted<ScorePlugin>*> active;
-  for (const auto& w : score_) {
-    if (!state.skipScorePlugins.contains(w.plugin->name())) active.push_back(&w);
-  }
-  if (active.empty() || nodes.empty()) return {};
-  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(nodes.size()));
-  std::mutex errMu;
-  std::optional<Status> firstError;
-  parallelizer().until(
-      static_cast<int>(nodes.size()),
-      [&](int i) {
-        for (size_t k = 0; k < active.size(); ++k) {
-          int64_t v = 0;
-          Status s = active[k]->plugin->score(state, pod, *nodes[i], v);
-          if (!s.ok()) {
-            std::lock_guard lock(errMu);
-            if (!firstError) firstError = withPlugin(std::move(s), active[k]->plugin->name());
-            return;
+  return timed(kEpScore, [&]() -> Status {
+    totals.assign(nodes.size(), 0);
+    std::vector<const Weighted<ScorePlugin>*> active;
+    for (const auto& w : score_) {
+      if (!state.skipScorePlugins.contains(w.plugin->name())) active.push_back(&w);
+    }
+    if (active.empty() || nodes.empty()) return {};
+    std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(nodes.size()));
+    std::mutex errMu;
+    std::optional<Status> firstError;
+    parallelizer().until(
+        static_cast<int>(nodes.size()),
+        [&](int i) {
+          for (size_t k = 0; k < active.size(); ++k) {
+            int64_t v = 0;
+            Status s = timedPlugin(active[k]->plugin, "Score", [&] {
+              return active[k]->plugin->score(state, pod, *nodes[i], v);
+            });
+            if (!s.ok()) {
+              std::lock_guard lock(errMu);
+              if (!firstError) firstError = withPlugin(std::move(s), active[k]->plugin->name());
+              return;
+            }
+            scores[k][i] = NodeScore{nodes[i]->name(), v};
           }
-          scores[k][i] = NodeScore{nodes[i]->name(), v};
+        },
+        [&] {
+          std::lock_guard lock(errMu);
+          return firstError.has_value();
+        });
+    if (firstError) {
+      return Status::error("running Score plugin \"" + firstError->plugin() +
+                           "\": " + firstError->message())
+          .withPlugin(firstError->plugin());
+    }
+    for (size_t k = 0; k < active.size(); ++k) {
+      const auto* plugin = active[k]->plugin;
+      if (plugin->hasNormalizeScore()) {
+        Status s = plugin->normalizeScore(state, pod, scores[k]);
+        if (!s.ok()) {
+          return Status::error("running Normalize on Score plugin \"" +
+                               std::string(plugin->name()) + "\": " + s.message())
+              .withPlugin(plugin->name());
         }
-      },
-      [&] {
-        std::lock_guard lock(errMu);
-        return firstError.has_value();
-      });
-  if (firstError) {
-    return Status::error("running Score plugin \"" + firstError->plugin() +
-                         "\": " + firstError->message())
-        .withPlugin(firstError->plugin());
-  }
-  for (size_t k = 0; k < active.size(); ++k) {
-    const auto* plugin = active[k]->plugin;
-    if (plugin->hasNormalizeScore()) {
-      Status s = plugin->normalizeScore(state, pod, scores[k]);
-      if (!s.ok()) {
-        return Status::error("running Normalize on Score plugin \"" + std::string(plugin->name()) +
-                             "\": " + s.message())
-            .withPlugin(plugin->name());
+      }
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        int64_t v = scores[k][i].score;
+        if (v < kMinNodeScore || v > kMaxNodeScore) {
+          return Status::error("plugin \"" + std::string(plugin->name()) +
+                               "\" returns an invalid score " + std::to_string(v) +
+                               ", it should in the range of [0, 100] after normalizing")
+              .withPlugin(plugin->name());
+        }
+        totals[i] += v * active[k]->weight;
       }
     }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      int64_t v = scores[k][i].score;
-      if (v < kMinNodeScore || v > kMaxNodeScore) {
-        return Status::error("plugin \"" + std::string(plugin->name()) +
-                             "\" returns an invalid score " + std::to_string(v) +
-                             ", it should in the range of [0, 100] after normalizing")
-            .withPlugin(plugin->name());
-      }
-      totals[i] += v * active[k]->weight;
-    }
-  }
-  return {};
+    return {};
+  });
 }
 
 Status Framework::runReservePluginsReserve(CycleState& state, const api::Pod& pod,
                                            const std::string& node) {
-  for (auto* p : reserve_) {
-    Status s = p->reserve(state, pod, node);
-    if (!s.ok()) {
-      return Status::error("running Reserve plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+  return timed(kEpReserve, [&]() -> Status {
+    for (auto* p : reserve_) {
+      Status s = timedPlugin(p, "Reserve", [&] { return p->reserve(state, pod, node); });
+      if (!s.ok()) {
+        return Status::error("running Reserve plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
     }
-  }
-  return {};
+    return {};
+  });
 }
 
 void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& pod,
                                            const std::string& node) {
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+  (void)timed(kEpUnreserve, [&]() -> Status {
+    for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it)
+      (*it)->unreserve(state, pod, node);
+    return {};
+  });
 }
 
 Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
                                    const std::string& node) {
-  std::map<std::string, std::chrono::milliseconds> pending;
-  for (auto* p : permit_) {
-    std::chrono::milliseconds timeout{0};
-    Status s = p->permit(state, pod, node, timeout);
-    if (s.ok()) continue;
-    if (s.isWait()) {
-      pending[std::string(p->name())] =
-          std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
-      continue;
+  return timed(kEpPermit, [&]() -> Status {
+    std::map<std::string, std::chrono::milliseconds> pending;
+    for (auto* p : permit_) {
+      std::chrono::milliseconds timeout{0};
+      Status s = timedPlugin(p, "Permit", [&] { return p->permit(state, pod, node, timeout); });
+      if (s.ok()) continue;
+      if (s.isWait()) {
+        pending[std::string(p->name())] =
+            std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
+        continue;
+      }
+      if (s.isRejected()) return withPlugin(std::move(s), p->name());
+      return Status::error("running Permit plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
     }
-    if (s.isRejected()) return withPlugin(std::move(s), p->name());
-    return Status::error("running Permit plugin \"" + std::string(p->name()) + "\": " + s.message())
-        .withPlugin(p->name());
-  }
-  if (pending.empty()) return {};
-  auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending));
-  std::lock_guard lock(waitingMu_);
-  waiting_[pod.metadata.uid] = std::move(wp);
-  return Status::wait();
+    if (pending.empty()) return {};
+    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending));
+    std::lock_guard lock(waitingMu_);
+    waiting_[pod.metadata.uid] = std::move(wp);
+    return Status::wait();
+  });
 }
 
 Status Framework::waitOnPermit(const api::Pod& pod) {
@@ -612,36 +637,66 @@ void Framework::rejectAllWaitingPods(const std::string& message) {
 
 Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
                                     const std::string& node) {
-  for (auto* p : preBind_) {
-    Status s = p->preBind(state, pod, node);
-    if (!s.ok()) {
-      if (s.isRejected()) return withPlugin(std::move(s), p->name());
-      return Status::error("running PreBind plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+  return timed(kEpPreBind, [&]() -> Status {
+    for (auto* p : preBind_) {
+      Status s = p->preBind(state, pod, node);
+      if (!s.ok()) {
+        if (s.isRejected()) return withPlugin(std::move(s), p->name());
+        return Status::error("running PreBind plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
     }
-  }
-  return {};
+    return {};
+  });
 }
 
 Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
-  Status last = Status::skip();
-  for (auto* p : bind_) {
-    last = p->bind(state, pod, node);
-    if (last.isSkip()) continue;
-    if (!last.ok()) {
-      return Status::error("running Bind plugin \"" + std::string(p->name()) +
-                           "\": " + last.message())
-          .withPlugin(p->name());
+  return timed(kEpBind, [&]() -> Status {
+    Status last = Status::skip();
+    for (auto* p : bind_) {
+      last = p->bind(state, pod, node);
+      if (last.isSkip()) continue;
+      if (!last.ok()) {
+        return Status::error("running Bind plugin \"" + std::string(p->name()) +
+                             "\": " + last.message())
+            .withPlugin(p->name());
+      }
+      return last;
     }
     return last;
-  }
-  return last;
+  });
 }
 
 void Framework::runPostBindPlugins(CycleState& state, const api::Pod& pod,
                                    const std::string& node) {
-  for (auto* p : postBind_) p->postBind(state, pod, node);
+  (void)timed(kEpPostBind, [&]() -> Status {
+    for (auto* p : postBind_) p->postBind(state, pod, node);
+    return {};
+  });
+}
+
+void Framework::observeExtensionPoint(ExtensionPoint ep, Code code,
+                                      std::chrono::steady_clock::time_point start) const {
+  static constexpr std::array<std::string_view, kNumExtensionPoints> kNames = {
+      "PreFilter", "PostFilter", "PreScore", "Score", "Reserve",
+      "Unreserve", "Permit",     "PreBind",  "Bind",  "PostBind"};
+  const auto c = static_cast<size_t>(code);
+  if (c >= kNumCodes) return;
+  auto& slot = epChildren_[ep][c];
+  prometheus::Histogram* h = slot.load(std::memory_order_acquire);
+  if (h == nullptr) {
+    h = &services_.metrics->extensionPoint(kNames[ep], codeName(code), profileName_);
+    slot.store(h, std::memory_order_release);
+  }
+  h->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void Framework::observePlugin(const Plugin* p, std::string_view ep, Code code,
+                              std::chrono::steady_clock::time_point start) const {
+  // Sampled cycles only: the family's own child lookup is cheap enough here.
+  services_.metrics->pluginExecution(p->name(), ep, codeName(code))
+      .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace ksched::framework

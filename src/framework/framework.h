@@ -8,6 +8,8 @@
 // binder threads. Unreserve may be called from either.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -24,6 +26,7 @@
 #include <ksched/registry.h>
 
 #include "config/profile.h"
+#include "metrics/metrics.h"
 
 namespace ksched::framework {
 
@@ -41,6 +44,8 @@ struct Services {
   const ClusterListers* listers = nullptr;
   // Pods nominated to a node (from the queue's nominator); may be null.
   std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
+  // scheduler_framework_extension_point_duration_seconds; null: not recorded.
+  metrics::SchedulerMetrics* metrics = nullptr;
 };
 
 class Framework final : public Handle {
@@ -107,6 +112,12 @@ class Framework final : public Handle {
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   // Rejects every waiting pod (shutdown).
   void rejectAllWaitingPods(const std::string& message);
+  // Whether this scheduling cycle records scheduler_plugin_execution_duration_seconds for the
+  // plugins of PreFilter, Filter, PreScore, Score, Reserve and Permit (the scheduler samples 10%
+  // of cycles, as upstream). Scheduling thread only, between cycles.
+  void setRecordPluginMetrics(bool on) {
+    recordPluginMetrics_.store(on && services_.metrics != nullptr, std::memory_order_relaxed);
+  }
 
  private:
   class WaitingPodImpl;
@@ -117,6 +128,44 @@ class Framework final : public Handle {
   };
 
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
+
+  // Extension points timed as a whole (upstream frameworkExtensionPointDuration).
+  enum ExtensionPoint {
+    kEpPreFilter,
+    kEpPostFilter,
+    kEpPreScore,
+    kEpScore,
+    kEpReserve,
+    kEpUnreserve,
+    kEpPermit,
+    kEpPreBind,
+    kEpBind,
+    kEpPostBind,
+    kNumExtensionPoints
+  };
+  static constexpr size_t kNumCodes = 6;
+  // Runs `fn` (returning Status) and records its duration under `ep` and the status code.
+  template <typename F>
+  Status timed(ExtensionPoint ep, F&& fn) const {
+    if (services_.metrics == nullptr) return fn();
+    const auto start = std::chrono::steady_clock::now();
+    Status s = fn();
+    observeExtensionPoint(ep, s.code(), start);
+    return s;
+  }
+  void observeExtensionPoint(ExtensionPoint ep, Code code,
+                             std::chrono::steady_clock::time_point start) const;
+  // Runs one plugin's `fn`, timed when this cycle records plugin metrics.
+  template <typename F>
+  Status timedPlugin(const Plugin* p, std::string_view ep, F&& fn) const {
+    if (!recordPluginMetrics_.load(std::memory_order_relaxed)) return fn();
+    const auto start = std::chrono::steady_clock::now();
+    Status s = fn();
+    observePlugin(p, ep, s.code(), start);
+    return s;
+  }
+  void observePlugin(const Plugin* p, std::string_view ep, Code code,
+                     std::chrono::steady_clock::time_point start) const;
 
   // Constant after construction.
   std::string profileName_;
@@ -138,6 +187,12 @@ class Framework final : public Handle {
   std::vector<Plugin*> enqueueCandidates_;
 
   const NodeInfoLister* snapshot_ = nullptr;  // scheduling thread only
+
+  // Histogram children by extension point and code, created on first use.
+  mutable std::array<std::array<std::atomic<prometheus::Histogram*>, kNumCodes>,
+                     kNumExtensionPoints>
+      epChildren_{};
+  std::atomic<bool> recordPluginMetrics_{false};
 
   std::mutex waitingMu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <random>
 #include <thread>
 
 #include "api/rfc3339.h"
@@ -40,6 +41,7 @@ struct Scheduler::BindTask {
   std::string node;
   CycleState state;
   int64_t cycle = 0;
+  std::chrono::steady_clock::time_point start;
 };
 
 Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClient,
@@ -63,6 +65,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   services.events = &events_;
   services.parallelizer = &parallelizer_;
   services.listers = &listers_;
+  services.metrics = options_.metrics;
   services.nominatedPodsForNode = [this](const std::string& node) {
     return queue_->nominatedPodsForNode(node);
   };
@@ -84,11 +87,22 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
                                       "profiles");
     }
     byName_[profile.schedulerName] = frameworks_.back().get();
+    if (options_.metrics != nullptr) {
+      profileMetrics_[frameworks_.back().get()] = &options_.metrics->profile(profile.schedulerName);
+    }
     for (auto& [plugin, evs] : frameworks_.back()->enqueueEvents()) events[plugin] = evs;
   }
   const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
+  queue::Options queueOptions = options_.queue;
+  if (auto* m = options_.metrics) {
+    queueOptions.onIncoming = [m, next = std::move(queueOptions.onIncoming)](
+                                  std::string_view queue, std::string_view event) {
+      m->incomingPod(queue, event);
+      if (next) next(queue, event);
+    };
+  }
   queue_ = std::make_unique<queue::SchedulingQueue>(
-      options_.queue,
+      std::move(queueOptions),
       [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->less(a, b); },
       [this](const api::Pod& pod) {
         auto* fwk = frameworkFor(pod);
@@ -102,9 +116,34 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   nodes_.addHandlers({[this](const NodePtr& n) { onNodeAdd(n); },
                       [this](const NodePtr& o, const NodePtr& n) { onNodeUpdate(o, n); },
                       [this](const NodePtr& n) { onNodeDelete(n); }});
+
+  if (auto* m = options_.metrics) {
+    metrics::setDefaultMetrics(m);
+    metricsRefresher_ = m->addRefresher([this, m] {
+      const auto c = queue_->counts();
+      m->setPendingPods(c.active, c.backoff, c.unschedulable, c.gated);
+      m->setCacheSize(cache_.assumedPodCount(), cache_.podCount(), cache_.nodeCount());
+    });
+  }
 }
 
-Scheduler::~Scheduler() { stop(); }
+Scheduler::~Scheduler() {
+  stop();
+  if (auto* m = options_.metrics) {
+    m->removeRefresher(metricsRefresher_);
+    metrics::clearDefaultMetrics(m);
+  }
+}
+
+void Scheduler::observeAttempt(const framework::Framework& fwk, metrics::Result result,
+                               std::chrono::steady_clock::time_point start) const {
+  if (options_.metrics == nullptr) return;
+  auto it = profileMetrics_.find(&fwk);
+  if (it == profileMetrics_.end()) return;
+  options_.metrics->observeAttempt(
+      *it->second, result,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
 
 framework::Framework* Scheduler::frameworkFor(const api::Pod& pod) const {
   auto it = byName_.find(pod.spec.schedulerName);
@@ -251,16 +290,23 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     return;
   }
   attempts_.fetch_add(1);
+  const auto start = std::chrono::steady_clock::now();
   spdlog::debug("attempting to schedule pod {}/{}", pod->metadata.namespace_, pod->metadata.name);
 
   cache_.updateSnapshot(snapshot_);
   fwk->setSnapshot(&snapshot_);
+  // Upstream samples plugin execution durations in 10% of the cycles.
+  if (options_.metrics != nullptr) fwk->setRecordPluginMetrics(sampler_() % 100 < 10);
   CycleState state;
   ScheduleResult result;
   FitError fitError;
   Status error;
   auto outcome = algorithm_.schedulePod(*fwk, state, *pod, snapshot_,
                                         options_.percentageOfNodesToScore, result, fitError, error);
+  if (outcome == Algorithm::Outcome::kScheduled && options_.metrics != nullptr) {
+    options_.metrics->observeAlgorithm(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   if (outcome == Algorithm::Outcome::kUnschedulable) {
     unschedulable_.fetch_add(1);
     std::optional<std::string> nominate;
@@ -279,13 +325,13 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     const std::string msg = fitError.message();
     qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, nominate);
+    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, start, nominate);
     return;
   }
   if (outcome == Algorithm::Outcome::kError) {
     errors_.fetch_add(1);
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle);
+    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle, start);
     return;
   }
 
@@ -296,7 +342,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
     errors_.fetch_add(1);
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle);
+    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start);
     return;
   }
   queue_->deleteNominatedPodIfExists(*pod);
@@ -314,7 +360,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     (void)cache_.forgetPod(pod->metadata.uid);
     if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
     if (s.isError()) errors_.fetch_add(1);
-    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle);
+    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle, start);
     return;
   }
 
@@ -325,6 +371,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   task->node = result.suggestedHost;
   task->state = std::move(state);
   task->cycle = cycle;
+  task->start = start;
   if (!binders_.submit([this, task] { bindingCycle(task); })) {
     (void)cache_.forgetPod(pod->metadata.uid);  // shutting down: the pod stays pending
   }
@@ -335,13 +382,27 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
 void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
   framework::Framework& fwk = *task->fwk;
   const api::Pod& pod = *task->assumed->pod;
+  const bool waits = options_.metrics != nullptr && fwk.getWaitingPod(pod.metadata.uid) != nullptr;
+  const auto waitStart = std::chrono::steady_clock::now();
   Status s = fwk.waitOnPermit(pod);
+  if (waits) {
+    options_.metrics->observePermitWait(
+        s.ok(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count());
+  }
   if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
   if (s.ok()) s = fwk.runBindPlugins(task->state, pod, task->node);
   if (s.ok()) {
     cache_.finishBinding(pod.metadata.uid);
     fwk.runPostBindPlugins(task->state, pod, task->node);
     scheduled_.fetch_add(1);
+    observeAttempt(fwk, metrics::Result::kScheduled, task->start);
+    if (auto* m = options_.metrics) {
+      m->observePodScheduled(task->qpi->attempts,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                           task->qpi->initialAttemptTimestamp)
+                                 .count());
+    }
     spdlog::debug("bound pod {}/{} to {}", pod.metadata.namespace_, pod.metadata.name, task->node);
     events_.event(pod, "Normal", "Scheduled", "Binding",
                   "Successfully assigned " + pod.metadata.namespace_ + "/" + pod.metadata.name +
@@ -359,20 +420,23 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
     // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
     // retry would only fail again.
     bindConflicts_.fetch_add(1);
+    observeAttempt(fwk, metrics::Result::kError, task->start);
     spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
                  task->node, msg);
     return;
   }
   if (s.isError()) errors_.fetch_add(1);
   if (s.isRejected() && !s.plugin().empty()) task->qpi->unschedulablePlugins.insert(s.plugin());
-  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle);
+  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start);
 }
 
 void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                               const Status& status, const std::string& message, int64_t cycle,
+                              std::chrono::steady_clock::time_point start,
                               const std::optional<std::string>& nominatedNode) {
   const PodPtr pod = qpi->podInfo->pod;
   const bool isError = status.isError();
+  observeAttempt(fwk, isError ? metrics::Result::kError : metrics::Result::kUnschedulable, start);
   spdlog::info("pod {}/{} not scheduled: {}", pod->metadata.namespace_, pod->metadata.name,
                message);
   fwk.eventRecorder().event(*pod, "Warning", "FailedScheduling", "Scheduling", message);

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
 #include "informer/informer.h"
+#include "metrics/metrics.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/event_recorder.h"
@@ -45,6 +47,9 @@ struct Options {
   queue::Options queue;
   int binderThreads = 16;
   std::string instanceId = "ksched";  // reportingInstance of events
+  // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
+  // Must outlive the Scheduler.
+  metrics::SchedulerMetrics* metrics = nullptr;
 };
 
 struct Stats {
@@ -78,6 +83,8 @@ class Scheduler {
   [[nodiscard]] queue::SchedulingQueue& queue() { return *queue_; }
   [[nodiscard]] cache::Cache& cache() { return cache_; }
   [[nodiscard]] size_t nodeCount() const { return nodes_.size(); }
+  // The node as the informer last saw it, or nullptr.
+  [[nodiscard]] NodePtr node(const std::string& name) const { return nodes_.get(name); }
   [[nodiscard]] size_t podCount() const { return pods_.size(); }
   [[nodiscard]] const ClusterListers& listers() const { return listers_; }
 
@@ -100,9 +107,14 @@ class Scheduler {
   // Requeues the pod (unless it is gone or bound meanwhile), records FailedScheduling and
   // patches PodScheduled=False when the message changed.
   // `nominatedNode`: set status.nominatedNodeName to it ("" clears it) in the same patch.
+  // `start`: when the attempt began (scheduler_schedule_attempts_total and its duration).
   void handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                      const Status& status, const std::string& message, int64_t cycle,
+                     std::chrono::steady_clock::time_point start,
                      const std::optional<std::string>& nominatedNode = std::nullopt);
+  // Counts an attempt of a pod of `fwk`'s profile that began at `start`.
+  void observeAttempt(const framework::Framework& fwk, metrics::Result result,
+                      std::chrono::steady_clock::time_point start) const;
   void patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
                               const std::string& message,
                               const std::optional<std::string>& nominatedNode);
@@ -114,6 +126,8 @@ class Scheduler {
   framework::ThreadPoolParallelizer parallelizer_;
   std::vector<std::unique_ptr<framework::Framework>> frameworks_;
   std::map<std::string, framework::Framework*, std::less<>> byName_;
+  std::map<const framework::Framework*, const metrics::ProfileMetrics*> profileMetrics_;
+  size_t metricsRefresher_ = 0;
 
   cache::Cache cache_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
@@ -124,6 +138,7 @@ class Scheduler {
   // Scheduling thread only.
   cache::Snapshot snapshot_;
   Algorithm algorithm_;
+  std::minstd_rand sampler_{std::random_device{}()};
 
   std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
       bindConflicts_{0};

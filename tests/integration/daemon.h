@@ -21,11 +21,13 @@ namespace ksched::testing {
 
 class Daemon {
  public:
-  // Runs `ksched <args>`; with no args, as the scheduler identity without leader election.
+  // Runs `ksched <args>`; with no args, as the scheduler identity without leader election and
+  // without the HTTPS endpoints (several daemons may run at once).
   explicit Daemon(std::string logPath, std::vector<std::string> args = {})
       : log_(std::move(logPath)) {
     if (args.empty()) {
-      args = {"--kubeconfig", TestCluster::get().kubeconfig("scheduler"), "--leader-elect=false"};
+      args = {"--kubeconfig", TestCluster::get().kubeconfig("scheduler"), "--leader-elect=false",
+              "--secure-port=0"};
     }
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(KSCHED_BINARY));
@@ -52,23 +54,30 @@ class Daemon {
     ss << f.rdbuf();
     return ss.str();
   }
-  bool waitForLog(const std::string& needle, std::chrono::seconds within = 30s) const {
-    return eventually([&] { return log().find(needle) != std::string::npos; }, within);
+  [[nodiscard]] bool logHas(const std::string& needle) const {
+    return log().find(needle) != std::string::npos;
   }
-  // Sends `sig` and waits; returns the exit status (or -1 on timeout / signal death).
-  int signalAndWait(int sig, std::chrono::seconds within = 20s) {
-    kill(pid_, sig);
+  bool waitForLog(const std::string& needle, std::chrono::seconds within = 30s) const {
+    return eventually([&] { return logHas(needle); }, within);
+  }
+  void signal(int sig) const { kill(pid_, sig); }
+  // Waits for the exit; the exit status, or -1 on timeout / death by a signal.
+  int wait(std::chrono::seconds within = 30s) {
     auto deadline = std::chrono::steady_clock::now() + within;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       }
-      std::this_thread::sleep_for(50ms);
+      std::this_thread::sleep_for(20ms);
     }
     return -1;
+  }
+  // Sends `sig` and waits; returns the exit status (or -1 on timeout / signal death).
+  int signalAndWait(int sig, std::chrono::seconds within = 20s) {
+    signal(sig);
+    return wait(within);
   }
 
  private:

@@ -1,0 +1,217 @@
+#include "server/server.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ksched::server {
+namespace {
+
+template <typename T, void (*F)(T*)>
+struct Deleter {
+  void operator()(T* p) const { F(p); }
+};
+using PKeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
+using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
+using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+
+[[noreturn]] void fail(const std::string& what) { throw ServerError(what); }
+
+std::string bioString(BIO* bio) {
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<size_t>(n));
+}
+
+void addExtension(X509* cert, int nid, const char* value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+  if (ext == nullptr) fail("certificate extension");
+  X509_add_ext(cert, ext, -1);
+  X509_EXTENSION_free(ext);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("reading " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeFile(const std::string& path, const std::string& data, mode_t mode) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) fail("writing " + path + ": " + std::strerror(errno));
+    out << data;
+  }
+  ::chmod(path.c_str(), mode);
+}
+
+X509Ptr parseCert(const std::string& pem) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (!cert) fail("invalid PEM certificate");
+  return cert;
+}
+
+PKeyPtr parseKey(const std::string& pem) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  PKeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  if (!key) fail("invalid PEM private key");
+  return key;
+}
+
+}  // namespace
+
+CertKeyPair generateSelfSignedCert(const std::string& host) {
+  PKeyPtr key(EVP_EC_gen("P-256"));
+  if (!key) fail("generating a private key");
+  X509Ptr cert(X509_new());
+  X509_set_version(cert.get(), 2);
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  ASN1_INTEGER_set_int64(X509_get_serialNumber(cert.get()), now);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
+  X509_set_pubkey(cert.get(), key.get());
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  const std::string cn = host + "@" + std::to_string(now);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_set_issuer_name(cert.get(), name);
+  addExtension(cert.get(), NID_basic_constraints, "critical,CA:TRUE");
+  addExtension(cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign");
+  addExtension(cert.get(), NID_ext_key_usage, "serverAuth");
+  const std::string san = "DNS:" + host + ",IP:127.0.0.1";
+  addExtension(cert.get(), NID_subject_alt_name, san.c_str());
+  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) fail("signing the certificate");
+
+  CertKeyPair pair;
+  BioPtr certBio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(certBio.get(), cert.get());
+  pair.certPem = bioString(certBio.get());
+  BioPtr keyBio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_PrivateKey(keyBio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  pair.keyPem = bioString(keyBio.get());
+  return pair;
+}
+
+CertKeyPair resolveServingCert(const config::ServingOptions& options) {
+  if (!options.tlsCertFile.empty() || !options.tlsPrivateKeyFile.empty()) {
+    if (options.tlsCertFile.empty() || options.tlsPrivateKeyFile.empty()) {
+      fail("--tls-cert-file and --tls-private-key-file must be given together");
+    }
+    return {readFile(options.tlsCertFile), readFile(options.tlsPrivateKeyFile)};
+  }
+  if (options.certDir.empty()) return generateSelfSignedCert("localhost");
+  const std::filesystem::path dir(options.certDir);
+  const std::string certPath = (dir / "kube-scheduler.crt").string();
+  const std::string keyPath = (dir / "kube-scheduler.key").string();
+  if (std::filesystem::exists(certPath) && std::filesystem::exists(keyPath)) {
+    return {readFile(certPath), readFile(keyPath)};
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("creating " + options.certDir + ": " + ec.message());
+  CertKeyPair pair = generateSelfSignedCert("localhost");
+  writeFile(certPath, pair.certPem, 0644);
+  writeFile(keyPath, pair.keyPem, 0600);
+  spdlog::info("generated self-signed cert ({}, {})", certPath, keyPath);
+  return pair;
+}
+
+HealthResult healthCheck(std::string_view endpoint, const std::string& leaderError) {
+  if (leaderError.empty()) return {200, "ok"};
+  spdlog::info("{} check failed: leaderElection: {}", endpoint, leaderError);
+  return {500, "[+]ping ok\n[-]leaderElection failed: reason withheld\n" + std::string(endpoint) +
+                   " check failed\n"};
+}
+
+std::unique_ptr<Server> Server::start(const config::ServingOptions& options, Hooks hooks) {
+  if (options.securePort == 0) return nullptr;
+  if (options.securePort < 0 || options.securePort > 65535) {
+    fail("--secure-port " + std::to_string(options.securePort) +
+         " must be between 0 and 65535, inclusive");
+  }
+  const CertKeyPair pair = resolveServingCert(options);
+  X509Ptr cert = parseCert(pair.certPem);
+  PKeyPtr key = parseKey(pair.keyPem);
+  // SSLServer takes its own references.
+  auto svr = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
+  if (!svr->is_valid()) fail("the serving certificate and key do not match");
+  std::unique_ptr<Server> s(new Server(std::move(svr), std::move(hooks)));
+  s->install();
+  if (!s->svr_->bind_to_port(options.bindAddress, options.securePort)) {
+    fail("failed to listen on " + options.bindAddress + ":" + std::to_string(options.securePort));
+  }
+  s->port_ = options.securePort;
+  httplib::SSLServer* raw = s->svr_.get();
+  s->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  for (int i = 0; i < 200 && !raw->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  spdlog::info("serving securely on {}:{}", options.bindAddress, options.securePort);
+  return s;
+}
+
+Server::Server(std::unique_ptr<httplib::SSLServer> svr, Hooks hooks)
+    : svr_(std::move(svr)), hooks_(std::move(hooks)) {}
+
+Server::~Server() { stop(); }
+
+void Server::stop() {
+  if (svr_) svr_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Server::install() {
+  auto health = [this](std::string_view endpoint) {
+    return [this, endpoint](const httplib::Request&, httplib::Response& res) {
+      const std::string err = hooks_.livezLeaderCheck ? hooks_.livezLeaderCheck() : "";
+      HealthResult r = healthCheck(endpoint, err);
+      res.status = r.status;
+      res.set_content(r.body, "text/plain; charset=utf-8");
+    };
+  };
+  svr_->Get("/healthz", health("healthz"));
+  svr_->Get("/livez", health("livez"));
+  svr_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (hooks_.ready && !hooks_.ready()) {
+      res.status = 503;
+      res.set_content("[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n",
+                      "text/plain; charset=utf-8");
+      return;
+    }
+    res.status = 200;
+    res.set_content("ok", "text/plain; charset=utf-8");
+  });
+  svr_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    if (hooks_.metrics == nullptr) {
+      res.status = 404;
+      return;
+    }
+    res.set_content(hooks_.metrics->scrape(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  svr_->Get("/configz", [this](const httplib::Request&, httplib::Response& res) {
+    if (!hooks_.configz) {
+      res.status = 404;
+      return;
+    }
+    res.set_content(hooks_.configz(), "application/json");
+  });
+}
+
+}  // namespace ksched::server

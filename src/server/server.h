@@ -1,0 +1,86 @@
+// The HTTPS endpoint of the daemon, as kube-scheduler's secure serving: /metrics (Prometheus
+// text exposition), /healthz and /livez (liveness, with the leader election watchdog when
+// given), /readyz (503 until the informers synced) and /configz (the effective configuration).
+//
+// Serving certificate: --tls-cert-file/--tls-private-key-file when given; otherwise
+// <cert-dir>/kube-scheduler.{crt,key}, generated self-signed when absent; otherwise (no
+// --cert-dir) a self-signed pair kept in memory. Self-signed certificates name "localhost" and
+// 127.0.0.1, like upstream's.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "config/command_line.h"
+#include "metrics/metrics.h"
+
+namespace httplib {
+class SSLServer;
+}
+
+namespace ksched::server {
+
+class ServerError : public std::runtime_error {
+ public:
+  explicit ServerError(const std::string& what) : std::runtime_error(what) {}
+};
+
+struct Hooks {
+  // /metrics; without it /metrics answers 404.
+  metrics::SchedulerMetrics* metrics = nullptr;
+  // /readyz: true once the informers synced. Without it /readyz is always ready.
+  std::function<bool()> ready;
+  // /healthz and /livez: "" while healthy, else why not (the leader election watchdog).
+  std::function<std::string()> livezLeaderCheck;
+  // /configz: the JSON body. Without it /configz answers 404.
+  std::function<std::string()> configz;
+};
+
+// A PEM certificate and private key.
+struct CertKeyPair {
+  std::string certPem;
+  std::string keyPem;
+};
+
+// A self-signed certificate (EC P-256, one year) for `host` with IP SAN 127.0.0.1.
+[[nodiscard]] CertKeyPair generateSelfSignedCert(const std::string& host);
+
+// The pair serving uses for `options` (see above). Throws ServerError on unreadable files or
+// when only one of --tls-cert-file/--tls-private-key-file is given.
+[[nodiscard]] CertKeyPair resolveServingCert(const config::ServingOptions& options);
+
+// The body and status of a health endpoint: "ok" when every check passed, else upstream's
+// "[+]ping ok\n[-]leaderElection failed: reason withheld\n<name> check failed".
+struct HealthResult {
+  int status = 200;
+  std::string body;
+};
+[[nodiscard]] HealthResult healthCheck(std::string_view endpoint, const std::string& leaderError);
+
+class Server {
+ public:
+  // Binds and starts serving on a thread of its own. nullptr when securePort is 0 (serving
+  // disabled). Throws ServerError when the certificate or the bind fails.
+  static std::unique_ptr<Server> start(const config::ServingOptions& options, Hooks hooks);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Stops serving and joins the thread. Idempotent.
+  void stop();
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  Server(std::unique_ptr<httplib::SSLServer> svr, Hooks hooks);
+  void install();
+
+  std::unique_ptr<httplib::SSLServer> svr_;
+  Hooks hooks_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace ksched::server
