@@ -39,5 +39,9 @@ echo
 echo "pods in namespace default (pod -> node):"
 api GET /api/v1/namespaces/default/pods | jq -r '.items[] | "  \(.metadata.name) -> \(.spec.nodeName // "(pending)")"'
 echo
+echo "leader (Lease kube-system/kube-scheduler): $(api GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler | jq -r '.spec.holderIdentity // "(none)"')"
+echo "metrics (https://127.0.0.1:10259/metrics):"
+curl -sk https://127.0.0.1:10259/metrics | grep '^scheduler_schedule_attempts_total' | sed 's/^/  /' || true
+echo
 echo "ksched is running (pid $KSCHED_PID); Ctrl-C stops it. Try: KUBECONFIG=$KUBECONFIG kubectl get pods -o wide"
 wait $KSCHED_PID

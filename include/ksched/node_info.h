@@ -104,8 +104,8 @@ class NodeInfo {
   // Keeps the name and the pods (they stay accounted until deleted); clears allocatable and
   // imageStates.
   void removeNode();
-  // Accounts the pod: requests, non-zero requests, host ports of spec.containers, affinity
-  // lists. The caller ensures a uid is added at most once.
+  // Accounts the pod: requests, non-zero requests, host ports of its containers and sidecars,
+  // affinity lists. The caller ensures a uid is added at most once.
   void addPod(PodInfoPtr pod);
   // Removes by uid, undoing exactly what addPod accounted; false when not found.
   bool removePod(std::string_view uid);

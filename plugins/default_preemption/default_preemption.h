@@ -128,7 +128,8 @@ class DefaultPreemption final : public PostFilterPlugin {
   // are terminating.
   mutable std::mutex inFlightMu_;
   std::set<std::string, std::less<>> inFlight_;
-  scheduler::TaskPool preparers_{"preempt", 2};
+  // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
+  scheduler::TaskPool preparers_{"preempt", 16};
 };
 
 std::unique_ptr<Plugin> newDefaultPreemption(const nlohmann::json& args, Handle& handle);

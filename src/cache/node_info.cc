@@ -129,14 +129,30 @@ void NodeInfo::removeNode() {
   bump();
 }
 
+namespace {
+
+// Calls fn(port) for every host port the pod holds: its containers' and its sidecars' (init
+// containers with restartPolicy Always), as upstream's NodeInfo and NodePorts count them.
+template <typename Fn>
+void forEachHeldPort(const api::Pod& pod, Fn fn) {
+  for (const auto& container : pod.spec.containers) {
+    for (const auto& port : container.ports) fn(port);
+  }
+  for (const auto& container : pod.spec.initContainers) {
+    if (!container.isRestartable()) continue;
+    for (const auto& port : container.ports) fn(port);
+  }
+}
+
+}  // namespace
+
 void NodeInfo::addPod(PodInfoPtr pod) {
   requested_.add(pod->requests);
   nonZeroRequested_.milliCPU += pod->nonZeroMilliCPU;
   nonZeroRequested_.memory += pod->nonZeroMemory;
-  for (const auto& container : pod->pod->spec.containers) {
-    for (const auto& port : container.ports)
-      usedPorts_.add(port.hostIP, port.protocol, port.hostPort);
-  }
+  forEachHeldPort(*pod->pod, [&](const api::ContainerPort& port) {
+    usedPorts_.add(port.hostIP, port.protocol, port.hostPort);
+  });
   if (pod->hasAffinity) podsWithAffinity_.push_back(pod);
   if (pod->hasRequiredAntiAffinity) podsWithRequiredAntiAffinity_.push_back(pod);
   pods_.push_back(std::move(pod));
@@ -154,11 +170,9 @@ bool NodeInfo::removePod(std::string_view uid) {
   requested_.sub(pod->requests);
   nonZeroRequested_.milliCPU -= pod->nonZeroMilliCPU;
   nonZeroRequested_.memory -= pod->nonZeroMemory;
-  for (const auto& container : pod->pod->spec.containers) {
-    for (const auto& port : container.ports) {
-      usedPorts_.remove(port.hostIP, port.protocol, port.hostPort);
-    }
-  }
+  forEachHeldPort(*pod->pod, [&](const api::ContainerPort& port) {
+    usedPorts_.remove(port.hostIP, port.protocol, port.hostPort);
+  });
   bump();
   return true;
 }

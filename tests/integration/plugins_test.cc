@@ -38,7 +38,7 @@ std::string zoneOf(RestClient& c, const std::string& node) {
   return n["metadata"]["labels"].value("topology.kubernetes.io/zone", "");
 }
 
-class PluginsIntegration : public ::testing::Test {
+class PluginsIntegration : public NamespacedTest {
  protected:
   void SetUp() override { deleteAllNodes(TestCluster::get().admin()); }
 };
@@ -47,8 +47,7 @@ class PluginsIntegration : public ::testing::Test {
 // hostname against its own label.
 TEST_F(PluginsIntegration, RequiredAntiAffinityPutsAtMostOnePodPerNode) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "plug-anti";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("plug-anti");
   const int nodes = 100;
   parallelFor(nodes, 8, [&](int i) {
     admin.post("/api/v1/nodes",
@@ -85,8 +84,7 @@ TEST_F(PluginsIntegration, RequiredAntiAffinityPutsAtMostOnePodPerNode) {
 
 TEST_F(PluginsIntegration, TopologySpreadKeepsZoneSkewWithinMaxSkew) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "plug-spread";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("plug-spread");
   // Zone a has 4 nodes, b 2, c 1: capacity alone would pile pods into zone a.
   int i = 0;
   for (const auto& [zone, count] : std::map<std::string, int>{{"a", 4}, {"b", 2}, {"c", 1}}) {
@@ -120,8 +118,7 @@ TEST_F(PluginsIntegration, TopologySpreadKeepsZoneSkewWithinMaxSkew) {
 
 TEST_F(PluginsIntegration, RequiredAndPreferredNodeAffinity) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "plug-nodeaff";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("plug-nodeaff");
   for (const char* zone : {"a", "b", "c"}) {
     admin.post("/api/v1/nodes", labelledNode(std::string("aff-") + zone, zone));
   }
@@ -158,8 +155,7 @@ TEST_F(PluginsIntegration, RequiredAndPreferredNodeAffinity) {
 
 TEST_F(PluginsIntegration, HostPortsConflictOnlyOnTheSameProtocolAndIp) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "plug-ports";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("plug-ports");
   admin.post("/api/v1/nodes", labelledNode("ports-0", "a"));
   admin.post("/api/v1/nodes", labelledNode("ports-1", "a"));
   RunningScheduler sched;
@@ -191,8 +187,7 @@ TEST_F(PluginsIntegration, HostPortsConflictOnlyOnTheSameProtocolAndIp) {
 // them is what makes the pod fit (InterPodAffinity's RemovePod in the dry run).
 TEST_F(PluginsIntegration, PreemptionRemovesAntiAffineVictims) {
   auto& admin = TestCluster::get().admin();
-  const std::string ns = "plug-preanti";
-  ensureNamespace(admin, ns);
+  const std::string ns = useNamespace("plug-preanti");
   try {
     admin.post("/apis/scheduling.k8s.io/v1/priorityclasses",
                {{"metadata", {{"name", "ksched-anti-high"}}}, {"value", 5000}});
@@ -215,7 +210,6 @@ TEST_F(PluginsIntegration, PreemptionRemovesAntiAffineVictims) {
   admin.post("/api/v1/namespaces/" + ns + "/pods", p);
   EXPECT_TRUE(eventually([&] { return placements(admin, ns)["preemptor"] == "preanti-0"; }, 30s));
   EXPECT_FALSE(placements(admin, ns).contains("victim"));
-  admin.del("/api/v1/namespaces/" + ns + "/pods/preemptor", {{"gracePeriodSeconds", 0}});
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ std::map<std::string, std::string> placements(RestClient& c, const std::string& 
   return out;
 }
 
-class PreemptionIntegration : public ::testing::Test {
+class PreemptionIntegration : public NamespacedTest {
  protected:
   void SetUp() override {
     auto& admin = TestCluster::get().admin();
@@ -57,26 +57,6 @@ class PreemptionIntegration : public ::testing::Test {
     ensurePriorityClass(admin, "ksched-high", 1000);
     ensurePriorityClass(admin, "ksched-high-never", 1000, "Never");
   }
-  // Pending high-priority pods left behind would preempt the pods of later tests.
-  void TearDown() override {
-    auto& admin = TestCluster::get().admin();
-    for (const auto& p : listPods(admin, ns_)) {
-      try {
-        admin.del("/api/v1/namespaces/" + ns_ + "/pods/" + p.metadata.name,
-                  {{"gracePeriodSeconds", 0}});
-      } catch (const client::ApiError& e) {
-        if (!e.isNotFound()) throw;
-      }
-    }
-  }
-  const std::string& useNamespace(const std::string& ns) {
-    ns_ = ns;
-    ensureNamespace(TestCluster::get().admin(), ns_);
-    return ns_;
-  }
-
- private:
-  std::string ns_ = "default";
 };
 
 TEST_F(PreemptionIntegration, HighPriorityPodsEvictTheFewestLowPriorityPods) {

@@ -103,6 +103,11 @@ TEST(SchedulerIntegration, TaintsAreAvoidedAndTolerationsLandOnTaintedNodes) {
   for (const auto& p : listPods(admin, ns)) EXPECT_EQ(p.spec.nodeName, "plain") << p.metadata.name;
 
   admin.patch("/api/v1/nodes/plain", {{"spec", {{"unschedulable", true}}}});
+  // The scheduler must have seen the cordon before the next pods arrive.
+  ASSERT_TRUE(eventually([&] {
+    NodePtr n = sched->node("plain");
+    return n != nullptr && n->spec.unschedulable;
+  }));
   auto tolerating = sizedPod(ns, "tolerating", "100m");
   tolerating["spec"]["tolerations"] = {
       {{"key", "dedicated"}, {"operator", "Equal"}, {"value", "gpu"}, {"effect", "NoSchedule"}}};

@@ -15,6 +15,7 @@
 #include "api/pod.h"
 #include "api/pod_resources.h"
 #include "client/rest_client.h"
+#include "cluster.h"
 #include "objects.h"
 
 namespace ksched::testing {
@@ -95,6 +96,34 @@ inline std::map<std::string, std::vector<std::string>> eventsByPod(RestClient& c
   }
   return out;
 }
+
+// Deletes every pod of `ns` at once (grace period 0).
+inline void deleteAllPods(RestClient& c, const std::string& ns) {
+  for (const auto& p : listPods(c, ns)) {
+    try {
+      c.del("/api/v1/namespaces/" + ns + "/pods/" + p.metadata.name, {{"gracePeriodSeconds", 0}});
+    } catch (const client::ApiError& e) {
+      if (!e.isNotFound()) throw;
+    }
+  }
+}
+
+// A test that works in its own namespace (useNamespace) and deletes the namespace's pods at the
+// end: pending pods left behind would be scheduled, or preempt, during later tests.
+class NamespacedTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (!ns_.empty()) deleteAllPods(TestCluster::get().admin(), ns_);
+  }
+  const std::string& useNamespace(const std::string& ns) {
+    ns_ = ns;
+    ensureNamespace(TestCluster::get().admin(), ns_);
+    return ns_;
+  }
+
+ private:
+  std::string ns_;
+};
 
 template <typename F>
 bool eventually(F f, std::chrono::seconds within = 20s) {

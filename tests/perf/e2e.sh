@@ -68,7 +68,7 @@ YAML
 
 echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
 run_one ksched "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
-  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false
+  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=0
 run_one kube-scheduler "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
   --port 0 --secure-port 0 --v 0
 awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \

@@ -247,6 +247,23 @@ TEST(NodeInfoTest, PortsOfPodsAreAccounted) {
   EXPECT_FALSE(info.usedPorts().conflicts("0.0.0.0", "UDP", 9090));
 }
 
+TEST(NodeInfoTest, SidecarPortsAreHeldAndPlainInitContainerPortsAreNot) {
+  api::Pod p = *PodBuilder("s").container("100m").info()->pod;
+  api::Container sidecar, init;
+  sidecar.name = "proxy";
+  sidecar.restartPolicy = std::string(api::kContainerRestartPolicyAlways);
+  sidecar.ports.push_back({.containerPort = 15001, .hostPort = 15001, .protocol = "TCP"});
+  init.name = "setup";
+  init.ports.push_back({.containerPort = 7000, .hostPort = 7000, .protocol = "TCP"});
+  p.spec.initContainers = {init, sidecar};
+  NodeInfo info(NodeBuilder("n1").build());
+  info.addPod(std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(p)));
+  EXPECT_TRUE(info.usedPorts().conflicts("0.0.0.0", "TCP", 15001));
+  EXPECT_FALSE(info.usedPorts().conflicts("0.0.0.0", "TCP", 7000));
+  ASSERT_TRUE(info.removePod(p.metadata.uid));
+  EXPECT_EQ(info.usedPorts().size(), 0u);
+}
+
 TEST(NodeInfoTest, RemoveNodeKeepsPods) {
   NodeInfo info(NodeBuilder("n1").allocatable("cpu", "4").image({"img"}, 10).build());
   info.addPod(PodBuilder("a").container("1").info());
