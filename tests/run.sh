@@ -18,6 +18,14 @@ shift || true
 "$ROOT/deploy/local/install-deps.sh"
 "$ROOT/deploy/local/build-k8s.sh" >/dev/null
 
+# Compiler cache (~/.ccache): rebuilds of an unchanged tree, or of another clone of it on the
+# same machine, take seconds. Paths are taken relative to the repo so clones share entries.
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 run_mode() {
   local mode=$1; shift
   local dir args=()
@@ -28,7 +36,7 @@ run_mode() {
     *) echo "unknown mode: $mode (default|asan|tsan|all)" >&2; exit 2 ;;
   esac
   echo "=== ksched tests: $mode build in $dir"
-  cmake -S "$ROOT" -B "$dir" -DKSCHED_WERROR=ON -DKSCHED_BUILD_TESTS=ON "${args[@]}" >/dev/null
+  cmake -S "$ROOT" -B "$dir" -DKSCHED_WERROR=ON -DKSCHED_BUILD_TESTS=ON "${LAUNCHER[@]}" "${args[@]}" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
   local env=()
   case "$mode" in

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS=(
   # build
-  build-essential cmake pkg-config git clang-format clang-tidy
+  build-essential cmake pkg-config git clang-format clang-tidy ccache
   # libraries
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <ksched/cycle_state.h>
 #include <ksched/listers.h>
@@ -64,6 +65,11 @@ class Handle {
   // nullptr when no pod with that uid waits at Permit.
   [[nodiscard]] virtual std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) = 0;
   virtual void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+
+  // Moves these pods (by uid) from the backoff or unschedulable queue to activeQ through the
+  // PreEnqueue plugins (upstream Handle.Activate); pods not queued are ignored. Thread-safe;
+  // must not be called from a PreEnqueue plugin.
+  virtual void activate(const std::vector<PodPtr>& /*pods*/) {}
 
   // Pods nominated to `nodeName` (waiting for preemption victims to leave), any priority.
   [[nodiscard]] virtual std::vector<PodInfoPtr> nominatedPodsForNode(

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -294,11 +295,8 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
     if (it != filteredStatuses.end()) nominatedStatus = &it->second;
   }
   std::string why = preemption::ineligibleReason(pod, snapshot, nominatedStatus);
-  if (why.empty()) {
-    std::lock_guard lock(inFlightMu_);
-    if (inFlight_.contains(pod.metadata.uid)) {
-      why = "not eligible due to a terminating pod on the nominated node.";
-    }
+  if (why.empty() && victimsStillPresent(pod, snapshot)) {
+    why = "not eligible due to a terminating pod on the nominated node.";
   }
   if (!why.empty()) return Status::unschedulable(why);
 
@@ -391,6 +389,58 @@ std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
   return {PostFilterResult{chosen.node}, {}};
 }
 
+Status DefaultPreemption::preEnqueue(const api::Pod& pod) {
+  std::lock_guard lock(inFlightMu_);
+  if (inFlight_.contains(pod.metadata.uid)) {
+    return Status::unresolvable(std::string(kWaitingForPreemption));
+  }
+  return {};
+}
+
+bool DefaultPreemption::victimsStillPresent(const api::Pod& pod, const NodeInfoLister& snapshot) {
+  std::lock_guard lock(inFlightMu_);
+  if (inFlight_.contains(pod.metadata.uid)) return true;
+  auto it = evicted_.find(pod.metadata.uid);
+  if (it == evicted_.end()) return false;
+  if (const NodeInfo* ni = snapshot.get(it->second.node); ni != nullptr) {
+    for (const auto& uid : it->second.victimUids) {
+      if (ni->findPod(uid) != nullptr) return true;
+    }
+  }
+  evicted_.erase(it);
+  return false;
+}
+
+void DefaultPreemption::evict(client::RestClient& api, const api::Pod& victim,
+                              const api::Pod& preemptor, const std::string& node) {
+  const std::string path =
+      "/api/v1/namespaces/" + victim.metadata.namespace_ + "/pods/" + victim.metadata.name;
+  try {
+    // Marks why the pod goes away (DisruptionTarget), then deletes this very pod.
+    nlohmann::json cond = {
+        {"type", "DisruptionTarget"},
+        {"status", "True"},
+        {"reason", "PreemptionByScheduler"},
+        {"message", std::string(kName) + ": preempting to accommodate a higher priority pod"},
+        {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
+    api.patch(path + "/status", {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
+              "application/strategic-merge-patch+json");
+    api.del(path, {{"preconditions", {{"uid", victim.metadata.uid}}}});
+    handle_.eventRecorder().event(
+        victim, "Normal", "Preempted", "Preempting",
+        "Preempted by pod " + preemptor.metadata.uid + " on node " + node);
+  } catch (const client::ApiError& e) {
+    // Gone already (or replaced by a pod of the same name): nothing to evict.
+    if (!e.isNotFound() && !e.isConflict()) {
+      spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
+                   e.what());
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
+                 e.what());
+  }
+}
+
 void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c) {
   // Victims waiting at Permit are rejected here, on the scheduling thread (no network).
   std::vector<PodInfoPtr> toDelete;
@@ -412,43 +462,32 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
   }
   client::RestClient* api = handle_.client();
   if (api == nullptr || (toDelete.empty() && unNominate.empty())) return;
-  const auto preemptor = std::make_shared<const api::Pod>(pod);
+
+  // One task per victim, so a preemption's victims go in parallel; the last task to finish
+  // clears the nominations, lifts the PreEnqueue gate and activates the preemptor.
+  struct Preparation {
+    PodPtr preemptor;
+    std::string node;
+    std::vector<PodInfoPtr> unNominate;
+    std::atomic<size_t> remaining;
+  };
+  auto prep = std::make_shared<Preparation>();
+  prep->preemptor = std::make_shared<const api::Pod>(pod);
+  prep->node = c.node;
+  prep->unNominate = std::move(unNominate);
+  prep->remaining = std::max<size_t>(toDelete.size(), 1);
   {
     std::lock_guard lock(inFlightMu_);
     inFlight_.insert(pod.metadata.uid);
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(evicted_, [&](const auto& e) { return now - e.second.at > kEvictedTtl; });
+    Evicted& e = evicted_[pod.metadata.uid];
+    e = {c.node, {}, now};
+    for (const auto& v : toDelete) e.victimUids.push_back(v->pod->metadata.uid);
   }
-  const std::string node = c.node;
-  bool queued = preparers_.submit([this, api, preemptor, node, toDelete, unNominate] {
-    for (const auto& v : toDelete) {
-      const api::Pod& victim = *v->pod;
-      const std::string path =
-          "/api/v1/namespaces/" + victim.metadata.namespace_ + "/pods/" + victim.metadata.name;
-      try {
-        // Marks why the pod goes away (DisruptionTarget), then deletes this very pod.
-        nlohmann::json cond = {
-            {"type", "DisruptionTarget"},
-            {"status", "True"},
-            {"reason", "PreemptionByScheduler"},
-            {"message", std::string(kName) + ": preempting to accommodate a higher priority pod"},
-            {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
-        api->patch(path + "/status", {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
-                   "application/strategic-merge-patch+json");
-        api->del(path, {{"preconditions", {{"uid", victim.metadata.uid}}}});
-        handle_.eventRecorder().event(
-            victim, "Normal", "Preempted", "Preempting",
-            "Preempted by pod " + preemptor->metadata.uid + " on node " + node);
-      } catch (const client::ApiError& e) {
-        // Gone already (or replaced by a pod of the same name): nothing to evict.
-        if (!e.isNotFound() && !e.isConflict()) {
-          spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
-                       e.what());
-        }
-      } catch (const std::exception& e) {
-        spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
-                     e.what());
-      }
-    }
-    for (const auto& pi : unNominate) {
+  auto finish = [this, api, prep] {
+    if (prep->remaining.fetch_sub(1) != 1) return;
+    for (const auto& pi : prep->unNominate) {
       try {
         api->patch("/api/v1/namespaces/" + pi->pod->metadata.namespace_ + "/pods/" +
                        pi->pod->metadata.name + "/status",
@@ -458,10 +497,25 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
                      pi->pod->metadata.name, e.what());
       }
     }
-    std::lock_guard lock(inFlightMu_);
-    inFlight_.erase(preemptor->metadata.uid);
-  });
+    {
+      std::lock_guard lock(inFlightMu_);
+      inFlight_.erase(prep->preemptor->metadata.uid);
+    }
+    handle_.activate({prep->preemptor});
+  };
+  bool queued = true;
+  if (toDelete.empty()) {
+    queued = preparers_.submit(finish);
+  } else {
+    for (const auto& v : toDelete) {
+      queued = preparers_.submit([this, api, prep, v, finish] {
+        evict(*api, *v->pod, *prep->preemptor, prep->node);
+        finish();
+      }) && queued;
+    }
+  }
   if (!queued) {
+    // Shutting down: nothing will lift the gate.
     std::lock_guard lock(inFlightMu_);
     inFlight_.erase(pod.metadata.uid);
   }

@@ -12,13 +12,19 @@
 //   4. Choose one candidate: fewest PDB violations; lowest highest-victim priority; smallest
 //      sum of victim priorities; fewest victims; latest start among the highest-priority
 //      victims; first.
-//   5. Prepare, off the scheduling thread: delete the victims (uid precondition) with a
-//      Preempted event each, clear nominatedNodeName of lower-priority pods nominated there.
-//      The scheduler nominates the node for the pod (status.nominatedNodeName).
+//   5. Prepare, off the scheduling thread: delete the victims in parallel (uid precondition)
+//      with a Preempted event each, clear nominatedNodeName of lower-priority pods nominated
+//      there. The scheduler nominates the node for the pod (status.nominatedNodeName).
+//      While this runs, the preemptor is gated at PreEnqueue (current upstream's asynchronous
+//      preemption: `waiting for the preemption for this pod to be finished`); when it is done
+//      the preemptor is activated. Until the scheduler's snapshot no longer holds its victims,
+//      the preemptor does not preempt again.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -77,9 +83,11 @@ void filterPodsWithPDBViolation(
 
 }  // namespace preemption
 
-class DefaultPreemption final : public PostFilterPlugin {
+class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin {
  public:
   static constexpr std::string_view kName = "DefaultPreemption";
+  static constexpr std::string_view kWaitingForPreemption =
+      "waiting for the preemption for this pod to be finished";
 
   DefaultPreemption(DefaultPreemptionArgs args, Handle& handle);
   ~DefaultPreemption() override;
@@ -87,6 +95,8 @@ class DefaultPreemption final : public PostFilterPlugin {
   [[nodiscard]] std::string_view name() const override { return kName; }
   std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
                                                  const NodeToStatus& filteredStatuses) override;
+  // UnschedulableAndUnresolvable while the pod's victims are being deleted.
+  Status preEnqueue(const api::Pod& pod) override;
 
   // Steps 1-4 without API writes: the chosen candidate, or a status saying why there is none
   // (Unschedulable with upstream's message, or Error); `noCandidates` is set when the dry run
@@ -114,6 +124,11 @@ class DefaultPreemption final : public PostFilterPlugin {
       const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs,
       std::vector<PodInfoPtr>& victims, int64_t& numViolating) const;
   void prepareCandidate(const api::Pod& pod, const preemption::Candidate& c);
+  // Evicts one victim: DisruptionTarget condition, DELETE with a uid precondition, event.
+  void evict(client::RestClient& api, const api::Pod& victim, const api::Pod& preemptor,
+             const std::string& node);
+  // The preemptor's earlier victims still in the snapshot: it must not preempt again yet.
+  bool victimsStillPresent(const api::Pod& pod, const NodeInfoLister& snapshot);
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> allPdbs(
       const std::vector<const NodeInfo*>& nodes) const;
 
@@ -124,10 +139,19 @@ class DefaultPreemption final : public PostFilterPlugin {
   int32_t fixedOffset_ = -1;
   std::atomic<uint64_t> attempts_{0}, victims_{0};
   std::function<void(size_t)> onVictims_;
-  // Preemptors whose victims are being deleted (uids): they wait, like pods whose victims
-  // are terminating.
+  // Guards inFlight_ and evicted_.
   mutable std::mutex inFlightMu_;
+  // Preemptors whose victims are being deleted (uids): they wait at PreEnqueue.
   std::set<std::string, std::less<>> inFlight_;
+  // Preemptor uid -> its last preemption, until the snapshot no longer holds any of the
+  // victims (or, for preemptors that never come back, kEvictedTtl after it).
+  struct Evicted {
+    std::string node;
+    std::vector<std::string> victimUids;
+    std::chrono::steady_clock::time_point at;
+  };
+  static constexpr std::chrono::minutes kEvictedTtl{2};
+  std::map<std::string, Evicted, std::less<>> evicted_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
   scheduler::TaskPool preparers_{"preempt", 16};
 };

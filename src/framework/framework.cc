@@ -417,6 +417,10 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
+void Framework::activate(const std::vector<PodPtr>& pods) {
+  if (services_.activate) services_.activate(pods);
+}
+
 std::vector<PodInfoPtr> Framework::nominatedPodsForNode(const std::string& nodeName) const {
   if (!services_.nominatedPodsForNode) return {};
   return services_.nominatedPodsForNode(nodeName);

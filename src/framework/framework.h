@@ -44,6 +44,8 @@ struct Services {
   const ClusterListers* listers = nullptr;
   // Pods nominated to a node (from the queue's nominator); may be null.
   std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
+  // The queue's activate(); may be null.
+  std::function<void(const std::vector<PodPtr>&)> activate;
   // scheduler_framework_extension_point_duration_seconds; null: not recorded.
   metrics::SchedulerMetrics* metrics = nullptr;
 };
@@ -85,6 +87,7 @@ class Framework final : public Handle {
                                                          const NodeInfo& node) const override;
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& nodeName) const override;
+  void activate(const std::vector<PodPtr>& pods) override;
   std::pair<PostFilterResult, Status> runPostFilterPlugins(CycleState& state, const api::Pod& pod,
                                                            const NodeToStatus& statuses);
   Status runPreScorePlugins(CycleState& state, const api::Pod& pod,

@@ -69,6 +69,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   services.nominatedPodsForNode = [this](const std::string& node) {
     return queue_->nominatedPodsForNode(node);
   };
+  services.activate = [this](const std::vector<PodPtr>& pods) { queue_->activate(pods); };
   std::map<std::string, std::vector<ClusterEvent>> events;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");

@@ -183,8 +183,12 @@ TEST_F(PreemptionIntegration, PreemptorIsNominatedWhileVictimsTerminate) {
     auto p = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/vip"));
     return p.status.nominatedNodeName == "pre-nom-0";
   })) << "vip was not nominated";
-  auto slow = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/slow"));
-  EXPECT_TRUE(slow.metadata.deletionTimestamp.has_value());
+  // The victim is deleted off the scheduling thread, independently of the status write.
+  api::Pod slow;
+  EXPECT_TRUE(eventually([&] {
+    slow = api::decode<api::Pod>(admin.get("/api/v1/namespaces/" + ns + "/pods/slow"));
+    return slow.metadata.deletionTimestamp.has_value();
+  })) << "slow was not deleted";
   const auto* dt = slow.condition("DisruptionTarget");
   ASSERT_NE(dt, nullptr);
   EXPECT_EQ(dt->reason, "PreemptionByScheduler");
