@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <ksched/cycle_state.h>
 #include <ksched/listers.h>
@@ -14,6 +15,9 @@
 
 namespace ksched::client {
 class RestClient;
+}
+namespace ksched::extender {
+class Extender;
 }
 
 namespace ksched {
@@ -79,6 +83,14 @@ class Handle {
   virtual Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                 const PodInfo& toRemove,
                                                 const NodeInfo& node) const = 0;
+
+  // The configured HTTP extenders (src/extender/extender.h), shared by every profile, in
+  // configuration order; empty when none are configured.
+  [[nodiscard]] virtual const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
+      const {
+    static const std::vector<std::shared_ptr<const extender::Extender>> kNone;
+    return kNone;
+  }
 };
 
 }  // namespace ksched
