@@ -149,12 +149,13 @@ TEST_F(ExtenderIntegration, FilterRejectsANodeWithItsReason) {
             (std::set<std::string>{"ext-a", "ext-b"}));
   EXPECT_EQ(reqs[0]["nodes"]["items"][0]["status"]["allocatable"]["memory"], "8Gi");
 
-  // Only ext-a has room for 2 cpu, and the extender refuses it.
+  // Only ext-a has room for 2 cpu, and the extender refuses it. ext-b's 1 cpu can never hold
+  // 2 (UnschedulableAndUnresolvable): preemption only considers ext-a, which has no victims.
   admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "big", "2"));
   const std::string want =
       "False/Unschedulable/0/2 nodes are available: 1 Insufficient cpu, 1 ext-a is reserved by "
-      "the extender. preemption: 0/2 nodes are available: 2 No preemption victims found for "
-      "incoming pod.";
+      "the extender. preemption: 0/2 nodes are available: 1 No preemption victims found for "
+      "incoming pod, 1 Preemption is not helpful for scheduling.";
   std::string got;
   EXPECT_TRUE(eventually([&] { return (got = scheduledCondition(ns, "big")) == want; })) << got;
   // Plugins rejected ext-b first: the extender is asked about ext-a only.
