@@ -99,10 +99,6 @@ int main(int argc, char** argv) {
     spdlog::info("wrote configuration to {}", flags.writeConfigTo);
     return 0;
   }
-  if (!componentConfig.extenders.empty()) {
-    spdlog::warn("{} extender(s) configured: ksched does not call extenders yet, ignoring them",
-                 componentConfig.extenders.size());
-  }
   const config::LeaderElectionConfiguration& leaderElection = componentConfig.leaderElection;
   const config::ServingOptions& serving = flags.serving;
   spdlog::debug("leader election: elect={} lease={} renew={} retry={} lock={}/{}/{}",
@@ -168,6 +164,7 @@ int main(int argc, char** argv) {
   opts.profiles = config::frameworkProfiles(componentConfig);
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
+  opts.extenders = componentConfig.extenders;
   opts.queue.podInitialBackoff = std::chrono::seconds(componentConfig.podInitialBackoffSeconds);
   opts.queue.podMaxBackoff = std::chrono::seconds(componentConfig.podMaxBackoffSeconds);
   // Outlives the scheduler and the server, which record into it.

@@ -16,6 +16,9 @@
 namespace ksched::client {
 class RestClient;
 }
+namespace ksched::extender {
+class Extender;
+}
 
 namespace ksched {
 
@@ -85,6 +88,14 @@ class Handle {
   virtual Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                 const PodInfo& toRemove,
                                                 const NodeInfo& node) const = 0;
+
+  // The configured HTTP extenders (src/extender/extender.h), shared by every profile, in
+  // configuration order; empty when none are configured.
+  [[nodiscard]] virtual const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
+      const {
+    static const std::vector<std::shared_ptr<const extender::Extender>> kNone;
+    return kNone;
+  }
 };
 
 }  // namespace ksched

@@ -15,6 +15,7 @@
 #include "api/selectors.h"
 #include "client/errors.h"
 #include "client/rest_client.h"
+#include "extender/extender.h"
 #include "metrics/metrics.h"
 #include "plugins/helper/args_json.h"
 #include "scheduler/algorithm.h"
@@ -362,7 +363,56 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
     fit.numAllNodes = static_cast<int>(fit.diagnosis.nodeToStatus.size());
     return Status::unschedulable(fit.message());
   }
+  if (!handle_.extenders().empty()) {
+    if (Status s = callExtenders(pod, candidates); !s.ok()) return s;
+    if (candidates.empty()) return Status::unschedulable("no candidate node for preemption");
+  }
   chosen = std::move(candidates[preemption::pickOneCandidate(candidates)]);
+  return {};
+}
+
+Status DefaultPreemption::callExtenders(const api::Pod& pod,
+                                        std::vector<Candidate>& candidates) const {
+  std::map<std::string, extender::Victims> victims;
+  for (const auto& c : candidates) victims[c.node] = {c.victims, c.numPDBViolations};
+  for (const auto& e : handle_.extenders()) {
+    if (!e->supportsPreemption() || !e->isInterested(pod)) continue;
+    if (Status s = e->processPreemption(pod, victims, handle_.snapshot()); !s.ok()) {
+      if (e->isIgnorable()) {
+        spdlog::info("skipped extender {} as it returned error and has ignorable flag set: {}",
+                     e->name(), s.message());
+        continue;
+      }
+      return s;
+    }
+    for (auto it = victims.begin(); it != victims.end();) {
+      if (!it->second.pods.empty()) {
+        ++it;
+        continue;
+      }
+      if (!e->isIgnorable()) {
+        return Status::error("expected at least one victim pod on node \"" + it->first + "\"");
+      }
+      spdlog::info("ignored node {} for which extender {} did not report victims", it->first,
+                   e->name());
+      it = victims.erase(it);
+    }
+    if (victims.empty()) break;  // no preemption can happen whatever the others say
+  }
+  // The candidates the extenders kept, in the dry run's order, with their victims.
+  std::vector<Candidate> kept;
+  for (auto& c : candidates) {
+    auto it = victims.find(c.node);
+    if (it == victims.end()) continue;
+    c.victims = std::move(it->second.pods);
+    c.numPDBViolations = it->second.numPDBViolations;
+    std::stable_sort(c.victims.begin(), c.victims.end(),
+                     [](const PodInfoPtr& a, const PodInfoPtr& b) {
+                       return preemption::moreImportantPod(*a->pod, *b->pod);
+                     });
+    kept.push_back(std::move(c));
+  }
+  candidates = std::move(kept);
   return {};
 }
 

@@ -9,6 +9,8 @@
 //      found: on copies of the NodeInfo and the CycleState, remove every lower-priority pod; if
 //      the pod then fits, re-add (reprieve) as many as possible, PDB-violating pods first, each
 //      group by importance (priority desc, then earlier start).
+//   3a. Extenders with a preemptVerb see the candidates and may drop nodes or change victims
+//       (upstream callExtenders).
 //   4. Choose one candidate: fewest PDB violations; lowest highest-victim priority; smallest
 //      sum of victim priorities; fewest victims; latest start among the highest-priority
 //      victims; first.
@@ -129,6 +131,9 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
              const std::string& node);
   // The preemptor's earlier victims still in the snapshot: it must not preempt again yet.
   bool victimsStillPresent(const api::Pod& pod, const NodeInfoLister& snapshot);
+  // Passes the candidates through every interested extender with a preemptVerb (upstream
+  // callExtenders): nodes an extender drops are dropped, victims are the extender's.
+  Status callExtenders(const api::Pod& pod, std::vector<preemption::Candidate>& candidates) const;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> allPdbs(
       const std::vector<const NodeInfo*>& nodes) const;
 

@@ -80,7 +80,7 @@ struct ExtenderManagedResource {
   bool operator==(const ExtenderManagedResource&) const = default;
 };
 
-// An HTTP scheduler extender. Parsed and validated only: ksched does not call extenders yet.
+// An HTTP scheduler extender (called by src/extender/).
 struct Extender {
   std::string urlPrefix;
   std::string filterVerb;

@@ -48,6 +48,8 @@ struct Services {
   std::function<void(const std::vector<PodPtr>&)> activate;
   // scheduler_framework_extension_point_duration_seconds; null: not recorded.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // The configured HTTP extenders; null means none. Must outlive the framework.
+  const std::vector<std::shared_ptr<const extender::Extender>>* extenders = nullptr;
 };
 
 class Framework final : public Handle {
@@ -111,6 +113,10 @@ class Framework final : public Handle {
   [[nodiscard]] client::RestClient* client() override { return services_.client; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
+  [[nodiscard]] const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
+      const override {
+    return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
+  }
   [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override;
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   // Rejects every waiting pod (shutdown).

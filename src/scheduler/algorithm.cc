@@ -1,9 +1,13 @@
 #include "scheduler/algorithm.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
+
+#include "extender/extender.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -79,6 +83,7 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
     return Outcome::kError;
   }
   std::vector<int64_t> scores;
+  const auto& extenders = fwk.extenders();
   if (fwk.hasScorePlugins()) {
     s = fwk.runScorePlugins(state, pod, feasible, scores);
     if (!s.ok()) {
@@ -86,8 +91,11 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
       return Outcome::kError;
     }
   } else {
-    scores.assign(feasible.size(), 1);
+    // Without Score plugins and extenders every node scores 1 (upstream); extender scores add to
+    // 0.
+    scores.assign(feasible.size(), extenders.empty() ? 1 : 0);
   }
+  if (!extenders.empty()) extender::addExtenderScores(extenders, pod, feasible, scores);
   result.suggestedHost = selectHost(feasible, scores);
   return Outcome::kScheduled;
 }
@@ -125,8 +133,23 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
         (!pre.nodeNames || pre.nodeNames->contains(nominated))) {
       Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *ni);
       if (fs.ok()) {
-        feasible = {ni};
-        return {};
+        std::vector<const NodeInfo*> one{ni};
+        if (fwk.extenders().empty()) {
+          feasible = std::move(one);
+          return {};
+        }
+        // The extenders must accept it as well; if they do not (or fail), all nodes are
+        // evaluated as usual (upstream evaluateNominatedNode).
+        NodeToStatus rejected;
+        Status es = extender::findNodesThatPassExtenders(fwk.extenders(), pod, one, rejected);
+        if (es.ok() && !one.empty()) {
+          feasible = std::move(one);
+          return {};
+        }
+        if (!es.ok()) {
+          spdlog::info("evaluating nominated node {} of {}/{}: {}", nominated,
+                       pod.metadata.namespace_, pod.metadata.name, es.message());
+        }
       }
       if (fs.isError()) return fs;
     }
@@ -171,6 +194,16 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
   feasible.resize(static_cast<size_t>(std::min(found.load(), toFind)));
   if (!pre.nodeNames) {
     nextStartNodeIndex_ = (start + static_cast<size_t>(processed.load())) % static_cast<size_t>(n);
+  }
+  if (const auto& extenders = fwk.extenders(); !extenders.empty() && !feasible.empty()) {
+    const size_t before = feasible.size();
+    Status es =
+        extender::findNodesThatPassExtenders(extenders, pod, feasible, diagnosis.nodeToStatus);
+    if (!es.ok()) return es;
+    // Extenders register no cluster events: any event retries a pod they rejected nodes for.
+    if (feasible.size() != before) {
+      diagnosis.unschedulablePlugins.insert(std::string(extender::kExtenderName));
+    }
   }
   return {};
 }

@@ -60,8 +60,14 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
                [this](const ClusterEvent& ev) { queue_->moveAllToActiveOrBackoffQueue(ev); }),
       binders_("binder", options_.binderThreads),
       statusWriters_("status", 2) {
+  try {
+    extenders_ = extender::buildExtenders(options_.extenders);
+  } catch (const extender::ExtenderError& e) {
+    throw framework::FrameworkError(e.what());
+  }
   framework::Services services;
   services.client = &client_;
+  services.extenders = &extenders_;
   services.events = &events_;
   services.parallelizer = &parallelizer_;
   services.listers = &listers_;
@@ -392,7 +398,14 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count());
   }
   if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
-  if (s.ok()) s = fwk.runBindPlugins(task->state, pod, task->node);
+  if (s.ok()) {
+    // An interested binder extender binds instead of the Bind plugins.
+    if (auto bound = extender::bindWithExtenders(extenders_, pod, task->node)) {
+      s = std::move(*bound);
+    } else {
+      s = fwk.runBindPlugins(task->state, pod, task->node);
+    }
+  }
   if (s.ok()) {
     cache_.finishBinding(pod.metadata.uid);
     fwk.runPostBindPlugins(task->state, pod, task->node);

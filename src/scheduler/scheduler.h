@@ -28,6 +28,8 @@
 #include "cache/snapshot.h"
 #include "client/rest_client.h"
 #include "config/profile.h"
+#include "config/scheduler_config.h"
+#include "extender/extender.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
 #include "informer/informer.h"
@@ -50,6 +52,8 @@ struct Options {
   // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
   // Must outlive the Scheduler.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // HTTP extenders (KubeSchedulerConfiguration.extenders), called in this order.
+  std::vector<config::Extender> extenders;
 };
 
 struct Stats {
@@ -63,7 +67,7 @@ struct Stats {
 class Scheduler {
  public:
   // `client` serves informers, bindings and status patches; `eventsClient` only events (its own
-  // limiter). Throws framework::FrameworkError on an invalid profile.
+  // limiter). Throws framework::FrameworkError on an invalid profile or extender.
   Scheduler(client::RestClient& client, client::RestClient& eventsClient, const Registry& registry,
             Options options);
   ~Scheduler();
@@ -122,6 +126,7 @@ class Scheduler {
   // Constant after construction.
   client::RestClient& client_;
   const Options options_;
+  extender::ExtenderList extenders_;
   ApiEventRecorder events_;
   framework::ThreadPoolParallelizer parallelizer_;
   std::vector<std::unique_ptr<framework::Framework>> frameworks_;

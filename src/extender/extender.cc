@@ -1,0 +1,621 @@
+#include "extender/extender.h"
+
+#include <httplib.h>
+#include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "extender/encode.h"
+
+namespace ksched::extender {
+namespace {
+
+using nlohmann::json;
+
+bool equalFold(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The member `name` of an object: the exact key, else the first key equal ignoring case (Go's
+// encoding/json matching); nullptr when absent or null.
+const json* member(const json& obj, std::string_view name) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(std::string(name));
+  if (it == obj.end()) {
+    for (auto i = obj.begin(); i != obj.end(); ++i) {
+      if (equalFold(i.key(), name)) {
+        it = i;
+        break;
+      }
+    }
+  }
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string asString(const json& j, std::string_view field) {
+  if (!j.is_string()) throw std::runtime_error(std::string(field) + ": expected a string");
+  return j.get<std::string>();
+}
+
+int64_t asInt(const json& j, std::string_view field) {
+  if (!j.is_number_integer())
+    throw std::runtime_error(std::string(field) + ": expected an integer");
+  return j.get<int64_t>();
+}
+
+std::vector<std::string> stringList(const json& j, std::string_view field) {
+  if (!j.is_array()) throw std::runtime_error(std::string(field) + ": expected an array");
+  std::vector<std::string> out;
+  out.reserve(j.size());
+  for (const auto& e : j) out.push_back(asString(e, field));
+  return out;
+}
+
+FailedNodesMap failedMap(const json& j, std::string_view field) {
+  if (!j.is_object()) throw std::runtime_error(std::string(field) + ": expected an object");
+  FailedNodesMap out;
+  for (const auto& [node, reason] : j.items()) {
+    out.emplace(node, asString(reason, std::string(field) + "." + node));
+  }
+  return out;
+}
+
+std::string readFile(const std::string& path, const std::string& field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ExtenderError(field + ": cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct BioDeleter {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+
+BioPtr memBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// A store holding every certificate of the PEM bundle; null if none parsed.
+X509_STORE* storeFromPem(const std::string& pem) {
+  auto bio = memBio(pem);
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    if (X509_STORE_add_cert(store, cert) == 1) ++added;
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+// The first address of `host` as text, or `host` itself when it does not resolve.
+std::string resolve(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return host;
+  char buf[NI_MAXHOST];
+  std::string out = host;
+  if (getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST) ==
+      0) {
+    out = buf;
+  }
+  freeaddrinfo(res);
+  return out;
+}
+
+json encodeNodeList(const std::vector<const NodeInfo*>& nodes) {
+  json items = json::array();
+  for (const NodeInfo* n : nodes) {
+    if (n->node() != nullptr) items.push_back(encodeNode(*n->node()));
+  }
+  return {{"metadata", json::object()}, {"items", std::move(items)}};
+}
+
+}  // namespace
+
+// ---- wire encoding ----
+
+json encodeArgs(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
+                bool nodeCacheCapable) {
+  json j = {{"pod", encodePod(pod)}};
+  if (nodeCacheCapable) {
+    json names = json::array();
+    for (const NodeInfo* n : nodes) names.push_back(n->name());
+    j["nodenames"] = std::move(names);
+  } else {
+    j["nodes"] = encodeNodeList(nodes);
+  }
+  return j;
+}
+
+FilterResult decodeFilterResult(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("ExtenderFilterResult: expected an object");
+  FilterResult r;
+  if (const json* nodes = member(j, "nodes")) {
+    const json* items = member(*nodes, "items");
+    std::vector<std::string> names;
+    if (items != nullptr) {
+      if (!items->is_array()) throw std::runtime_error("nodes.items: expected an array");
+      for (const auto& item : *items) {
+        const json* meta = member(item, "metadata");
+        const json* name = meta == nullptr ? nullptr : member(*meta, "name");
+        names.push_back(name == nullptr ? std::string() : asString(*name, "nodes.items.name"));
+      }
+    }
+    r.nodes = std::move(names);
+  }
+  if (const json* names = member(j, "nodenames")) r.nodeNames = stringList(*names, "nodenames");
+  if (const json* f = member(j, "failedNodes")) r.failedNodes = failedMap(*f, "failedNodes");
+  if (const json* f = member(j, "failedAndUnresolvableNodes")) {
+    r.failedAndUnresolvableNodes = failedMap(*f, "failedAndUnresolvableNodes");
+  }
+  if (const json* e = member(j, "error")) r.error = asString(*e, "error");
+  return r;
+}
+
+std::vector<HostPriority> decodeHostPriorityList(const json& j) {
+  std::vector<HostPriority> out;
+  if (j.is_null()) return out;
+  if (!j.is_array()) throw std::runtime_error("HostPriorityList: expected an array");
+  out.reserve(j.size());
+  for (const auto& e : j) {
+    HostPriority hp;
+    if (const json* h = member(e, "host")) hp.host = asString(*h, "host");
+    if (const json* s = member(e, "score")) hp.score = asInt(*s, "score");
+    out.push_back(std::move(hp));
+  }
+  return out;
+}
+
+json encodeBindingArgs(const api::Pod& pod, const std::string& node) {
+  return {{"podName", pod.metadata.name},
+          {"podNamespace", pod.metadata.namespace_},
+          {"podUID", pod.metadata.uid},
+          {"node", node}};
+}
+
+std::string decodeBindingResult(const json& j) {
+  if (j.is_null()) return {};
+  if (!j.is_object()) throw std::runtime_error("ExtenderBindingResult: expected an object");
+  const json* e = member(j, "error");
+  return e == nullptr ? std::string() : asString(*e, "error");
+}
+
+json encodePreemptionArgs(const api::Pod& pod, const std::map<std::string, Victims>& victims,
+                          bool nodeCacheCapable) {
+  json byNode = json::object();
+  for (const auto& [node, v] : victims) {
+    json pods = json::array();
+    for (const auto& pi : v.pods) {
+      pods.push_back(nodeCacheCapable ? json{{"uid", pi->pod->metadata.uid}} : encodePod(*pi->pod));
+    }
+    byNode[node] = {{"pods", std::move(pods)}, {"numPDBViolations", v.numPDBViolations}};
+  }
+  return {{"pod", encodePod(pod)},
+          {nodeCacheCapable ? "nodeNameToMetaVictims" : "nodeNameToVictims", std::move(byNode)}};
+}
+
+std::map<std::string, MetaVictims> decodePreemptionResult(const json& j) {
+  std::map<std::string, MetaVictims> out;
+  if (j.is_null()) return out;
+  if (!j.is_object()) throw std::runtime_error("ExtenderPreemptionResult: expected an object");
+  const json* byNode = member(j, "nodeNameToMetaVictims");
+  if (byNode == nullptr) return out;
+  if (!byNode->is_object()) throw std::runtime_error("nodeNameToMetaVictims: expected an object");
+  for (const auto& [node, v] : byNode->items()) {
+    MetaVictims mv;
+    if (!v.is_null()) {
+      if (const json* pods = member(v, "pods")) {
+        if (!pods->is_array())
+          throw std::runtime_error("nodeNameToMetaVictims.pods: expected an array");
+        for (const auto& p : *pods) {
+          const json* uid = member(p, "uid");
+          mv.podUIDs.push_back(uid == nullptr ? std::string() : asString(*uid, "uid"));
+        }
+      }
+      if (const json* n = member(v, "numPDBViolations")) {
+        mv.numPDBViolations = asInt(*n, "numPDBViolations");
+      }
+    }
+    out.emplace(node, std::move(mv));
+  }
+  return out;
+}
+
+// ---- Extender ----
+
+Extender::Extender(const config::Extender& config)
+    : config_(config),
+      timeout_(config.httpTimeout.count() == 0
+                   ? std::chrono::duration_cast<std::chrono::nanoseconds>(kDefaultHTTPTimeout)
+                   : config.httpTimeout) {
+  std::string url = config_.urlPrefix;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  baseUrl_ = url;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    https_ = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    const auto colon = url.find("://");
+    schemeError_ = "unsupported protocol scheme \"" +
+                   (colon == std::string::npos ? std::string() : url.substr(0, colon)) + "\"";
+    return;
+  }
+  const auto slash = rest.find('/');
+  std::string hostPort = rest.substr(0, slash);
+  basePath_ = slash == std::string::npos ? std::string() : rest.substr(slash);
+  port_ = https_ ? 443 : 80;
+  std::string portText;
+  if (!hostPort.empty() && hostPort.front() == '[') {  // [ipv6]:port
+    const auto close = hostPort.find(']');
+    if (close == std::string::npos) throw ExtenderError("urlPrefix: bad host in " + url);
+    host_ = hostPort.substr(1, close - 1);
+    if (close + 1 < hostPort.size() && hostPort[close + 1] == ':') {
+      portText = hostPort.substr(close + 2);
+    }
+  } else if (const auto colon = hostPort.rfind(':'); colon != std::string::npos) {
+    host_ = hostPort.substr(0, colon);
+    portText = hostPort.substr(colon + 1);
+  } else {
+    host_ = hostPort;
+  }
+  if (!portText.empty()) {
+    try {
+      size_t used = 0;
+      port_ = std::stoi(portText, &used);
+      if (used != portText.size() || port_ <= 0 || port_ > 65535) throw std::out_of_range("");
+    } catch (const std::exception&) {
+      throw ExtenderError("urlPrefix: bad port \"" + portText + "\" in " + url);
+    }
+  }
+  if (host_.empty()) throw ExtenderError("urlPrefix: no host in " + url);
+
+  // Upstream makeTransport: the TLS config as given; HTTPS without a CA skips verification.
+  if (config_.tlsConfig) {
+    const auto& tls = *config_.tlsConfig;
+    insecure_ = tls.insecure;
+    serverName_ = tls.serverName;
+    caPem_ = !tls.caData.empty()   ? tls.caData
+             : !tls.caFile.empty() ? readFile(tls.caFile, "tlsConfig.caFile")
+                                   : std::string();
+    certPem_ = !tls.certData.empty()   ? tls.certData
+               : !tls.certFile.empty() ? readFile(tls.certFile, "tlsConfig.certFile")
+                                       : std::string();
+    keyPem_ = !tls.keyData.empty()   ? tls.keyData
+              : !tls.keyFile.empty() ? readFile(tls.keyFile, "tlsConfig.keyFile")
+                                     : std::string();
+  }
+  if (config_.enableHTTPS && caPem_.empty()) insecure_ = true;
+  if (certPem_.empty() != keyPem_.empty()) {
+    throw ExtenderError(
+        "tlsConfig: a client certificate needs its key and the key its certificate");
+  }
+  if (!caPem_.empty()) {
+    X509_STORE* store = storeFromPem(caPem_);
+    if (store == nullptr) throw ExtenderError("tlsConfig: the CA holds no PEM certificate");
+    X509_STORE_free(store);
+  }
+  if (!certPem_.empty()) {
+    auto certBio = memBio(certPem_);
+    auto keyBio = memBio(keyPem_);
+    X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
+    const bool ok = cert != nullptr && key != nullptr;
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    ERR_clear_error();
+    if (!ok) throw ExtenderError("tlsConfig: the client certificate or key is not valid PEM");
+  }
+}
+
+bool Extender::isInterested(const api::Pod& pod) const {
+  if (config_.managedResources.empty()) return true;
+  auto managed = [&](const api::ResourceList& list) {
+    for (const auto& r : config_.managedResources) {
+      if (list.contains(r.name)) return true;
+    }
+    return false;
+  };
+  auto any = [&](const std::vector<api::Container>& cs) {
+    return std::any_of(cs.begin(), cs.end(), [&](const api::Container& c) {
+      return managed(c.resources.requests) || managed(c.resources.limits);
+    });
+  };
+  return any(pod.spec.containers) || any(pod.spec.initContainers);
+}
+
+Status Extender::send(const std::string& verb, const json& args, json& result) const {
+  const std::string url = baseUrl_ + "/" + verb;
+  if (!schemeError_.empty()) return Status::error("Post \"" + url + "\": " + schemeError_);
+  std::unique_ptr<httplib::ClientImpl> cli;
+  if (https_) {
+    const std::string& tlsHost = serverName_.empty() ? host_ : serverName_;
+    std::unique_ptr<httplib::SSLClient> ssl;
+    if (!certPem_.empty()) {
+      auto certBio = memBio(certPem_);
+      auto keyBio = memBio(keyPem_);
+      X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
+      EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
+      ssl = std::make_unique<httplib::SSLClient>(tlsHost, port_, cert, key);
+      X509_free(cert);
+      EVP_PKEY_free(key);
+      ERR_clear_error();
+    } else {
+      ssl = std::make_unique<httplib::SSLClient>(tlsHost, port_);
+    }
+    if (tlsHost != host_) ssl->set_hostname_addr_map({{tlsHost, resolve(host_)}});
+    if (insecure_) {
+      ssl->enable_server_certificate_verification(false);
+    } else if (!caPem_.empty()) {
+      ssl->set_ca_cert_store(storeFromPem(caPem_));  // takes ownership
+    }
+    cli = std::move(ssl);
+  } else {
+    cli = std::make_unique<httplib::ClientImpl>(host_, port_);
+  }
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout_);
+  cli->set_connection_timeout(micros);
+  cli->set_read_timeout(micros);
+  cli->set_write_timeout(micros);
+  const std::string body = args.dump(-1, ' ', false, json::error_handler_t::replace);
+  auto res = cli->Post(basePath_ + "/" + verb, body, "application/json");
+  if (!res) return Status::error("Post \"" + url + "\": " + httplib::to_string(res.error()));
+  if (res->status != 200) {
+    return Status::error("failed " + verb + " with extender at URL " + url + ", code " +
+                         std::to_string(res->status));
+  }
+  try {
+    result = json::parse(res->body);
+  } catch (const json::exception& e) {
+    return Status::error("decoding the answer of " + verb + " from extender at URL " + url + ": " +
+                         e.what());
+  }
+  return {};
+}
+
+Status Extender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes,
+                        FailedNodesMap& failed, FailedNodesMap& failedAndUnresolvable) const {
+  if (!supportsFilter()) return {};
+  json answer;
+  if (Status s = send(config_.filterVerb, encodeArgs(pod, nodes, config_.nodeCacheCapable), answer);
+      !s.ok()) {
+    return s;
+  }
+  FilterResult r;
+  try {
+    r = decodeFilterResult(answer);
+  } catch (const std::exception& e) {
+    return Status::error("extender \"" + name() + "\": " + e.what());
+  }
+  if (!r.error.empty()) return Status::error(r.error);
+  std::unordered_map<std::string_view, const NodeInfo*> byName;
+  byName.reserve(nodes.size());
+  for (const NodeInfo* n : nodes) byName.emplace(n->name(), n);
+  const std::optional<std::vector<std::string>>& passed =
+      config_.nodeCacheCapable && r.nodeNames ? r.nodeNames : r.nodes;
+  std::vector<const NodeInfo*> kept;
+  if (passed) {
+    kept.reserve(passed->size());
+    for (const auto& nodeName : *passed) {
+      auto it = byName.find(nodeName);
+      if (it == byName.end()) {
+        return Status::error("extender \"" + name() + "\" claims a filtered node \"" + nodeName +
+                             "\" which is not found in the input node list");
+      }
+      kept.push_back(it->second);
+    }
+  }
+  nodes = std::move(kept);
+  failed = std::move(r.failedNodes);
+  failedAndUnresolvable = std::move(r.failedAndUnresolvableNodes);
+  return {};
+}
+
+Status Extender::prioritize(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
+                            std::vector<HostPriority>& scores) const {
+  scores.clear();
+  if (!supportsPrioritize()) {
+    for (const NodeInfo* n : nodes) scores.push_back({n->name(), 0});
+    return {};
+  }
+  json answer;
+  if (Status s =
+          send(config_.prioritizeVerb, encodeArgs(pod, nodes, config_.nodeCacheCapable), answer);
+      !s.ok()) {
+    return s;
+  }
+  try {
+    scores = decodeHostPriorityList(answer);
+  } catch (const std::exception& e) {
+    return Status::error("extender \"" + name() + "\": " + e.what());
+  }
+  return {};
+}
+
+Status Extender::bind(const api::Pod& pod, const std::string& node) const {
+  if (!isBinder()) return Status::error("unexpected empty bindVerb in extender");
+  json answer;
+  if (Status s = send(config_.bindVerb, encodeBindingArgs(pod, node), answer); !s.ok()) return s;
+  std::string err;
+  try {
+    err = decodeBindingResult(answer);
+  } catch (const std::exception& e) {
+    return Status::error("extender \"" + name() + "\": " + e.what());
+  }
+  if (!err.empty()) return Status::error(err);
+  return {};
+}
+
+Status Extender::processPreemption(const api::Pod& pod, std::map<std::string, Victims>& victims,
+                                   const NodeInfoLister& snapshot) const {
+  if (!supportsPreemption()) {
+    return Status::error("preempt verb is not defined for extender " + name() +
+                         " but run into ProcessPreemption");
+  }
+  json answer;
+  if (Status s = send(config_.preemptVerb,
+                      encodePreemptionArgs(pod, victims, config_.nodeCacheCapable), answer);
+      !s.ok()) {
+    return s;
+  }
+  std::map<std::string, MetaVictims> meta;
+  try {
+    meta = decodePreemptionResult(answer);
+  } catch (const std::exception& e) {
+    return Status::error("extender \"" + name() + "\": " + e.what());
+  }
+  std::map<std::string, Victims> out;
+  for (const auto& [node, mv] : meta) {
+    const NodeInfo* ni = snapshot.get(node);
+    if (ni == nullptr) return Status::error("nodeinfo not found for node name \"" + node + "\"");
+    Victims v;
+    v.numPDBViolations = mv.numPDBViolations;
+    for (const auto& uid : mv.podUIDs) {
+      auto it = std::find_if(ni->pods().begin(), ni->pods().end(),
+                             [&](const PodInfoPtr& pi) { return pi->pod->metadata.uid == uid; });
+      if (it == ni->pods().end()) {
+        return Status::error("extender: " + name() + " claims to preempt pod (UID: " + uid +
+                             ") on node: " + node + ", but the pod is not found on that node");
+      }
+      v.pods.push_back(*it);
+    }
+    out.emplace(node, std::move(v));
+  }
+  victims = std::move(out);
+  return {};
+}
+
+// ---- scheduling hooks ----
+
+ExtenderList buildExtenders(const std::vector<config::Extender>& configs) {
+  ExtenderList out;
+  out.reserve(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    try {
+      out.push_back(std::make_shared<const Extender>(configs[i]));
+    } catch (const ExtenderError& e) {
+      throw ExtenderError("extenders[" + std::to_string(i) + "]." + e.what());
+    }
+  }
+  return out;
+}
+
+Status findNodesThatPassExtenders(const ExtenderList& extenders, const api::Pod& pod,
+                                  std::vector<const NodeInfo*>& feasible, NodeToStatus& statuses) {
+  for (const auto& e : extenders) {
+    if (feasible.empty()) break;
+    if (!e->supportsFilter() || !e->isInterested(pod)) continue;
+    std::vector<const NodeInfo*> nodes = feasible;
+    FailedNodesMap failed, failedAndUnresolvable;
+    if (Status s = e->filter(pod, nodes, failed, failedAndUnresolvable); !s.ok()) {
+      if (e->isIgnorable()) {
+        spdlog::info("skipping extender {} as it returned error and has ignorable flag set: {}",
+                     e->name(), s.message());
+        continue;
+      }
+      return s;
+    }
+    for (const auto& [node, reason] : failedAndUnresolvable) {
+      std::vector<std::string> reasons;
+      if (auto it = statuses.find(node); it != statuses.end()) reasons = it->second.reasons();
+      reasons.push_back(reason);
+      statuses.insert_or_assign(node,
+                                Status(Code::kUnschedulableAndUnresolvable, std::move(reasons)));
+    }
+    for (const auto& [node, reason] : failed) {
+      if (failedAndUnresolvable.contains(node)) continue;
+      auto it = statuses.find(node);
+      if (it == statuses.end()) {
+        statuses.emplace(node, Status::unschedulable(reason));
+      } else {
+        std::vector<std::string> reasons = it->second.reasons();
+        reasons.push_back(reason);
+        it->second = Status(it->second.code(), std::move(reasons));
+      }
+    }
+    feasible = std::move(nodes);
+  }
+  return {};
+}
+
+void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
+                       const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& scores) {
+  std::vector<const Extender*> active;
+  for (const auto& e : extenders) {
+    if (e->supportsPrioritize() && e->isInterested(pod)) active.push_back(e.get());
+  }
+  if (active.empty()) return;
+  std::vector<std::vector<HostPriority>> results(active.size());
+  std::vector<char> ok(active.size(), 0);
+  auto run = [&](size_t i) {
+    Status s = active[i]->prioritize(pod, nodes, results[i]);
+    if (!s.ok()) {
+      spdlog::debug("extender {} gave no scores for {}/{}: {}", active[i]->name(),
+                    pod.metadata.namespace_, pod.metadata.name, s.message());
+      return;
+    }
+    ok[i] = 1;
+  };
+  {
+    std::vector<std::jthread> others;
+    others.reserve(active.size() - 1);
+    for (size_t i = 1; i < active.size(); ++i) others.emplace_back(run, i);
+    run(0);
+  }  // joins
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i]->name(), i);
+  for (size_t e = 0; e < active.size(); ++e) {
+    if (!ok[e]) continue;
+    const int64_t weight = active[e]->config().weight;
+    for (const auto& hp : results[e]) {
+      if (auto it = index.find(hp.host); it != index.end()) {
+        scores[it->second] += combinedScore(hp.score, weight);
+      }
+    }
+  }
+}
+
+std::optional<Status> bindWithExtenders(const ExtenderList& extenders, const api::Pod& pod,
+                                        const std::string& node) {
+  for (const auto& e : extenders) {
+    if (!e->isBinder() || !e->isInterested(pod)) continue;
+    Status s = e->bind(pod, node);
+    if (!s.ok() && e->isIgnorable()) {
+      spdlog::info(
+          "skipping extender {} in bind as it returned error and has ignorable flag set: {}",
+          e->name(), s.message());
+      continue;
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ksched::extender

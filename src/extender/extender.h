@@ -1,0 +1,188 @@
+// HTTP scheduler extenders (upstream HTTPExtender, extender/v1 wire types): the `extenders` of
+// KubeSchedulerConfiguration, called by the scheduling algorithm (Filter after the Filter
+// plugins, Prioritize added to the plugin scores), by the binding cycle (Bind instead of the
+// Bind plugins) and by DefaultPreemption (ProcessPreemption on its candidates).
+//
+// An Extender is built once from its configuration and is immutable: every call opens its own
+// HTTP(S) connection, so calls from several threads run concurrently. Calls do network I/O and
+// return a Status: Error with upstream's message when the extender cannot be reached, answers
+// other than 200, returns malformed JSON or reports an error itself.
+//
+// Wire format (JSON field names of extender/v1; answers are also matched case-insensitively, as
+// Go's decoder does, so extenders written against the untagged v1.20 types work):
+//   filter/prioritize  ExtenderArgs {"pod", "nodes": NodeList} or {"pod", "nodenames": [...]}
+//                      (nodeCacheCapable) -> ExtenderFilterResult {"nodes" | "nodenames",
+//                      "failedNodes", "failedAndUnresolvableNodes", "error"} / HostPriorityList
+//                      [{"host", "score"}]
+//   bind               ExtenderBindingArgs {"podName", "podNamespace", "podUID", "node"} ->
+//                      ExtenderBindingResult {"error"}
+//   preempt            ExtenderPreemptionArgs {"pod", "nodeNameToVictims": {node: {"pods":
+//                      [Pod], "numPDBViolations"}}} or {"pod", "nodeNameToMetaVictims": {node:
+//                      {"pods": [{"uid"}], "numPDBViolations"}}} (nodeCacheCapable) ->
+//                      ExtenderPreemptionResult {"nodeNameToMetaVictims"}
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/node_info.h>
+#include <ksched/plugin.h>
+#include <ksched/status.h>
+
+#include "api/pod.h"
+#include "config/scheduler_config.h"
+
+namespace ksched::extender {
+
+// Highest score an extender gives (extender/v1 MaxExtenderPriority).
+inline constexpr int64_t kMaxExtenderPriority = 10;
+// Upstream framework.MaxNodeScore.
+inline constexpr int64_t kMaxNodeScore = 100;
+// The name recorded among a pod's unschedulable plugins when extenders rejected nodes
+// (upstream framework.ExtenderName): any cluster event retries the pod.
+inline constexpr std::string_view kExtenderName = "Extender";
+// httpTimeout when the configuration leaves it 0 (upstream DefaultExtenderTimeout).
+inline constexpr std::chrono::seconds kDefaultHTTPTimeout{5};
+
+using FailedNodesMap = std::map<std::string, std::string, std::less<>>;
+
+struct FilterResult {
+  // The nodes that passed: "nodes".items' names and "nodenames" (read when nodeCacheCapable);
+  // nullopt when absent or null. When the one that counts is absent no node passed.
+  std::optional<std::vector<std::string>> nodes;
+  std::optional<std::vector<std::string>> nodeNames;
+  FailedNodesMap failedNodes;
+  FailedNodesMap failedAndUnresolvableNodes;
+  std::string error;
+};
+
+struct HostPriority {
+  std::string host;
+  int64_t score = 0;
+  friend bool operator==(const HostPriority&, const HostPriority&) = default;
+};
+
+// Victims on one node: the scheduler's side (pods) of extender/v1 Victims.
+struct Victims {
+  std::vector<PodInfoPtr> pods;
+  int64_t numPDBViolations = 0;
+};
+
+// extender/v1 MetaVictims: pod uids only.
+struct MetaVictims {
+  std::vector<std::string> podUIDs;
+  int64_t numPDBViolations = 0;
+  friend bool operator==(const MetaVictims&, const MetaVictims&) = default;
+};
+
+// ---- wire encoding (pure; decoders throw std::runtime_error on a malformed answer) ----
+
+// ExtenderArgs: "nodenames" when nodeCacheCapable, else "nodes" as a v1 NodeList.
+[[nodiscard]] nlohmann::json encodeArgs(const api::Pod& pod,
+                                        const std::vector<const NodeInfo*>& nodes,
+                                        bool nodeCacheCapable);
+[[nodiscard]] FilterResult decodeFilterResult(const nlohmann::json& j);
+[[nodiscard]] std::vector<HostPriority> decodeHostPriorityList(const nlohmann::json& j);
+[[nodiscard]] nlohmann::json encodeBindingArgs(const api::Pod& pod, const std::string& node);
+// The "error" of an ExtenderBindingResult ("" when none).
+[[nodiscard]] std::string decodeBindingResult(const nlohmann::json& j);
+[[nodiscard]] nlohmann::json encodePreemptionArgs(const api::Pod& pod,
+                                                  const std::map<std::string, Victims>& victims,
+                                                  bool nodeCacheCapable);
+[[nodiscard]] std::map<std::string, MetaVictims> decodePreemptionResult(const nlohmann::json& j);
+
+// An extender's score in the plugin score range: score × weight × (MaxNodeScore /
+// MaxExtenderPriority).
+[[nodiscard]] constexpr int64_t combinedScore(int64_t score, int64_t weight) {
+  return score * weight * (kMaxNodeScore / kMaxExtenderPriority);
+}
+
+// Invalid extender configuration (URL, TLS files or data).
+class ExtenderError : public std::runtime_error {
+ public:
+  explicit ExtenderError(const std::string& what) : std::runtime_error(what) {}
+};
+
+class Extender {
+ public:
+  // Throws ExtenderError when the URL or the TLS material cannot be used.
+  explicit Extender(const config::Extender& config);
+
+  // The URL prefix (upstream Name()).
+  [[nodiscard]] const std::string& name() const { return config_.urlPrefix; }
+  [[nodiscard]] const config::Extender& config() const { return config_; }
+  [[nodiscard]] bool isIgnorable() const { return config_.ignorable; }
+  [[nodiscard]] bool isBinder() const { return !config_.bindVerb.empty(); }
+  [[nodiscard]] bool supportsPreemption() const { return !config_.preemptVerb.empty(); }
+  [[nodiscard]] bool supportsFilter() const { return !config_.filterVerb.empty(); }
+  [[nodiscard]] bool supportsPrioritize() const { return !config_.prioritizeVerb.empty(); }
+  [[nodiscard]] std::chrono::nanoseconds timeout() const { return timeout_; }
+
+  // managedResources is empty, or a container or init container requests or limits one of them.
+  [[nodiscard]] bool isInterested(const api::Pod& pod) const;
+
+  // Keeps in `nodes` those the extender accepts (in the extender's order); fills the rejected
+  // ones' reasons. Without a filterVerb every node passes.
+  Status filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes, FailedNodesMap& failed,
+                FailedNodesMap& failedAndUnresolvable) const;
+  // Without a prioritizeVerb every node scores 0.
+  Status prioritize(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
+                    std::vector<HostPriority>& scores) const;
+  Status bind(const api::Pod& pod, const std::string& node) const;
+  // Replaces `victims` with the extender's choice; pods are resolved by uid on the nodes of
+  // `snapshot`.
+  Status processPreemption(const api::Pod& pod, std::map<std::string, Victims>& victims,
+                           const NodeInfoLister& snapshot) const;
+
+  // POST <urlPrefix>/<verb> with `args`; `result` is the decoded answer.
+  Status send(const std::string& verb, const nlohmann::json& args, nlohmann::json& result) const;
+
+ private:
+  const config::Extender config_;
+  std::chrono::nanoseconds timeout_;
+  bool https_ = false;
+  std::string host_;
+  int port_ = 0;
+  std::string basePath_;     // path of urlPrefix without trailing '/'
+  std::string baseUrl_;      // urlPrefix without trailing '/'
+  std::string schemeError_;  // set when urlPrefix is neither http:// nor https://
+  std::string serverName_;   // TLS server name when it differs from the URL's host
+  // TLS material, PEM.
+  std::string caPem_;
+  std::string certPem_;
+  std::string keyPem_;
+  bool insecure_ = false;
+};
+
+using ExtenderList = std::vector<std::shared_ptr<const Extender>>;
+
+// Builds every configured extender (throws ExtenderError naming "extenders[i]").
+[[nodiscard]] ExtenderList buildExtenders(const std::vector<config::Extender>& configs);
+
+// Upstream findNodesThatPassExtenders: each interested extender with a filterVerb, in order,
+// filters the nodes the previous one kept; rejections are added to `statuses` (reasons of a
+// node rejected several times are aggregated; failedAndUnresolvable wins). An error of a
+// non-ignorable extender is returned; ignorable ones are skipped.
+Status findNodesThatPassExtenders(const ExtenderList& extenders, const api::Pod& pod,
+                                  std::vector<const NodeInfo*>& feasible, NodeToStatus& statuses);
+
+// Upstream prioritizeNodes' extender part: the interested extenders with a prioritizeVerb run
+// concurrently; each node's scores gain combinedScore(score, weight). Errors are logged and
+// ignored (the extender gives no score). `scores` is parallel to `nodes`.
+void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
+                       const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& scores);
+
+// Upstream extendersBinding: the first interested binder extender binds the pod. Returns
+// nullopt when none did (the Bind plugins then run); an ignorable binder's error passes on to
+// the next.
+[[nodiscard]] std::optional<Status> bindWithExtenders(const ExtenderList& extenders,
+                                                      const api::Pod& pod, const std::string& node);
+
+}  // namespace ksched::extender
