@@ -71,6 +71,14 @@ nlohmann::json podWithClaim(const std::string& ns, const std::string& name,
   return p;
 }
 
+// The default profile with VolumeBinding's bind timeout cut to 60 s, so that a failing test does
+// not hold the scheduler's shutdown for the default 600 s.
+scheduler::Options volumeOptions() {
+  scheduler::Options o = RunningScheduler::defaultOptions();
+  o.profiles[0].pluginConfig.push_back({"VolumeBinding", {{"bindTimeoutSeconds", 60}}});
+  return o;
+}
+
 class VolumeBindingIntegration : public NamespacedTest {
  protected:
   void SetUp() override {
@@ -139,7 +147,7 @@ TEST_F(VolumeBindingIntegration, StaticLocalVolumeDecidesTheNode) {
   // Too small for the claim, on another node.
   createPV(localPV("vb-local-a-small", "vb-local", "100Mi", "vb-a"));
   createClaim(claimJson(ns, "data", "vb-local", "500Mi"));
-  RunningScheduler sched;
+  RunningScheduler sched(volumeOptions());
   admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "web", "data"));
   ASSERT_EQ(waitAllBound(admin, ns, 1, 60s), 1u);
   EXPECT_EQ(getPod(ns, "web").spec.nodeName, "vb-b");
@@ -161,7 +169,7 @@ TEST_F(VolumeBindingIntegration, UnboundImmediateClaimKeepsThePodPending) {
   const std::string ns = useNamespace("vb-immediate");
   createClass(storageClassJson("vb-immediate", "example.com/nobody", "Immediate"));
   createClaim(claimJson(ns, "data", "vb-immediate", "1Gi"));
-  RunningScheduler sched;
+  RunningScheduler sched(volumeOptions());
   admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "web", "data"));
   const std::string want =
       "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 "
@@ -169,7 +177,8 @@ TEST_F(VolumeBindingIntegration, UnboundImmediateClaimKeepsThePodPending) {
   std::string got;
   EXPECT_TRUE(eventually(
       [&] {
-        const auto* c = getPod(ns, "web").condition("PodScheduled");
+        const api::Pod pod = getPod(ns, "web");
+        const auto* c = pod.condition("PodScheduled");
         if (c == nullptr) return false;
         got = c->status + " " + c->reason + " " + c->message;
         return c->status == "False" && c->message == want;
@@ -190,7 +199,7 @@ TEST_F(VolumeBindingIntegration, DynamicProvisioningSelectsTheNode) {
                        {{{"matchLabelExpressions",
                           {{{"key", "topology.kubernetes.io/zone"}, {"values", {"zone-c"}}}}}}}));
   auto claim = createClaim(claimJson(ns, "data", "vb-dynamic", "1Gi"));
-  RunningScheduler sched;
+  RunningScheduler sched(volumeOptions());
   admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "web", "data"));
   std::string selected;
   ASSERT_TRUE(eventually(
