@@ -14,6 +14,7 @@
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "plugins/volume_binding/volume_binding.h"
 
 namespace ksched::plugins {
 
@@ -33,6 +34,7 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
   r.add(std::string(DefaultPreemption::kName), newDefaultPreemption);
   r.add(std::string(DefaultBinder::kName), newDefaultBinder);
+  r.add(std::string(VolumeBinding::kName), newVolumeBinding);
   return r;
 }
 

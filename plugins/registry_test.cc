@@ -63,7 +63,8 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "NodePorts",         "NodeResourcesBalancedAllocation",
                                          "NodeResourcesFit",  "NodeUnschedulable",
                                          "PodTopologySpread", "PrioritySort",
-                                         "SchedulingGates",   "TaintToleration"};
+                                         "SchedulingGates",   "TaintToleration",
+                                         "VolumeBinding"};
   EXPECT_EQ(r.names(), want);
   testutil::FakeHandle h;
   for (const std::string& name : want) {

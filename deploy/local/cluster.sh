@@ -8,6 +8,12 @@
 #   cluster.sh stop-apiserver        stop kube-apiserver only (etcd keeps running)
 #   cluster.sh start-apiserver       start kube-apiserver again with the same state
 #   cluster.sh compact               compact etcd to its current revision
+#   cluster.sh start-controller-manager
+#                                    start kube-controller-manager with only the volume
+#                                    controllers (PV binder, expander, PV/PVC protection) as
+#                                    CN=system:kube-controller-manager; `down` stops it too
+#   cluster.sh stop-controller-manager
+#                                    stop it
 #   cluster.sh identity NAME SUBJECT a client certificate for SUBJECT (e.g.
 #                                    /O=system:serviceaccounts/CN=system:serviceaccount:ns:sa)
 #                                    and NAME.kubeconfig; prints its path
@@ -23,6 +29,9 @@
 #   admin.kubeconfig       bearer token, group system:masters
 #   scheduler.kubeconfig   client certificate CN=system:kube-scheduler (upstream's RBAC role)
 #   nobody.kubeconfig      client certificate CN=ksched:nobody, no permissions (for 403 tests)
+#   controller-manager.kubeconfig
+#                          client certificate CN=system:kube-controller-manager, also bound to
+#                          the volume controllers' roles (written by start-controller-manager)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -198,6 +207,51 @@ grant_scheduler_extras() {
     '{"metadata":{"name":"ksched:namespace-reader"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"ksched:namespace-reader"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-scheduler"}]}'
 }
 
+# The volume controllers of kube-controller-manager v1.20 (controller names as its --controllers
+# flag spells them).
+VOLUME_CONTROLLERS=persistentvolume-binder,persistentvolume-expander,pv-protection,pvc-protection
+
+# With --use-service-account-credentials=false every controller acts as the controller
+# manager's own identity, whose bootstrap role only lists and watches: bind it to the roles the
+# volume controllers would get as service accounts.
+grant_controller_manager_roles() {
+  local role
+  for role in persistent-volume-binder expand-controller pv-protection-controller \
+      pvc-protection-controller; do
+    admin_post /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
+      '{"metadata":{"name":"ksched:kcm:'"$role"'"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:controller:'"$role"'"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-controller-manager"}]}'
+  done
+}
+
+start_controller_manager() {
+  pid_alive "$DIR/apiserver.pid" || die "kube-apiserver is not running in $DIR: run $0 up"
+  pid_alive "$DIR/controller-manager.pid" && return 0
+  local bin
+  bin=$(cat "$DIR/bin")
+  [ -x "$bin/kube-controller-manager" ] || die "$bin/kube-controller-manager not found: run deploy/local/build-k8s.sh"
+  [ -f "$DIR/controller-manager.kubeconfig" ] ||
+    cmd_identity controller-manager /CN=system:kube-controller-manager >/dev/null
+  grant_controller_manager_roles
+  # No serving ports (--port 0, --secure-port 0): nothing to collide with other clusters.
+  "$bin/kube-controller-manager" \
+    --kubeconfig "$DIR/controller-manager.kubeconfig" \
+    --controllers "$VOLUME_CONTROLLERS" --use-service-account-credentials=false \
+    --leader-elect=false --bind-address 127.0.0.1 --port 0 --secure-port 0 \
+    --pvclaimbinder-sync-period 5s --logtostderr=true --v=1 \
+    > "$LOGS/kube-controller-manager.log" 2>&1 &
+  echo $! > "$DIR/controller-manager.pid"
+  local i
+  for i in $(seq 1 300); do
+    if grep -q 'Started "persistentvolume-binder"' "$LOGS/kube-controller-manager.log"; then
+      return 0
+    fi
+    pid_alive "$DIR/controller-manager.pid" ||
+      die "kube-controller-manager exited; see $LOGS/kube-controller-manager.log"
+    sleep 0.1
+  done
+  die "kube-controller-manager did not start its controllers in 30 s; see $LOGS/kube-controller-manager.log"
+}
+
 cmd_up() {
   if pid_alive "$DIR/apiserver.pid" && pid_alive "$DIR/etcd.pid"; then
     log "already up in $DIR"
@@ -222,6 +276,7 @@ cmd_up() {
 }
 
 cmd_down_quiet() {
+  stop_pid "$DIR/controller-manager.pid" kube-controller-manager
   stop_pid "$DIR/apiserver.pid" kube-apiserver
   stop_pid "$DIR/etcd.pid" etcd
   if [ -f "$DIR/etcd.datadir" ]; then rm -rf "$(cat "$DIR/etcd.datadir")"; fi
@@ -238,6 +293,7 @@ cmd_status() {
   local rc=0
   if pid_alive "$DIR/etcd.pid"; then echo "etcd: running (pid $(cat "$DIR/etcd.pid"), 127.0.0.1:$ETCD_PORT)"; else echo "etcd: stopped"; rc=1; fi
   if pid_alive "$DIR/apiserver.pid"; then echo "kube-apiserver: running (pid $(cat "$DIR/apiserver.pid"), https://127.0.0.1:$PORT)"; else echo "kube-apiserver: stopped"; rc=1; fi
+  if pid_alive "$DIR/controller-manager.pid"; then echo "kube-controller-manager: running (pid $(cat "$DIR/controller-manager.pid"), volume controllers)"; fi
   return $rc
 }
 
@@ -275,10 +331,12 @@ case "${1:-}" in
   identity) cmd_identity "${2:-}" "${3:-}" ;;
   stop-apiserver) stop_pid "$DIR/apiserver.pid" kube-apiserver ;;
   start-apiserver) pid_alive "$DIR/apiserver.pid" || start_apiserver ;;
+  start-controller-manager) start_controller_manager ;;
+  stop-controller-manager) stop_pid "$DIR/controller-manager.pid" kube-controller-manager ;;
   compact)
     rev=$(ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" endpoint status -w json | jq -r '.[0].Status.header.revision')
     ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
     echo "$rev"
     ;;
-  *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

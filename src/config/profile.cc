@@ -13,6 +13,7 @@ PluginSet defaultMultiPoint() {
       {"NodeAffinity", 2},
       {"NodePorts", 0},
       {"NodeResourcesFit", 1},
+      {"VolumeBinding", 0},
       {"PodTopologySpread", 2},
       {"InterPodAffinity", 2},
       {"DefaultPreemption", 0},

@@ -63,6 +63,11 @@ void TestCluster::up() {
   started_ = true;
 }
 
+void TestCluster::startControllerManager() {
+  up();
+  ctl("start-controller-manager");
+}
+
 void TestCluster::down() {
   admin_.reset();
   if (!started_) return;

@@ -32,6 +32,10 @@ class TestCluster {
   // A shared high-QPS admin client for arranging test state.
   client::RestClient& admin();
 
+  // Starts kube-controller-manager with the volume controllers (PV binder, ...) once; it stays
+  // up until down(). Idempotent.
+  void startControllerManager();
+
   // Runs `cluster.sh <verb>` with this cluster's settings; returns its stdout, throws on failure.
   std::string ctl(const std::string& verb) const;
   // Runs etcdctl against this cluster's etcd.

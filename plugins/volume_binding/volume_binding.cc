@@ -1,0 +1,459 @@
+#include "plugins/volume_binding/volume_binding.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
+
+#include <ksched/registry.h>
+
+#include "api/node.h"
+#include "api/pod.h"
+#include "client/errors.h"
+#include "client/rest_client.h"
+#include "plugins/helper/args_json.h"
+#include "plugins/helper/field_error.h"
+
+namespace ksched::plugins {
+
+using volume_binding::PodVolumes;
+using volume_binding::PVCPtr;
+using volume_binding::PVPtr;
+using volume_binding::State;
+
+VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& j) {
+  VolumeBindingArgs a;
+  if (j.is_null()) return a;
+  helper::expectObject(j, "",
+                       {helper::kApiVersionKey, helper::kKindKey, "bindTimeoutSeconds", "shape"});
+  helper::readInt64(j, "bindTimeoutSeconds", "", a.bindTimeoutSeconds);
+  // Upstream ValidateVolumeBindingArgs (StorageCapacityScoring, which gives `shape` a
+  // meaning, is alpha and off).
+  std::vector<helper::FieldError> errs;
+  if (a.bindTimeoutSeconds < 0) {
+    errs.push_back(helper::invalid("bindTimeoutSeconds", a.bindTimeoutSeconds,
+                                   "invalid BindTimeoutSeconds, should not be a negative value"));
+  }
+  if (const nlohmann::json* shape = helper::member(j, "shape")) {
+    errs.push_back(helper::invalid(
+        "shape", std::string_view(shape->dump()),
+        "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"));
+  }
+  helper::throwIfAny(errs);
+  return a;
+}
+
+namespace {
+
+// A claim a pod volume refers to.
+struct PodClaim {
+  std::string name;
+  bool ephemeral = false;
+};
+
+std::vector<PodClaim> podClaims(const api::Pod& pod) {
+  std::vector<PodClaim> out;
+  for (const api::Volume& v : pod.spec.volumes) {
+    if (v.persistentVolumeClaim) {
+      out.push_back({v.persistentVolumeClaim->claimName, false});
+    } else if (v.ephemeral) {
+      out.push_back({api::ephemeralVolumeClaimName(pod, v), true});
+    }
+  }
+  return out;
+}
+
+bool controlledBy(const api::ObjectMeta& meta, const std::string& uid) {
+  return std::ranges::any_of(meta.ownerReferences, [&](const api::OwnerReference& o) {
+    return o.controller && o.uid == uid;
+  });
+}
+
+std::string dq(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string claimKey(const api::PersistentVolumeClaim& c) {
+  return c.metadata.namespace_ + "/" + c.metadata.name;
+}
+
+}  // namespace
+
+VolumeBinding::VolumeBinding(VolumeBindingArgs args, Handle& handle)
+    : args_(args), handle_(handle) {}
+
+Status VolumeBinding::preFilter(CycleState& state, const api::Pod& pod,
+                                const NodeInfoLister& /*nodes*/, PreFilterResult& /*result*/) {
+  const ClusterListers& listers = handle_.listers();
+  const std::vector<PodClaim> claims = podClaims(pod);
+  for (const PodClaim& c : claims) {
+    PVCPtr pvc = listers.getPersistentVolumeClaim(pod.metadata.namespace_, c.name);
+    if (!pvc) return Status::unresolvable("persistentvolumeclaim " + dq(c.name) + " not found");
+    if (pvc->metadata.deletionTimestamp) {
+      return Status::unresolvable("persistentvolumeclaim " + dq(c.name) + " is being deleted");
+    }
+    if (c.ephemeral && !controlledBy(pvc->metadata, pod.metadata.uid)) {
+      return Status::unresolvable("PVC " + claimKey(*pvc) + " was not created for pod " +
+                                  pod.metadata.namespace_ + "/" + pod.metadata.name +
+                                  " (pod is not owner)");
+    }
+  }
+  auto data = std::make_shared<State::Data>();
+  if (claims.empty()) {
+    data->skip = true;
+    state.write(volume_binding::kStateKey, std::make_unique<State>(std::move(data)));
+    return Status::skip();
+  }
+
+  bool unboundImmediate = false;
+  for (const PodClaim& c : claims) {
+    PVCPtr pvc = cache_.getPVC(listers, pod.metadata.namespace_, c.name);
+    if (!pvc) {
+      return Status::error("error getting PVC " + dq(pod.metadata.namespace_ + "/" + c.name) +
+                           ": not found");
+    }
+    if (volume_binding::isClaimFullyBound(*pvc)) {
+      data->boundClaims.push_back(std::move(pvc));
+      continue;
+    }
+    bool delayed = false;
+    if (std::string cls = api::persistentVolumeClaimClass(*pvc); !cls.empty()) {
+      if (auto sc = listers.getStorageClass(cls)) {
+        delayed = sc->volumeBindingMode == api::kVolumeBindingWaitForFirstConsumer;
+      }
+    }
+    if (delayed && pvc->spec.volumeName.empty()) {
+      data->claimsToBind.push_back(std::move(pvc));
+    } else {
+      unboundImmediate = true;
+    }
+  }
+  if (unboundImmediate) return Status::unresolvable(std::string(kErrReasonUnboundImmediate));
+  for (const PVCPtr& pvc : data->claimsToBind) {
+    std::string cls = api::persistentVolumeClaimClass(*pvc);
+    if (!data->unboundVolumesByClass.contains(cls)) {
+      data->unboundVolumesByClass.emplace(cls, cache_.listPVs(listers, cls));
+    }
+  }
+  state.write(volume_binding::kStateKey, std::make_unique<State>(std::move(data)));
+  return {};
+}
+
+Status VolumeBinding::filter(const CycleState& state, const api::Pod& /*pod*/,
+                             const NodeInfo& nodeInfo) const {
+  const api::Node* node = nodeInfo.node();
+  if (node == nullptr) return Status::error("node not found");
+  const State* st = state.read(volume_binding::kStateKey);
+  if (st == nullptr) return Status::error("reading \"VolumeBinding\" from cycleState: not found");
+  State::Data& s = st->data();
+  if (s.skip) return {};
+
+  auto decision = std::make_shared<PodVolumes>();
+  std::vector<std::string> reasons;
+  if (Status err = findPodVolumes(s, *node, *decision, reasons); !err.ok()) return err;
+  if (!reasons.empty()) return {Code::kUnschedulableAndUnresolvable, std::move(reasons)};
+  std::lock_guard lock(s.mu);
+  s.podVolumesByNode[node->metadata.name] = std::move(decision);
+  return {};
+}
+
+Status VolumeBinding::findPodVolumes(const State::Data& s, const api::Node& node, PodVolumes& out,
+                                     std::vector<std::string>& reasons) const {
+  const api::Labels& labels = node.metadata.labels;
+  out.nodeLabels = labels;
+  bool boundSatisfied = true;
+  bool boundPVsFound = true;
+  bool unboundSatisfied = true;
+  auto collect = [&] {
+    if (!boundSatisfied) reasons.emplace_back(kErrReasonNodeConflict);
+    if (!unboundSatisfied) reasons.emplace_back(kErrReasonBindConflict);
+    if (!boundPVsFound) reasons.emplace_back(kErrReasonPVNotExist);
+    return Status::success();
+  };
+
+  for (const PVCPtr& claim : s.boundClaims) {
+    PVPtr pv = cache_.getPV(handle_.listers(), claim->spec.volumeName);
+    if (!pv) {
+      boundPVsFound = false;
+      break;
+    }
+    if (!volume_binding::pvNodeAffinityMatches(*pv, labels)) {
+      boundSatisfied = false;
+      break;
+    }
+  }
+  if (!boundSatisfied || !boundPVsFound || s.claimsToBind.empty()) return collect();
+
+  std::vector<PVCPtr> toMatch;
+  std::vector<PVCPtr> toProvision;
+  for (const PVCPtr& claim : s.claimsToBind) {
+    auto it = claim->metadata.annotations.find(api::kAnnSelectedNode);
+    if (it == claim->metadata.annotations.end()) {
+      toMatch.push_back(claim);
+    } else if (it->second != node.metadata.name) {
+      unboundSatisfied = false;
+      return collect();
+    } else {
+      toProvision.push_back(claim);
+    }
+  }
+  if (!toMatch.empty()) {
+    std::ranges::stable_sort(toMatch, [](const PVCPtr& a, const PVCPtr& b) {
+      return volume_binding::requestedStorage(*a) < volume_binding::requestedStorage(*b);
+    });
+    std::map<std::string, PVPtr, std::less<>> chosen;
+    static const std::vector<PVPtr> kNone;
+    for (const PVCPtr& claim : toMatch) {
+      auto it = s.unboundVolumesByClass.find(api::persistentVolumeClaimClass(*claim));
+      const std::vector<PVPtr>& pvs = it == s.unboundVolumesByClass.end() ? kNone : it->second;
+      PVPtr pv = volume_binding::findMatchingVolume(*claim, pvs, labels, chosen);
+      if (!pv) {
+        toProvision.push_back(claim);
+        unboundSatisfied = false;
+        continue;
+      }
+      chosen.emplace(pv->metadata.name, pv);
+      out.staticBindings.push_back({pv, claim});
+    }
+  }
+  if (!toProvision.empty()) {
+    if (Status err = checkVolumeProvisions(toProvision, node, unboundSatisfied); !err.ok()) {
+      return err;
+    }
+    if (unboundSatisfied) out.dynamicProvisions = std::move(toProvision);
+  }
+  return collect();
+}
+
+Status VolumeBinding::checkVolumeProvisions(const std::vector<PVCPtr>& claims,
+                                            const api::Node& node, bool& satisfied) const {
+  satisfied = false;
+  for (const PVCPtr& claim : claims) {
+    std::string cls = api::persistentVolumeClaimClass(*claim);
+    if (cls.empty()) return Status::error("no class for claim " + dq(claimKey(*claim)));
+    auto sc = handle_.listers().getStorageClass(cls);
+    if (!sc) return Status::error("failed to find storage class " + dq(cls));
+    if (sc->provisioner.empty() || sc->provisioner == volume_binding::kNotSupportedProvisioner) {
+      return {};
+    }
+    if (!api::matchTopologySelectorTerms(sc->allowedTopologies, node.metadata.labels)) return {};
+  }
+  satisfied = true;
+  return {};
+}
+
+bool VolumeBinding::podVolumesBound(const api::Pod& pod) const {
+  for (const PodClaim& c : podClaims(pod)) {
+    PVCPtr pvc = cache_.getPVC(handle_.listers(), pod.metadata.namespace_, c.name);
+    if (!pvc || !volume_binding::isClaimFullyBound(*pvc)) return false;
+  }
+  return true;
+}
+
+Status VolumeBinding::reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) {
+  State* st = state.mutableRead(volume_binding::kStateKey);
+  if (st == nullptr) return Status::error("reading \"VolumeBinding\" from cycleState: not found");
+  State::Data& s = st->data();
+  std::shared_ptr<PodVolumes> pv;
+  {
+    std::lock_guard lock(s.mu);
+    if (auto it = s.podVolumesByNode.find(nodeName); it != s.podVolumesByNode.end()) {
+      pv = it->second;
+    }
+  }
+  if (!pv || podVolumesBound(pod)) {
+    s.allBound = true;
+    return {};
+  }
+  for (PodVolumes::StaticBinding& b : pv->staticBindings) {
+    bool dirty = false;
+    PVPtr assumed = volume_binding::bindVolumeToClaim(b.pv, *b.pvc, dirty);
+    if (dirty) cache_.assumePV(assumed);
+    b.pv = std::move(assumed);
+  }
+  for (PVCPtr& claim : pv->dynamicProvisions) {
+    auto clone = std::make_shared<api::PersistentVolumeClaim>(*claim);
+    clone->metadata.annotations[std::string(api::kAnnSelectedNode)] = nodeName;
+    cache_.assumePVC(clone);
+    claim = std::move(clone);
+  }
+  s.allBound = false;
+  return {};
+}
+
+void VolumeBinding::revert(const PodVolumes& pv) {
+  for (const PodVolumes::StaticBinding& b : pv.staticBindings)
+    cache_.restorePV(b.pv->metadata.name);
+  for (const PVCPtr& c : pv.dynamicProvisions) {
+    cache_.restorePVC(c->metadata.namespace_, c->metadata.name);
+  }
+}
+
+void VolumeBinding::unreserve(CycleState& state, const api::Pod& /*pod*/,
+                              const std::string& nodeName) {
+  State* st = state.mutableRead(volume_binding::kStateKey);
+  if (st == nullptr) return;
+  State::Data& s = st->data();
+  std::shared_ptr<PodVolumes> pv;
+  {
+    std::lock_guard lock(s.mu);
+    if (auto it = s.podVolumesByNode.find(nodeName); it != s.podVolumesByNode.end()) {
+      pv = it->second;
+    }
+  }
+  if (pv) revert(*pv);
+}
+
+Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) {
+  State* st = state.mutableRead(volume_binding::kStateKey);
+  if (st == nullptr) return Status::error("reading \"VolumeBinding\" from cycleState: not found");
+  State::Data& s = st->data();
+  if (s.skip || s.allBound) return {};
+  std::shared_ptr<PodVolumes> assumed;
+  {
+    std::lock_guard lock(s.mu);
+    if (auto it = s.podVolumesByNode.find(nodeName); it != s.podVolumesByNode.end()) {
+      assumed = it->second;
+    }
+  }
+  if (!assumed) return Status::error("no pod volumes found for node " + dq(nodeName));
+  client::RestClient* client = handle_.client();
+  if (client == nullptr) return Status::error("binding volumes: no API client");
+
+  // The objects as written: their resourceVersions tell when the informers caught up.
+  PodVolumes written;
+  written.nodeLabels = assumed->nodeLabels;
+  try {
+    for (const PodVolumes::StaticBinding& b : assumed->staticBindings) {
+      nlohmann::json meta = {{"resourceVersion", b.pv->metadata.resourceVersion}};
+      if (auto it = b.pv->metadata.annotations.find(volume_binding::kAnnBoundByController);
+          it != b.pv->metadata.annotations.end()) {
+        meta["annotations"] = {{it->first, it->second}};
+      }
+      nlohmann::json patch = {{"metadata", meta},
+                              {"spec", {{"claimRef", nlohmann::json(*b.pv->spec.claimRef)}}}};
+      auto updated = std::make_shared<const api::PersistentVolume>(
+          client->patch("/api/v1/persistentvolumes/" + b.pv->metadata.name, patch)
+              .get<api::PersistentVolume>());
+      written.staticBindings.push_back({std::move(updated), b.pvc});
+    }
+    for (const PVCPtr& c : assumed->dynamicProvisions) {
+      nlohmann::json patch = {
+          {"metadata",
+           {{"resourceVersion", c->metadata.resourceVersion},
+            {"annotations", {{std::string(api::kAnnSelectedNode), nodeName}}}}}};
+      auto updated = std::make_shared<const api::PersistentVolumeClaim>(
+          client
+              ->patch("/api/v1/namespaces/" + c->metadata.namespace_ + "/persistentvolumeclaims/" +
+                          c->metadata.name,
+                      patch)
+              .get<api::PersistentVolumeClaim>());
+      written.dynamicProvisions.push_back(std::move(updated));
+    }
+  } catch (const std::exception& e) {
+    revert(*assumed);
+    return Status::error(e.what());
+  }
+
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(args_.bindTimeoutSeconds);
+  for (;;) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(pollInterval_, deadline - now));
+    bool done = false;
+    Status st2 = checkBindings(pod, nodeName, written, done);
+    if (!st2.ok()) {
+      revert(*assumed);
+      return Status::error("binding volumes: " + st2.message());
+    }
+    if (done) {
+      revert(*assumed);  // the informers hold the bound objects now
+      return {};
+    }
+  }
+  revert(*assumed);
+  return Status::error("binding volumes: context deadline exceeded");
+}
+
+Status VolumeBinding::checkBindings(const api::Pod& pod, const std::string& nodeName,
+                                    const PodVolumes& pv, bool& done) const {
+  done = false;
+  const ClusterListers& listers = handle_.listers();
+  try {
+    (void)handle_.client()->get("/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" +
+                                pod.metadata.name);
+  } catch (const client::ApiError& e) {
+    if (e.isNotFound())
+      return Status::error(std::string("pod does not exist any more: ") + e.what());
+    return {};  // transient: check again on the next tick
+  }
+  auto affinityError = [&](const api::PersistentVolume& v) {
+    return Status::error("pv " + dq(v.metadata.name) + " node affinity doesn't match node " +
+                         dq(nodeName) + ": no matching NodeSelectorTerms");
+  };
+  for (const PodVolumes::StaticBinding& b : pv.staticBindings) {
+    PVPtr cur = listers.getPersistentVolume(b.pv->metadata.name);
+    if (!cur) {
+      return Status::error("failed to check binding: persistentvolume " + dq(b.pv->metadata.name) +
+                           " not found");
+    }
+    PVCPtr pvc = listers.getPersistentVolumeClaim(b.pvc->metadata.namespace_, b.pvc->metadata.name);
+    if (!pvc) {
+      return Status::error("failed to check binding: persistentvolumeclaim " +
+                           dq(b.pvc->metadata.name) + " not found");
+    }
+    if (volume_binding::compareResourceVersion(b.pv->metadata.resourceVersion,
+                                               cur->metadata.resourceVersion) > 0) {
+      return {};
+    }
+    if (!volume_binding::pvNodeAffinityMatches(*cur, pv.nodeLabels)) return affinityError(*cur);
+    if (!cur->spec.claimRef || cur->spec.claimRef->uid.empty()) {
+      return Status::error("ClaimRef got reset for pv " + dq(cur->metadata.name));
+    }
+    if (!volume_binding::isClaimFullyBound(*pvc)) return {};
+  }
+  for (const PVCPtr& claim : pv.dynamicProvisions) {
+    PVCPtr pvc = listers.getPersistentVolumeClaim(claim->metadata.namespace_, claim->metadata.name);
+    if (!pvc) {
+      return Status::error("failed to check provisioning pvc: persistentvolumeclaim " +
+                           dq(claim->metadata.name) + " not found");
+    }
+    if (volume_binding::compareResourceVersion(claim->metadata.resourceVersion,
+                                               pvc->metadata.resourceVersion) > 0) {
+      return {};
+    }
+    if (pvc->metadata.annotations.empty()) {
+      return Status::error("selectedNode annotation reset for PVC " + dq(pvc->metadata.name));
+    }
+    auto it = pvc->metadata.annotations.find(api::kAnnSelectedNode);
+    if (it == pvc->metadata.annotations.end() || it->second != nodeName) {
+      return Status::error("provisioning failed for PVC " + dq(pvc->metadata.name));
+    }
+    if (!pvc->spec.volumeName.empty()) {
+      PVPtr bound = listers.getPersistentVolume(pvc->spec.volumeName);
+      if (!bound) return {};
+      if (!volume_binding::pvNodeAffinityMatches(*bound, pv.nodeLabels)) {
+        return affinityError(*bound);
+      }
+    }
+    if (!volume_binding::isClaimFullyBound(*pvc)) return {};
+  }
+  done = true;
+  return {};
+}
+
+std::vector<ClusterEvent> VolumeBinding::eventsToRegister() const {
+  return {
+      {EventResource::kStorageClass, kAdd | kUpdate, "StorageClassAddOrUpdate"},
+      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate, "PersistentVolumeClaimAddOrUpdate"},
+      {EventResource::kPersistentVolume, kAdd | kUpdate, "PersistentVolumeAddOrUpdate"},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint, "NodeAddOrLabelChange"},
+      {EventResource::kCSINode, kAdd | kUpdate, "CSINodeAddOrUpdate"},
+  };
+}
+
+std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle) {
+  return std::make_unique<VolumeBinding>(decodeVolumeBindingArgs(args), handle);
+}
+
+}  // namespace ksched::plugins

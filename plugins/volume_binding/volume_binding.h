@@ -1,0 +1,159 @@
+// VolumeBinding (PreFilter, Filter, Reserve/Unreserve, PreBind): places pods whose
+// PersistentVolumeClaims are unbound on nodes where matching PVs exist or can be provisioned,
+// and binds the claims before the pod is bound (upstream framework/plugins/volumebinding and
+// controller/volume/scheduling).
+//
+//   PreFilter: Skip for pods without claims. Every claim must exist and not be being deleted
+//              (UnschedulableAndUnresolvable). Claims are split into bound ones, unbound ones of
+//              a WaitForFirstConsumer class (delayed binding) and unbound Immediate (or
+//              pre-bound) ones; the last make the pod UnschedulableAndUnresolvable until the PV
+//              controller binds them.
+//   Filter:    bound claims: their PV's node affinity must match the node; delayed claims: the
+//              smallest matching available PV, or dynamic provisioning when the class has a
+//              provisioner and its allowedTopologies match the node. The decision per node is
+//              kept in the CycleState for Reserve.
+//   Reserve:   assumes the chosen PVs (claimRef set) and claims (selected-node annotation) in
+//              the plugin's AssumeCache; Unreserve restores them.
+//   PreBind:   writes the PVs' claimRef and the claims' selected-node annotation, then polls
+//              (every second, at most bindTimeoutSeconds) until the PV controller has bound
+//              every claim.
+//
+// No Score: upstream scores only with the alpha StorageCapacityScoring feature.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+#include "plugins/volume_binding/assume_cache.h"
+#include "plugins/volume_binding/pv_matching.h"
+
+namespace ksched::plugins {
+
+struct VolumeBindingArgs {
+  int64_t bindTimeoutSeconds = 600;
+};
+
+// Strict decoding with upstream's default and validation (PluginArgsError, e.g.
+// "bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not be a negative
+// value").
+[[nodiscard]] VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& args);
+
+namespace volume_binding {
+
+// What binding the pod's claims on one node takes (upstream PodVolumes).
+struct PodVolumes {
+  struct StaticBinding {
+    PVPtr pv;  // after Reserve: the assumed PV with claimRef set
+    PVCPtr pvc;
+  };
+  std::vector<StaticBinding> staticBindings;
+  // Claims to provision; after Reserve: the assumed claims with the selected-node annotation.
+  std::vector<PVCPtr> dynamicProvisions;
+  // The node's labels at Filter time (PreBind re-checks PV node affinity against them).
+  api::Labels nodeLabels;
+};
+
+// The CycleState of one pod. Copies share the data (upstream returns the same pointer from
+// Clone): Filter runs on copies during preemption and its per-node decisions are kept.
+class State final : public StateData {
+ public:
+  struct Data {
+    bool skip = false;  // the pod has no claims
+    std::vector<PVCPtr> boundClaims;
+    std::vector<PVCPtr> claimsToBind;  // unbound, delayed binding
+    // Class name -> the PVs of that class (assumed versions), for claimsToBind.
+    std::map<std::string, std::vector<PVPtr>, std::less<>> unboundVolumesByClass;
+    bool allBound = false;  // set by Reserve
+
+    std::mutex mu;
+    // Guarded by mu: node name -> decision (written by the concurrent Filter calls).
+    std::map<std::string, std::shared_ptr<PodVolumes>, std::less<>> podVolumesByNode;
+  };
+
+  explicit State(std::shared_ptr<Data> data) : data_(std::move(data)) {}
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<State>(data_);
+  }
+  [[nodiscard]] Data& data() const { return *data_; }
+
+ private:
+  std::shared_ptr<Data> data_;
+};
+
+inline constexpr StateKey<State> kStateKey{"VolumeBinding"};
+
+}  // namespace volume_binding
+
+class VolumeBinding final : public PreFilterPlugin,
+                            public FilterPlugin,
+                            public ReservePlugin,
+                            public PreBindPlugin,
+                            public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "VolumeBinding";
+
+  static constexpr std::string_view kErrReasonBindConflict =
+      "node(s) didn't find available persistent volumes to bind";
+  static constexpr std::string_view kErrReasonNodeConflict =
+      "node(s) had volume node affinity conflict";
+  static constexpr std::string_view kErrReasonPVNotExist =
+      "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+  static constexpr std::string_view kErrReasonUnboundImmediate =
+      "pod has unbound immediate PersistentVolumeClaims";
+
+  VolumeBinding(VolumeBindingArgs args, Handle& handle);
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  // Thread-safe; records the node's decision in the (shared) state.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  // API writes and the wait for the PV controller (binder threads).
+  Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  // PVC/PV add or update, StorageClass add or update, Node add or label/taint change, CSINode
+  // add or update.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  [[nodiscard]] const volume_binding::AssumeCache& assumeCacheForTest() const { return cache_; }
+  // Test hook: the poll interval of PreBind's wait (default one second).
+  void setPollIntervalForTest(std::chrono::milliseconds d) { pollInterval_ = d; }
+
+ private:
+  // Upstream FindPodVolumes for one node: fills `out` and returns the rejection reasons
+  // (empty = fits), or an Error status.
+  Status findPodVolumes(const volume_binding::State::Data& s, const api::Node& node,
+                        volume_binding::PodVolumes& out, std::vector<std::string>& reasons) const;
+  // Upstream checkVolumeProvisions: false when some claim cannot be provisioned on the node.
+  Status checkVolumeProvisions(const std::vector<volume_binding::PVCPtr>& claims,
+                               const api::Node& node, bool& satisfied) const;
+  // Upstream checkBindings: true once every claim is bound; Error when binding went wrong.
+  Status checkBindings(const api::Pod& pod, const std::string& nodeName,
+                       const volume_binding::PodVolumes& pv, bool& done) const;
+  // Whether every claim of the pod is fully bound (assume cache view).
+  [[nodiscard]] bool podVolumesBound(const api::Pod& pod) const;
+  void revert(const volume_binding::PodVolumes& pv);
+
+  // Constant after construction.
+  const VolumeBindingArgs args_;
+  Handle& handle_;
+  std::chrono::milliseconds pollInterval_{1000};
+  volume_binding::AssumeCache cache_;  // thread-safe
+};
+
+std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

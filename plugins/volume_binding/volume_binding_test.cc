@@ -1,0 +1,533 @@
+#include "plugins/volume_binding/volume_binding.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ksched/registry.h>
+
+#include "api/node.h"
+#include "api/quantity.h"
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using testutil::PodWrapper;
+
+constexpr std::string_view kWaitClass = "wait";
+constexpr std::string_view kImmediateClass = "immediate";
+constexpr std::string_view kProvisionClass = "provision";
+constexpr std::string_view kTopologyClass = "provision-zone-a";
+
+api::StorageClass storageClass(std::string_view name, std::string_view mode,
+                               std::string_view provisioner,
+                               std::vector<api::TopologySelectorTerm> topologies = {}) {
+  api::StorageClass sc;
+  sc.metadata.name = name;
+  sc.volumeBindingMode = mode;
+  sc.provisioner = provisioner;
+  sc.allowedTopologies = std::move(topologies);
+  return sc;
+}
+
+struct PVSpec {
+  std::string name;
+  std::string size = "10Gi";
+  std::string cls{kWaitClass};
+  std::vector<std::string> modes = {"ReadWriteOnce"};
+  std::string hostname;  // node affinity kubernetes.io/hostname In [hostname] when set
+  std::string phase{api::kVolumeAvailable};
+  std::string claimRef;  // "ns/name" when pre-bound or claimed
+  std::string volumeMode{api::kVolumeModeFilesystem};
+  api::Labels labels;
+};
+
+api::PersistentVolume makePV(const PVSpec& s) {
+  api::PersistentVolume pv;
+  pv.metadata.name = s.name;
+  pv.metadata.resourceVersion = "1";
+  pv.metadata.labels = s.labels;
+  pv.spec.capacity[std::string(api::kResourceStorage)] = api::Quantity::parse(s.size);
+  pv.spec.storageClassName = s.cls;
+  pv.spec.accessModes = s.modes;
+  pv.spec.volumeMode = s.volumeMode;
+  pv.status.phase = s.phase;
+  if (!s.hostname.empty()) {
+    api::NodeSelectorTerm term;
+    term.matchExpressions.push_back(
+        {std::string(api::kLabelHostname), api::SelectorOperator::kIn, {s.hostname}});
+    api::NodeSelector sel;
+    sel.nodeSelectorTerms.push_back(term);
+    pv.spec.nodeAffinity = api::VolumeNodeAffinity{sel};
+  }
+  if (!s.claimRef.empty()) {
+    api::ObjectReference ref;
+    ref.namespace_ = s.claimRef.substr(0, s.claimRef.find('/'));
+    ref.name = s.claimRef.substr(s.claimRef.find('/') + 1);
+    pv.spec.claimRef = ref;
+  }
+  return pv;
+}
+
+struct PVCSpec {
+  std::string name;
+  std::string size = "5Gi";
+  std::string cls{kWaitClass};
+  std::vector<std::string> modes = {"ReadWriteOnce"};
+  std::string volumeName;  // bound (with bind-completed) when set
+  std::string volumeMode{api::kVolumeModeFilesystem};
+  std::optional<api::LabelSelector> selector;
+  std::string selectedNode;
+  bool deleting = false;
+};
+
+api::PersistentVolumeClaim makePVC(const PVCSpec& s) {
+  api::PersistentVolumeClaim c;
+  c.metadata.name = s.name;
+  c.metadata.namespace_ = "default";
+  c.metadata.uid = s.name + "-uid";
+  c.metadata.resourceVersion = "1";
+  c.spec.storageClassName = s.cls;
+  c.spec.accessModes = s.modes;
+  c.spec.volumeMode = s.volumeMode;
+  c.spec.selector = s.selector;
+  c.spec.resources.requests[std::string(api::kResourceStorage)] = api::Quantity::parse(s.size);
+  if (!s.volumeName.empty()) {
+    c.spec.volumeName = s.volumeName;
+    c.metadata.annotations[std::string(api::kAnnBindCompleted)] = "yes";
+    c.status.phase = api::kVolumeBound;
+  }
+  if (!s.selectedNode.empty()) {
+    c.metadata.annotations[std::string(api::kAnnSelectedNode)] = s.selectedNode;
+  }
+  if (s.deleting) c.metadata.deletionTimestamp = "2024-01-01T00:00:00Z";
+  return c;
+}
+
+api::Pod podWithClaims(const std::vector<std::string>& claims) {
+  api::Pod pod = PodWrapper("pod").obj();
+  for (const std::string& c : claims) {
+    api::Volume v;
+    v.name = "vol-" + c;
+    v.persistentVolumeClaim = api::PersistentVolumeClaimVolumeSource{c, false};
+    pod.spec.volumes.push_back(std::move(v));
+  }
+  return pod;
+}
+
+std::shared_ptr<NodeInfo> nodeInfo(const std::string& name, const std::string& zone = "a") {
+  api::Node n;
+  n.metadata.name = name;
+  n.metadata.labels[std::string(api::kLabelHostname)] = name;
+  n.metadata.labels["topology.kubernetes.io/zone"] = zone;
+  auto ni = std::make_shared<NodeInfo>();
+  ni->setNode(std::make_shared<const api::Node>(std::move(n)));
+  return ni;
+}
+
+void addClasses(StaticClusterListers& l) {
+  l.add(storageClass(kWaitClass, api::kVolumeBindingWaitForFirstConsumer,
+                     volume_binding::kNotSupportedProvisioner));
+  l.add(storageClass(kImmediateClass, api::kVolumeBindingImmediate, "example.com/csi"));
+  l.add(storageClass(kProvisionClass, api::kVolumeBindingWaitForFirstConsumer, "example.com/csi"));
+  api::TopologySelectorTerm zoneA;
+  zoneA.matchLabelExpressions.push_back({"topology.kubernetes.io/zone", {"a"}});
+  l.add(storageClass(kTopologyClass, api::kVolumeBindingWaitForFirstConsumer, "example.com/csi",
+                     {zoneA}));
+}
+
+// A plugin over in-memory listers and one cycle's state.
+class Fixture {
+ public:
+  Fixture() : plugin_(VolumeBindingArgs{}, handle_) { addClasses(handle_.mutableListers()); }
+  StaticClusterListers& listers() { return handle_.mutableListers(); }
+  VolumeBinding& plugin() { return plugin_; }
+
+  Status preFilter(const api::Pod& pod, CycleState& state) {
+    PreFilterResult result;
+    testutil::FakeLister nodes;
+    return plugin_.preFilter(state, pod, nodes, result);
+  }
+  // The chosen PV per claim on `node` after a successful Filter.
+  std::map<std::string, std::string> decision(const CycleState& state, const std::string& node) {
+    std::map<std::string, std::string> out;
+    auto& data = state.read(volume_binding::kStateKey)->data();
+    std::lock_guard lock(data.mu);
+    auto it = data.podVolumesByNode.find(node);
+    if (it == data.podVolumesByNode.end()) return out;
+    for (const auto& b : it->second->staticBindings)
+      out[b.pvc->metadata.name] = b.pv->metadata.name;
+    for (const auto& c : it->second->dynamicProvisions) out[c->metadata.name] = "<provision>";
+    return out;
+  }
+
+ private:
+  testutil::FakeHandle handle_;
+  VolumeBinding plugin_;
+};
+
+struct FilterCase {
+  std::string name;
+  std::vector<PVCSpec> claims;
+  std::vector<PVSpec> pvs;
+  std::string node = "node-a";
+  std::string zone = "a";
+  Code want = Code::kSuccess;
+  std::vector<std::string> wantReasons;
+  std::map<std::string, std::string> wantChoice;  // claim -> PV (or "<provision>")
+};
+
+class VolumeBindingFilterTest : public ::testing::TestWithParam<FilterCase> {};
+
+TEST_P(VolumeBindingFilterTest, Filter) {
+  const FilterCase& c = GetParam();
+  Fixture f;
+  std::vector<std::string> names;
+  for (const PVCSpec& pvc : c.claims) {
+    f.listers().add(makePVC(pvc));
+    names.push_back(pvc.name);
+  }
+  for (const PVSpec& pv : c.pvs) f.listers().add(makePV(pv));
+  const api::Pod pod = podWithClaims(names);
+  CycleState state;
+  Status pre = f.preFilter(pod, state);
+  ASSERT_TRUE(pre.ok()) << pre.message();
+  auto ni = nodeInfo(c.node, c.zone);
+  Status st = f.plugin().filter(state, pod, *ni);
+  EXPECT_EQ(st.code(), c.want) << st.message();
+  EXPECT_EQ(st.reasons(), c.wantReasons);
+  if (st.ok()) {
+    EXPECT_EQ(f.decision(state, c.node), c.wantChoice);
+  }
+}
+
+const std::string kBindConflict(VolumeBinding::kErrReasonBindConflict);
+const std::string kNodeConflict(VolumeBinding::kErrReasonNodeConflict);
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, VolumeBindingFilterTest,
+    ::testing::Values(
+        FilterCase{
+            .name = "bound_pv_fits_node",
+            .claims = {{.name = "c", .volumeName = "pv"}},
+            .pvs =
+                {{.name = "pv", .hostname = "node-a", .phase = "Bound", .claimRef = "default/c"}}},
+        FilterCase{
+            .name = "bound_pv_affinity_conflict",
+            .claims = {{.name = "c", .volumeName = "pv"}},
+            .pvs =
+                {{.name = "pv", .hostname = "node-b", .phase = "Bound", .claimRef = "default/c"}},
+            .want = Code::kUnschedulableAndUnresolvable,
+            .wantReasons = {kNodeConflict}},
+        FilterCase{.name = "bound_pv_missing",
+                   .claims = {{.name = "c", .volumeName = "gone"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {std::string(VolumeBinding::kErrReasonPVNotExist)}},
+        FilterCase{.name = "smallest_fit_wins",
+                   .claims = {{.name = "c", .size = "5Gi"}},
+                   .pvs = {{.name = "big", .size = "100Gi"},
+                           {.name = "small", .size = "6Gi"},
+                           {.name = "tiny", .size = "1Gi"}},
+                   .wantChoice = {{"c", "small"}}},
+        FilterCase{.name = "exact_size_fits",
+                   .claims = {{.name = "c", .size = "5Gi"}},
+                   .pvs = {{.name = "pv", .size = "5Gi"}},
+                   .wantChoice = {{"c", "pv"}}},
+        FilterCase{.name = "too_small",
+                   .claims = {{.name = "c", .size = "5Gi"}},
+                   .pvs = {{.name = "pv", .size = "4Gi"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "other_class",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "pv", .cls = "other"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{
+            .name = "access_mode_missing",
+            .claims = {{.name = "c", .modes = {"ReadWriteMany"}}},
+            .pvs = {{.name = "rwo", .modes = {"ReadWriteOnce"}},
+                    {.name = "rwx", .size = "50Gi", .modes = {"ReadWriteOnce", "ReadWriteMany"}}},
+            .wantChoice = {{"c", "rwx"}}},
+        FilterCase{.name = "access_mode_conflict",
+                   .claims = {{.name = "c", .modes = {"ReadWriteMany"}}},
+                   .pvs = {{.name = "rwo", .modes = {"ReadWriteOnce"}}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "node_affinity_picks_local_pv",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "on-b", .size = "6Gi", .hostname = "node-b"},
+                           {.name = "on-a", .size = "20Gi", .hostname = "node-a"}},
+                   .wantChoice = {{"c", "on-a"}}},
+        FilterCase{.name = "node_affinity_conflict",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "on-b", .hostname = "node-b"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "claimed_by_other_claim",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "pv", .claimRef = "default/other"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "not_available_phase",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "pv", .phase = "Released"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "volume_mode_mismatch",
+                   .claims = {{.name = "c", .volumeMode = "Block"}},
+                   .pvs = {{.name = "pv"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{
+            .name = "selector",
+            .claims = {{.name = "c", .selector = api::LabelSelector{{{"tier", "fast"}}, {}}}},
+            .pvs = {{.name = "slow", .size = "6Gi", .labels = {{"tier", "slow"}}},
+                    {.name = "fast", .size = "9Gi", .labels = {{"tier", "fast"}}}},
+            .wantChoice = {{"c", "fast"}}},
+        FilterCase{.name = "two_claims_two_pvs",
+                   .claims = {{.name = "big", .size = "8Gi"}, {.name = "small", .size = "2Gi"}},
+                   .pvs = {{.name = "pv3", .size = "3Gi"}, {.name = "pv9", .size = "9Gi"}},
+                   .wantChoice = {{"big", "pv9"}, {"small", "pv3"}}},
+        FilterCase{.name = "two_claims_one_pv",
+                   .claims = {{.name = "a"}, {.name = "b"}},
+                   .pvs = {{.name = "pv"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "provision",
+                   .claims = {{.name = "c", .cls = std::string(kProvisionClass)}},
+                   .wantChoice = {{"c", "<provision>"}}},
+        FilterCase{.name = "provision_topology_match",
+                   .claims = {{.name = "c", .cls = std::string(kTopologyClass)}},
+                   .wantChoice = {{"c", "<provision>"}}},
+        FilterCase{.name = "provision_topology_mismatch",
+                   .claims = {{.name = "c", .cls = std::string(kTopologyClass)}},
+                   .zone = "b",
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "static_pv_preferred_over_provisioning",
+                   .claims = {{.name = "c", .cls = std::string(kProvisionClass)}},
+                   .pvs = {{.name = "pv", .cls = std::string(kProvisionClass)}},
+                   .wantChoice = {{"c", "pv"}}},
+        FilterCase{.name = "selected_other_node",
+                   .claims = {{.name = "c",
+                               .cls = std::string(kProvisionClass),
+                               .selectedNode = "node-b"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "bound_conflict_and_pv_for_unbound",
+                   .claims = {{.name = "bound", .volumeName = "pv-b"}, {.name = "c"}},
+                   .pvs = {{.name = "pv-b",
+                            .hostname = "node-b",
+                            .phase = "Bound",
+                            .claimRef = "default/bound"},
+                           {.name = "pv"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kNodeConflict}}),
+    [](const ::testing::TestParamInfo<FilterCase>& info) { return info.param.name; });
+
+TEST(VolumeBindingPreFilterTest, Outcomes) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "wait"}));
+  f.listers().add(makePVC({.name = "immediate", .cls = std::string(kImmediateClass)}));
+  f.listers().add(makePVC({.name = "deleting", .deleting = true}));
+  f.listers().add(makePVC({.name = "bound", .volumeName = "pv"}));
+  f.listers().add(makePVC({.name = "prebound", .volumeName = ""}));
+  struct Case {
+    std::vector<std::string> claims;
+    Code want;
+    std::string reason;
+  } cases[] = {
+      {{}, Code::kSkip, ""},
+      {{"missing"},
+       Code::kUnschedulableAndUnresolvable,
+       "persistentvolumeclaim \"missing\" not found"},
+      {{"deleting"},
+       Code::kUnschedulableAndUnresolvable,
+       "persistentvolumeclaim \"deleting\" is being deleted"},
+      {{"wait", "immediate"},
+       Code::kUnschedulableAndUnresolvable,
+       "pod has unbound immediate PersistentVolumeClaims"},
+      {{"wait", "bound"}, Code::kSuccess, ""},
+  };
+  for (const Case& c : cases) {
+    CycleState state;
+    Status st = f.preFilter(podWithClaims(c.claims), state);
+    EXPECT_EQ(st.code(), c.want) << ::testing::PrintToString(c.claims);
+    EXPECT_EQ(st.message(), c.reason);
+  }
+  // A claim naming a volume that is not bound yet counts as unbound immediate (the PV
+  // controller binds it).
+  api::PersistentVolumeClaim prebound = makePVC({.name = "prebound"});
+  prebound.spec.volumeName = "pv";
+  f.listers().add(prebound);
+  CycleState state;
+  Status st = f.preFilter(podWithClaims({"prebound"}), state);
+  EXPECT_EQ(st.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.message(), "pod has unbound immediate PersistentVolumeClaims");
+}
+
+TEST(VolumeBindingPreFilterTest, EphemeralClaimMustBeOwnedByThePod) {
+  Fixture f;
+  api::Pod pod = PodWrapper("pod").obj();
+  api::Volume v;
+  v.name = "scratch";
+  v.ephemeral = true;
+  pod.spec.volumes.push_back(v);
+  api::PersistentVolumeClaim pvc = makePVC({.name = "pod-scratch"});
+  f.listers().add(pvc);
+  CycleState state;
+  Status st = f.preFilter(pod, state);
+  EXPECT_EQ(st.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.message(),
+            "PVC default/pod-scratch was not created for pod default/pod (pod is not owner)");
+  pvc.metadata.ownerReferences.push_back({"v1", "Pod", "pod", pod.metadata.uid, true});
+  f.listers().add(pvc);
+  CycleState state2;
+  EXPECT_TRUE(f.preFilter(pod, state2).ok());
+}
+
+// Reserve assumes the chosen PV, so the next pod's cycle does not pick it; Unreserve gives it
+// back.
+TEST(VolumeBindingReserveTest, AssumedPVIsNotChosenTwice) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "c1"}));
+  f.listers().add(makePVC({.name = "c2"}));
+  f.listers().add(makePV({.name = "pv", .hostname = "node-a"}));
+  auto ni = nodeInfo("node-a");
+
+  api::Pod pod1 = podWithClaims({"c1"});
+  CycleState s1;
+  ASSERT_TRUE(f.preFilter(pod1, s1).ok());
+  ASSERT_TRUE(f.plugin().filter(s1, pod1, *ni).ok());
+  ASSERT_TRUE(f.plugin().reserve(s1, pod1, "node-a").ok());
+  EXPECT_EQ(f.plugin().assumeCacheForTest().sizeForTest(), 1u);
+
+  api::Pod pod2 = podWithClaims({"c2"});
+  pod2.metadata.name = "pod2";
+  CycleState s2;
+  ASSERT_TRUE(f.preFilter(pod2, s2).ok());
+  Status st = f.plugin().filter(s2, pod2, *ni);
+  EXPECT_EQ(st.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.message(), kBindConflict);
+
+  f.plugin().unreserve(s1, pod1, "node-a");
+  EXPECT_EQ(f.plugin().assumeCacheForTest().sizeForTest(), 0u);
+  CycleState s3;
+  ASSERT_TRUE(f.preFilter(pod2, s3).ok());
+  EXPECT_TRUE(f.plugin().filter(s3, pod2, *ni).ok());
+  EXPECT_EQ(f.decision(s3, "node-a"), (std::map<std::string, std::string>{{"c2", "pv"}}));
+}
+
+// Once the informer holds a newer version of an assumed PV, the informer's version wins.
+TEST(VolumeBindingReserveTest, NewerInformerVersionWins) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "c1"}));
+  f.listers().add(makePV({.name = "pv"}));
+  api::Pod pod = podWithClaims({"c1"});
+  CycleState s;
+  ASSERT_TRUE(f.preFilter(pod, s).ok());
+  ASSERT_TRUE(f.plugin().filter(s, pod, *nodeInfo("node-a")).ok());
+  ASSERT_TRUE(f.plugin().reserve(s, pod, "node-a").ok());
+  const auto& cache = f.plugin().assumeCacheForTest();
+  auto assumed = cache.getPV(f.listers(), "pv");
+  ASSERT_TRUE(assumed && assumed->spec.claimRef);
+  EXPECT_EQ(assumed->spec.claimRef->name, "c1");
+  EXPECT_EQ(assumed->spec.claimRef->uid, "c1-uid");
+  EXPECT_EQ(assumed->metadata.annotations.at("pv.kubernetes.io/bound-by-controller"), "yes");
+  api::PersistentVolume newer = makePV({.name = "pv"});
+  newer.metadata.resourceVersion = "2";
+  f.listers().add(newer);
+  EXPECT_FALSE(cache.getPV(f.listers(), "pv")->spec.claimRef.has_value());
+}
+
+TEST(VolumeBindingReserveTest, ProvisioningAssumesSelectedNode) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "c", .cls = std::string(kProvisionClass)}));
+  api::Pod pod = podWithClaims({"c"});
+  CycleState s;
+  ASSERT_TRUE(f.preFilter(pod, s).ok());
+  ASSERT_TRUE(f.plugin().filter(s, pod, *nodeInfo("node-a")).ok());
+  ASSERT_TRUE(f.plugin().reserve(s, pod, "node-a").ok());
+  auto pvc = f.plugin().assumeCacheForTest().getPVC(f.listers(), "default", "c");
+  ASSERT_TRUE(pvc);
+  EXPECT_EQ(pvc->metadata.annotations.at(std::string(api::kAnnSelectedNode)), "node-a");
+  // Another pod with the same claim now only fits node-a.
+  CycleState s2;
+  ASSERT_TRUE(f.preFilter(pod, s2).ok());
+  Status st = f.plugin().filter(s2, pod, *nodeInfo("node-b"));
+  EXPECT_EQ(st.message(), kBindConflict);
+  EXPECT_TRUE(f.plugin().filter(s2, pod, *nodeInfo("node-a")).ok());
+}
+
+TEST(VolumeBindingReserveTest, AllBoundNeedsNoPreBind) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "c", .volumeName = "pv"}));
+  f.listers().add(makePV({.name = "pv", .phase = "Bound", .claimRef = "default/c"}));
+  api::Pod pod = podWithClaims({"c"});
+  CycleState s;
+  ASSERT_TRUE(f.preFilter(pod, s).ok());
+  ASSERT_TRUE(f.plugin().filter(s, pod, *nodeInfo("node-a")).ok());
+  ASSERT_TRUE(f.plugin().reserve(s, pod, "node-a").ok());
+  // No API client in unit tests: PreBind would fail if it tried to write.
+  EXPECT_TRUE(f.plugin().preBind(s, pod, "node-a").ok());
+  EXPECT_EQ(f.plugin().assumeCacheForTest().sizeForTest(), 0u);
+}
+
+TEST(VolumeBindingArgsTest, DefaultsAndValidation) {
+  EXPECT_EQ(decodeVolumeBindingArgs(nullptr).bindTimeoutSeconds, 600);
+  EXPECT_EQ(decodeVolumeBindingArgs(nlohmann::json::object()).bindTimeoutSeconds, 600);
+  EXPECT_EQ(decodeVolumeBindingArgs({{"bindTimeoutSeconds", 0}}).bindTimeoutSeconds, 0);
+  EXPECT_EQ(decodeVolumeBindingArgs({{"kind", "VolumeBindingArgs"}, {"bindTimeoutSeconds", 30}})
+                .bindTimeoutSeconds,
+            30);
+  struct Case {
+    nlohmann::json args;
+    std::string want;
+  } cases[] = {
+      {{{"bindTimeoutSeconds", -10}},
+       "bindTimeoutSeconds: Invalid value: -10: invalid BindTimeoutSeconds, should not be a "
+       "negative value"},
+      {{{"shape", nlohmann::json::array()}},
+       "shape: Invalid value: \"[]\": unexpected field `shape`, remove it or turn on the feature "
+       "gate StorageCapacityScoring"},
+  };
+  for (const Case& c : cases) {
+    try {
+      (void)decodeVolumeBindingArgs(c.args);
+      ADD_FAILURE() << "accepted " << c.args.dump();
+    } catch (const PluginArgsError& e) {
+      EXPECT_EQ(std::string(e.what()), c.want);
+    }
+  }
+  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeout", 1}}), PluginArgsError);
+  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeoutSeconds", "1"}}), PluginArgsError);
+}
+
+TEST(VolumeBindingTest, EventsToRegister) {
+  testutil::FakeHandle h;
+  VolumeBinding pl(VolumeBindingArgs{}, h);
+  auto events = pl.eventsToRegister();
+  auto covers = [&](EventResource r, uint32_t a) {
+    ClusterEvent ev{r, a, ""};
+    return std::ranges::any_of(events, [&](const ClusterEvent& e) { return e.matches(ev); });
+  };
+  EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kAdd));
+  EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kUpdateOther));
+  EXPECT_TRUE(covers(EventResource::kPersistentVolume, kAdd));
+  EXPECT_TRUE(covers(EventResource::kStorageClass, kAdd));
+  EXPECT_TRUE(covers(EventResource::kCSINode, kAdd));
+  EXPECT_TRUE(covers(EventResource::kNode, kAdd));
+  EXPECT_TRUE(covers(EventResource::kNode, kUpdateNodeLabel));
+  EXPECT_FALSE(covers(EventResource::kNode, kUpdateNodeAllocatable));
+  EXPECT_FALSE(covers(EventResource::kPersistentVolume, kDelete));
+  EXPECT_FALSE(covers(EventResource::kPod, kDelete));
+}
+
+}  // namespace
+}  // namespace ksched::plugins
