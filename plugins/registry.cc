@@ -10,11 +10,14 @@
 #include "plugins/node_ports/node_ports.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/node_volume_limits/node_volume_limits.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 #include "plugins/volume_binding/volume_binding.h"
+#include "plugins/volume_restrictions/volume_restrictions.h"
+#include "plugins/volume_zone/volume_zone.h"
 
 namespace ksched::plugins {
 
@@ -34,7 +37,10 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
   r.add(std::string(DefaultPreemption::kName), newDefaultPreemption);
   r.add(std::string(DefaultBinder::kName), newDefaultBinder);
+  r.add(std::string(VolumeRestrictions::kName), newVolumeRestrictions);
+  r.add(std::string(NodeVolumeLimits::kName), newNodeVolumeLimits);
   r.add(std::string(VolumeBinding::kName), newVolumeBinding);
+  r.add(std::string(VolumeZone::kName), newVolumeZone);
   return r;
 }
 

@@ -57,14 +57,15 @@ TEST(RegistryTest, MergeRejectsDuplicatesAtomically) {
 
 TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
-  const std::vector<std::string> want = {"DefaultBinder",     "DefaultPreemption",
-                                         "ImageLocality",     "InterPodAffinity",
-                                         "NodeAffinity",      "NodeName",
-                                         "NodePorts",         "NodeResourcesBalancedAllocation",
-                                         "NodeResourcesFit",  "NodeUnschedulable",
-                                         "PodTopologySpread", "PrioritySort",
-                                         "SchedulingGates",   "TaintToleration",
-                                         "VolumeBinding"};
+  const std::vector<std::string> want = {"DefaultBinder",      "DefaultPreemption",
+                                         "ImageLocality",      "InterPodAffinity",
+                                         "NodeAffinity",       "NodeName",
+                                         "NodePorts",          "NodeResourcesBalancedAllocation",
+                                         "NodeResourcesFit",   "NodeUnschedulable",
+                                         "NodeVolumeLimits",   "PodTopologySpread",
+                                         "PrioritySort",       "SchedulingGates",
+                                         "TaintToleration",    "VolumeBinding",
+                                         "VolumeRestrictions", "VolumeZone"};
   EXPECT_EQ(r.names(), want);
   testutil::FakeHandle h;
   for (const std::string& name : want) {

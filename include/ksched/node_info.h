@@ -95,6 +95,12 @@ class NodeInfo {
       const noexcept {
     return imageStates_;
   }
+  // PVCs referenced by the pods on this node: "<namespace>/<claimName>" -> number of pods
+  // referencing it (persistentVolumeClaim volumes and the claims of generic ephemeral
+  // volumes; upstream PVCRefCounts). Entries are removed when their count reaches zero.
+  [[nodiscard]] const std::map<std::string, int, std::less<>>& pvcRefCounts() const noexcept {
+    return pvcRefCounts_;
+  }
   // Bumped on every change; the snapshot copies a NodeInfo only when this moved.
   [[nodiscard]] int64_t generation() const noexcept { return generation_; }
 
@@ -105,7 +111,7 @@ class NodeInfo {
   // imageStates.
   void removeNode();
   // Accounts the pod: requests, non-zero requests, host ports of its containers and sidecars,
-  // affinity lists. The caller ensures a uid is added at most once.
+  // affinity lists, PVC references. The caller ensures a uid is added at most once.
   void addPod(PodInfoPtr pod);
   // Removes by uid, undoing exactly what addPod accounted; false when not found.
   bool removePod(std::string_view uid);
@@ -137,6 +143,7 @@ class NodeInfo {
   api::Resource allocatable_;
   HostPortInfo usedPorts_;
   std::map<std::string, ImageStateSummary, std::less<>> imageStates_;
+  std::map<std::string, int, std::less<>> pvcRefCounts_;
   int64_t generation_ = 0;
 };
 
@@ -151,6 +158,9 @@ class NodeInfoLister {
       const = 0;
   // nullptr when unknown.
   [[nodiscard]] virtual const NodeInfo* get(std::string_view nodeName) const = 0;
+  // True when at least one pod on a node of this snapshot references the PVC
+  // "<namespace>/<claimName>" (upstream StorageInfoLister.IsPVCUsedByPods). O(1).
+  [[nodiscard]] virtual bool isPVCUsedByPods(std::string_view key) const = 0;
 };
 
 }  // namespace ksched

@@ -111,6 +111,10 @@ class NodeWrapper {
         {std::move(key), std::move(value), std::move(effect), std::nullopt});
     return *this;
   }
+  NodeWrapper& label(std::string key, std::string value) {
+    node_.metadata.labels[std::move(key)] = std::move(value);
+    return *this;
+  }
   NodeWrapper& unschedulable(bool u = true) {
     node_.spec.unschedulable = u;
     return *this;
@@ -151,6 +155,12 @@ class FakeLister final : public NodeInfoLister {
       if (n->name() == nodeName) return n;
     }
     return nullptr;
+  }
+  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
+    for (const NodeInfo* n : list_) {
+      if (n->pvcRefCounts().contains(key)) return true;
+    }
+    return false;
   }
 
  private:

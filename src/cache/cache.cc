@@ -296,6 +296,14 @@ size_t Cache::updateSnapshot(Snapshot& snapshot) {
   size_t copies = 0;
   bool rebuildAll = snapshot.treeGeneration_ != treeGeneration_;
   bool rebuildAffinity = false;
+  bool rebuildPVCs = false;
+  auto samePVCKeys = [](const NodeInfo& a, const NodeInfo& b) {
+    const auto& x = a.pvcRefCounts();
+    const auto& y = b.pvcRefCounts();
+    return x.size() == y.size() &&
+           std::equal(x.begin(), x.end(), y.begin(),
+                      [](const auto& l, const auto& r) { return l.first == r.first; });
+  };
   auto copyIn = [&](const NodeInfo& info) {
     auto copy = copyForSnapshot(info);
     if (const NodeInfo* old = snapshot.get(info.name()); old == nullptr) {
@@ -304,6 +312,7 @@ size_t Cache::updateSnapshot(Snapshot& snapshot) {
       rebuildAffinity |= old->podsWithAffinity().empty() != copy->podsWithAffinity().empty();
       rebuildAffinity |= old->podsWithRequiredAntiAffinity().empty() !=
                          copy->podsWithRequiredAntiAffinity().empty();
+      rebuildPVCs |= !samePVCKeys(*old, *copy);
     }
     snapshot.put(std::move(copy));
     ++copies;
@@ -341,6 +350,7 @@ size_t Cache::updateSnapshot(Snapshot& snapshot) {
   } else if (rebuildAffinity) {
     snapshot.rebuildLists(nullptr);
   }
+  if (rebuildAll || rebuildPVCs) snapshot.rebuildUsedPVCs();
   return copies;
 }
 

@@ -144,6 +144,18 @@ void forEachHeldPort(const api::Pod& pod, Fn fn) {
   }
 }
 
+// Calls fn("<namespace>/<claimName>") for every PVC the pod's volumes reference.
+template <typename Fn>
+void forEachPVCKey(const api::Pod& pod, Fn fn) {
+  for (const auto& volume : pod.spec.volumes) {
+    if (volume.persistentVolumeClaim) {
+      fn(pod.metadata.namespace_ + "/" + volume.persistentVolumeClaim->claimName);
+    } else if (volume.ephemeral) {
+      fn(pod.metadata.namespace_ + "/" + api::ephemeralVolumeClaimName(pod, volume));
+    }
+  }
+}
+
 }  // namespace
 
 void NodeInfo::addPod(PodInfoPtr pod) {
@@ -153,6 +165,7 @@ void NodeInfo::addPod(PodInfoPtr pod) {
   forEachHeldPort(*pod->pod, [&](const api::ContainerPort& port) {
     usedPorts_.add(port.hostIP, port.protocol, port.hostPort);
   });
+  forEachPVCKey(*pod->pod, [&](std::string key) { ++pvcRefCounts_[std::move(key)]; });
   if (pod->hasAffinity) podsWithAffinity_.push_back(pod);
   if (pod->hasRequiredAntiAffinity) podsWithRequiredAntiAffinity_.push_back(pod);
   pods_.push_back(std::move(pod));
@@ -172,6 +185,10 @@ bool NodeInfo::removePod(std::string_view uid) {
   nonZeroRequested_.memory -= pod->nonZeroMemory;
   forEachHeldPort(*pod->pod, [&](const api::ContainerPort& port) {
     usedPorts_.remove(port.hostIP, port.protocol, port.hostPort);
+  });
+  forEachPVCKey(*pod->pod, [&](const std::string& key) {
+    auto it = pvcRefCounts_.find(key);
+    if (it != pvcRefCounts_.end() && --it->second <= 0) pvcRefCounts_.erase(it);
   });
   bump();
   return true;

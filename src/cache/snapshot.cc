@@ -30,7 +30,15 @@ Snapshot Snapshot::fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> no
   }
   const std::vector<std::string> order = tree.list();
   snapshot.rebuildLists(&order);
+  snapshot.rebuildUsedPVCs();
   return snapshot;
+}
+
+void Snapshot::rebuildUsedPVCs() {
+  usedPVCs_.clear();
+  for (const auto& [name, entry] : nodes_) {
+    for (const auto& [key, count] : entry.info->pvcRefCounts()) usedPVCs_.insert(key);
+  }
 }
 
 const NodeInfo* Snapshot::get(std::string_view nodeName) const {

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <ksched/node_info.h>
@@ -51,6 +52,10 @@ class Snapshot final : public NodeInfoLister {
     return antiAffinityList_;
   }
   [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override;
+  // Looks the key up in the set of PVCs referenced by pods on the snapshot's nodes.
+  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
+    return usedPVCs_.contains(key);
+  }
   // The shared copy, to keep a NodeInfo beyond the cycle; nullptr when unknown.
   [[nodiscard]] std::shared_ptr<const NodeInfo> getShared(std::string_view nodeName) const;
 
@@ -77,11 +82,15 @@ class Snapshot final : public NodeInfoLister {
   // Rebuilds list_ (when `order` is given, in that order; names not in the map are skipped)
   // and, always, the two affinity lists in list_'s order.
   void rebuildLists(const std::vector<std::string>* order);
+  // Rebuilds usedPVCs_ from the pvcRefCounts of every NodeInfo in the snapshot.
+  void rebuildUsedPVCs();
 
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> nodes_;
   std::vector<const NodeInfo*> list_;
   std::vector<const NodeInfo*> affinityList_;
   std::vector<const NodeInfo*> antiAffinityList_;
+  // "<namespace>/<claimName>" of every PVC a pod on one of the nodes references.
+  std::unordered_set<std::string, StringHash, std::equal_to<>> usedPVCs_;
   int64_t generation_ = 0;
   int64_t treeGeneration_ = -1;  // the cache's NodeTree stamp list_ was built from
 };

@@ -76,6 +76,22 @@ class PodBuilder {
         term(std::move(topologyKey)));
     return *this;
   }
+  // A persistentVolumeClaim volume.
+  PodBuilder& pvc(std::string claimName) {
+    api::Volume v;
+    v.name = "v" + std::to_string(pod_.spec.volumes.size());
+    v.persistentVolumeClaim.emplace().claimName = std::move(claimName);
+    pod_.spec.volumes.push_back(std::move(v));
+    return *this;
+  }
+  // A generic ephemeral volume (its claim is "<pod name>-<volumeName>").
+  PodBuilder& ephemeral(std::string volumeName) {
+    api::Volume v;
+    v.name = std::move(volumeName);
+    v.ephemeral = true;
+    pod_.spec.volumes.push_back(std::move(v));
+    return *this;
+  }
   [[nodiscard]] api::Pod object() const { return pod_; }
   [[nodiscard]] PodPtr build() const { return std::make_shared<const api::Pod>(pod_); }
   [[nodiscard]] PodInfoPtr info() const { return std::make_shared<const PodInfo>(build()); }

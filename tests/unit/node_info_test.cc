@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -262,6 +264,34 @@ TEST(NodeInfoTest, SidecarPortsAreHeldAndPlainInitContainerPortsAreNot) {
   EXPECT_FALSE(info.usedPorts().conflicts("0.0.0.0", "TCP", 7000));
   ASSERT_TRUE(info.removePod(p.metadata.uid));
   EXPECT_EQ(info.usedPorts().size(), 0u);
+}
+
+TEST(NodeInfoTest, PVCRefCountsFollowPods) {
+  using Counts = std::map<std::string, int, std::less<>>;
+  NodeInfo info(NodeBuilder("n1").build());
+  const auto a = PodBuilder("a").node("n1").pvc("data").pvc("logs").info();
+  const auto b = PodBuilder("b").node("n1").pvc("data").ephemeral("scratch").info();
+  auto other = PodBuilder("c").node("n1").pvc("data").object();
+  other.metadata.namespace_ = "other";
+  const auto c = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(other));
+
+  info.addPod(a);
+  EXPECT_EQ(info.pvcRefCounts(), (Counts{{"default/data", 1}, {"default/logs", 1}}));
+  const int64_t g = info.generation();
+  info.addPod(b);
+  info.addPod(c);
+  EXPECT_GT(info.generation(), g);
+  EXPECT_EQ(
+      info.pvcRefCounts(),
+      (Counts{
+          {"default/b-scratch", 1}, {"default/data", 2}, {"default/logs", 1}, {"other/data", 1}}));
+  ASSERT_TRUE(info.removePod("uid-a"));
+  EXPECT_EQ(info.pvcRefCounts(),
+            (Counts{{"default/b-scratch", 1}, {"default/data", 1}, {"other/data", 1}}));
+  EXPECT_EQ(info.clone()->pvcRefCounts(), info.pvcRefCounts());
+  ASSERT_TRUE(info.removePod("uid-b"));
+  ASSERT_TRUE(info.removePod("uid-c"));
+  EXPECT_TRUE(info.pvcRefCounts().empty());
 }
 
 TEST(NodeInfoTest, RemoveNodeKeepsPods) {

@@ -193,6 +193,48 @@ TEST(SnapshotTest, FromForTest) {
   expectListsConsistent(snapshot);
 }
 
+TEST(SnapshotTest, UsedPVCsFollowTheCache) {
+  Cache cache;
+  cache.addNode(NodeBuilder("n1").build());
+  cache.addNode(NodeBuilder("n2").build());
+  Snapshot snapshot;
+  cache.updateSnapshot(snapshot);
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("default/data"));
+
+  const auto a = PodBuilder("a").node("n1").pvc("data").build();
+  const auto b = PodBuilder("b").node("n2").pvc("data").ephemeral("tmp").build();
+  ASSERT_TRUE(cache.addPod(a).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_TRUE(snapshot.isPVCUsedByPods("default/data"));
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("default/b-tmp"));
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("other/data"));
+
+  ASSERT_TRUE(cache.addPod(b).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_TRUE(snapshot.isPVCUsedByPods("default/b-tmp"));
+
+  // Still used by b after a leaves; unused once b leaves too.
+  ASSERT_TRUE(cache.removePod(*a).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_TRUE(snapshot.isPVCUsedByPods("default/data"));
+  ASSERT_TRUE(cache.removePod(*b).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("default/data"));
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("default/b-tmp"));
+
+  // A pod on a node that is removed stops counting.
+  ASSERT_TRUE(cache.addPod(PodBuilder("c").node("n2").pvc("logs").build()).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_TRUE(snapshot.isPVCUsedByPods("default/logs"));
+  ASSERT_TRUE(cache.removeNode(NodeBuilder("n2").object()).ok());
+  cache.updateSnapshot(snapshot);
+  EXPECT_FALSE(snapshot.isPVCUsedByPods("default/logs"));
+
+  const Snapshot direct = Snapshot::fromForTest({PodBuilder("d").node("n1").pvc("x").build()},
+                                                {NodeBuilder("n1").build()});
+  EXPECT_TRUE(direct.isPVCUsedByPods("default/x"));
+}
+
 TEST(SnapshotTest, NodeTreeListTable) {
   struct Case {
     std::string name;

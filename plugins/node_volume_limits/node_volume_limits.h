@@ -1,0 +1,82 @@
+// NodeVolumeLimits (PreFilter + AddPod, Filter): upstream's CSI volume limits.
+//   PreFilter: Skip unless the pod has a persistentVolumeClaim or generic ephemeral volume.
+//              Resolves the pod's claims to unique CSI volumes "<driver>/<volumeHandle>"
+//              (PVC -> bound PV spec.csi; an unbound claim or one whose PV is missing counts as
+//              "<driver = its StorageClass's provisioner>/<random prefix>-<ns>/<claim>"; claims
+//              without a CSI driver are not counted). A missing claim of the pod is
+//              UnschedulableAndUnresolvable `looking up PVC <ns>/<name>: persistentvolumeclaim
+//              "<name>" not found`; an ephemeral claim the pod does not control is an Error.
+//              When the pod has CSI volumes it also resolves, once per cycle, the claims of
+//              every pod in the snapshot and each node's CSINode, so that Filter does no
+//              lister look-up.
+//   AddPod:    resolves the claims of a pod added to a node (nominated pods) not seen yet.
+//   Filter:    per driver, the node's limit is its CSINode spec.drivers[].allocatable.count,
+//              else node allocatable `attachable-volumes-csi-<driver>`; the unique volumes of
+//              the pods on the node plus the pod's volumes not already attached there must not
+//              exceed it, else Unschedulable `node(s) exceed max volume count`. A node
+//              without limits fits.
+// Inline CSI volumes and in-tree volumes (CSI migration) are not counted.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+namespace ksched::plugins {
+
+class NodeVolumeLimits final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreFilterExtensions,
+                               public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "NodeVolumeLimits";
+  static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeVolumeLimits";
+  static constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
+      "node(s) exceed max volume count";
+
+  // `listers` must outlive the plugin. `unboundVolumePrefix` prefixes the placeholder volume
+  // handles of unbound claims (random when empty).
+  explicit NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix = "");
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  [[nodiscard]] const PreFilterExtensions* preFilterExtensions() const override { return this; }
+  Status addPod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToAdd,
+                const NodeInfo& nodeInfo) const override;
+  // Nothing to undo: Filter counts the pods of the NodeInfo it is given.
+  Status removePod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToRemove,
+                   const NodeInfo& nodeInfo) const override;
+  // Reads the PreFilter data (Error when absent). Thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  // CSINode added; assigned pod deleted; PVC added.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // The node resource naming a driver's limit (upstream GetCSIAttachLimitKey):
+  // "attachable-volumes-csi-<driver>", shortened with a SHA-1 suffix past 62 characters.
+  [[nodiscard]] static std::string csiAttachLimitKey(std::string_view driver);
+
+  // A claim resolved to the CSI volume it stands for; empty uniqueName: not counted.
+  struct CSIVolume {
+    std::string uniqueName;  // "<driver>/<volumeHandle>"
+    std::string limitKey;    // csiAttachLimitKey(driver)
+  };
+
+ private:
+  [[nodiscard]] CSIVolume resolveClaim(const api::PersistentVolumeClaim& pvc) const;
+
+  const ClusterListers& listers_;
+  const std::string unboundVolumePrefix_;
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newNodeVolumeLimits(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

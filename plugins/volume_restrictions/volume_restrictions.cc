@@ -1,0 +1,154 @@
+#include "plugins/volume_restrictions/volume_restrictions.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "api/pod.h"
+#include "api/storage.h"
+
+namespace ksched::plugins {
+namespace {
+
+struct PreFilterState final : StateData {
+  // Names of the pod's PVCs with access mode ReadWriteOncePod.
+  std::set<std::string, std::less<>> readWriteOncePodPVCs;
+  // References to those PVCs by pods already scheduled (or added by AddPod).
+  int conflictingPVCRefCount = 0;
+
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PreFilterState>(*this);
+  }
+
+  [[nodiscard]] int refsOf(const api::Pod& pod) const {
+    int n = 0;
+    for (const auto& v : pod.spec.volumes) {
+      if (v.persistentVolumeClaim &&
+          readWriteOncePodPVCs.contains(v.persistentVolumeClaim->claimName)) {
+        ++n;
+      }
+    }
+    return n;
+  }
+};
+
+constexpr StateKey<PreFilterState> kPreFilterKey{VolumeRestrictions::kPreFilterStateKey};
+
+bool needsRestrictionsCheck(const api::Volume& v) {
+  return v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi;
+}
+
+bool haveOverlap(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& x) {
+    return std::find(b.begin(), b.end(), x) != b.end();
+  });
+}
+
+Status stateNotFound() {
+  return Status::error("cannot read \"" + std::string(VolumeRestrictions::kPreFilterStateKey) +
+                       "\" from cycleState");
+}
+
+}  // namespace
+
+bool VolumeRestrictions::isVolumeConflict(const api::Volume& volume, const api::Pod& existing) {
+  for (const auto& ev : existing.spec.volumes) {
+    if (volume.gcePersistentDisk && ev.gcePersistentDisk) {
+      const auto& d = *volume.gcePersistentDisk;
+      const auto& e = *ev.gcePersistentDisk;
+      if (d.pdName == e.pdName && !(d.readOnly && e.readOnly)) return true;
+    }
+    if (volume.awsElasticBlockStore && ev.awsElasticBlockStore &&
+        volume.awsElasticBlockStore->volumeID == ev.awsElasticBlockStore->volumeID) {
+      return true;
+    }
+    if (volume.iscsi && ev.iscsi) {
+      if (volume.iscsi->iqn == ev.iscsi->iqn && !(volume.iscsi->readOnly && ev.iscsi->readOnly)) {
+        return true;
+      }
+    }
+    if (volume.rbd && ev.rbd) {
+      const auto& r = *volume.rbd;
+      const auto& e = *ev.rbd;
+      if (haveOverlap(r.monitors, e.monitors) && r.pool == e.pool && r.image == e.image &&
+          !(r.readOnly && e.readOnly)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status VolumeRestrictions::preFilter(CycleState& state, const api::Pod& pod,
+                                     const NodeInfoLister& nodes, PreFilterResult& /*result*/) {
+  const bool needsCheck =
+      std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), needsRestrictionsCheck);
+  auto s = std::make_unique<PreFilterState>();
+  for (const auto& v : pod.spec.volumes) {
+    if (!v.persistentVolumeClaim) continue;
+    const std::string& claim = v.persistentVolumeClaim->claimName;
+    auto pvc = listers_.getPersistentVolumeClaim(pod.metadata.namespace_, claim);
+    if (pvc == nullptr) {
+      return Status::unresolvable("persistentvolumeclaim \"" + claim + "\" not found");
+    }
+    const auto& modes = pvc->spec.accessModes;
+    if (std::find(modes.begin(), modes.end(), api::kReadWriteOncePod) == modes.end()) continue;
+    s->readWriteOncePodPVCs.insert(pvc->metadata.name);
+  }
+  for (const auto& claim : s->readWriteOncePodPVCs) {
+    if (nodes.isPVCUsedByPods(pod.metadata.namespace_ + "/" + claim)) ++s->conflictingPVCRefCount;
+  }
+  if (!needsCheck && s->conflictingPVCRefCount == 0) return Status::skip();
+  state.write(kPreFilterKey, std::move(s));
+  return {};
+}
+
+Status VolumeRestrictions::addPod(CycleState& state, const api::Pod& /*podToSchedule*/,
+                                  const PodInfo& podToAdd, const NodeInfo& /*nodeInfo*/) const {
+  PreFilterState* s = state.mutableRead(kPreFilterKey);
+  if (s == nullptr) return stateNotFound();
+  s->conflictingPVCRefCount += s->refsOf(*podToAdd.pod);
+  return {};
+}
+
+Status VolumeRestrictions::removePod(CycleState& state, const api::Pod& /*podToSchedule*/,
+                                     const PodInfo& podToRemove,
+                                     const NodeInfo& /*nodeInfo*/) const {
+  PreFilterState* s = state.mutableRead(kPreFilterKey);
+  if (s == nullptr) return stateNotFound();
+  s->conflictingPVCRefCount -= s->refsOf(*podToRemove.pod);
+  return {};
+}
+
+Status VolumeRestrictions::filter(const CycleState& state, const api::Pod& pod,
+                                  const NodeInfo& nodeInfo) const {
+  for (const auto& v : pod.spec.volumes) {
+    if (!needsRestrictionsCheck(v)) continue;
+    for (const auto& existing : nodeInfo.pods()) {
+      if (isVolumeConflict(v, *existing->pod)) {
+        return Status::unschedulable(std::string(kErrReasonDiskConflict));
+      }
+    }
+  }
+  const PreFilterState* s = state.read(kPreFilterKey);
+  if (s == nullptr) return stateNotFound();
+  if (s->conflictingPVCRefCount > 0) {
+    return Status::unschedulable(std::string(kErrReasonReadWriteOncePodConflict));
+  }
+  return {};
+}
+
+std::vector<ClusterEvent> VolumeRestrictions::eventsToRegister() const {
+  return {
+      {EventResource::kPod, kDelete, "AssignedPodDelete"},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAdd"},
+      {EventResource::kPersistentVolumeClaim, kAdd, "PersistentVolumeClaimAdd"},
+  };
+}
+
+std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& /*args*/, Handle& handle) {
+  return std::make_unique<VolumeRestrictions>(handle.listers());
+}
+
+}  // namespace ksched::plugins

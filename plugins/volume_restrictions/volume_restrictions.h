@@ -1,0 +1,65 @@
+// VolumeRestrictions (PreFilter + AddPod/RemovePod, Filter).
+//   PreFilter: looks up the pod's PVCs (a missing one is UnschedulableAndUnresolvable
+//              `persistentvolumeclaim "<name>" not found`), keeps those with access mode
+//              ReadWriteOncePod and counts how many of them a pod anywhere in the cluster
+//              already uses (NodeInfoLister::isPVCUsedByPods). Skip when the pod has no
+//              GCE PD / AWS EBS / RBD / ISCSI volume and no such conflict.
+//   AddPod/RemovePod: adjust that count by the pod's references to those PVCs (preemption:
+//              removing the victim that holds the claim clears the conflict).
+//   Filter:    Unschedulable `node(s) had no available disk` when a volume conflicts with a
+//              volume of a pod on the node (same GCE PD unless both read-only; same EBS volume
+//              ID; RBD with an overlapping monitor, same pool and image unless both read-only;
+//              same ISCSI IQN unless both read-only); else Unschedulable with
+//              kErrReasonReadWriteOncePodConflict while the conflict count is above zero.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+namespace ksched::plugins {
+
+class VolumeRestrictions final : public PreFilterPlugin,
+                                 public FilterPlugin,
+                                 public PreFilterExtensions,
+                                 public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "VolumeRestrictions";
+  static constexpr std::string_view kPreFilterStateKey = "PreFilterVolumeRestrictions";
+  static constexpr std::string_view kErrReasonDiskConflict = "node(s) had no available disk";
+  static constexpr std::string_view kErrReasonReadWriteOncePodConflict =
+      "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+      "already in-use by another pod";
+
+  // `listers` must outlive the plugin.
+  explicit VolumeRestrictions(const ClusterListers& listers) : listers_(listers) {}
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  [[nodiscard]] const PreFilterExtensions* preFilterExtensions() const override { return this; }
+  Status addPod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToAdd,
+                const NodeInfo& nodeInfo) const override;
+  Status removePod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToRemove,
+                   const NodeInfo& nodeInfo) const override;
+  // Reads the PreFilter data (Error when absent). Thread-safe.
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  // Assigned pod deleted; node added (or its taints/labels updated); PVC added.
+  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+
+  // True when `volume` conflicts with one of `existing`'s volumes (upstream isVolumeConflict).
+  [[nodiscard]] static bool isVolumeConflict(const api::Volume& volume, const api::Pod& existing);
+
+ private:
+  const ClusterListers& listers_;
+};
+
+// Takes no args (ignored).
+std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins
