@@ -317,6 +317,7 @@ class Lister final : public NodeInfoLister {
     }
     return nullptr;
   }
+  [[nodiscard]] bool isPVCUsedByPods(std::string_view /*key*/) const override { return false; }
 
  private:
   std::vector<std::shared_ptr<NodeInfo>> owned_;
