@@ -213,13 +213,16 @@ TEST_F(ExtenderIntegration, BinderExtenderBindsThePod) {
   TestExtender ext({{"bind", [&](const json& args) {
                        const std::string name = args["podName"], podNs = args["podNamespace"],
                                          node = args["node"];
+                       {
+                         // Recorded first: the test reads it as soon as the pod shows bound.
+                         std::lock_guard lock(mu);
+                         boundBy[name] = node;
+                       }
                        admin.post("/api/v1/namespaces/" + podNs + "/pods/" + name + "/binding",
                                   {{"apiVersion", "v1"},
                                    {"kind", "Binding"},
                                    {"metadata", {{"name", name}, {"uid", args["podUID"]}}},
                                    {"target", {{"kind", "Node"}, {"name", node}}}});
-                       std::lock_guard lock(mu);
-                       boundBy[name] = node;
                        return json::object();
                      }}});
   config::Extender cfg;
