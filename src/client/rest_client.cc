@@ -11,35 +11,10 @@
 #include <thread>
 
 #include "client/backoff.h"
+#include "client/tls.h"
 
 namespace ksched::client {
 namespace {
-
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-
-BioPtr memBio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-// A fresh store holding every certificate of the PEM bundle; null if none parsed.
-X509_STORE* storeFromPem(const std::string& pem) {
-  auto bio = memBio(pem);
-  X509_STORE* store = X509_STORE_new();
-  int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    if (X509_STORE_add_cert(store, cert) == 1) ++added;
-    X509_free(cert);
-  }
-  ERR_clear_error();
-  if (added == 0) {
-    X509_STORE_free(store);
-    return nullptr;
-  }
-  return store;
-}
 
 std::string urlEncode(const std::string& s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -163,24 +138,11 @@ RestClient::~RestClient() = default;
 std::unique_ptr<RestClient::Connection> RestClient::connect() const {
   auto conn = std::make_unique<Connection>();
   if (https_) {
-    std::unique_ptr<httplib::SSLClient> ssl;
-    if (!config_.clientCertPem.empty()) {
-      auto certBio = memBio(config_.clientCertPem);
-      auto keyBio = memBio(config_.clientKeyPem);
-      X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
-      EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
-      if (cert == nullptr || key == nullptr) {
-        X509_free(cert);
-        EVP_PKEY_free(key);
-        ERR_clear_error();
-        throw ConfigError("client certificate or key is not valid PEM");
-      }
-      ssl = std::make_unique<httplib::SSLClient>(host_, port_, cert, key);
-      X509_free(cert);  // the SSL context holds its own references
-      EVP_PKEY_free(key);
-      if (!ssl->is_valid()) throw ConfigError("client certificate does not match its key");
-    } else {
-      ssl = std::make_unique<httplib::SSLClient>(host_, port_);
+    std::unique_ptr<httplib::SSLClient> ssl =
+        newSSLClient(host_, port_, config_.clientCertPem, config_.clientKeyPem);
+    if (ssl == nullptr) throw ConfigError("client certificate or key is not valid PEM");
+    if (!config_.clientCertPem.empty() && !ssl->is_valid()) {
+      throw ConfigError("client certificate does not match its key");
     }
     if (config_.insecureSkipTLSVerify) {
       ssl->enable_server_certificate_verification(false);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "client/tls.h"
 #include "extender/encode.h"
 
 namespace ksched::extender {
@@ -81,32 +82,6 @@ std::string readFile(const std::string& path, const std::string& field) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-
-BioPtr memBio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-// A store holding every certificate of the PEM bundle; null if none parsed.
-X509_STORE* storeFromPem(const std::string& pem) {
-  auto bio = memBio(pem);
-  X509_STORE* store = X509_STORE_new();
-  int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    if (X509_STORE_add_cert(store, cert) == 1) ++added;
-    X509_free(cert);
-  }
-  ERR_clear_error();
-  if (added == 0) {
-    X509_STORE_free(store);
-    return nullptr;
-  }
-  return store;
 }
 
 // The first address of `host` as text, or `host` itself when it does not resolve.
@@ -317,20 +292,12 @@ Extender::Extender(const config::Extender& config)
         "tlsConfig: a client certificate needs its key and the key its certificate");
   }
   if (!caPem_.empty()) {
-    X509_STORE* store = storeFromPem(caPem_);
+    X509_STORE* store = client::storeFromPem(caPem_);
     if (store == nullptr) throw ExtenderError("tlsConfig: the CA holds no PEM certificate");
     X509_STORE_free(store);
   }
-  if (!certPem_.empty()) {
-    auto certBio = memBio(certPem_);
-    auto keyBio = memBio(keyPem_);
-    X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
-    const bool ok = cert != nullptr && key != nullptr;
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    ERR_clear_error();
-    if (!ok) throw ExtenderError("tlsConfig: the client certificate or key is not valid PEM");
+  if (!certPem_.empty() && client::newSSLClient(host_, port_, certPem_, keyPem_) == nullptr) {
+    throw ExtenderError("tlsConfig: the client certificate or key is not valid PEM");
   }
 }
 
@@ -356,24 +323,15 @@ Status Extender::send(const std::string& verb, const json& args, json& result) c
   std::unique_ptr<httplib::ClientImpl> cli;
   if (https_) {
     const std::string& tlsHost = serverName_.empty() ? host_ : serverName_;
-    std::unique_ptr<httplib::SSLClient> ssl;
-    if (!certPem_.empty()) {
-      auto certBio = memBio(certPem_);
-      auto keyBio = memBio(keyPem_);
-      X509* cert = PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr);
-      EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr);
-      ssl = std::make_unique<httplib::SSLClient>(tlsHost, port_, cert, key);
-      X509_free(cert);
-      EVP_PKEY_free(key);
-      ERR_clear_error();
-    } else {
-      ssl = std::make_unique<httplib::SSLClient>(tlsHost, port_);
-    }
+    std::unique_ptr<httplib::SSLClient> ssl =
+        client::newSSLClient(tlsHost, port_, certPem_, keyPem_);
+    if (ssl == nullptr)
+      return Status::error("Post \"" + url + "\": client certificate or key is not valid PEM");
     if (tlsHost != host_) ssl->set_hostname_addr_map({{tlsHost, resolve(host_)}});
     if (insecure_) {
       ssl->enable_server_certificate_verification(false);
     } else if (!caPem_.empty()) {
-      ssl->set_ca_cert_store(storeFromPem(caPem_));  // takes ownership
+      ssl->set_ca_cert_store(client::storeFromPem(caPem_));  // takes ownership
     }
     cli = std::move(ssl);
   } else {

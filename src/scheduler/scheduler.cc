@@ -459,7 +459,11 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
   PodPtr latest = pods_.get(pod->metadata.key());
   if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) return;
   qpi->podInfo = std::make_shared<const PodInfo>(latest);
+  auto podInfo = qpi->podInfo;
   queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
+  // Requeueing follows status.nominatedNodeName, which the apiserver does not have yet: keep
+  // the nomination PostFilter just made (upstream adds it after requeueing, too).
+  if (nominatedNode && !nominatedNode->empty()) queue_->addNominatedPod(podInfo, *nominatedNode);
   patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
                          nominatedNode);
 }
