@@ -1,6 +1,7 @@
 #include "cluster.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <array>
@@ -116,6 +117,9 @@ class ClusterEnvironment : public ::testing::Environment {
 }  // namespace ksched::testing
 
 int main(int argc, char** argv) {
+  // spdlog creates its registry on first use inside the (uninstrumented) library; create it here,
+  // before tests start threads, so ThreadSanitizer sees it published to them.
+  spdlog::default_logger_raw();
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new ksched::testing::ClusterEnvironment);
   return RUN_ALL_TESTS();
