@@ -12,6 +12,8 @@ PKGS=(
   libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   # local control plane
   etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
+  # the container image and its test (deploy/build-image.sh: buildah needs no daemon)
+  buildah debootstrap
 )
 
 SUDO=""

@@ -22,15 +22,17 @@ namespace ksched::testing {
 class Daemon {
  public:
   // Runs `ksched <args>`; with no args, as the scheduler identity without leader election and
-  // without the HTTPS endpoints (several daemons may run at once).
-  explicit Daemon(std::string logPath, std::vector<std::string> args = {})
+  // without the HTTPS endpoints (several daemons may run at once). `program` runs something
+  // else that runs ksched (a container runtime, say) with `args`.
+  explicit Daemon(std::string logPath, std::vector<std::string> args = {},
+                  std::string program = KSCHED_BINARY)
       : log_(std::move(logPath)) {
     if (args.empty()) {
       args = {"--kubeconfig", TestCluster::get().kubeconfig("scheduler"), "--leader-elect=false",
               "--secure-port=0"};
     }
     std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(KSCHED_BINARY));
+    argv.push_back(program.data());
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_ = fork();
@@ -38,7 +40,7 @@ class Daemon {
       FILE* f = std::freopen(log_.c_str(), "w", stderr);
       if (f == nullptr) _exit(127);
       dup2(fileno(stderr), fileno(stdout));
-      execv(KSCHED_BINARY, argv.data());
+      execvp(program.c_str(), argv.data());
       _exit(127);
     }
   }
@@ -61,6 +63,7 @@ class Daemon {
     return eventually([&] { return logHas(needle); }, within);
   }
   void signal(int sig) const { kill(pid_, sig); }
+  [[nodiscard]] pid_t pid() const { return pid_; }
   // Waits for the exit; the exit status, or -1 on timeout / death by a signal.
   int wait(std::chrono::seconds within = 30s) {
     auto deadline = std::chrono::steady_clock::now() + within;
