@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "api/policy.h"
-#include "api/storage.h"
-#include "api/workloads.h"
+#include <ksched/api/policy.h>
+#include <ksched/api/storage.h>
+#include <ksched/api/workloads.h>
 
 namespace ksched {
 

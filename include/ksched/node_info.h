@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/resources.h"
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/resources.h>
 
 namespace ksched {
 

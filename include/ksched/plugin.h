@@ -8,8 +8,9 @@
 //   - filter(), score() and the PreFilter AddPod/RemovePod extensions run concurrently for
 //     different nodes: they must be thread-safe and must not touch the apiserver.
 //   - reserve()/unreserve() must be idempotent; unreserve() runs in reverse plugin order.
-//   - Only Permit, PreBind, Bind and PostBind run off the scheduling thread (binder pool) and
-//     may do network I/O.
+//   - permit() runs on the scheduling thread; waiting for a Wait verdict, PreBind, Bind and
+//     PostBind run on the binder pool, and only those may do network I/O. PreEnqueue runs in
+//     the queue, on whichever thread adds or moves the pod.
 #pragma once
 
 #include <chrono>

@@ -25,7 +25,9 @@ class PluginArgsError : public std::runtime_error {
 };
 
 // Builds a plugin from its args (JSON null when the profile has no pluginConfig for it: use
-// defaults). Decodes and validates the args, throwing PluginArgsError. Called once at start-up.
+// defaults). Decodes and validates the args, throwing PluginArgsError. Called at start-up:
+// once per profile while the configuration is validated (a Handle without services: do not
+// call eventRecorder() or parallelizer() in the factory), then once per profile that runs.
 using PluginFactory =
     std::function<std::unique_ptr<Plugin>(const nlohmann::json& args, Handle& handle)>;
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <utility>
 
+#include <ksched/api/pod_resources.h>
+#include <ksched/api/resources.h>
+#include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
-#include "api/pod_resources.h"
-#include "api/resources.h"
-#include "plugins/helper/args_json.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
 
 namespace ksched::plugins {

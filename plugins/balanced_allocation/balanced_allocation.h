@@ -15,9 +15,9 @@
 #include <vector>
 
 #include <ksched/handle.h>
+#include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
 
-#include "plugins/helper/field_error.h"
 #include "plugins/node_resources_fit/fit_args.h"
 
 namespace ksched::plugins {

@@ -2,7 +2,8 @@
 
 #include <exception>
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
+
 #include "client/errors.h"
 #include "client/rest_client.h"
 

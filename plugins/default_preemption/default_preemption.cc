@@ -10,15 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "api/pod.h"
-#include "api/rfc3339.h"
-#include "api/selectors.h"
+#include <ksched/api/pod.h>
+#include <ksched/api/rfc3339.h>
+#include <ksched/api/selectors.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/registry.h>
+
 #include "client/errors.h"
 #include "client/rest_client.h"
 #include "extender/extender.h"
+#include "framework/fit_error.h"
 #include "metrics/metrics.h"
-#include "plugins/helper/args_json.h"
-#include "scheduler/algorithm.h"
 
 namespace ksched::plugins {
 
@@ -303,7 +305,7 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
 
   // Nodes where preemption might help: rejected as Unschedulable. Nodes without a status were
   // excluded by a PreFilter result: nothing on them can change that.
-  scheduler::FitError fit;
+  framework::FitError fit;
   std::vector<const NodeInfo*> potential;
   for (const NodeInfo* n : snapshot.list()) {
     auto it = filteredStatuses.find(n->name());

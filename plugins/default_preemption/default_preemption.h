@@ -36,11 +36,11 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/policy.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 
-#include "api/policy.h"
-#include "scheduler/task_pool.h"
+#include "framework/task_pool.h"
 
 namespace ksched::plugins {
 
@@ -158,7 +158,7 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   static constexpr std::chrono::minutes kEvictedTtl{2};
   std::map<std::string, Evicted, std::less<>> evicted_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
-  scheduler::TaskPool preparers_{"preempt", 16};
+  framework::TaskPool preparers_{"preempt", 16};
 };
 
 std::unique_ptr<Plugin> newDefaultPreemption(const nlohmann::json& args, Handle& handle);

@@ -1,10 +1,9 @@
-#include "plugins/helper/field_error.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include <ksched/helper/field_error.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins::helper {

@@ -1,9 +1,9 @@
-#include "plugins/helper/normalize_score.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include <ksched/helper/normalize_score.h>
 
 namespace ksched::plugins::helper {
 namespace {

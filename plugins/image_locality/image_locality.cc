@@ -1,6 +1,6 @@
 #include "plugins/image_locality/image_locality.h"
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
 
 namespace ksched::plugins {
 namespace {

@@ -19,12 +19,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <ksched/api/meta.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/selectors.h>
 #include <ksched/handle.h>
 #include <ksched/listers.h>
-
-#include "api/meta.h"
-#include "api/pod.h"
-#include "api/selectors.h"
 
 namespace ksched::plugins::interpodaffinity {
 

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include <ksched/api/node.h>
+#include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
-#include "api/node.h"
-#include "plugins/helper/args_json.h"
 #include "plugins/inter_pod_affinity/affinity_terms.h"
 #include "plugins/inter_pod_affinity/state.h"
 

@@ -37,9 +37,8 @@
 #include <vector>
 
 #include <ksched/handle.h>
+#include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
-
-#include "plugins/helper/field_error.h"
 
 namespace ksched::plugins {
 

@@ -2,7 +2,8 @@
 #include <limits>
 #include <utility>
 
-#include "api/node.h"
+#include <ksched/api/node.h>
+
 #include "plugins/inter_pod_affinity/affinity_terms.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/inter_pod_affinity/state.h"

@@ -10,12 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/workloads.h>
 #include <ksched/handle.h>
 #include <ksched/listers.h>
 
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/workloads.h"
 #include "cache/snapshot.h"
 #include "plugins/testing/plugin_test_util.h"
 

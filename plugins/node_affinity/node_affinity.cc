@@ -6,12 +6,11 @@
 #include <set>
 #include <utility>
 
+#include <ksched/api/node.h>
+#include <ksched/api/selectors.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/helper/normalize_score.h>
 #include <ksched/registry.h>
-
-#include "api/node.h"
-#include "api/selectors.h"
-#include "plugins/helper/args_json.h"
-#include "plugins/helper/normalize_score.h"
 
 namespace ksched::plugins {
 namespace {

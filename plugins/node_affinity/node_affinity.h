@@ -19,11 +19,10 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/pod.h>
 #include <ksched/handle.h>
+#include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
-
-#include "api/pod.h"
-#include "plugins/helper/field_error.h"
 
 namespace ksched::plugins {
 

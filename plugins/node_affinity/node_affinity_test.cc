@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/node.h>
 #include <ksched/registry.h>
 
-#include "api/node.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
 
 namespace ksched::plugins {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
 
 namespace ksched::plugins {
 namespace {

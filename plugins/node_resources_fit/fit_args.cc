@@ -2,10 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ksched/api/resources.h>
+#include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
-
-#include "api/resources.h"
-#include "plugins/helper/args_json.h"
 
 namespace ksched::plugins {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/helper/field_error.h"
+#include <ksched/helper/field_error.h>
 
 namespace ksched::plugins {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "api/pod_resources.h"
+#include <ksched/api/pod_resources.h>
 
 namespace ksched::plugins {
 namespace {

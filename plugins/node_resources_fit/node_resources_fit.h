@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/resources.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 
-#include "api/resources.h"
 #include "plugins/node_resources_fit/fit_args.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
 

@@ -2,8 +2,9 @@
 
 #include <cmath>
 
-#include "api/pod_resources.h"
-#include "api/resources.h"
+#include <ksched/api/pod_resources.h>
+#include <ksched/api/resources.h>
+
 #include "plugins/helper/shape_score.h"
 
 namespace ksched::plugins {

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/pod.h>
 #include <ksched/node_info.h>
 #include <ksched/plugin.h>
 
-#include "api/pod.h"
 #include "plugins/node_resources_fit/fit_args.h"
 
 namespace ksched::plugins {

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/taints.h"
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/taints.h>
 
 namespace ksched::plugins {
 

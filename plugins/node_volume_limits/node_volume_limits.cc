@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "api/pod.h"
-#include "api/storage.h"
+#include <ksched/api/pod.h>
+#include <ksched/api/storage.h>
 
 namespace ksched::plugins {
 namespace {

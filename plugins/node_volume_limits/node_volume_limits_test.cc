@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "api/quantity.h"
-#include "api/storage.h"
+#include <ksched/api/quantity.h>
+#include <ksched/api/storage.h>
+
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {

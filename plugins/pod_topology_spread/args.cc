@@ -2,11 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ksched/api/meta.h>
+#include <ksched/api/selectors.h>
+#include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
-
-#include "api/meta.h"
-#include "api/selectors.h"
-#include "plugins/helper/args_json.h"
 
 namespace ksched::plugins {
 namespace {

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/pod.h"
-#include "plugins/helper/field_error.h"
+#include <ksched/api/pod.h>
+#include <ksched/helper/field_error.h>
 
 namespace ksched::plugins {
 

@@ -2,8 +2,9 @@
 #include <string>
 #include <utility>
 
-#include "api/node.h"
-#include "api/workloads.h"
+#include <ksched/api/node.h>
+#include <ksched/api/workloads.h>
+
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {

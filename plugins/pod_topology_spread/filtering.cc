@@ -1,7 +1,8 @@
 #include <string>
 #include <utility>
 
-#include "api/taints.h"
+#include <ksched/api/taints.h>
+
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 

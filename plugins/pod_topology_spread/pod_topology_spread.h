@@ -33,10 +33,10 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/pod.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 
-#include "api/pod.h"
 #include "plugins/pod_topology_spread/args.h"
 #include "plugins/pod_topology_spread/state.h"
 

@@ -4,8 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "api/node.h"
-#include "api/taints.h"
+#include <ksched/api/node.h>
+#include <ksched/api/taints.h>
+
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 

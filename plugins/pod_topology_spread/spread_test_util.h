@@ -10,11 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/selectors.h>
 #include <ksched/node_info.h>
-
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/selectors.h"
 
 namespace ksched::plugins::spread_test {
 

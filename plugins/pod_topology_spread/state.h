@@ -14,11 +14,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/selectors.h>
 #include <ksched/cycle_state.h>
-
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/selectors.h"
 
 namespace ksched::plugins::spread {
 

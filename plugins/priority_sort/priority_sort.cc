@@ -1,6 +1,6 @@
 #include "plugins/priority_sort/priority_sort.h"
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
 
 namespace ksched::plugins {
 

@@ -2,9 +2,9 @@
 
 #include <utility>
 
-#include "api/node.h"
-#include "api/pod.h"
-#include "plugins/helper/normalize_score.h"
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/helper/normalize_score.h>
 
 namespace ksched::plugins {
 namespace {

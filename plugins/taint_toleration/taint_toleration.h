@@ -10,10 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/taints.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
-
-#include "api/taints.h"
 
 namespace ksched::plugins {
 

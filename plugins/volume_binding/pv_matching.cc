@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "api/selectors.h"
+#include <ksched/api/selectors.h>
 
 namespace ksched::plugins::volume_binding {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/meta.h"
-#include "api/storage.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/storage.h>
 
 namespace ksched::plugins::volume_binding {
 

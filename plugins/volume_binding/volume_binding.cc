@@ -5,14 +5,14 @@
 #include <thread>
 #include <utility>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/helper/field_error.h>
 #include <ksched/registry.h>
 
-#include "api/node.h"
-#include "api/pod.h"
 #include "client/errors.h"
 #include "client/rest_client.h"
-#include "plugins/helper/args_json.h"
-#include "plugins/helper/field_error.h"
 
 namespace ksched::plugins {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/quantity.h>
 #include <ksched/registry.h>
 
-#include "api/node.h"
-#include "api/quantity.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {

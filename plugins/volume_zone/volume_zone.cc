@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "api/pod.h"
-#include "api/storage.h"
+#include <ksched/api/pod.h>
+#include <ksched/api/storage.h>
 
 namespace ksched::plugins {
 namespace {

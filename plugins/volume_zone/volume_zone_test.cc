@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "api/storage.h"
+#include <ksched/api/storage.h>
+
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {

@@ -1,8 +1,7 @@
-#include "api/event.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/event.h>
 
 namespace ksched::api {
 namespace {

@@ -1,8 +1,7 @@
-#include "api/lease.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/lease.h>
 
 namespace ksched::api {
 

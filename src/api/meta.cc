@@ -1,8 +1,7 @@
-#include "api/meta.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

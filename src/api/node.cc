@@ -1,8 +1,7 @@
-#include "api/node.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/node.h>
 
 namespace ksched::api {
 

@@ -1,9 +1,8 @@
-#include "api/object_reference.h"
-
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/object_reference.h>
 
 namespace ksched::api {
 

@@ -1,8 +1,7 @@
-#include "api/pod.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
 
 namespace ksched::api {
 namespace {

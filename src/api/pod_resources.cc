@@ -1,6 +1,6 @@
-#include "api/pod_resources.h"
-
 #include <string>
+
+#include <ksched/api/pod_resources.h>
 
 namespace ksched::api {
 namespace {

@@ -1,11 +1,10 @@
-#include "api/policy.h"
-
 #include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/policy.h>
 
 namespace ksched::api {
 namespace {

@@ -1,11 +1,11 @@
-#include "api/quantity.h"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include <ksched/api/quantity.h>
 
 namespace ksched::api {
 namespace {

@@ -1,8 +1,8 @@
-#include "api/resources.h"
-
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include <ksched/api/resources.h>
 
 namespace ksched::api {
 namespace {

@@ -1,6 +1,6 @@
-#include "api/rfc3339.h"
-
 #include <cstdio>
+
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::api {
 namespace {

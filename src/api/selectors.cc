@@ -1,13 +1,12 @@
-#include "api/selectors.h"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "api/decode.h"
-#include "api/node.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/node.h>
+#include <ksched/api/selectors.h>
 
 namespace ksched::api {
 namespace {

@@ -1,8 +1,7 @@
-#include "api/storage.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/storage.h>
 
 namespace ksched::api {
 namespace {

@@ -1,9 +1,8 @@
-#include "api/taints.h"
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/taints.h>
 
 namespace ksched::api {
 

@@ -1,8 +1,7 @@
-#include "api/workloads.h"
-
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/workloads.h>
 
 namespace ksched::api {
 

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/node.h"
+#include <ksched/api/node.h>
 
 namespace ksched::cache {
 

@@ -8,11 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/quantity.h>
 #include <ksched/node_info.h>
-
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/quantity.h"
 
 namespace ksched::cache::testutil {
 

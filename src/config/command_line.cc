@@ -221,7 +221,7 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
   return out;
 }
 
-LoadResult resolveConfiguration(const CommandLine& flags, const Registry& registry,
+LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wiring,
                                 std::vector<std::string>& warnings) {
   LoadResult r;
   if (flags.configFile.empty()) {
@@ -252,7 +252,7 @@ LoadResult resolveConfiguration(const CommandLine& flags, const Registry& regist
   if (flags.resourceLock) le.resourceLock = *flags.resourceLock;
   if (flags.resourceName) le.resourceName = *flags.resourceName;
   if (flags.resourceNamespace) le.resourceNamespace = *flags.resourceNamespace;
-  r.errors = validateConfig(*r.config, registry);
+  r.errors = validateConfig(*r.config, wiring);
   if (!r.errors.empty()) r.config.reset();
   return r;
 }

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <ksched/registry.h>
-
 #include "config/scheduler_config.h"
 
 namespace ksched::config {
@@ -59,8 +57,8 @@ struct ParsedCommandLine {
 // The configuration kube-scheduler would run with, in its order: the --config file (or the
 // defaults), then the leader election flags; --kubeconfig, --kube-api-qps and --kube-api-burst
 // (deprecated upstream) only when there is no --config, otherwise they are ignored with a
-// warning. Then validateConfig() against `registry`.
-[[nodiscard]] LoadResult resolveConfiguration(const CommandLine& flags, const Registry& registry,
+// warning. Then validateConfig() with `wiring`.
+[[nodiscard]] LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wiring,
                                               std::vector<std::string>& warnings);
 
 }  // namespace ksched::config

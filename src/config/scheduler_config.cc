@@ -13,7 +13,6 @@
 
 #include "client/config.h"
 #include "config/yaml_json.h"
-#include "plugins/registry.h"
 
 namespace ksched::config {
 namespace {
@@ -515,16 +514,12 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
 }
 
 LoadResult loadConfig(std::string_view text, const std::string& sourceName,
-                      const Registry& registry) {
+                      const WiringCheck& wiring) {
   LoadResult r = decodeConfig(text, sourceName);
   if (!r.ok()) return r;
-  r.errors = validateConfig(*r.config, registry);
+  r.errors = validateConfig(*r.config, wiring);
   if (!r.errors.empty()) r.config.reset();
   return r;
-}
-
-LoadResult loadConfig(std::string_view text, const std::string& sourceName) {
-  return loadConfig(text, sourceName, plugins::inTreeRegistry());
 }
 
 LoadResult decodeConfigFile(const std::string& path) {

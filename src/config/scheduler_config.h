@@ -5,9 +5,10 @@
 //   defaults    upstream v1 SetDefaults_KubeSchedulerConfiguration. Profiles keep their plugins
 //               as written; effectiveProfile() merges them into the default plugin set
 //               (upstream mergePlugins), which is what runs and what toYaml() prints.
-//   validation  upstream ValidateKubeSchedulerConfiguration, then every profile is wired into
-//               a framework::Framework with the given registry so that unknown plugins, bad
-//               weights and plugin args errors are reported before anything starts.
+//   validation  upstream ValidateKubeSchedulerConfiguration, then every profile is checked by
+//               a WiringCheck (framework::wiringCheck(registry) builds its framework) so that
+//               unknown plugins, bad weights and plugin args errors are reported before
+//               anything starts. This layer knows no plugin: the check is passed in.
 //
 // Every error is one line "<field path>: <what is wrong>", in upstream's field.Error words
 // ("parallelism: Invalid value: 0: should be an integer value greater than zero",
@@ -19,13 +20,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <ksched/registry.h>
 
 #include "config/profile.h"
 
@@ -141,16 +141,24 @@ struct LoadResult {
 // ("<sourceName>: invalid YAML at line 3, column 5: ...").
 [[nodiscard]] LoadResult decodeConfig(std::string_view text, const std::string& sourceName);
 
-// Upstream ValidateKubeSchedulerConfiguration plus framework wiring of every profile against
-// `registry`. Empty when valid.
+// What wiring one profile into a framework found: `errors` holds "<field path>: <what is
+// wrong>" lines (paths under `path`, multiPoint entries indexed as in the framework profile),
+// empty when the profile wires; `queueSort` is then the QueueSort plugin's name.
+struct WiringResult {
+  std::string errors;
+  std::string queueSort;
+};
+// Wires `profile` (a frameworkProfile()) whose config path is `path`, e.g. "profiles[0]".
+using WiringCheck = std::function<WiringResult(const Profile& profile, const std::string& path)>;
+
+// Upstream ValidateKubeSchedulerConfiguration plus, when `wiring` is set, the wiring of every
+// profile (and one queueSort, with the same args, across profiles). Empty when valid.
 [[nodiscard]] std::vector<std::string> validateConfig(const SchedulerConfiguration& config,
-                                                      const Registry& registry);
+                                                      const WiringCheck& wiring = {});
 
 // decodeConfig + validateConfig.
 [[nodiscard]] LoadResult loadConfig(std::string_view text, const std::string& sourceName,
-                                    const Registry& registry);
-// The same with the in-tree registry (plugins::inTreeRegistry()).
-[[nodiscard]] LoadResult loadConfig(std::string_view text, const std::string& sourceName);
+                                    const WiringCheck& wiring = {});
 // Reads `path` and decodes it (no validation); an unreadable file is one error
 // "<path>: cannot read: <reason>".
 [[nodiscard]] LoadResult decodeConfigFile(const std::string& path);

@@ -6,10 +6,10 @@
 #include <set>
 #include <sstream>
 
-#include "api/resources.h"
+#include <ksched/api/resources.h>
+#include <ksched/helper/field_error.h>
+
 #include "config/scheduler_config.h"
-#include "framework/framework.h"
-#include "plugins/helper/field_error.h"
 
 namespace ksched::config {
 namespace {
@@ -212,7 +212,8 @@ const json* argsFor(const Profile& p, const std::string& plugin, size_t* at) {
 
 }  // namespace
 
-std::vector<std::string> validateConfig(const SchedulerConfiguration& c, const Registry& registry) {
+std::vector<std::string> validateConfig(const SchedulerConfiguration& c,
+                                        const WiringCheck& wiring) {
   std::vector<std::string> errs;
   if (c.clientConnection.burst < 0) {
     errs.push_back(invalid("clientConnection.burst", std::to_string(c.clientConnection.burst),
@@ -227,7 +228,7 @@ std::vector<std::string> validateConfig(const SchedulerConfiguration& c, const R
     errs.push_back(required("profiles"));
   } else {
     std::map<std::string, size_t> names;
-    std::vector<std::unique_ptr<framework::Framework>> frameworks(c.profiles.size());
+    std::vector<std::string> sorts(c.profiles.size());  // empty: not wired
     for (size_t i = 0; i < c.profiles.size(); ++i) {
       validateProfile(c, i, errs);
       const std::string path = "profiles[" + std::to_string(i) + "]";
@@ -235,23 +236,24 @@ std::vector<std::string> validateConfig(const SchedulerConfiguration& c, const R
         errs.push_back(duplicate(path + ".schedulerName", c.profiles[i].schedulerName));
       }
       names.emplace(c.profiles[i].schedulerName, i);
-      try {
-        frameworks[i] = std::make_unique<framework::Framework>(
-            frameworkProfile(c.profiles[i], c.apiVersion), registry, framework::Services{}, path);
-      } catch (const framework::FrameworkError& e) {
-        addFrameworkErrors(e.what(), path, multiPointOrigins(c.profiles[i], c.apiVersion), errs);
+      if (!wiring) continue;
+      WiringResult w = wiring(frameworkProfile(c.profiles[i], c.apiVersion), path);
+      if (!w.errors.empty()) {
+        addFrameworkErrors(w.errors, path, multiPointOrigins(c.profiles[i], c.apiVersion), errs);
+      } else {
+        sorts[i] = std::move(w.queueSort);
       }
     }
     // Every profile must sort the queue the same way (upstream validateCommonQueueSort and
     // profile.NewMap): same plugin, same args.
-    if (frameworks[0]) {
-      const std::string sort(frameworks[0]->queueSort().name());
+    if (!sorts[0].empty()) {
+      const std::string& sort = sorts[0];
       size_t at0 = 0;
       const json* args0 = argsFor(c.profiles[0], sort, &at0);
       for (size_t i = 1; i < c.profiles.size(); ++i) {
-        if (!frameworks[i]) continue;
+        if (sorts[i].empty()) continue;
         const std::string path = "profiles[" + std::to_string(i) + "]";
-        if (frameworks[i]->queueSort().name() != sort) {
+        if (sorts[i] != sort) {
           errs.push_back(path + ".plugins.queueSort: queueSort must be the same for all profiles");
           continue;
         }

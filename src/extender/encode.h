@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/node.h"
-#include "api/pod.h"
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
 
 namespace ksched::extender {
 

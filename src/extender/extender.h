@@ -32,11 +32,11 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/pod.h>
 #include <ksched/node_info.h>
 #include <ksched/plugin.h>
 #include <ksched/status.h>
 
-#include "api/pod.h"
 #include "config/scheduler_config.h"
 
 namespace ksched::extender {

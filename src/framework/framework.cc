@@ -703,4 +703,17 @@ void Framework::observePlugin(const Plugin* p, std::string_view ep, Code code,
       .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+config::WiringCheck wiringCheck(const Registry& registry) {
+  return [registry](const config::Profile& profile, const std::string& path) {
+    config::WiringResult r;
+    try {
+      Framework f(profile, registry, Services{}, path);
+      r.queueSort = std::string(f.queueSort().name());
+    } catch (const FrameworkError& e) {
+      r.errors = e.what();
+    }
+    return r;
+  };
+}
+
 }  // namespace ksched::framework

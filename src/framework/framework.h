@@ -26,6 +26,7 @@
 #include <ksched/registry.h>
 
 #include "config/profile.h"
+#include "config/scheduler_config.h"
 #include "metrics/metrics.h"
 
 namespace ksched::framework {
@@ -207,5 +208,10 @@ class Framework final : public Handle {
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>
       waiting_;  // guarded by waitingMu_
 };
+
+// The config layer's WiringCheck for `registry`: builds the profile's framework (without
+// services: no thread, no client) and reports its FrameworkError lines, or its QueueSort.
+// Holds a copy of `registry`.
+[[nodiscard]] config::WiringCheck wiringCheck(const Registry& registry);
 
 }  // namespace ksched::framework

@@ -22,7 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+
 #include "informer/reflector.h"
 
 namespace ksched::informer {

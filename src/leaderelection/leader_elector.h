@@ -27,8 +27,8 @@
 #include <stop_token>
 #include <string>
 
-#include "api/lease.h"
-#include "api/rfc3339.h"
+#include <ksched/api/lease.h>
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::client {
 class RestClient;

@@ -7,7 +7,7 @@
 // comparison in pod_update.cc too.
 #pragma once
 
-#include "api/pod.h"
+#include <ksched/api/pod.h>
 
 namespace ksched::queue {
 

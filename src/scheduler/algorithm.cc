@@ -17,27 +17,6 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
 }  // namespace
 
-std::string FitError::message() const {
-  std::string msg = "0/" + std::to_string(numAllNodes) + " nodes are available";
-  if (!diagnosis.preFilterMsg.empty()) {
-    msg += ": " + diagnosis.preFilterMsg + ".";
-  } else {
-    std::map<std::string, int> counts;
-    for (const auto& [_, status] : diagnosis.nodeToStatus) {
-      for (const auto& r : status.reasons()) ++counts[r];
-    }
-    std::vector<std::string> parts;
-    parts.reserve(counts.size());
-    for (const auto& [reason, n] : counts) parts.push_back(std::to_string(n) + " " + reason);
-    std::sort(parts.begin(), parts.end());
-    msg += ": ";
-    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
-    msg += ".";
-  }
-  if (!diagnosis.postFilterMsg.empty()) msg += " " + diagnosis.postFilterMsg;
-  return msg;
-}
-
 int numFeasibleNodesToFind(int32_t percentage, int numAllNodes) {
   if (numAllNodes < kMinFeasibleNodesToFind || percentage >= 100) return numAllNodes;
   int32_t adaptive = percentage;

@@ -10,26 +10,13 @@
 
 #include <ksched/plugin.h>
 
+#include "framework/fit_error.h"
 #include "framework/framework.h"
 
 namespace ksched::scheduler {
 
-// Why no node fit: per-node statuses and the plugins that rejected the pod.
-struct Diagnosis {
-  NodeToStatus nodeToStatus;
-  std::set<std::string, std::less<>> unschedulablePlugins;
-  std::string preFilterMsg;
-  std::string postFilterMsg;
-};
-
-struct FitError {
-  int numAllNodes = 0;
-  Diagnosis diagnosis;
-  // Upstream's text: "0/5 nodes are available: 2 node(s) had untolerated taint {k: v}, 3
-  // Insufficient cpu." — one count per distinct reason over all nodes, sorted as strings; a
-  // PreFilter rejection replaces the list; a PostFilter message is appended.
-  [[nodiscard]] std::string message() const;
-};
+using framework::Diagnosis;
+using framework::FitError;
 
 struct ScheduleResult {
   std::string suggestedHost;

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "api/rfc3339.h"
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::scheduler {
 namespace {

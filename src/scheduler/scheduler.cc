@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "api/rfc3339.h"
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::scheduler {
 namespace {

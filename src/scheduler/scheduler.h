@@ -20,10 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
 #include <ksched/registry.h>
 
-#include "api/node.h"
-#include "api/pod.h"
 #include "cache/cache.h"
 #include "cache/snapshot.h"
 #include "client/rest_client.h"
@@ -32,13 +32,13 @@
 #include "extender/extender.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
+#include "framework/task_pool.h"
 #include "informer/informer.h"
 #include "metrics/metrics.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/event_recorder.h"
 #include "scheduler/informer_listers.h"
-#include "scheduler/task_pool.h"
 
 namespace ksched::scheduler {
 
@@ -149,8 +149,8 @@ class Scheduler {
       bindConflicts_{0};
   std::atomic<bool> stopped_{false};
 
-  TaskPool binders_;
-  TaskPool statusWriters_;
+  framework::TaskPool binders_;
+  framework::TaskPool statusWriters_;
   std::jthread loop_;
 };
 

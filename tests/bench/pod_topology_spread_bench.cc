@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
 #include <ksched/handle.h>
 #include <ksched/listers.h>
 
-#include "api/node.h"
-#include "api/pod.h"
 #include "bench_util.h"
 #include "cache/snapshot.h"
 #include "framework/parallelizer.h"

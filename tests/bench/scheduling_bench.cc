@@ -4,7 +4,8 @@
 
 #include <thread>
 
-#include "api/quantity.h"
+#include <ksched/api/quantity.h>
+
 #include "cache/cache.h"
 #include "cache/snapshot.h"
 #include "config/profile.h"

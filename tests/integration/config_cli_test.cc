@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "config/scheduler_config.h"
+#include "framework/framework.h"
+#include "plugins/registry.h"
 
 namespace ksched::testing {
 namespace {
@@ -171,14 +173,16 @@ TEST_F(ConfigCliTest, WriteConfigToWritesTheEffectiveConfigAndExits) {
   Outcome r = run(with({"--config", in, "--write-config-to", out, "--leader-elect=false"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const std::string written = slurp(out);
-  config::LoadResult loaded = config::loadConfig(written, out);
+  config::LoadResult loaded =
+      config::loadConfig(written, out, framework::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << written << ::testing::PrintToString(loaded.errors);
   EXPECT_EQ(loaded.config->parallelism, 4);
   EXPECT_FALSE(loaded.config->leaderElection.leaderElect);  // the flag is in the output
   ASSERT_EQ(loaded.config->profiles.size(), 2u);
   EXPECT_EQ(loaded.config->profiles[1].schedulerName, "b");
   // Same effective configuration as the input plus the flag.
-  config::LoadResult original = config::loadConfig(slurp(in), in);
+  config::LoadResult original =
+      config::loadConfig(slurp(in), in, framework::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(original.ok());
   original.config->leaderElection.leaderElect = false;
   EXPECT_EQ(config::toJson(*loaded.config), config::toJson(*original.config));
@@ -188,7 +192,8 @@ TEST_F(ConfigCliTest, WriteConfigToWithoutConfigWritesTheDefaults) {
   const std::string out = (dir_ / "defaults.yaml").string();
   Outcome r = run(with({"--write-config-to=" + out, "--kubeconfig", "/etc/k.conf"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  config::LoadResult loaded = config::loadConfig(slurp(out), out);
+  config::LoadResult loaded =
+      config::loadConfig(slurp(out), out, framework::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << ::testing::PrintToString(loaded.errors);
   config::SchedulerConfiguration want = config::defaultConfiguration();
   want.clientConnection.kubeconfig = "/etc/k.conf";

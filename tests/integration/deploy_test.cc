@@ -6,8 +6,9 @@
 #include <sstream>
 #include <string>
 
-#include "api/decode.h"
-#include "api/pod.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+
 #include "cluster.h"
 #include "daemon.h"
 #include "scheduling.h"

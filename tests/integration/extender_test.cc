@@ -15,8 +15,9 @@
 #include <set>
 #include <thread>
 
-#include "api/decode.h"
-#include "api/pod.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+
 #include "cluster.h"
 #include "objects.h"
 #include "running_scheduler.h"

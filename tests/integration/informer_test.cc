@@ -7,8 +7,9 @@
 #include <map>
 #include <thread>
 
-#include "api/node.h"
-#include "api/pod.h"
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+
 #include "cluster.h"
 #include "objects.h"
 

@@ -12,8 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "api/lease.h"
-#include "api/rfc3339.h"
+#include <ksched/api/lease.h>
+#include <ksched/api/rfc3339.h>
+
 #include "cluster.h"
 #include "daemon.h"
 #include "scheduling.h"

@@ -6,9 +6,10 @@
 #include <map>
 #include <thread>
 
-#include "api/decode.h"
-#include "api/pod.h"
-#include "api/pod_resources.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/pod_resources.h>
+
 #include "cluster.h"
 #include "objects.h"
 #include "plugins/registry.h"

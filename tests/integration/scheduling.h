@@ -10,10 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "api/decode.h"
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/pod_resources.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/pod_resources.h>
+
 #include "client/rest_client.h"
 #include "cluster.h"
 #include "objects.h"

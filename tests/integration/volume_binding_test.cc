@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "api/decode.h"
-#include "api/pod.h"
-#include "api/storage.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/storage.h>
+
 #include "cluster.h"
 #include "objects.h"
 #include "running_scheduler.h"

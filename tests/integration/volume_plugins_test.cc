@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "api/decode.h"
-#include "api/pod.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+
 #include "client/errors.h"
 #include "cluster.h"
 #include "objects.h"

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
 
 namespace ksched::api::testing {
 

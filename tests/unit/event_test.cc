@@ -1,12 +1,12 @@
-#include "api/event.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/object_reference.h"
+#include <ksched/api/event.h>
+#include <ksched/api/object_reference.h>
+
 #include "tests/unit/api_test_util.h"
 
 namespace ksched::api {

@@ -4,9 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
-#include "api/node.h"
-#include "api/pod.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+
 #include "extender/encode.h"
 
 namespace ksched::extender {

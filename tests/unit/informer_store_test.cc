@@ -2,7 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+
 #include "informer/informer.h"
 
 namespace ksched::informer {

@@ -1,10 +1,9 @@
-#include "api/meta.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 namespace {

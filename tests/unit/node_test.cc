@@ -1,11 +1,11 @@
-#include "api/node.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/api/node.h>
 
 #include "tests/unit/api_test_util.h"
 

@@ -1,11 +1,11 @@
-#include "api/pod_resources.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/api/pod_resources.h>
 
 #include "tests/unit/api_test_util.h"
 

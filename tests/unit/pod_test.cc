@@ -1,11 +1,11 @@
-#include "api/pod.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/api/pod.h>
 
 #include "tests/unit/api_test_util.h"
 

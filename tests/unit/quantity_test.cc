@@ -1,5 +1,3 @@
-#include "api/quantity.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "api/decode.h"
+#include <ksched/api/decode.h>
+#include <ksched/api/quantity.h>
 
 namespace ksched::api {
 namespace {

@@ -1,5 +1,3 @@
-#include "api/resources.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/api/resources.h>
 
 #include "tests/unit/api_test_util.h"
 

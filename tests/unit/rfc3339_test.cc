@@ -1,11 +1,11 @@
-#include "api/rfc3339.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::api {
 namespace {

@@ -35,6 +35,8 @@ class OtherSort final : public QueueSortPlugin {
   }
 };
 
+WiringCheck inTree() { return framework::wiringCheck(plugins::inTreeRegistry()); }
+
 Registry testRegistry() {
   Registry r = plugins::inTreeRegistry();
   r.add("OtherSort", [](const nlohmann::json&, Handle&) { return std::make_unique<OtherSort>(); });
@@ -42,11 +44,11 @@ Registry testRegistry() {
 }
 
 std::vector<std::string> errorsOf(const std::string& text) {
-  return loadConfig(text, "test.yaml", testRegistry()).errors;
+  return loadConfig(text, "test.yaml", framework::wiringCheck(testRegistry())).errors;
 }
 
 SchedulerConfiguration mustLoad(const std::string& text) {
-  LoadResult r = loadConfig(text, "test.yaml");
+  LoadResult r = loadConfig(text, "test.yaml", inTree());
   EXPECT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
   return r.ok() ? *r.config : SchedulerConfiguration{};
 }
@@ -60,7 +62,7 @@ LoadResult loadFile(const std::string& name) {
   std::ifstream in(configDir() + "/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
-  return loadConfig(ss.str(), name);
+  return loadConfig(ss.str(), name, inTree());
 }
 
 std::vector<std::string> names(const std::vector<PluginRef>& refs) {
@@ -96,7 +98,7 @@ class SchedulerConfigBadTest : public ::testing::TestWithParam<BadConfig> {};
 
 TEST_P(SchedulerConfigBadTest, ReportsEveryError) {
   const BadConfig& c = GetParam();
-  LoadResult r = loadConfig(c.text, "test.yaml", testRegistry());
+  LoadResult r = loadConfig(c.text, "test.yaml", framework::wiringCheck(testRegistry()));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.errors, c.errors);
 }
@@ -529,7 +531,7 @@ TEST(SchedulerConfigTest, QueueSortArgsMustMatchAcrossProfiles) {
                              "  pluginConfig: [{name: ArgSort, args: {x: 2}}]\n"
                              "- schedulerName: c\n" +
                              profile,
-                         "t", r)
+                         "t", framework::wiringCheck(r))
                   .errors;
   EXPECT_THAT(errs,
               ElementsAre("profiles[1].pluginConfig[0].args: queueSort args must be the same for "
@@ -625,7 +627,7 @@ TEST(SchedulerConfigTest, RoundTripThroughYaml) {
   for (const auto& in : inputs) {
     SchedulerConfiguration a = mustLoad(in);
     const std::string yaml = toYaml(a);
-    LoadResult b = loadConfig(yaml, "written.yaml");
+    LoadResult b = loadConfig(yaml, "written.yaml", inTree());
     ASSERT_TRUE(b.ok()) << yaml << ::testing::PrintToString(b.errors);
     EXPECT_EQ(toJson(*b.config), toJson(a)) << yaml;
     EXPECT_EQ(toYaml(*b.config), yaml);
@@ -818,7 +820,7 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
   // Without --config the deprecated client flags apply.
   auto noFile =
       parse({"--kubeconfig=/k", "--kube-api-qps=5", "--kube-api-burst=6", "--leader-elect=false"});
-  LoadResult r = resolveConfiguration(noFile.flags, registry, warnings);
+  LoadResult r = resolveConfiguration(noFile.flags, framework::wiringCheck(registry), warnings);
   ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
   EXPECT_EQ(r.config->clientConnection.kubeconfig, "/k");
   EXPECT_EQ(r.config->clientConnection.qps, 5.0f);
@@ -832,7 +834,7 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
                 "leaderElection: {resourceName: from-file, leaseDuration: 20s}\n");
   auto withFile = parse({"--config", file.path(), "--kubeconfig=/k", "--kube-api-burst=6",
                          "--leader-elect-resource-name=from-flag"});
-  r = resolveConfiguration(withFile.flags, registry, warnings);
+  r = resolveConfiguration(withFile.flags, framework::wiringCheck(registry), warnings);
   ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
   EXPECT_EQ(r.config->clientConnection.kubeconfig, "/from-file");
   EXPECT_EQ(r.config->clientConnection.qps, 11.0f);
@@ -847,11 +849,11 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
 
   // Flags are validated together with the file.
   auto badFlags = parse({"--config", file.path(), "--leader-elect-renew-deadline=30s"});
-  r = resolveConfiguration(badFlags.flags, registry, warnings);
+  r = resolveConfiguration(badFlags.flags, framework::wiringCheck(registry), warnings);
   EXPECT_THAT(r.errors, ElementsAre("leaderElection.leaseDuration: Invalid value: 30s: must be "
                                     "greater than `RenewDeadline`"));
   auto missing = parse({"--config=/nonexistent/ksched.yaml"});
-  r = resolveConfiguration(missing.flags, registry, warnings);
+  r = resolveConfiguration(missing.flags, framework::wiringCheck(registry), warnings);
   EXPECT_THAT(r.errors,
               ElementsAre("/nonexistent/ksched.yaml: cannot read: No such file or directory"));
 }

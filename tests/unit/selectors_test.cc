@@ -1,5 +1,3 @@
-#include "api/selectors.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "api/node.h"
+#include <ksched/api/node.h>
+#include <ksched/api/selectors.h>
+
 #include "tests/unit/api_test_util.h"
 
 namespace ksched::api {

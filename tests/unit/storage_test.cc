@@ -1,5 +1,3 @@
-#include "api/storage.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <ksched/api/storage.h>
 
 #include "tests/unit/api_test_util.h"
 

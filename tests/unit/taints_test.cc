@@ -1,11 +1,11 @@
-#include "api/taints.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <ksched/api/taints.h>
 
 #include "tests/unit/api_test_util.h"
 

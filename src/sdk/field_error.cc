@@ -1,8 +1,7 @@
-#include "plugins/helper/field_error.h"
-
 #include <cstdio>
 #include <regex>
 
+#include <ksched/helper/field_error.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins::helper {

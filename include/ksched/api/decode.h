@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "api/meta.h"
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

@@ -1,4 +1,4 @@
-#include "plugins/helper/normalize_score.h"
+#include <ksched/helper/normalize_score.h>
 
 namespace ksched::plugins::helper {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "api/meta.h"
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

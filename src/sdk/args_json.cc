@@ -1,8 +1,7 @@
-#include "plugins/helper/args_json.h"
-
 #include <algorithm>
 #include <limits>
 
+#include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins::helper {

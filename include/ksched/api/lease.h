@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/meta.h"
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/quantity.h"
+#include <ksched/api/quantity.h>
 
 namespace ksched::api {
 

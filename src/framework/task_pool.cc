@@ -1,9 +1,9 @@
-#include "scheduler/task_pool.h"
+#include "framework/task_pool.h"
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-namespace ksched::scheduler {
+namespace ksched::framework {
 
 TaskPool::TaskPool(std::string name, int threads) : name_(std::move(name)) {
   if (threads < 1) threads = 1;
@@ -58,4 +58,4 @@ void TaskPool::work(int index) {
   }
 }
 
-}  // namespace ksched::scheduler
+}  // namespace ksched::framework

@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "api/meta.h"
-#include "api/object_reference.h"
-#include "api/resources.h"
-#include "api/selectors.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/object_reference.h>
+#include <ksched/api/resources.h>
+#include <ksched/api/selectors.h>
 
 namespace ksched::api {
 

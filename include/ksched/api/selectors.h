@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "api/meta.h"
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

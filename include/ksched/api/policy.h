@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "api/meta.h"
-#include "api/selectors.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/selectors.h>
 
 namespace ksched::api {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/meta.h"
-#include "api/object_reference.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/object_reference.h>
 
 namespace ksched::api {
 

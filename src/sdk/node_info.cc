@@ -2,9 +2,8 @@
 #include <atomic>
 #include <utility>
 
+#include <ksched/api/pod_resources.h>
 #include <ksched/node_info.h>
-
-#include "api/pod_resources.h"
 
 namespace ksched {
 namespace {

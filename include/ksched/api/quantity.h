@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/meta.h"
+#include <ksched/api/meta.h>
 
 namespace ksched::api {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "api/meta.h"
-#include "api/selectors.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/selectors.h>
 
 namespace ksched::api {
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace ksched::scheduler {
+namespace ksched::framework {
 
 class TaskPool {
  public:
@@ -41,4 +41,4 @@ class TaskPool {
   std::vector<std::jthread> threads_;
 };
 
-}  // namespace ksched::scheduler
+}  // namespace ksched::framework

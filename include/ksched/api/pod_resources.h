@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "api/pod.h"
-#include "api/resources.h"
+#include <ksched/api/pod.h>
+#include <ksched/api/resources.h>
 
 namespace ksched::api {
 

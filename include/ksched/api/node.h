@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "api/meta.h"
-#include "api/resources.h"
-#include "api/taints.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/resources.h>
+#include <ksched/api/taints.h>
 
 namespace ksched::api {
 

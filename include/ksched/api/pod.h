@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "api/meta.h"
-#include "api/resources.h"
-#include "api/selectors.h"
-#include "api/storage.h"
-#include "api/taints.h"
+#include <ksched/api/meta.h>
+#include <ksched/api/resources.h>
+#include <ksched/api/selectors.h>
+#include <ksched/api/storage.h>
+#include <ksched/api/taints.h>
 
 namespace ksched::api {
 

@@ -1,0 +1,246 @@
+// Test helpers for plugin authors' unit tests: object builders in the style of upstream's
+// scheduler/testing wrappers (st.MakePod(), st.MakeNode()), NodeInfos, a fake snapshot and a
+// fake Handle (no API client, no other plugins). Header-only; nothing here is in the libraries.
+//
+//   ksched::testing::FakeHandle handle(ksched::testing::FakeLister({
+//       ksched::testing::makeNodeInfo(ksched::testing::NodeWrapper("n1").label("disk", "ssd"))}));
+//   auto plugin = myplugin::New(args, handle);
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/quantity.h>
+#include <ksched/api/resources.h>
+#include <ksched/api/taints.h>
+#include <ksched/handle.h>
+#include <ksched/node_info.h>
+
+namespace ksched::testing {
+
+using ResourcePairs = std::vector<std::pair<std::string, std::string>>;
+
+inline api::ResourceList makeResourceList(const ResourcePairs& pairs) {
+  api::ResourceList list;
+  for (const auto& [name, q] : pairs) list[name] = api::Quantity::parse(q);
+  return list;
+}
+
+class PodWrapper {
+ public:
+  explicit PodWrapper(std::string name = "pod") {
+    pod_.metadata.name = std::move(name);
+    pod_.metadata.namespace_ = "default";
+    pod_.metadata.uid = pod_.metadata.name + "-uid";
+  }
+  PodWrapper& name(std::string n) {
+    pod_.metadata.name = std::move(n);
+    return *this;
+  }
+  PodWrapper& ns(std::string n) {
+    pod_.metadata.namespace_ = std::move(n);
+    return *this;
+  }
+  PodWrapper& uid(std::string u) {
+    pod_.metadata.uid = std::move(u);
+    return *this;
+  }
+  PodWrapper& priority(int32_t p) {
+    pod_.spec.priority = p;
+    return *this;
+  }
+  PodWrapper& nodeName(std::string n) {
+    pod_.spec.nodeName = std::move(n);
+    return *this;
+  }
+  // Adds a container with these requests.
+  PodWrapper& req(const ResourcePairs& requests) {
+    api::Container c;
+    c.name = "c" + std::to_string(pod_.spec.containers.size());
+    c.resources.requests = makeResourceList(requests);
+    pod_.spec.containers.push_back(std::move(c));
+    return *this;
+  }
+  // Adds an init container (a sidecar when `sidecar`).
+  PodWrapper& initReq(const ResourcePairs& requests, bool sidecar = false) {
+    api::Container c;
+    c.name = "init" + std::to_string(pod_.spec.initContainers.size());
+    c.resources.requests = makeResourceList(requests);
+    if (sidecar) c.restartPolicy = std::string(api::kContainerRestartPolicyAlways);
+    pod_.spec.initContainers.push_back(std::move(c));
+    return *this;
+  }
+  PodWrapper& overhead(const ResourcePairs& o) {
+    pod_.spec.overhead = makeResourceList(o);
+    return *this;
+  }
+  PodWrapper& toleration(std::string key, std::string op, std::string value, std::string effect) {
+    pod_.spec.tolerations.push_back(
+        {std::move(key), std::move(op), std::move(value), std::move(effect), std::nullopt});
+    return *this;
+  }
+  PodWrapper& schedulingGates(std::vector<std::string> gates) {
+    pod_.spec.schedulingGates = std::move(gates);
+    return *this;
+  }
+
+  [[nodiscard]] const api::Pod& obj() const { return pod_; }
+  [[nodiscard]] PodPtr ptr() const { return std::make_shared<const api::Pod>(pod_); }
+  [[nodiscard]] PodInfoPtr info() const { return std::make_shared<const PodInfo>(ptr()); }
+
+ private:
+  api::Pod pod_;
+};
+
+class NodeWrapper {
+ public:
+  explicit NodeWrapper(std::string name = "node") { node_.metadata.name = std::move(name); }
+  // Sets capacity and allocatable.
+  NodeWrapper& capacity(const ResourcePairs& c) {
+    node_.status.capacity = makeResourceList(c);
+    node_.status.allocatable = node_.status.capacity;
+    return *this;
+  }
+  NodeWrapper& taint(std::string key, std::string value, std::string effect) {
+    node_.spec.taints.push_back(
+        {std::move(key), std::move(value), std::move(effect), std::nullopt});
+    return *this;
+  }
+  NodeWrapper& label(std::string key, std::string value) {
+    node_.metadata.labels[std::move(key)] = std::move(value);
+    return *this;
+  }
+  NodeWrapper& unschedulable(bool u = true) {
+    node_.spec.unschedulable = u;
+    return *this;
+  }
+
+  [[nodiscard]] const api::Node& obj() const { return node_; }
+  [[nodiscard]] NodePtr ptr() const { return std::make_shared<const api::Node>(node_); }
+
+ private:
+  api::Node node_;
+};
+
+// A NodeInfo for `node` with `pods` on it.
+inline std::shared_ptr<NodeInfo> makeNodeInfo(const NodeWrapper& node,
+                                              const std::vector<PodWrapper>& pods = {}) {
+  auto ni = std::make_shared<NodeInfo>();
+  ni->setNode(node.ptr());
+  for (const auto& p : pods) ni->addPod(p.info());
+  return ni;
+}
+
+class FakeLister final : public NodeInfoLister {
+ public:
+  FakeLister() = default;
+  explicit FakeLister(std::vector<std::shared_ptr<NodeInfo>> nodes) : owned_(std::move(nodes)) {
+    for (const auto& n : owned_) list_.push_back(n.get());
+  }
+  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
+  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
+    return empty_;
+  }
+  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
+      const override {
+    return empty_;
+  }
+  [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override {
+    for (const NodeInfo* n : list_) {
+      if (n->name() == nodeName) return n;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
+    for (const NodeInfo* n : list_) {
+      if (n->pvcRefCounts().contains(key)) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::shared_ptr<NodeInfo>> owned_;
+  std::vector<const NodeInfo*> list_;
+  std::vector<const NodeInfo*> empty_;
+};
+
+class FakeEventRecorder final : public EventRecorder {
+ public:
+  void event(const api::Pod& /*regarding*/, std::string_view /*type*/, std::string_view /*reason*/,
+             std::string_view /*action*/, std::string /*message*/) override {}
+};
+
+class InlineParallelizer final : public Parallelizer {
+ public:
+  [[nodiscard]] int parallelism() const override { return 1; }
+  void until(int n, const std::function<void(int)>& fn,
+             const std::function<bool()>& stop) override {
+    for (int i = 0; i < n && !(stop && stop()); ++i) fn(i);
+  }
+};
+
+// A Handle without an API client for plugin tests and benchmarks: in-memory listers, no
+// waiting pods, no nominated pods, and plugin runners that succeed (no other plugins run).
+// Subclasses provide the snapshot.
+class HandleBase : public Handle {
+ public:
+  [[nodiscard]] const ClusterListers& listers() const override { return listers_; }
+  // Add objects the plugin under test should see.
+  [[nodiscard]] StaticClusterListers& mutableListers() { return listers_; }
+  [[nodiscard]] client::RestClient* client() override { return nullptr; }
+  [[nodiscard]] EventRecorder& eventRecorder() override { return recorder_; }
+  [[nodiscard]] Parallelizer& parallelizer() override {
+    return parallelizer_ != nullptr ? *parallelizer_ : inline_;
+  }
+  // Runs parallel work on `p` (not owned) instead of inline.
+  void setParallelizer(Parallelizer* p) { parallelizer_ = p; }
+  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view /*uid*/) override {
+    return nullptr;
+  }
+  void iterateWaitingPods(const std::function<void(WaitingPod&)>& /*fn*/) override {}
+  [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
+      const std::string& /*nodeName*/) const override {
+    return {};
+  }
+  [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& /*state*/,
+                                                         const api::Pod& /*pod*/,
+                                                         const NodeInfo& /*node*/) const override {
+    return {};
+  }
+  Status runPreFilterExtensionAddPod(CycleState& /*state*/, const api::Pod& /*pod*/,
+                                     const PodInfo& /*toAdd*/,
+                                     const NodeInfo& /*node*/) const override {
+    return {};
+  }
+  Status runPreFilterExtensionRemovePod(CycleState& /*state*/, const api::Pod& /*pod*/,
+                                        const PodInfo& /*toRemove*/,
+                                        const NodeInfo& /*node*/) const override {
+    return {};
+  }
+
+ private:
+  StaticClusterListers listers_;
+  FakeEventRecorder recorder_;
+  InlineParallelizer inline_;
+  Parallelizer* parallelizer_ = nullptr;
+};
+
+// The snapshot is a FakeLister.
+class FakeHandle final : public HandleBase {
+ public:
+  FakeHandle() = default;
+  explicit FakeHandle(FakeLister lister) : lister_(std::move(lister)) {}
+  [[nodiscard]] const NodeInfoLister& snapshot() const override { return lister_; }
+
+ private:
+  FakeLister lister_;
+};
+
+}  // namespace ksched::testing
