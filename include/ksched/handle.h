@@ -8,14 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/cluster_api.h>
 #include <ksched/cycle_state.h>
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
 #include <ksched/status.h>
 
-namespace ksched::client {
-class RestClient;
-}
 namespace ksched::extender {
 class Extender;
 }
@@ -61,8 +59,9 @@ class Handle {
   [[nodiscard]] virtual const NodeInfoLister& snapshot() const = 0;
   // Namespaces, workloads, PDBs and storage objects (informer-backed).
   [[nodiscard]] virtual const ClusterListers& listers() const = 0;
-  // The apiserver client; nullptr in unit tests.
-  [[nodiscard]] virtual client::RestClient* client() = 0;
+  // The apiserver, typed (cluster_api.h): binder threads and a plugin's own threads only.
+  // nullptr without one (unit tests, configuration validation).
+  [[nodiscard]] virtual ClusterApi* api() = 0;
   [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;
   [[nodiscard]] virtual Parallelizer& parallelizer() = 0;
   // nullptr when no pod with that uid waits at Permit.

@@ -55,6 +55,11 @@ class Plugin {
  public:
   virtual ~Plugin() = default;
   [[nodiscard]] virtual std::string_view name() const = 0;
+  // Called once when the scheduler stops, after the scheduling loop ended and before the
+  // binders drain, the queue closes and the Lease is released: stop and join the plugin's own
+  // work (a pool, a timer), and end waits in PreBind/Permit early. Other extension points may
+  // still run (a binder finishing) and must fail fast from then on.
+  virtual void close() {}
 };
 
 class PreEnqueuePlugin : public virtual Plugin {

@@ -52,6 +52,14 @@ class [[nodiscard]] Status {
   // Reasons joined with ", ".
   [[nodiscard]] std::string message() const;
 
+  // The HTTP code of the apiserver answer this status reports (ApiError::code, e.g. 409 when a
+  // Bind found the pod bound already); 0 when it reports none.
+  [[nodiscard]] int httpCode() const noexcept { return httpCode_; }
+  Status& withHttpCode(int code) {
+    httpCode_ = code;
+    return *this;
+  }
+
   // The plugin that produced this status (set by the framework).
   [[nodiscard]] const std::string& plugin() const noexcept { return plugin_; }
   Status& withPlugin(std::string_view plugin) {
@@ -63,6 +71,7 @@ class [[nodiscard]] Status {
   Code code_ = Code::kSuccess;
   std::vector<std::string> reasons_;
   std::string plugin_;
+  int httpCode_ = 0;
 };
 
 }  // namespace ksched

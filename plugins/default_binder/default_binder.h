@@ -19,14 +19,10 @@ class DefaultBinder final : public BindPlugin {
   explicit DefaultBinder(Handle& handle) : handle_(handle) {}
 
   [[nodiscard]] std::string_view name() const override { return kName; }
-  // Network I/O on the calling (binder) thread; thread-safe (the client is). An API failure is
-  // an Error status with the client's message; no client is "no API client".
+  // ClusterApi::bindPod on the calling (binder) thread; thread-safe. An API failure is an Error
+  // status with the API's message and its HTTP code (Status::httpCode: 409 bound already, 404
+  // gone); no API is "no API client".
   Status bind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
-
-  // "/api/v1/namespaces/<ns>/pods/<name>/binding".
-  [[nodiscard]] static std::string bindingPath(const api::Pod& pod);
-  // The v1 Binding of `pod` (name, namespace, uid) to node `nodeName`.
-  [[nodiscard]] static nlohmann::json bindingBody(const api::Pod& pod, const std::string& nodeName);
 
  private:
   Handle& handle_;

@@ -16,8 +16,6 @@
 #include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
-#include "client/errors.h"
-#include "client/rest_client.h"
 #include "extender/extender.h"
 #include "framework/fit_error.h"
 #include "metrics/metrics.h"
@@ -463,33 +461,29 @@ bool DefaultPreemption::victimsStillPresent(const api::Pod& pod, const NodeInfoL
   return false;
 }
 
-void DefaultPreemption::evict(client::RestClient& api, const api::Pod& victim,
-                              const api::Pod& preemptor, const std::string& node) {
-  const std::string path =
-      "/api/v1/namespaces/" + victim.metadata.namespace_ + "/pods/" + victim.metadata.name;
-  try {
-    // Marks why the pod goes away (DisruptionTarget), then deletes this very pod.
-    nlohmann::json cond = {
-        {"type", "DisruptionTarget"},
-        {"status", "True"},
-        {"reason", "PreemptionByScheduler"},
-        {"message", std::string(kName) + ": preempting to accommodate a higher priority pod"},
-        {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
-    api.patch(path + "/status", {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
-              "application/strategic-merge-patch+json");
-    api.del(path, {{"preconditions", {{"uid", victim.metadata.uid}}}});
+void DefaultPreemption::evict(ClusterApi& api, const api::Pod& victim, const api::Pod& preemptor,
+                              const std::string& node) {
+  // Marks why the pod goes away (DisruptionTarget), then deletes this very pod.
+  nlohmann::json cond = {
+      {"type", "DisruptionTarget"},
+      {"status", "True"},
+      {"reason", "PreemptionByScheduler"},
+      {"message", std::string(kName) + ": preempting to accommodate a higher priority pod"},
+      {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
+  ApiResult r =
+      api.patchPodStatus(victim, {{"status", {{"conditions", nlohmann::json::array({cond})}}}},
+                         "application/strategic-merge-patch+json");
+  if (!r) r = api.deletePod(victim);
+  if (!r) {
     handle_.eventRecorder().event(
         victim, "Normal", "Preempted", "Preempting",
         "Preempted by pod " + preemptor.metadata.uid + " on node " + node);
-  } catch (const client::ApiError& e) {
-    // Gone already (or replaced by a pod of the same name): nothing to evict.
-    if (!e.isNotFound() && !e.isConflict()) {
-      spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
-                   e.what());
-    }
-  } catch (const std::exception& e) {
+    return;
+  }
+  // Gone already (or replaced by a pod of the same name): nothing to evict.
+  if (!r->isNotFound() && !r->isConflict()) {
     spdlog::warn("preempting {}/{}: {}", victim.metadata.namespace_, victim.metadata.name,
-                 e.what());
+                 r->message);
   }
 }
 
@@ -512,7 +506,7 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
       unNominate.push_back(std::move(pi));
     }
   }
-  client::RestClient* api = handle_.client();
+  ClusterApi* api = handle_.api();
   if (api == nullptr || (toDelete.empty() && unNominate.empty())) return;
 
   // One task per victim, so a preemption's victims go in parallel; the last task to finish
@@ -540,13 +534,11 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
   auto finish = [this, api, prep] {
     if (prep->remaining.fetch_sub(1) != 1) return;
     for (const auto& pi : prep->unNominate) {
-      try {
-        api->patch("/api/v1/namespaces/" + pi->pod->metadata.namespace_ + "/pods/" +
-                       pi->pod->metadata.name + "/status",
-                   {{"status", {{"nominatedNodeName", nullptr}}}}, "application/merge-patch+json");
-      } catch (const std::exception& e) {
+      if (ApiResult r =
+              api->patchPodStatus(*pi->pod, {{"status", {{"nominatedNodeName", nullptr}}}},
+                                  "application/merge-patch+json")) {
         spdlog::warn("clearing nominatedNodeName of {}/{}: {}", pi->pod->metadata.namespace_,
-                     pi->pod->metadata.name, e.what());
+                     pi->pod->metadata.name, r->message);
       }
     }
     {

@@ -109,6 +109,8 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
 
   // Waits for queued preparations (tests, shutdown).
   void drain() { preparers_.drain(); }
+  // Scheduler::stop(): the victims' deletions in flight finish, no new ones start.
+  void close() override { preparers_.drain(); }
 
   [[nodiscard]] uint64_t attempts() const { return attempts_.load(); }
   [[nodiscard]] uint64_t victimsTotal() const { return victims_.load(); }
@@ -127,7 +129,7 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
       std::vector<PodInfoPtr>& victims, int64_t& numViolating) const;
   void prepareCandidate(const api::Pod& pod, const preemption::Candidate& c);
   // Evicts one victim: DisruptionTarget condition, DELETE with a uid precondition, event.
-  void evict(client::RestClient& api, const api::Pod& victim, const api::Pod& preemptor,
+  void evict(ClusterApi& api, const api::Pod& victim, const api::Pod& preemptor,
              const std::string& node);
   // The preemptor's earlier victims still in the snapshot: it must not preempt again yet.
   bool victimsStillPresent(const api::Pod& pod, const NodeInfoLister& snapshot);

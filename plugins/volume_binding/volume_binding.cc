@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <stdexcept>
 #include <utility>
 
 #include <ksched/api/node.h>
@@ -10,9 +10,6 @@
 #include <ksched/helper/args_json.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/registry.h>
-
-#include "client/errors.h"
-#include "client/rest_client.h"
 
 namespace ksched::plugins {
 
@@ -315,7 +312,7 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
     }
   }
   if (!assumed) return Status::error("no pod volumes found for node " + dq(nodeName));
-  client::RestClient* client = handle_.client();
+  ClusterApi* client = handle_.api();
   if (client == nullptr) return Status::error("binding volumes: no API client");
 
   // The objects as written: their resourceVersions tell when the informers caught up.
@@ -330,9 +327,13 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
       }
       nlohmann::json patch = {{"metadata", meta},
                               {"spec", {{"claimRef", nlohmann::json(*b.pv->spec.claimRef)}}}};
-      auto updated = std::make_shared<const api::PersistentVolume>(
-          client->patch("/api/v1/persistentvolumes/" + b.pv->metadata.name, patch)
-              .get<api::PersistentVolume>());
+      nlohmann::json out;
+      if (ApiResult r =
+              client->patch("/api/v1/persistentvolumes/" + b.pv->metadata.name, patch, &out)) {
+        throw std::runtime_error(r->message);
+      }
+      auto updated =
+          std::make_shared<const api::PersistentVolume>(out.get<api::PersistentVolume>());
       written.staticBindings.push_back({std::move(updated), b.pvc});
     }
     for (const PVCPtr& c : assumed->dynamicProvisions) {
@@ -340,12 +341,14 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
           {"metadata",
            {{"resourceVersion", c->metadata.resourceVersion},
             {"annotations", {{std::string(api::kAnnSelectedNode), nodeName}}}}}};
-      auto updated = std::make_shared<const api::PersistentVolumeClaim>(
-          client
-              ->patch("/api/v1/namespaces/" + c->metadata.namespace_ + "/persistentvolumeclaims/" +
-                          c->metadata.name,
-                      patch)
-              .get<api::PersistentVolumeClaim>());
+      nlohmann::json out;
+      if (ApiResult r = client->patch("/api/v1/namespaces/" + c->metadata.namespace_ +
+                                          "/persistentvolumeclaims/" + c->metadata.name,
+                                      patch, &out)) {
+        throw std::runtime_error(r->message);
+      }
+      auto updated =
+          std::make_shared<const api::PersistentVolumeClaim>(out.get<api::PersistentVolumeClaim>());
       written.dynamicProvisions.push_back(std::move(updated));
     }
   } catch (const std::exception& e) {
@@ -358,8 +361,14 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
   for (;;) {
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    std::this_thread::sleep_for(
-        std::min<std::chrono::steady_clock::duration>(pollInterval_, deadline - now));
+    {
+      std::unique_lock lock(closeMu_);
+      if (closeCv_.wait_until(lock, std::min(now + pollInterval_, deadline),
+                              [this] { return closed_; })) {
+        revert(*assumed);
+        return Status::error("binding volumes: scheduler is shutting down");
+      }
+    }
     bool done = false;
     Status st2 = checkBindings(pod, nodeName, written, done);
     if (!st2.ok()) {
@@ -375,16 +384,22 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
   return Status::error("binding volumes: context deadline exceeded");
 }
 
+void VolumeBinding::close() {
+  {
+    std::lock_guard lock(closeMu_);
+    closed_ = true;
+  }
+  closeCv_.notify_all();
+}
+
 Status VolumeBinding::checkBindings(const api::Pod& pod, const std::string& nodeName,
                                     const PodVolumes& pv, bool& done) const {
   done = false;
   const ClusterListers& listers = handle_.listers();
-  try {
-    (void)handle_.client()->get("/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" +
-                                pod.metadata.name);
-  } catch (const client::ApiError& e) {
-    if (e.isNotFound())
-      return Status::error(std::string("pod does not exist any more: ") + e.what());
+  if (ApiResult r = handle_.api()->get(
+          "/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" + pod.metadata.name,
+          nullptr)) {
+    if (r->isNotFound()) return Status::error("pod does not exist any more: " + r->message);
     return {};  // transient: check again on the next tick
   }
   auto affinityError = [&](const api::PersistentVolume& v) {

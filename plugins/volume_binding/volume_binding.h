@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -114,6 +115,8 @@ class VolumeBinding final : public PreFilterPlugin,
   VolumeBinding(VolumeBindingArgs args, Handle& handle);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
+  // Ends PreBind waits for the PV controller at once ("scheduler is shutting down").
+  void close() override;
 
   Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
                    PreFilterResult& result) override;
@@ -152,6 +155,10 @@ class VolumeBinding final : public PreFilterPlugin,
   Handle& handle_;
   std::chrono::milliseconds pollInterval_{1000};
   volume_binding::AssumeCache cache_;  // thread-safe
+
+  std::mutex closeMu_;
+  std::condition_variable closeCv_;
+  bool closed_ = false;  // guarded by closeMu_
 };
 
 std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle);

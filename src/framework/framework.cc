@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "framework/cluster_api.h"
+
 namespace ksched::framework {
 namespace {
 
@@ -114,7 +116,12 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
     : profileName_(profile.schedulerName),
       percentage_(profile.percentageOfNodesToScore),
       services_(std::move(services)) {
+  if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   build(profile, registry, fieldPrefix);
+}
+
+void Framework::close() {
+  for (auto& p : owned_) p->close();
 }
 
 Framework::~Framework() { rejectAllWaitingPods("scheduler is shutting down"); }

@@ -29,6 +29,10 @@
 #include "config/scheduler_config.h"
 #include "metrics/metrics.h"
 
+namespace ksched::client {
+class RestClient;
+}
+
 namespace ksched::framework {
 
 class FrameworkError : public std::runtime_error {
@@ -59,6 +63,10 @@ class Framework final : public Handle {
   Framework(const config::Profile& profile, const Registry& registry, Services services,
             const std::string& fieldPrefix = "profiles[0]");
   ~Framework() override;
+
+  // Closes every plugin (Plugin::close()), once the scheduling loop has ended: their own work
+  // stops and is joined, waits in PreBind end. Idempotent.
+  void close();
 
   [[nodiscard]] const std::string& profileName() const { return profileName_; }
   [[nodiscard]] const QueueSortPlugin& queueSort() const { return *queueSort_; }
@@ -111,7 +119,7 @@ class Framework final : public Handle {
   // Handle
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
   [[nodiscard]] const ClusterListers& listers() const override;
-  [[nodiscard]] client::RestClient* client() override { return services_.client; }
+  [[nodiscard]] ClusterApi* api() override { return api_.get(); }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
   [[nodiscard]] const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
@@ -181,6 +189,7 @@ class Framework final : public Handle {
   std::string profileName_;
   std::optional<int32_t> percentage_;
   Services services_;
+  std::unique_ptr<ClusterApi> api_;  // over services_.client, null without one; outlives plugins
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> preEnqueue_;
   QueueSortPlugin* queueSort_ = nullptr;

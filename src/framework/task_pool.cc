@@ -5,15 +5,16 @@
 
 namespace ksched::framework {
 
-TaskPool::TaskPool(std::string name, int threads) : name_(std::move(name)) {
-  if (threads < 1) threads = 1;
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(i); });
-}
+TaskPool::TaskPool(std::string name, int threads)
+    : name_(std::move(name)), threadCount_(threads < 1 ? 1 : threads) {}
 
 bool TaskPool::submit(std::function<void()> task) {
   {
     std::lock_guard lock(mu_);
     if (closed_) return false;
+    if (threads_.empty()) {
+      for (int i = 0; i < threadCount_; ++i) threads_.emplace_back([this, i] { work(i); });
+    }
     tasks_.push_back(std::move(task));
   }
   cv_.notify_one();

@@ -2,8 +2,9 @@
 // (WaitOnPermit, PreBind, Bind, PostBind) and the pod-status writer. Each worker issues its
 // own API requests, so each holds its own keep-alive connection.
 //
-// submit() never blocks. drain() stops accepting, lets the workers finish everything queued,
-// and joins them; the destructor drains.
+// The threads start with the first submit(), so a pool that is never used (a plugin built only
+// to validate the configuration) starts none. submit() never blocks. drain() stops accepting,
+// lets the workers finish everything queued, and joins them; the destructor drains.
 #pragma once
 
 #include <condition_variable>
@@ -33,12 +34,13 @@ class TaskPool {
   void work(int index);
 
   const std::string name_;
+  const int threadCount_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;  // guarded by mu_
   size_t running_ = 0;                       // guarded by mu_
   bool closed_ = false;                      // guarded by mu_
-  std::vector<std::jthread> threads_;
+  std::vector<std::jthread> threads_;        // started under mu_ by the first submit()
 };
 
 }  // namespace ksched::framework

@@ -191,6 +191,9 @@ void Scheduler::stop() {
   queue_->close();
   if (loop_.joinable()) loop_.join();
   for (auto& f : frameworks_) f->rejectAllWaitingPods("scheduler is shutting down");
+  // Plugins' own work (preemption's victim deletions) ends and PreBind waits return before the
+  // binders drain, and all of it before the caller releases the Lease.
+  for (auto& f : frameworks_) f->close();
   binders_.drain();
   statusWriters_.drain();
   events_.shutdown();
@@ -428,9 +431,7 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
   // Room the pod held is free again: let pods waiting for it retry.
   queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
   const std::string msg = s.message();
-  // ApiError texts read "<verb> <path>: <code> <reason>: <message>".
-  if (msg.find(": 409 Conflict") != std::string::npos ||
-      msg.find(": 404 NotFound") != std::string::npos) {
+  if (s.httpCode() == 409 || s.httpCode() == 404) {
     // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
     // retry would only fail again.
     bindConflicts_.fetch_add(1);

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -186,6 +187,56 @@ class InlineParallelizer final : public Parallelizer {
   }
 };
 
+// A ClusterApi that records every call and answers success, or what failWith() set. Thread-safe.
+class FakeClusterApi final : public ClusterApi {
+ public:
+  struct Call {
+    std::string verb;     // "bind", "delete", "patchStatus", "get", "patch"
+    std::string target;   // "<namespace>/<pod>" or the path
+    nlohmann::json body;  // the node name for bind, the patch for the patches
+  };
+  // The answer to every later call (nullopt: success).
+  void failWith(ApiResult r) {
+    std::lock_guard lock(mu_);
+    answer_ = std::move(r);
+  }
+  [[nodiscard]] std::vector<Call> calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+
+  ApiResult bindPod(const api::Pod& pod, const std::string& nodeName) override {
+    return record({"bind", key(pod), nodeName});
+  }
+  ApiResult deletePod(const api::Pod& pod) override { return record({"delete", key(pod), {}}); }
+  ApiResult patchPodStatus(const api::Pod& pod, const nlohmann::json& patch,
+                           std::string_view /*contentType*/) override {
+    return record({"patchStatus", key(pod), patch});
+  }
+  ApiResult get(const std::string& path, nlohmann::json* /*out*/) override {
+    return record({"get", path, {}});
+  }
+  ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
+                  std::string_view /*contentType*/) override {
+    ApiResult r = record({"patch", path, patch});
+    if (!r && out != nullptr) *out = patch;
+    return r;
+  }
+
+ private:
+  static std::string key(const api::Pod& pod) {
+    return pod.metadata.namespace_ + "/" + pod.metadata.name;
+  }
+  ApiResult record(Call c) {
+    std::lock_guard lock(mu_);
+    calls_.push_back(std::move(c));
+    return answer_;
+  }
+  mutable std::mutex mu_;
+  std::vector<Call> calls_;
+  ApiResult answer_;
+};
+
 // A Handle without an API client for plugin tests and benchmarks: in-memory listers, no
 // waiting pods, no nominated pods, and plugin runners that succeed (no other plugins run).
 // Subclasses provide the snapshot.
@@ -194,7 +245,10 @@ class HandleBase : public Handle {
   [[nodiscard]] const ClusterListers& listers() const override { return listers_; }
   // Add objects the plugin under test should see.
   [[nodiscard]] StaticClusterListers& mutableListers() { return listers_; }
-  [[nodiscard]] client::RestClient* client() override { return nullptr; }
+  // nullptr unless setApi() gave one.
+  [[nodiscard]] ClusterApi* api() override { return api_; }
+  // Plugins reach `a` (not owned), e.g. a FakeClusterApi.
+  void setApi(ClusterApi* a) { api_ = a; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return recorder_; }
   [[nodiscard]] Parallelizer& parallelizer() override {
     return parallelizer_ != nullptr ? *parallelizer_ : inline_;
@@ -230,6 +284,7 @@ class HandleBase : public Handle {
   FakeEventRecorder recorder_;
   InlineParallelizer inline_;
   Parallelizer* parallelizer_ = nullptr;
+  ClusterApi* api_ = nullptr;
 };
 
 // The snapshot is a FakeLister.

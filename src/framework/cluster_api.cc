@@ -1,0 +1,74 @@
+#include "framework/cluster_api.h"
+
+#include <exception>
+#include <utility>
+
+#include "client/errors.h"
+
+namespace ksched::framework {
+namespace {
+
+// Runs one request; a thrown client::ApiError becomes its typed copy.
+template <typename F>
+ApiResult attempt(F&& request) {
+  try {
+    std::forward<F>(request)();
+  } catch (const client::ApiError& e) {
+    return ApiError{e.code(), e.reason(), e.what()};
+  } catch (const std::exception& e) {
+    return ApiError{0, "", e.what()};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string RestClusterApi::podPath(const api::Pod& pod) {
+  return "/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" + pod.metadata.name;
+}
+
+nlohmann::json RestClusterApi::bindingBody(const api::Pod& pod, const std::string& nodeName) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata",
+       {{"name", pod.metadata.name},
+        {"namespace", pod.metadata.namespace_},
+        {"uid", pod.metadata.uid}}},
+      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", nodeName}}},
+  };
+}
+
+ApiResult RestClusterApi::bindPod(const api::Pod& pod, const std::string& nodeName) {
+  return attempt(
+      [&] { (void)client_.post(podPath(pod) + "/binding", bindingBody(pod, nodeName)); });
+}
+
+ApiResult RestClusterApi::deletePod(const api::Pod& pod) {
+  return attempt([&] {
+    (void)client_.del(podPath(pod), {{"preconditions", {{"uid", pod.metadata.uid}}}});
+  });
+}
+
+ApiResult RestClusterApi::patchPodStatus(const api::Pod& pod, const nlohmann::json& patch,
+                                         std::string_view contentType) {
+  return attempt(
+      [&] { (void)client_.patch(podPath(pod) + "/status", patch, std::string(contentType)); });
+}
+
+ApiResult RestClusterApi::get(const std::string& path, nlohmann::json* out) {
+  return attempt([&] {
+    nlohmann::json j = client_.get(path);
+    if (out != nullptr) *out = std::move(j);
+  });
+}
+
+ApiResult RestClusterApi::patch(const std::string& path, const nlohmann::json& patch,
+                                nlohmann::json* out, std::string_view contentType) {
+  return attempt([&] {
+    nlohmann::json j = client_.patch(path, patch, std::string(contentType));
+    if (out != nullptr) *out = std::move(j);
+  });
+}
+
+}  // namespace ksched::framework
