@@ -127,35 +127,6 @@ FieldError invalidSlice(std::string field, const std::vector<std::string>& value
   return {std::move(field), "Invalid value: " + goStringSlice(values) + ": " + std::string(detail)};
 }
 
-bool isAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// Full match of (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?
-bool matchesLabelValueFormat(const std::string& v) {
-  if (v.empty()) return true;
-  if (!isAlnum(v.front()) || !isAlnum(v.back())) return false;
-  return std::all_of(v.begin(), v.end(),
-                     [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// Upstream validation.IsValidLabelValue messages.
-std::vector<std::string> labelValueErrors(const std::string& value) {
-  constexpr size_t kMaxLen = 63;
-  std::vector<std::string> errs;
-  if (value.size() > kMaxLen) {
-    errs.push_back("must be no more than " + std::to_string(kMaxLen) + " characters");
-  }
-  if (!matchesLabelValueFormat(value)) {
-    errs.emplace_back(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-        "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-        "'my_value',  or '12345', regex used for validation is "
-        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
-  }
-  return errs;
-}
-
 bool isInteger(const std::string& s) {
   if (s.empty()) return false;
   size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
@@ -216,7 +187,7 @@ void validateLabelRequirement(const api::NodeSelectorRequirement& r, const std::
       break;
   }
   for (size_t i = 0; i < r.values.size(); ++i) {
-    const std::vector<std::string> valueErrs = labelValueErrors(r.values[i]);
+    const std::vector<std::string> valueErrs = helper::labelValueErrors(r.values[i]);
     if (valueErrs.empty()) continue;
     std::string detail;
     for (size_t k = 0; k < valueErrs.size(); ++k) {

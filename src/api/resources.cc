@@ -2,36 +2,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include <ksched/api/names.h>
 #include <ksched/api/resources.h>
 
 namespace ksched::api {
 namespace {
-
-bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool isAlnum(char c) { return isLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
-
-// RFC 1123 subdomain: dot-separated labels of [a-z0-9-] that start and end alphanumeric.
-bool isDNS1123Subdomain(std::string_view s, size_t maxLen) {
-  if (s.empty() || s.size() > maxLen) return false;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t dot = std::min(s.find('.', start), s.size());
-    const std::string_view label = s.substr(start, dot - start);
-    if (label.empty() || !isLowerAlnum(label.front()) || !isLowerAlnum(label.back())) return false;
-    for (char c : label) {
-      if (!isLowerAlnum(c) && c != '-') return false;
-    }
-    start = dot + 1;
-  }
-  return true;
-}
-
-// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
-bool isQualifiedNamePart(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
 
 int64_t satAdd(int64_t a, int64_t b) {
   int64_t r = 0;

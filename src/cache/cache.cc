@@ -1,5 +1,7 @@
 #include "cache/cache.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -270,8 +272,10 @@ void Cache::cleanupLoop(const std::stop_token& stop, std::chrono::milliseconds p
 
 void Cache::startCleanup(std::chrono::milliseconds period) {
   stopCleanup();
-  cleanupThread_ =
-      std::jthread([this, period](const std::stop_token& stop) { cleanupLoop(stop, period); });
+  cleanupThread_ = std::jthread([this, period](const std::stop_token& stop) {
+    pthread_setname_np(pthread_self(), "cache-cleanup");
+    cleanupLoop(stop, period);
+  });
 }
 
 void Cache::stopCleanup() {

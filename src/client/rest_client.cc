@@ -12,6 +12,7 @@
 
 #include "client/backoff.h"
 #include "client/tls.h"
+#include "client/url.h"
 
 namespace ksched::client {
 namespace {
@@ -89,44 +90,17 @@ RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimit
       limiter_(limiter ? std::move(limiter)
                        : std::make_shared<RateLimiter>(config_.qps, config_.burst)),
       tokens_(std::make_shared<TokenSource>(config_)) {
-  std::string rest = config_.server;
-  if (rest.rfind("https://", 0) == 0) {
-    rest = rest.substr(8);
-    https_ = true;
-    port_ = 443;
-  } else if (rest.rfind("http://", 0) == 0) {
-    rest = rest.substr(7);
-    https_ = false;
-    port_ = 80;
-  } else {
-    throw ConfigError("server \"" + config_.server + "\": want https://host[:port] or http://");
+  std::string error;
+  const auto url = parseHttpUrl(config_.server, error);
+  if (!url) {
+    if (error.starts_with("unsupported protocol scheme"))
+      error = "want https://host[:port] or http://";
+    throw ConfigError("server \"" + config_.server + "\": " + error);
   }
-  if (auto slash = rest.find('/'); slash != std::string::npos) {
-    pathPrefix_ = rest.substr(slash);
-    while (!pathPrefix_.empty() && pathPrefix_.back() == '/') pathPrefix_.pop_back();
-    rest = rest.substr(0, slash);
-  }
-  std::string portText;
-  if (!rest.empty() && rest.front() == '[') {  // [v6]:port
-    auto close = rest.find(']');
-    if (close == std::string::npos)
-      throw ConfigError("server \"" + config_.server + "\": bad IPv6");
-    host_ = rest.substr(1, close - 1);
-    if (close + 1 < rest.size() && rest[close + 1] == ':') portText = rest.substr(close + 2);
-  } else if (auto colon = rest.rfind(':'); colon != std::string::npos) {
-    host_ = rest.substr(0, colon);
-    portText = rest.substr(colon + 1);
-  } else {
-    host_ = rest;
-  }
-  if (!portText.empty()) {
-    try {
-      port_ = std::stoi(portText);
-    } catch (const std::exception&) {
-      throw ConfigError("server \"" + config_.server + "\": bad port \"" + portText + "\"");
-    }
-  }
-  if (host_.empty()) throw ConfigError("server \"" + config_.server + "\": no host");
+  https_ = url->https;
+  host_ = url->host;
+  port_ = url->port;
+  pathPrefix_ = url->path;
   // A peer that closes first must not kill the process: writes to a closed TLS socket raise
   // SIGPIPE, whose default action is to terminate.
   static std::once_flag ignoreSigpipe;

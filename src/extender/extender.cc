@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
@@ -17,6 +18,7 @@
 #include <unordered_map>
 
 #include "client/tls.h"
+#include "client/url.h"
 #include "extender/encode.h"
 
 namespace ksched::extender {
@@ -230,46 +232,20 @@ Extender::Extender(const config::Extender& config)
   std::string url = config_.urlPrefix;
   while (!url.empty() && url.back() == '/') url.pop_back();
   baseUrl_ = url;
-  std::string rest;
-  if (url.rfind("https://", 0) == 0) {
-    https_ = true;
-    rest = url.substr(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    rest = url.substr(7);
-  } else {
-    const auto colon = url.find("://");
-    schemeError_ = "unsupported protocol scheme \"" +
-                   (colon == std::string::npos ? std::string() : url.substr(0, colon)) + "\"";
-    return;
-  }
-  const auto slash = rest.find('/');
-  std::string hostPort = rest.substr(0, slash);
-  basePath_ = slash == std::string::npos ? std::string() : rest.substr(slash);
-  port_ = https_ ? 443 : 80;
-  std::string portText;
-  if (!hostPort.empty() && hostPort.front() == '[') {  // [ipv6]:port
-    const auto close = hostPort.find(']');
-    if (close == std::string::npos) throw ExtenderError("urlPrefix: bad host in " + url);
-    host_ = hostPort.substr(1, close - 1);
-    if (close + 1 < hostPort.size() && hostPort[close + 1] == ':') {
-      portText = hostPort.substr(close + 2);
+  std::string error;
+  const auto parsed = client::parseHttpUrl(url, error);
+  if (!parsed) {
+    // Go's client reports a scheme it cannot speak on every request, not at start-up.
+    if (error.starts_with("unsupported protocol scheme")) {
+      schemeError_ = error;
+      return;
     }
-  } else if (const auto colon = hostPort.rfind(':'); colon != std::string::npos) {
-    host_ = hostPort.substr(0, colon);
-    portText = hostPort.substr(colon + 1);
-  } else {
-    host_ = hostPort;
+    throw ExtenderError("urlPrefix: " + error + " in " + url);
   }
-  if (!portText.empty()) {
-    try {
-      size_t used = 0;
-      port_ = std::stoi(portText, &used);
-      if (used != portText.size() || port_ <= 0 || port_ > 65535) throw std::out_of_range("");
-    } catch (const std::exception&) {
-      throw ExtenderError("urlPrefix: bad port \"" + portText + "\" in " + url);
-    }
-  }
-  if (host_.empty()) throw ExtenderError("urlPrefix: no host in " + url);
+  https_ = parsed->https;
+  host_ = parsed->host;
+  port_ = parsed->port;
+  basePath_ = parsed->path;
 
   // Upstream makeTransport: the TLS config as given; HTTPS without a CA skips verification.
   if (config_.tlsConfig) {
@@ -543,7 +519,12 @@ void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
   {
     std::vector<std::jthread> others;
     others.reserve(active.size() - 1);
-    for (size_t i = 1; i < active.size(); ++i) others.emplace_back(run, i);
+    for (size_t i = 1; i < active.size(); ++i) {
+      others.emplace_back([&run, i] {
+        pthread_setname_np(pthread_self(), "ext-prioritize");
+        run(i);
+      });
+    }
     run(0);
   }  // joins
   std::unordered_map<std::string_view, size_t> index;

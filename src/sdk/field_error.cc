@@ -1,6 +1,6 @@
 #include <cstdio>
-#include <regex>
 
+#include <ksched/api/names.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/registry.h>
 
@@ -42,11 +42,6 @@ std::string maxLenError(size_t n) {
   return "must be no more than " + std::to_string(n) + " characters";
 }
 
-bool fullMatch(std::string_view s, std::string_view pattern) {
-  const std::regex re{std::string(pattern)};
-  return std::regex_match(s.begin(), s.end(), re);
-}
-
 // Upstream validation.IsQualifiedName: the messages, without the field path.
 std::vector<std::string> qualifiedNameErrors(std::string_view value) {
   std::vector<std::string> errs;
@@ -68,7 +63,7 @@ std::vector<std::string> qualifiedNameErrors(std::string_view value) {
       if (prefix.size() > kDNS1123SubdomainMaxLength) {
         errs.push_back("prefix part " + maxLenError(kDNS1123SubdomainMaxLength));
       }
-      if (!fullMatch(prefix, kDNS1123SubdomainFmt)) {
+      if (!api::isDNS1123SubdomainFormat(prefix)) {
         errs.push_back("prefix part " +
                        regexError(kDNS1123SubdomainErrMsg, kDNS1123SubdomainFmt, {"example.com"}));
       }
@@ -79,7 +74,7 @@ std::vector<std::string> qualifiedNameErrors(std::string_view value) {
   } else if (name.size() > kQualifiedNameMaxLength) {
     errs.push_back("name part " + maxLenError(kQualifiedNameMaxLength));
   }
-  if (!fullMatch(name, kQualifiedNameFmt)) {
+  if (!api::isQualifiedNameFormat(name)) {
     errs.push_back("name part " + regexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
                                              {"MyName", "my.name", "123-abc"}));
   }
@@ -147,6 +142,20 @@ FieldError required(std::string field, std::string_view detail) {
   std::string body = "Required value";
   if (!detail.empty()) body += ": " + std::string(detail);
   return {std::move(field), std::move(body)};
+}
+
+std::vector<std::string> labelValueErrors(std::string_view value) {
+  constexpr size_t kMaxLen = 63;
+  std::vector<std::string> errs;
+  if (value.size() > kMaxLen) errs.push_back(maxLenError(kMaxLen));
+  if (!value.empty() && !api::isQualifiedNameFormat(value)) {
+    errs.emplace_back(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+        "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+        "'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  }
+  return errs;
 }
 
 std::vector<FieldError> validateLabelName(std::string_view value, const std::string& field) {

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -159,7 +160,10 @@ std::unique_ptr<Server> Server::start(const config::ServingOptions& options, Hoo
   }
   s->port_ = options.securePort;
   httplib::SSLServer* raw = s->svr_.get();
-  s->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  s->thread_ = std::thread([raw] {
+    pthread_setname_np(pthread_self(), "https-server");
+    raw->listen_after_bind();
+  });
   for (int i = 0; i < 200 && !raw->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -37,6 +37,9 @@ struct FieldError {
 [[nodiscard]] std::vector<FieldError> validateLabelName(std::string_view value,
                                                         const std::string& field);
 
+// Upstream validation.IsValidLabelValue: its messages (no field path), empty when valid.
+[[nodiscard]] std::vector<std::string> labelValueErrors(std::string_view value);
+
 // Throws ksched::PluginArgsError with the first error; does nothing when `errors` is empty.
 void throwIfAny(const std::vector<FieldError>& errors);
 
