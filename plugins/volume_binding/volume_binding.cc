@@ -330,7 +330,8 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
       nlohmann::json out;
       if (ApiResult r =
               client->patch("/api/v1/persistentvolumes/" + b.pv->metadata.name, patch, &out)) {
-        throw std::runtime_error(r->message);
+        revert(*assumed);
+        return Status::error(r->message);
       }
       auto updated =
           std::make_shared<const api::PersistentVolume>(out.get<api::PersistentVolume>());
@@ -345,7 +346,8 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
       if (ApiResult r = client->patch("/api/v1/namespaces/" + c->metadata.namespace_ +
                                           "/persistentvolumeclaims/" + c->metadata.name,
                                       patch, &out)) {
-        throw std::runtime_error(r->message);
+        revert(*assumed);
+        return Status::error(r->message);
       }
       auto updated =
           std::make_shared<const api::PersistentVolumeClaim>(out.get<api::PersistentVolumeClaim>());
