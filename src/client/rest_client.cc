@@ -191,7 +191,14 @@ std::string RestClient::call(const std::string& method, const std::string& path,
     std::string transportError;
     Answer a = send(*conn, method, target, body, contentType, transportError);
     if (a.status == 0) {
-      conn.reset();  // a broken connection is not reused
+      // A broken connection is not reused, nor are the idle ones: after an apiserver restart
+      // they are all dead, and retrying through each of them would use up the retries.
+      conn.reset();
+      std::vector<std::unique_ptr<Connection>> stale;
+      {
+        std::lock_guard lock(mu_);
+        stale.swap(idle_);
+      }
     } else {
       giveBack(std::move(conn));
     }

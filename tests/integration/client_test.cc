@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "client/rest_client.h"
 #include "cluster.h"
@@ -244,6 +247,29 @@ TEST(ClientIntegration, WatchStreamsEventsAndStopsPromptly) {
       "/api/v1/namespaces/client-watch/pods", {.timeoutSeconds = 60},
       [](client::WatchEvent&&) { return true; }, stop.get_token());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+// After an apiserver restart every pooled keep-alive connection is dead: the first failure
+// drops them all, so one retry on a fresh connection is enough (it used to spend each retry on
+// another dead connection and fail).
+TEST(ClientIntegration, ApiserverRestartDoesNotUseUpTheRetriesOnDeadConnections) {
+  auto& cluster = TestCluster::get();
+  RestClient::Options o;
+  o.maxRetries = 2;
+  RestClient c(cluster.config("admin"), o);
+  std::vector<std::jthread> callers;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] {
+      (void)c.get("/api/v1/namespaces/default");
+      ++ready;
+      while (ready < 8) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  }
+  callers.clear();
+  cluster.ctl("stop-apiserver");
+  cluster.ctl("start-apiserver");
+  EXPECT_NO_THROW((void)c.get("/api/v1/namespaces/default"));
 }
 
 }  // namespace
