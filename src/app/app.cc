@@ -111,6 +111,10 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   }
   const config::LeaderElectionConfiguration& leaderElection = componentConfig.leaderElection;
   const config::ServingOptions& serving = flags.serving;
+  if (auto err = server::checkTlsOptions(serving); serving.securePort != 0 && !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
   spdlog::debug("leader election: elect={} lease={} renew={} retry={} lock={}/{}/{}",
                 leaderElection.leaderElect, config::formatDuration(leaderElection.leaseDuration),
                 config::formatDuration(leaderElection.renewDeadline),
@@ -202,8 +206,9 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   hooks.configz = [&configz] { return configz; };
   std::unique_ptr<server::Server> srv;  // stopped before the scheduler goes (hooks use it)
   try {
+    if (serving.securePort != 0) hooks.access = server::makeAccessControl(serving, cfg);
     srv = server::Server::start(serving, hooks);
-  } catch (const server::ServerError& e) {
+  } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;
   }

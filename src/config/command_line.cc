@@ -68,6 +68,43 @@ Secure serving:
                                       --tls-cert-file/--tls-private-key-file are not given
   --tls-cert-file string              x509 certificate (PEM) for HTTPS
   --tls-private-key-file string       private key (PEM) matching --tls-cert-file
+  --tls-min-version string            VersionTLS12 (default) or VersionTLS13; VersionTLS10 and
+                                      VersionTLS11 are accepted as upstream
+  --tls-cipher-suites strings         TLS 1.2 cipher suites by IANA name, comma-separated
+                                      (default: OpenSSL's secure defaults)
+
+Authentication (who calls the HTTPS port; as kube-scheduler's delegated authentication):
+  --authentication-kubeconfig string  where TokenReviews go and the client CA is looked up
+                                      (default: the scheduler's own connection)
+  --authentication-skip-lookup        do not read the client CA and request-header settings
+                                      from kube-system/extension-apiserver-authentication
+  --authentication-tolerate-lookup-failure
+                                      start even if that lookup fails (default true)
+  --authentication-token-webhook-cache-ttl duration
+                                      how long TokenReview answers are cached (default 10s)
+  --client-ca-file string             CA bundle (PEM) for client certificates: the CN is the
+                                      user, the O entries its groups
+  --requestheader-client-ca-file string
+                                      CA bundle of the front proxy allowed to set the
+                                      --requestheader-*-headers
+  --requestheader-allowed-names strings
+                                      client certificate common names allowed to set them
+                                      (default: any signed by that CA)
+  --requestheader-username-headers strings    (default x-remote-user)
+  --requestheader-group-headers strings       (default x-remote-group)
+  --requestheader-extra-headers-prefix strings
+                                              (default x-remote-extra-)
+
+Authorization (what a caller may read; SubjectAccessReview on path and verb):
+  --authorization-kubeconfig string   where SubjectAccessReviews go (default: the scheduler's
+                                      own connection)
+  --authorization-always-allow-paths strings
+                                      paths served without authorization; a trailing * matches
+                                      a prefix (default /healthz,/readyz,/livez)
+  --authorization-webhook-cache-authorized-ttl duration
+                                      how long an allowed review is cached (default 10s)
+  --authorization-webhook-cache-unauthorized-ttl duration
+                                      how long a denied review is cached (default 10s)
 
 Leader election (override the --config file):
   --leader-elect                      take part in leader election (default true)
@@ -106,6 +143,33 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
       }
     };
   };
+  auto required = [&errs](Duration& dst) -> Setter {
+    return [&dst, &errs](const std::string& flag, const std::string& v) {
+      if (auto d = parseDuration(v); d && d->count() >= 0) {
+        dst = *d;
+      } else {
+        errs.push_back(flag + ": invalid duration \"" + v + "\"");
+      }
+    };
+  };
+  // pflag's stringSlice: comma-separated; the first use replaces the default, later uses append.
+  std::map<std::string, bool> sliceSeen;
+  auto strings = [&sliceSeen](std::vector<std::string>& dst) -> Setter {
+    return [&dst, &sliceSeen](const std::string& flag, const std::string& v) {
+      if (!sliceSeen[flag]) dst.clear();
+      sliceSeen[flag] = true;
+      size_t start = 0;
+      while (start <= v.size()) {
+        size_t comma = v.find(',', start);
+        if (comma == std::string::npos) comma = v.size();
+        std::string item = v.substr(start, comma - start);
+        if (!item.empty()) dst.push_back(std::move(item));
+        start = comma + 1;
+      }
+    };
+  };
+  auto& authn = f.serving.authentication;
+  auto& authz = f.serving.authorization;
   const std::map<std::string, Setter> valued = {
       {"config", str(f.configFile)},
       {"write-config-to", str(f.writeConfigTo)},
@@ -114,6 +178,29 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
       {"cert-dir", str(f.serving.certDir)},
       {"tls-cert-file", str(f.serving.tlsCertFile)},
       {"tls-private-key-file", str(f.serving.tlsPrivateKeyFile)},
+      {"tls-min-version",
+       [&](const std::string& flag, const std::string& v) {
+         if (v == "VersionTLS10" || v == "VersionTLS11" || v == "VersionTLS12" ||
+             v == "VersionTLS13") {
+           f.serving.tlsMinVersion = v;
+         } else {
+           errs.push_back(flag + ": unknown TLS version \"" + v +
+                          "\" (allowed: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13)");
+         }
+       }},
+      {"tls-cipher-suites", strings(f.serving.tlsCipherSuites)},
+      {"authentication-kubeconfig", str(authn.kubeconfig)},
+      {"authentication-token-webhook-cache-ttl", required(authn.tokenCacheTTL)},
+      {"client-ca-file", str(authn.clientCAFile)},
+      {"requestheader-client-ca-file", str(authn.requestheaderClientCAFile)},
+      {"requestheader-allowed-names", strings(authn.requestheaderAllowedNames)},
+      {"requestheader-username-headers", strings(authn.requestheaderUsernameHeaders)},
+      {"requestheader-group-headers", strings(authn.requestheaderGroupHeaders)},
+      {"requestheader-extra-headers-prefix", strings(authn.requestheaderExtraHeadersPrefix)},
+      {"authorization-kubeconfig", str(authz.kubeconfig)},
+      {"authorization-always-allow-paths", strings(authz.alwaysAllowPaths)},
+      {"authorization-webhook-cache-authorized-ttl", required(authz.allowCacheTTL)},
+      {"authorization-webhook-cache-unauthorized-ttl", required(authz.denyCacheTTL)},
       {"leader-elect-lease-duration", dur(f.leaseDuration)},
       {"leader-elect-renew-deadline", dur(f.renewDeadline)},
       {"leader-elect-retry-period", dur(f.retryPeriod)},
@@ -169,6 +256,12 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
        }},
   };
 
+  const std::map<std::string, std::function<void(bool)>> booleans = {
+      {"leader-elect", [&](bool v) { f.leaderElect = v; }},
+      {"authentication-skip-lookup", [&](bool v) { authn.skipLookup = v; }},
+      {"authentication-tolerate-lookup-failure", [&](bool v) { authn.tolerateLookupFailure = v; }},
+  };
+
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string name = a;
@@ -191,11 +284,11 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
       f.version = true;
       return out;
     }
-    if (name == "leader-elect") {
+    if (auto b = booleans.find(name); b != booleans.end()) {
       if (!value) {
-        f.leaderElect = true;
-      } else if (auto b = parseBool(*value)) {
-        f.leaderElect = *b;
+        b->second(true);
+      } else if (auto v = parseBool(*value)) {
+        b->second(*v);
       } else {
         errs.push_back(flag + ": \"" + *value + "\" is not a boolean");
       }
@@ -217,6 +310,12 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
   }
   if (f.serving.tlsCertFile.empty() != f.serving.tlsPrivateKeyFile.empty()) {
     errs.push_back("--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  for (const auto& p : authz.alwaysAllowPaths) {
+    if (auto star = p.find('*'); star != std::string::npos && star + 1 != p.size()) {
+      errs.push_back("--authorization-always-allow-paths: \"" + p +
+                     "\": only a trailing * is allowed");
+    }
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // only "--name" or "--name=true|false", like pflag.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,35 @@
 
 namespace ksched::config {
 
+// Who may call the HTTPS endpoint, as kube-scheduler's delegated authentication: bearer tokens
+// checked by TokenReview, client certificates against a client CA, and the front-proxy's
+// request headers. Defaults are kube-scheduler's.
+struct AuthenticationOptions {
+  // Where TokenReviews (and the in-cluster CA lookup) go; "" = the scheduler's own connection.
+  std::string kubeconfig;                              // --authentication-kubeconfig
+  bool skipLookup = false;                             // --authentication-skip-lookup
+  bool tolerateLookupFailure = true;                   // --authentication-tolerate-lookup-failure
+  Duration tokenCacheTTL = std::chrono::seconds(10);   // --authentication-token-webhook-cache-ttl
+  std::string clientCAFile;                            // --client-ca-file
+  std::string requestheaderClientCAFile;               // --requestheader-client-ca-file
+  std::vector<std::string> requestheaderAllowedNames;  // --requestheader-allowed-names
+  std::vector<std::string> requestheaderUsernameHeaders = {"x-remote-user"};
+  std::vector<std::string> requestheaderGroupHeaders = {"x-remote-group"};
+  std::vector<std::string> requestheaderExtraHeadersPrefix = {"x-remote-extra-"};
+};
+
+// What an authenticated caller may do, as kube-scheduler's delegated authorization:
+// SubjectAccessReview on the non-resource path and verb.
+struct AuthorizationOptions {
+  // Where SubjectAccessReviews go; "" = the scheduler's own connection.
+  std::string kubeconfig;  // --authorization-kubeconfig
+  std::vector<std::string> alwaysAllowPaths = {"/healthz", "/readyz", "/livez"};
+  Duration allowCacheTTL =
+      std::chrono::seconds(10);  // --authorization-webhook-cache-authorized-ttl
+  Duration denyCacheTTL =
+      std::chrono::seconds(10);  // --authorization-webhook-cache-unauthorized-ttl
+};
+
 // The HTTPS endpoint settings (/healthz, /metrics, /configz): parsed here, served elsewhere.
 struct ServingOptions {
   std::string bindAddress = "0.0.0.0";
@@ -20,6 +50,10 @@ struct ServingOptions {
   std::string certDir;     // where a self-signed pair goes when no certificate is given
   std::string tlsCertFile;
   std::string tlsPrivateKeyFile;
+  std::string tlsMinVersion;                 // --tls-min-version: VersionTLS12 when empty
+  std::vector<std::string> tlsCipherSuites;  // --tls-cipher-suites (IANA names); empty = defaults
+  AuthenticationOptions authentication;
+  AuthorizationOptions authorization;
 };
 
 struct CommandLine {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace ksched::server {
@@ -74,7 +75,76 @@ PKeyPtr parseKey(const std::string& pem) {
   return key;
 }
 
+// IANA cipher suite name -> OpenSSL's, for every suite this OpenSSL knows; TLS 1.3 suites
+// keep their IANA name (OpenSSL configures them by it).
+const std::map<std::string, std::pair<std::string, bool>>& cipherNames() {
+  static const auto names = [] {
+    std::map<std::string, std::pair<std::string, bool>> m;
+    std::unique_ptr<SSL_CTX, Deleter<SSL_CTX, SSL_CTX_free>> ctx(SSL_CTX_new(TLS_method()));
+    SSL_CTX_set_security_level(ctx.get(), 0);
+    SSL_CTX_set_cipher_list(ctx.get(), "ALL:COMPLEMENTOFALL");
+    STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(ctx.get());
+    for (int i = 0; i < sk_SSL_CIPHER_num(ciphers); ++i) {
+      const SSL_CIPHER* c = sk_SSL_CIPHER_value(ciphers, i);
+      const char* iana = SSL_CIPHER_standard_name(c);
+      if (iana == nullptr) continue;
+      const bool tls13 = SSL_CIPHER_get_kx_nid(c) == NID_kx_any;
+      m[iana] = {tls13 ? iana : SSL_CIPHER_get_name(c), tls13};
+    }
+    return m;
+  }();
+  return names;
+}
+
+int tlsVersion(const std::string& name) {
+  if (name == "VersionTLS10") return TLS1_VERSION;
+  if (name == "VersionTLS11") return TLS1_1_VERSION;
+  if (name == "VersionTLS13") return TLS1_3_VERSION;
+  return TLS1_2_VERSION;
+}
+
+// Applies the TLS flags to `ctx`; "" or what is wrong.
+std::string configureTls(SSL_CTX* ctx, const config::ServingOptions& options) {
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  const int minVersion = tlsVersion(options.tlsMinVersion);
+  if (minVersion < TLS1_2_VERSION) SSL_CTX_set_security_level(ctx, 0);
+  if (SSL_CTX_set_min_proto_version(ctx, minVersion) != 1) {
+    return "--tls-min-version: " + options.tlsMinVersion + " is not supported here";
+  }
+  if (options.tlsCipherSuites.empty()) return "";
+  std::string tls12;
+  std::string tls13;
+  for (const auto& name : options.tlsCipherSuites) {
+    auto it = cipherNames().find(name);
+    if (it == cipherNames().end()) {
+      return "--tls-cipher-suites: \"" + name + "\" is not a supported cipher suite";
+    }
+    std::string& list = it->second.second ? tls13 : tls12;
+    list += (list.empty() ? "" : ":") + it->second.first;
+  }
+  if (!tls12.empty() && SSL_CTX_set_cipher_list(ctx, tls12.c_str()) != 1) {
+    return "--tls-cipher-suites: none of the TLS 1.2 suites can be used";
+  }
+  if (tls12.empty() && minVersion < TLS1_3_VERSION) {
+    return "--tls-cipher-suites: no TLS 1.2 suite given; add one or set "
+           "--tls-min-version=VersionTLS13";
+  }
+  if (!tls13.empty() && SSL_CTX_set_ciphersuites(ctx, tls13.c_str()) != 1) {
+    return "--tls-cipher-suites: none of the TLS 1.3 suites can be used";
+  }
+  return "";
+}
+
+// Asks for a client certificate without requiring one; AccessControl verifies it against the
+// CA in force (a certificate that does not verify is a 401, not a failed handshake).
+int acceptAnyPeer(int /*preverified*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
 }  // namespace
+
+std::string checkTlsOptions(const config::ServingOptions& options) {
+  std::unique_ptr<SSL_CTX, Deleter<SSL_CTX, SSL_CTX_free>> ctx(SSL_CTX_new(TLS_server_method()));
+  return configureTls(ctx.get(), options);
+}
 
 CertKeyPair generateSelfSignedCert(const std::string& host) {
   PKeyPtr key(EVP_EC_gen("P-256"));
@@ -153,6 +223,11 @@ std::unique_ptr<Server> Server::start(const config::ServingOptions& options, Hoo
   // SSLServer takes its own references.
   auto svr = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
   if (!svr->is_valid()) fail("the serving certificate and key do not match");
+  if (!hooks.access) fail("secure serving needs an access control");
+  if (auto err = configureTls(svr->ssl_context(), options); !err.empty()) fail(err);
+  if (hooks.access->wantsClientCertificates()) {
+    SSL_CTX_set_verify(svr->ssl_context(), SSL_VERIFY_PEER, acceptAnyPeer);
+  }
   std::unique_ptr<Server> s(new Server(std::move(svr), std::move(hooks)));
   s->install();
   if (!s->svr_->bind_to_port(options.bindAddress, options.securePort)) {
@@ -182,6 +257,13 @@ void Server::stop() {
 }
 
 void Server::install() {
+  svr_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    AccessControl::Verdict v = hooks_.access->check(req, req.ssl);
+    if (v.status == 200) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = v.status;
+    res.set_content(v.body, "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   auto health = [this](std::string_view endpoint) {
     return [this, endpoint](const httplib::Request&, httplib::Response& res) {
       const std::string err = hooks_.livezLeaderCheck ? hooks_.livezLeaderCheck() : "";

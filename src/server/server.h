@@ -16,6 +16,7 @@
 
 #include "config/command_line.h"
 #include "metrics/metrics.h"
+#include "server/access.h"
 
 namespace httplib {
 class SSLServer;
@@ -37,7 +38,13 @@ struct Hooks {
   std::function<std::string()> livezLeaderCheck;
   // /configz: the JSON body. Without it /configz answers 404.
   std::function<std::string()> configz;
+  // Who may call which path. Required.
+  std::shared_ptr<AccessControl> access;
 };
+
+// "" when --tls-min-version and --tls-cipher-suites can be applied, else what is wrong
+// ("--tls-cipher-suites: \"X\" is not a supported cipher suite").
+[[nodiscard]] std::string checkTlsOptions(const config::ServingOptions& options);
 
 // A PEM certificate and private key.
 struct CertKeyPair {

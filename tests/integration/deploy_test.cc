@@ -1,6 +1,7 @@
 // deploy/manifests against the real apiserver: the objects are accepted (server-side dry run),
 // and the ClusterRole/Role are enough for ksched to run under the ServiceAccount's identity.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <fstream>
 #include <sstream>
@@ -37,6 +38,11 @@ TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
        {"serviceaccount/ksched created (server dry run)",
         "clusterrole.rbac.authorization.k8s.io/ksched created (server dry run)",
         "role.rbac.authorization.k8s.io/ksched-leader-election created (server dry run)",
+        "clusterrolebinding.rbac.authorization.k8s.io/ksched-auth-delegator created (server dry "
+        "run)",
+        "rolebinding.rbac.authorization.k8s.io/"
+        "ksched-extension-apiserver-authentication-reader created (server dry run)",
+        "clusterrole.rbac.authorization.k8s.io/ksched-metrics-reader created (server dry run)",
         "configmap/ksched-config created (server dry run)",
         "service/ksched-metrics created (server dry run)",
         "deployment.apps/ksched created (server dry run)"}) {
@@ -64,7 +70,9 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
   const std::string ns = "deploy-sa";
   ensureNamespace(admin, ns);
   admin.post("/api/v1/nodes", sizedNode("deploy-0", "4", "8Gi"));
-  Daemon d(logPath("deploy-sa"), {"--config", configPath, "--secure-port=0"});
+  const int port = freeLoopbackPort();
+  Daemon d(logPath("deploy-sa"), {"--config", configPath, "--bind-address=127.0.0.1",
+                                  "--secure-port=" + std::to_string(port)});
   ASSERT_TRUE(d.waitForLog("synced:", 60s)) << d.log();
   for (int i = 0; i < 5; ++i) {
     auto p = sizedPod(ns, "p-" + std::to_string(i), "100m");
@@ -73,9 +81,34 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
   }
   EXPECT_EQ(waitAllBound(admin, ns, 5, 60s), 5u) << d.log();
   EXPECT_TRUE(eventually([&] { return eventsByPod(admin, ns, "Scheduled").size() == 5; }));
+
+  // The HTTPS port reviews callers with the ServiceAccount's rights: a scraper bound to
+  // ksched-metrics-reader as docs/operations.md says reads /metrics, and nothing else.
+  kubectl("create serviceaccount prometheus -n " + ns);
+  kubectl(
+      "create clusterrolebinding deploy-sa-metrics --clusterrole=ksched-metrics-reader "
+      "--serviceaccount=" +
+      ns + ":prometheus");
+  const std::string token =
+      admin
+          .post("/api/v1/namespaces/" + ns + "/serviceaccounts/prometheus/token",
+                {{"apiVersion", "authentication.k8s.io/v1"},
+                 {"kind", "TokenRequest"},
+                 {"spec", {{"expirationSeconds", 600}}}})["status"]["token"]
+          .get<std::string>();
+  httplib::SSLClient https("127.0.0.1", port);
+  https.enable_server_certificate_verification(false);
+  https.set_bearer_token_auth(token.c_str());
+  auto metrics = https.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200) << metrics->body;
+  auto configz = https.Get("/configz");
+  ASSERT_TRUE(configz);
+  EXPECT_EQ(configz->status, 403) << configz->body;
+  kubectl("delete clusterrolebinding deploy-sa-metrics");
   EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();
   const std::string log = d.log();
-  // A missing permission shows up as a typed 403 in the reflector or binder logs.
+  // A missing permission shows up as a typed 403 in the reflector, binder or lookup logs.
   EXPECT_EQ(log.find("Forbidden"), std::string::npos) << log;
   EXPECT_EQ(log.find("forbidden"), std::string::npos) << log;
 }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cluster.h"
+#include "daemon.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "scheduling.h"
@@ -21,19 +22,6 @@
 
 namespace ksched::testing {
 namespace {
-
-int freeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // The value of the sample line `series` in `text`, or -1.
 double sample(const std::string& text, const std::string& series) {
@@ -50,10 +38,12 @@ struct Got {
   std::string contentType;
 };
 
+// As the cluster's admin (system:masters): the port's authorization lets it read everything.
 Got get(int port, const std::string& path) {
   httplib::SSLClient c("127.0.0.1", port);
   c.enable_server_certificate_verification(false);
   c.set_connection_timeout(5);
+  c.set_bearer_token_auth(TestCluster::get().config("admin").token.c_str());
   auto res = c.Get(path.c_str());
   if (!res) return {};
   return {res->status, res->body, res->get_header_value("Content-Type")};
@@ -86,6 +76,7 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   hooks.ready = [&] { return sched.informersSynced(); };
   hooks.livezLeaderCheck = [&] { return leaderLost ? std::string("lease expired") : ""; };
   hooks.configz = [] { return std::string(R"({"componentconfig":{}})"); };
+  hooks.access = server::makeAccessControl(serving, TestCluster::get().config("scheduler"));
   auto srv = server::Server::start(serving, hooks);
   ASSERT_NE(srv, nullptr);
   EXPECT_EQ(srv->port(), serving.securePort);
