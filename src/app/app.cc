@@ -26,6 +26,7 @@
 
 #include <ksched/app.h>
 
+#include "app/explain_cli.h"
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "config/command_line.h"
@@ -65,6 +66,15 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "out-of-tree plugins: %s\n", e.what());
     return 1;
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "explain") {
+    return runExplain(std::vector<std::string>(argv + 2, argv + argc), registry);
+  }
+  // Installed as kubectl-ksched, the binary is a kubectl plugin with explain as its one command.
+  if (std::string_view prog(argv[0]); prog.substr(prog.rfind('/') + 1) == "kubectl-ksched") {
+    std::fputs(explainUsage().c_str(),
+               argc >= 2 && std::string_view(argv[1]) == "--help" ? stdout : stderr);
+    return argc >= 2 && std::string_view(argv[1]) == "--help" ? 0 : 1;
   }
   const auto parsed = config::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   const config::CommandLine& flags = parsed.flags;
@@ -204,6 +214,16 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   const std::string configz =
       nlohmann::json{{"componentconfig", config::toJson(componentConfig)}}.dump();
   hooks.configz = [&configz] { return configz; };
+  hooks.explain = [&sched](const std::string& ns, const std::string& name,
+                           const std::string& node) -> std::pair<int, std::string> {
+    try {
+      return {200, scheduler::toJson(sched->explain(ns, name, node)).dump(2)};
+    } catch (const scheduler::ExplainError& e) {
+      return {e.httpCode(),
+              server::statusBody(e.httpCode(), e.httpCode() == 404 ? "NotFound" : "BadRequest",
+                                 e.what())};
+    }
+  };
   std::unique_ptr<server::Server> srv;  // stopped before the scheduler goes (hooks use it)
   try {
     if (serving.securePort != 0) hooks.access = server::makeAccessControl(serving, cfg);

@@ -45,6 +45,7 @@ bool isIP(const std::string& s) {
 
 std::string usage() {
   return R"(Usage: ksched [flags]
+       ksched explain [-n NAMESPACE] POD [flags]   why a pod is pending (ksched explain --help)
 
 A Kubernetes scheduler, drop-in compatible with kube-scheduler.
 

@@ -408,7 +408,8 @@ Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const api::P
 }
 
 Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
-                                   const NodeInfo& node) const {
+                                   const NodeInfo& node, std::vector<Status>* all) const {
+  std::optional<Status> first;
   for (auto* p : filter_) {
     if (!state.skipFilterPlugins.empty() && state.skipFilterPlugins.contains(p->name())) continue;
     Status s = timedPlugin(p, "Filter", [&] { return p->filter(state, pod, node); });
@@ -418,10 +419,13 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
                              "\" filter plugin: " + s.message())
             .withPlugin(p->name());
       }
-      return withPlugin(std::move(s), p->name());
+      s = withPlugin(std::move(s), p->name());
+      if (all == nullptr) return s;
+      all->push_back(s);
+      if (!first) first = std::move(s);
     }
   }
-  return {};
+  return first ? std::move(*first) : Status{};
 }
 
 void Framework::activate(const std::vector<PodPtr>& pods) {
@@ -435,6 +439,17 @@ std::vector<PodInfoPtr> Framework::nominatedPodsForNode(const std::string& nodeN
 
 Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                                     const NodeInfo& node) const {
+  return filterWithNominatedPods(state, pod, node, nullptr);
+}
+
+Status Framework::runAllFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                       const NodeInfo& node,
+                                                       std::vector<Status>& all) const {
+  return filterWithNominatedPods(state, pod, node, &all);
+}
+
+Status Framework::filterWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                          const NodeInfo& node, std::vector<Status>* all) const {
   std::vector<PodInfoPtr> nominated;
   if (services_.nominatedPodsForNode) {
     const int32_t prio = api::podPriority(pod);
@@ -444,7 +459,7 @@ Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, con
       }
     }
   }
-  if (nominated.empty()) return runFilterPlugins(state, pod, node);
+  if (nominated.empty()) return runFilterPlugins(state, pod, node, all);
   // First pass: as if the nominated pods were already running there.
   CycleState withNominated = state.clone();
   auto nodeWith = node.clone();
@@ -453,10 +468,10 @@ Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, con
     Status s = runPreFilterExtensionAddPod(withNominated, pod, *pi, *nodeWith);
     if (!s.ok()) return s;
   }
-  Status s = runFilterPlugins(withNominated, pod, *nodeWith);
+  Status s = runFilterPlugins(withNominated, pod, *nodeWith, all);
   if (!s.ok()) return s;
   // Second pass: without them (they may never arrive; pod affinity must not rely on them).
-  return runFilterPlugins(state, pod, node);
+  return runFilterPlugins(state, pod, node, all);
 }
 
 std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& state,
@@ -502,7 +517,7 @@ Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
 
 Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                                   const std::vector<const NodeInfo*>& nodes,
-                                  std::vector<int64_t>& totals) {
+                                  std::vector<int64_t>& totals, ScoreBreakdown* breakdown) {
   return timed(kEpScore, [&]() -> Status {
     totals.assign(nodes.size(), 0);
     std::vector<const Weighted<ScorePlugin>*> active;
@@ -538,6 +553,15 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                            "\": " + firstError->message())
           .withPlugin(firstError->plugin());
     }
+    if (breakdown != nullptr) {
+      *breakdown = {};
+      for (size_t k = 0; k < active.size(); ++k) {
+        breakdown->plugins.emplace_back(active[k]->plugin->name());
+        breakdown->weights.push_back(active[k]->weight);
+        auto& raw = breakdown->raw.emplace_back();
+        for (const auto& ns : scores[k]) raw.push_back(ns.score);
+      }
+    }
     for (size_t k = 0; k < active.size(); ++k) {
       const auto* plugin = active[k]->plugin;
       if (plugin->hasNormalizeScore()) {
@@ -557,6 +581,10 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
               .withPlugin(plugin->name());
         }
         totals[i] += v * active[k]->weight;
+      }
+      if (breakdown != nullptr) {
+        auto& normalized = breakdown->normalized.emplace_back();
+        for (const auto& ns : scores[k]) normalized.push_back(ns.score);
       }
     }
     return {};

@@ -89,13 +89,20 @@ class Framework final : public Handle {
   Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                         const PodInfo& toRemove,
                                         const NodeInfo& node) const override;
-  // First failing Filter plugin's status (with plugin()), or success.
-  Status runFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node) const;
+  // First failing Filter plugin's status (with plugin()), or success. With `all`, every Filter
+  // plugin runs and each rejection is appended there (explain); an error still ends the run.
+  Status runFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                          std::vector<Status>* all = nullptr) const;
   // Filter with the pods nominated to the node that have priority >= the pod's added first
   // (upstream RunFilterPluginsWithNominatedPods): the node must pass with and without them.
   [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& state,
                                                          const api::Pod& pod,
                                                          const NodeInfo& node) const override;
+  // The same, collecting every Filter rejection in `all` (explain).
+  [[nodiscard]] Status runAllFilterPluginsWithNominatedPods(const CycleState& state,
+                                                            const api::Pod& pod,
+                                                            const NodeInfo& node,
+                                                            std::vector<Status>& all) const;
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& nodeName) const override;
   void activate(const std::vector<PodPtr>& pods) override;
@@ -103,9 +110,19 @@ class Framework final : public Handle {
                                                            const NodeToStatus& statuses);
   Status runPreScorePlugins(CycleState& state, const api::Pod& pod,
                             const std::vector<const NodeInfo*>& nodes);
+  // Each Score plugin's part in the totals (explain): raw[k][i] and normalized[k][i] are
+  // plugins[k]'s scores of nodes[i] before and after NormalizeScore; totals add
+  // normalized * weight.
+  struct ScoreBreakdown {
+    std::vector<std::string> plugins;
+    std::vector<int64_t> weights;
+    std::vector<std::vector<int64_t>> raw;
+    std::vector<std::vector<int64_t>> normalized;
+  };
   // Fills totals[i] with the weighted sum of normalized scores of nodes[i].
   Status runScorePlugins(const CycleState& state, const api::Pod& pod,
-                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& totals);
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& totals,
+                         ScoreBreakdown* breakdown = nullptr);
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, a rejection, or Wait (the pod is registered as waiting; see waitOnPermit).
@@ -146,6 +163,8 @@ class Framework final : public Handle {
   };
 
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
+  Status filterWithNominatedPods(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                                 std::vector<Status>* all) const;
 
   // Extension points timed as a whole (upstream frameworkExtensionPointDuration).
   enum ExtensionPoint {

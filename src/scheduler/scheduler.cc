@@ -58,6 +58,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       nodes_(client, {"Node", "/api/v1/nodes"}),
       listers_(client,
                [this](const ClusterEvent& ev) { queue_->moveAllToActiveOrBackoffQueue(ev); }),
+      registry_(registry),
       binders_("binder", options_.binderThreads),
       statusWriters_("status", 2) {
   try {
@@ -158,6 +159,76 @@ framework::Framework* Scheduler::frameworkFor(const api::Pod& pod) const {
 }
 
 bool Scheduler::responsibleFor(const api::Pod& pod) const { return frameworkFor(pod) != nullptr; }
+
+namespace {
+// Explain writes nothing, events included.
+class NoEvents final : public EventRecorder {
+ public:
+  void event(const api::Pod&, std::string_view, std::string_view, std::string_view,
+             std::string) override {}
+};
+NoEvents noEvents;
+}  // namespace
+
+Explanation Scheduler::explain(const std::string& ns, const std::string& name,
+                               const std::string& node) {
+  PodPtr pod = pods_.get(ns + "/" + name);
+  if (!pod) throw ExplainError(404, "pod " + ns + "/" + name + " not found");
+  if (!responsibleFor(*pod)) {
+    std::string names;
+    for (const auto& p : options_.profiles) names += (names.empty() ? "" : ", ") + p.schedulerName;
+    throw ExplainError(400, "pod " + ns + "/" + name + " is for scheduler \"" +
+                                pod->spec.schedulerName + "\", not one of this scheduler's (" +
+                                names + ")");
+  }
+  std::lock_guard lock(explainMu_);
+  auto& fwk = explainFrameworks_[pod->spec.schedulerName];
+  if (!fwk) {
+    if (!explainParallelizer_) {
+      explainParallelizer_ = std::make_unique<framework::ThreadPoolParallelizer>(
+          std::min<int>(options_.parallelism,
+                        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
+    }
+    framework::Services services;
+    services.events = &noEvents;
+    services.parallelizer = explainParallelizer_.get();
+    services.listers = &listers_;
+    services.nominatedPodsForNode = [this](const std::string& n) {
+      return queue_->nominatedPodsForNode(n);
+    };
+    for (size_t i = 0; i < options_.profiles.size(); ++i) {
+      if (options_.profiles[i].schedulerName != pod->spec.schedulerName) continue;
+      fwk = std::make_unique<framework::Framework>(options_.profiles[i], registry_, services,
+                                                   "profiles[" + std::to_string(i) + "]");
+    }
+  }
+  cache_.updateSnapshot(explainSnapshot_);
+  // A bound pod (or one assumed while its binding is on the way) is explained as if it were
+  // not there yet: where it would land now.
+  std::string placedOn = pod->spec.nodeName;
+  if (placedOn.empty()) {
+    for (const NodeInfo* n : explainSnapshot_.list()) {
+      for (const auto& pi : n->pods()) {
+        if (pi->pod->metadata.uid == pod->metadata.uid) placedOn = n->name();
+      }
+    }
+  }
+  std::optional<SnapshotWithoutPod> without;
+  const NodeInfoLister* snapshot = &explainSnapshot_;
+  if (!placedOn.empty()) {
+    snapshot = &without.emplace(explainSnapshot_, placedOn, pod->metadata.uid);
+  }
+  fwk->setSnapshot(snapshot);
+  struct Unset {
+    framework::Framework& f;
+    ~Unset() { f.setSnapshot(nullptr); }
+  } unset{*fwk};
+  api::Pod evaluated = *pod;
+  evaluated.spec.nodeName.clear();
+  Explanation e = explainPod(*fwk, evaluated, *snapshot, options_.percentageOfNodesToScore, node);
+  e.boundTo = placedOn;
+  return e;
+}
 
 bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
   listers_.start();

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -38,6 +39,7 @@
 #include "queue/scheduling_queue.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/event_recorder.h"
+#include "scheduler/explain.h"
 #include "scheduler/informer_listers.h"
 
 namespace ksched::scheduler {
@@ -91,6 +93,14 @@ class Scheduler {
   [[nodiscard]] NodePtr node(const std::string& name) const { return nodes_.get(name); }
   [[nodiscard]] size_t podCount() const { return pods_.size(); }
   [[nodiscard]] const ClusterListers& listers() const { return listers_; }
+
+  // Explain (scheduler/explain.h) the pod `ns`/`name` as the informers last saw it, against a
+  // snapshot of the cache taken for the request, with frameworks of its own (built on first
+  // use; no API client, no events, no extenders). Any thread; one request at a time; the
+  // scheduling loop is not held. `node` restricts it to one node. Throws ExplainError: 404 for
+  // an unknown pod or node, 400 for a pod no profile of this scheduler schedules.
+  [[nodiscard]] Explanation explain(const std::string& ns, const std::string& name,
+                                    const std::string& node = "");
 
  private:
   struct BindTask;
@@ -148,6 +158,14 @@ class Scheduler {
   std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
       bindConflicts_{0};
   std::atomic<bool> stopped_{false};
+
+  // Explain: its own snapshot and frameworks, built on first use.
+  const Registry registry_;
+  std::mutex explainMu_;
+  std::unique_ptr<framework::ThreadPoolParallelizer> explainParallelizer_;  // guarded
+  std::map<std::string, std::unique_ptr<framework::Framework>, std::less<>>
+      explainFrameworks_;            // guarded by explainMu_
+  cache::Snapshot explainSnapshot_;  // guarded by explainMu_
 
   framework::TaskPool binders_;
   framework::TaskPool statusWriters_;

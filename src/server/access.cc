@@ -233,6 +233,10 @@ std::shared_ptr<AccessControl> makeAccessControl(const config::ServingOptions& o
   return std::make_shared<AccessControl>(options, std::move(certs), apiReviewer(authn, authz));
 }
 
+std::string statusBody(int code, const std::string& reason, const std::string& message) {
+  return status(code, reason, message);
+}
+
 std::string unauthorizedBody() { return status(401, "Unauthorized", "Unauthorized"); }
 
 std::string forbiddenBody(const std::string& user, const std::string& verb, const std::string& path,

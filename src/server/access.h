@@ -163,6 +163,8 @@ class AccessControl {
     const config::ServingOptions& options, const client::Config& own);
 
 // The metav1.Status bodies upstream answers with.
+[[nodiscard]] std::string statusBody(int code, const std::string& reason,
+                                     const std::string& message);
 [[nodiscard]] std::string unauthorizedBody();
 [[nodiscard]] std::string forbiddenBody(const std::string& user, const std::string& verb,
                                         const std::string& path, const std::string& reason);

@@ -291,6 +291,24 @@ void Server::install() {
     }
     res.set_content(hooks_.metrics->scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
+  svr_->Get("/debug/explain", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!hooks_.explain) {
+      res.status = 404;
+      return;
+    }
+    const std::string ns =
+        req.has_param("namespace") ? req.get_param_value("namespace") : "default";
+    const std::string name = req.get_param_value("name");
+    if (name.empty()) {
+      res.status = 400;
+      res.set_content(statusBody(400, "BadRequest", "the query needs name=<pod> (and namespace=)"),
+                      "application/json");
+      return;
+    }
+    auto [status, body] = hooks_.explain(ns, name, req.get_param_value("node"));
+    res.status = status;
+    res.set_content(body, "application/json");
+  });
   svr_->Get("/configz", [this](const httplib::Request&, httplib::Response& res) {
     if (!hooks_.configz) {
       res.status = 404;

@@ -38,6 +38,11 @@ struct Hooks {
   std::function<std::string()> livezLeaderCheck;
   // /configz: the JSON body. Without it /configz answers 404.
   std::function<std::string()> configz;
+  // /debug/explain?namespace=N&name=P[&node=X]: the answer's status and JSON body. Without it
+  // /debug/explain answers 404.
+  std::function<std::pair<int, std::string>(const std::string& ns, const std::string& name,
+                                            const std::string& node)>
+      explain;
   // Who may call which path. Required.
   std::shared_ptr<AccessControl> access;
 };

@@ -1,0 +1,147 @@
+#include "app/explain_cli.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "client/config.h"
+#include "client/rest_client.h"
+#include "config/command_line.h"
+#include "config/scheduler_config.h"
+#include "framework/framework.h"
+#include "scheduler/explain.h"
+#include "scheduler/scheduler.h"
+
+namespace ksched::app {
+
+std::string explainUsage() {
+  return R"(Usage: ksched explain [-n NAMESPACE] POD [flags]
+       kubectl ksched explain [-n NAMESPACE] POD [flags]   (installed as kubectl-ksched)
+
+Why POD is pending, or where it would land and why: every Filter plugin's verdict on every
+node (with the shortfall of each resource), every Score plugin's score on every feasible node,
+and the nodes a scheduling cycle would pick from. It reads the cluster like the scheduler does
+and evaluates with the profile of the pod's schedulerName; it writes nothing.
+
+Flags:
+  -n, --namespace string   the pod's namespace (default "default")
+      --node string        evaluate this node only
+      --config string      KubeSchedulerConfiguration with the profiles (default: the
+                           default profile)
+      --kubeconfig string  how to reach the cluster (default: the --config file's
+                           clientConnection.kubeconfig, $KUBECONFIG, ~/.kube/config)
+  -o, --output string      table (default) or json
+  -h, --help               this help
+)";
+}
+
+int runExplain(const std::vector<std::string>& args, const Registry& registry) {
+  std::string ns = "default", pod, node, configFile, kubeconfig, output = "table";
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(explainUsage().c_str(), stdout);
+      return 0;
+    }
+    if (a.empty() || a[0] != '-') {
+      if (!pod.empty()) errors.push_back("unexpected argument: " + a);
+      pod = a;
+      continue;
+    }
+    std::string name = a, value;
+    bool hasValue = false;
+    if (auto eq = a.find('='); eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      hasValue = true;
+    }
+    std::string* dst = name == "-n" || name == "--namespace" ? &ns
+                       : name == "--node"                    ? &node
+                       : name == "--config"                  ? &configFile
+                       : name == "--kubeconfig"              ? &kubeconfig
+                       : name == "-o" || name == "--output"  ? &output
+                                                             : nullptr;
+    if (dst == nullptr) {
+      errors.push_back("unknown flag: " + name);
+      continue;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        errors.push_back(name + ": needs a value");
+        continue;
+      }
+      value = args[++i];
+    }
+    *dst = value;
+  }
+  if (pod.empty()) errors.emplace_back("the pod's name is missing");
+  if (output != "table" && output != "json") {
+    errors.push_back("--output: \"" + output + "\" is not table or json");
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fputs("Run 'ksched explain --help' for the flags.\n", stderr);
+    return 1;
+  }
+  spdlog::set_level(spdlog::level::warn);
+
+  config::CommandLine flags;
+  flags.configFile = configFile;
+  std::vector<std::string> warnings;
+  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry), warnings);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "invalid configuration%s%s:\n", configFile.empty() ? "" : " in ",
+                 configFile.c_str());
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "  %s\n", e.c_str());
+    return 1;
+  }
+  const config::SchedulerConfiguration& cc = *loaded.config;
+  client::Config cfg;
+  try {
+    cfg =
+        client::resolveConfig(kubeconfig.empty() ? cc.clientConnection.kubeconfig : kubeconfig, "");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  cfg.qps = std::max<double>(cc.clientConnection.qps, 50);
+  cfg.burst = std::max(cc.clientConnection.burst, 100);
+  cfg.userAgent = "ksched-explain";
+  client::RestClient::Options clientOptions;
+  clientOptions.maxRetries = 2;
+  client::RestClient rest(cfg, clientOptions);
+
+  scheduler::Options opts;
+  opts.profiles = config::frameworkProfiles(cc);
+  opts.parallelism = cc.parallelism;
+  opts.percentageOfNodesToScore = cc.percentageOfNodesToScore;
+  opts.binderThreads = 1;
+  int rc = 0;
+  try {
+    scheduler::Scheduler sched(rest, rest, registry, opts);
+    if (!sched.startInformers(std::chrono::seconds(60))) {
+      std::fprintf(stderr, "could not read the cluster at %s within 60 s\n", cfg.server.c_str());
+      sched.stop();
+      return 1;
+    }
+    try {
+      scheduler::Explanation e = sched.explain(ns, pod, node);
+      const std::string text =
+          output == "json" ? scheduler::toJson(e).dump(2) + "\n" : scheduler::toTable(e);
+      std::fputs(text.c_str(), stdout);
+    } catch (const scheduler::ExplainError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      rc = 1;
+    }
+    sched.stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return rc;
+}
+
+}  // namespace ksched::app

@@ -1,0 +1,22 @@
+// `ksched explain`: the explain evaluation (scheduler/explain.h) run by the command line against
+// the cluster itself: it LISTs and WATCHes like the daemon, builds the same cache and snapshot,
+// and evaluates the pod with the profile of its schedulerName from --config (or the defaults).
+// Also answers `kubectl ksched explain` when the binary is installed as kubectl-ksched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ksched/registry.h>
+
+namespace ksched::app {
+
+// `args` after "explain". Returns the exit code: 0 when the pod was explained (whether it fits
+// or not), 1 for bad flags, an unknown pod or node, a pod of another scheduler, or a cluster
+// that cannot be reached.
+int runExplain(const std::vector<std::string>& args, const Registry& registry);
+
+// The `ksched explain --help` text.
+[[nodiscard]] std::string explainUsage();
+
+}  // namespace ksched::app

@@ -1,0 +1,349 @@
+#include "scheduler/explain.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <ksched/api/pod_resources.h>
+
+#include "framework/fit_error.h"
+#include "scheduler/algorithm.h"
+
+namespace ksched::scheduler {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+int64_t amount(const api::Resource& r, const std::string& name) {
+  if (name == "cpu") return r.milliCPU;
+  if (name == "memory") return r.memory;
+  if (name == "ephemeral-storage") return r.ephemeralStorage;
+  if (name == "pods") return r.allowedPodNumber;
+  auto it = r.scalar.find(name);
+  return it == r.scalar.end() ? 0 : it->second;
+}
+
+// "Insufficient cpu" -> the pod's request, the node's allocatable and what is in use there.
+std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s, const api::Pod& pod,
+                                                          const NodeInfo& node) {
+  std::vector<Explanation::Rejection::Shortfall> out;
+  const std::string prefix = "Insufficient ";
+  std::optional<api::Resource> requests;
+  for (const auto& reason : s.reasons()) {
+    if (reason.rfind(prefix, 0) != 0) continue;
+    const std::string resource = reason.substr(prefix.size());
+    if (!requests) requests = api::effectiveRequestsResource(pod);
+    Explanation::Rejection::Shortfall f;
+    f.resource = resource;
+    f.requested = resource == "pods" ? 1 : amount(*requests, resource);
+    f.allocatable = amount(node.allocatable(), resource);
+    f.inUse = resource == "pods" ? static_cast<int64_t>(node.pods().size())
+                                 : amount(node.requested(), resource);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Explanation::Rejection rejection(const Status& s, const api::Pod& pod, const NodeInfo& node) {
+  Explanation::Rejection r;
+  r.plugin = s.plugin();
+  r.code = std::string(codeName(s.code()));
+  r.reasons = s.reasons();
+  if (r.plugin == "NodeResourcesFit") r.shortfalls = shortfalls(s, pod, node);
+  return r;
+}
+
+std::string trimZeros(std::string s) {
+  if (s.find('.') == std::string::npos) return s;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string formatQuantity(const std::string& resource, int64_t value) {
+  if (resource == "cpu") {
+    if (value % 1000 == 0) return std::to_string(value / 1000);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(value) / 1000.0);
+    return trimZeros(buf);
+  }
+  if (resource == "memory" || resource == "ephemeral-storage") {
+    for (const auto& [unit, size] :
+         {std::pair{"Gi", int64_t{1} << 30}, std::pair{"Mi", int64_t{1} << 20},
+          std::pair{"Ki", int64_t{1} << 10}}) {
+      if (value != 0 && value % size == 0) return std::to_string(value / size) + unit;
+    }
+  }
+  return std::to_string(value);
+}
+
+SnapshotWithoutPod::SnapshotWithoutPod(const NodeInfoLister& base, const std::string& node,
+                                       const std::string& uid)
+    : base_(base) {
+  original_ = base.get(node);
+  if (original_ != nullptr) {
+    replaced_ = original_->clone();
+    replaced_->removePod(uid);
+  }
+  auto swap = [this](const std::vector<const NodeInfo*>& from, std::vector<const NodeInfo*>& to) {
+    to = from;
+    for (auto& n : to) {
+      if (n == original_) n = replaced_.get();
+    }
+  };
+  swap(base.list(), list_);
+  swap(base.havePodsWithAffinityList(), affinity_);
+  swap(base.havePodsWithRequiredAntiAffinityList(), antiAffinity_);
+}
+
+const NodeInfo* SnapshotWithoutPod::get(std::string_view nodeName) const {
+  const NodeInfo* n = base_.get(nodeName);
+  return n != nullptr && n == original_ ? replaced_.get() : n;
+}
+
+Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
+                       const NodeInfoLister& snapshot, int32_t percentage,
+                       const std::string& onlyNode) {
+  Explanation e;
+  e.pod = pod.metadata.namespace_ + "/" + pod.metadata.name;
+  e.profile = fwk.profileName();
+  e.boundTo = pod.spec.nodeName;
+  const auto& all = snapshot.list();
+  e.numNodes = static_cast<int>(all.size());
+  e.cycleStopsAfterFeasible = numFeasibleNodesToFind(
+      fwk.percentageOfNodesToScore().value_or(percentage), static_cast<int>(all.size()));
+  if (!onlyNode.empty() && snapshot.get(onlyNode) == nullptr) {
+    throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
+  }
+
+  framework::FitError fit;
+  fit.numAllNodes = e.numNodes;
+  CycleState state;
+  PreFilterResult pre;
+  Status s = fwk.runPreFilterPlugins(state, pod, pre);
+  if (s.isError()) throw ExplainError(500, s.message());
+  std::vector<const NodeInfo*> candidates;
+  if (!s.ok()) {
+    e.preFilterRejection = s.plugin().empty() ? s.message() : s.plugin() + ": " + s.message();
+    fit.diagnosis.preFilterMsg = s.message();
+    for (const NodeInfo* n : all) {
+      if (!onlyNode.empty() && n->name() != onlyNode) continue;
+      e.filtered.push_back({n->name(), {rejection(s, pod, *n)}});
+      fit.diagnosis.nodeToStatus.emplace(n->name(), s);
+    }
+  } else {
+    if (pre.nodeNames) {
+      e.preFilterNodes.emplace(pre.nodeNames->begin(), pre.nodeNames->end());
+    }
+    for (const NodeInfo* n : all) {
+      if (n->node() == nullptr || (!onlyNode.empty() && n->name() != onlyNode)) continue;
+      if (pre.nodeNames && !pre.nodeNames->contains(n->name())) {
+        Status out = Status::unresolvable("node(s) didn't satisfy plugin(s) PreFilter's node set");
+        e.filtered.push_back({n->name(), {rejection(out, pod, *n)}});
+        continue;
+      }
+      candidates.push_back(n);
+    }
+    // Filter on every candidate, every plugin (the pool, as in a cycle).
+    std::vector<std::vector<Status>> rejections(candidates.size());
+    std::vector<char> fits(candidates.size(), 0);
+    std::mutex mu;
+    std::optional<Status> firstError;
+    fwk.parallelizer().until(
+        static_cast<int>(candidates.size()),
+        [&](int i) {
+          Status fs =
+              fwk.runAllFilterPluginsWithNominatedPods(state, pod, *candidates[i], rejections[i]);
+          if (fs.isError()) {
+            std::lock_guard lock(mu);
+            if (!firstError) firstError = std::move(fs);
+            return;
+          }
+          fits[i] = fs.ok() ? 1 : 0;
+        },
+        [] { return false; });
+    if (firstError) throw ExplainError(500, firstError->message());
+    std::vector<const NodeInfo*> feasible;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (fits[i]) {
+        feasible.push_back(candidates[i]);
+        continue;
+      }
+      Explanation::FilteredNode f{candidates[i]->name(), {}};
+      for (const auto& r : rejections[i]) f.rejections.push_back(rejection(r, pod, *candidates[i]));
+      if (!rejections[i].empty()) {
+        const Status& first = rejections[i].front();
+        fit.diagnosis.nodeToStatus.emplace(candidates[i]->name(), first);
+        if (!first.plugin().empty()) fit.diagnosis.unschedulablePlugins.insert(first.plugin());
+      }
+      e.filtered.push_back(std::move(f));
+    }
+    if (!feasible.empty()) {
+      s = fwk.runPreScorePlugins(state, pod, feasible);
+      if (!s.ok() && !s.isSkip()) throw ExplainError(500, s.message());
+      std::vector<int64_t> totals(feasible.size(), 1);
+      framework::Framework::ScoreBreakdown b;
+      if (fwk.hasScorePlugins()) {
+        s = fwk.runScorePlugins(state, pod, feasible, totals, &b);
+        if (!s.ok()) throw ExplainError(500, s.message());
+      }
+      for (size_t i = 0; i < feasible.size(); ++i) {
+        Explanation::ScoredNode n{feasible[i]->name(), totals[i], {}};
+        for (size_t k = 0; k < b.plugins.size(); ++k) {
+          n.scores.push_back({b.plugins[k], b.raw[k][i], b.normalized[k][i], b.weights[k]});
+        }
+        e.feasible.push_back(std::move(n));
+      }
+      std::sort(e.feasible.begin(), e.feasible.end(), [](const auto& a, const auto& b) {
+        return a.total != b.total ? a.total > b.total : a.node < b.node;
+      });
+      for (const auto& n : e.feasible) {
+        if (n.total == e.feasible.front().total) e.selected.push_back(n.node);
+      }
+    }
+  }
+  std::sort(e.filtered.begin(), e.filtered.end(),
+            [](const auto& a, const auto& b) { return a.node < b.node; });
+  if (e.feasible.empty() && onlyNode.empty()) e.fitError = fit.message();
+  return e;
+}
+
+json toJson(const Explanation& e) {
+  json j;
+  j["pod"] = e.pod;
+  j["profile"] = e.profile;
+  if (!e.boundTo.empty()) j["boundTo"] = e.boundTo;
+  j["nodes"] = e.numNodes;
+  j["cycleStopsAfterFeasible"] = e.cycleStopsAfterFeasible;
+  if (!e.fitError.empty()) j["fitError"] = e.fitError;
+  if (!e.preFilterRejection.empty()) j["preFilterRejection"] = e.preFilterRejection;
+  if (e.preFilterNodes) j["preFilterNodes"] = *e.preFilterNodes;
+  j["selected"] = e.selected;
+  json feasible = json::array();
+  for (const auto& n : e.feasible) {
+    json scores = json::array();
+    for (const auto& s : n.scores) {
+      scores.push_back({{"plugin", s.plugin},
+                        {"raw", s.raw},
+                        {"normalized", s.normalized},
+                        {"weight", s.weight},
+                        {"weighted", s.normalized * s.weight}});
+    }
+    feasible.push_back({{"node", n.node}, {"total", n.total}, {"scores", std::move(scores)}});
+  }
+  j["feasible"] = std::move(feasible);
+  json filtered = json::array();
+  for (const auto& n : e.filtered) {
+    json rejections = json::array();
+    for (const auto& r : n.rejections) {
+      json rj = {{"plugin", r.plugin}, {"code", r.code}, {"reasons", r.reasons}};
+      if (!r.shortfalls.empty()) {
+        json sf = json::array();
+        for (const auto& f : r.shortfalls) {
+          sf.push_back({{"resource", f.resource},
+                        {"requested", formatQuantity(f.resource, f.requested)},
+                        {"allocatable", formatQuantity(f.resource, f.allocatable)},
+                        {"inUse", formatQuantity(f.resource, f.inUse)},
+                        {"free", formatQuantity(f.resource,
+                                                std::max<int64_t>(0, f.allocatable - f.inUse))}});
+        }
+        rj["shortfall"] = std::move(sf);
+      }
+      rejections.push_back(std::move(rj));
+    }
+    filtered.push_back({{"node", n.node}, {"rejections", std::move(rejections)}});
+  }
+  j["filtered"] = std::move(filtered);
+  return j;
+}
+
+std::string toTable(const Explanation& e, size_t maxRows) {
+  std::ostringstream out;
+  out << "Pod " << e.pod << " (profile " << e.profile << ")";
+  if (!e.boundTo.empty()) out << ", bound to " << e.boundTo;
+  out << "\n";
+  if (!e.fitError.empty()) out << e.fitError << "\n";
+  out << e.feasible.size() << " of " << e.numNodes << " nodes fit";
+  if (e.cycleStopsAfterFeasible < e.numNodes) {
+    out << " (a scheduling cycle stops after " << e.cycleStopsAfterFeasible << " feasible)";
+  }
+  out << "\n";
+  if (!e.preFilterRejection.empty())
+    out << "PreFilter rejected every node: " << e.preFilterRejection << "\n";
+
+  // Reasons with counts and a few example nodes each.
+  std::map<std::string, std::vector<std::string>> byReason;
+  for (const auto& n : e.filtered) {
+    for (const auto& r : n.rejections) {
+      for (const auto& reason : r.reasons) byReason[r.plugin + ": " + reason].push_back(n.node);
+    }
+  }
+  if (!byReason.empty()) {
+    out << "\nRejections (plugin: reason - nodes):\n";
+    for (const auto& [reason, nodes] : byReason) {
+      out << "  " << reason << " - " << nodes.size() << " (";
+      for (size_t i = 0; i < nodes.size() && i < 3; ++i) out << (i ? ", " : "") << nodes[i];
+      out << (nodes.size() > 3 ? ", ...)" : ")") << "\n";
+    }
+  }
+
+  // The closest nodes: those one Filter plugin rejects, with what is missing.
+  std::vector<std::string> closest;
+  for (const auto& n : e.filtered) {
+    if (n.rejections.size() != 1) continue;
+    const auto& r = n.rejections.front();
+    std::string line = n.node + ": ";
+    if (!r.shortfalls.empty()) {
+      for (size_t i = 0; i < r.shortfalls.size(); ++i) {
+        const auto& f = r.shortfalls[i];
+        line += (i ? "; " : "") + std::string("Insufficient ") + f.resource + ": needs " +
+                formatQuantity(f.resource, f.requested) + ", free " +
+                formatQuantity(f.resource, std::max<int64_t>(0, f.allocatable - f.inUse));
+      }
+    } else {
+      for (size_t i = 0; i < r.reasons.size(); ++i) line += (i ? ", " : "") + r.reasons[i];
+      line += " (" + r.plugin + ")";
+    }
+    closest.push_back(std::move(line));
+  }
+  if (!closest.empty()) {
+    out << "\nClosest nodes (one plugin rejects them):\n";
+    for (size_t i = 0; i < closest.size() && i < maxRows; ++i) out << "  " << closest[i] << "\n";
+    if (closest.size() > maxRows) out << "  ... " << closest.size() - maxRows << " more\n";
+  }
+
+  if (!e.feasible.empty()) {
+    out << "\nFeasible nodes, best first (weighted scores):\n";
+    std::vector<std::string> header{"NODE", "TOTAL"};
+    for (const auto& s : e.feasible.front().scores) header.push_back(s.plugin);
+    std::vector<std::vector<std::string>> rows{header};
+    for (size_t i = 0; i < e.feasible.size() && i < maxRows; ++i) {
+      const auto& n = e.feasible[i];
+      std::vector<std::string> row{n.node, std::to_string(n.total)};
+      for (const auto& s : n.scores) row.push_back(std::to_string(s.normalized * s.weight));
+      rows.push_back(std::move(row));
+    }
+    std::vector<size_t> width(header.size(), 0);
+    for (const auto& row : rows) {
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    for (const auto& row : rows) {
+      std::string line = " ";
+      for (size_t c = 0; c < row.size(); ++c) {
+        line += " " + row[c] + std::string(width[c] - row[c].size(), ' ');
+      }
+      while (line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    }
+    if (e.feasible.size() > maxRows) out << "  ... " << e.feasible.size() - maxRows << " more\n";
+    out << "\nA cycle would pick " << (e.selected.size() == 1 ? "" : "one of ");
+    for (size_t i = 0; i < e.selected.size(); ++i) out << (i ? ", " : "") << e.selected[i];
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace ksched::scheduler

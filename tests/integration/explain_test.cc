@@ -1,0 +1,205 @@
+// Explain against the real apiserver: the daemon's /debug/explain and the `ksched explain`
+// command say, per node, which plugin rejects a pending pod and what is missing, agree with the
+// FailedScheduling text the scheduling loop wrote, and pick the node the loop bound a pod to.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cluster.h"
+#include "daemon.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kNs = "explain";
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+// `ksched explain <args>` as the cluster admin; stdout and stderr together.
+CliRun cli(const std::string& args) {
+  const std::string cmd = std::string(KSCHED_BINARY) + " explain --kubeconfig " +
+                          TestCluster::get().kubeconfig("admin") + " " + args +
+                          " 2>&1; echo \"rc=$?\"";
+  std::string out = runCommand(cmd);
+  const auto at = out.rfind("rc=");
+  CliRun r;
+  r.rc = std::stoi(out.substr(at + 3));
+  r.out = out.substr(0, at);
+  return r;
+}
+
+std::string podScheduledMessage(RestClient& admin, const std::string& name) {
+  auto p = admin.get("/api/v1/namespaces/" + kNs + "/pods/" + name);
+  for (const auto& c : p["status"].value("conditions", json::array())) {
+    if (c.value("type", "") == "PodScheduled") return c.value("message", "");
+  }
+  return "";
+}
+
+class Explain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& admin = TestCluster::get().admin();
+    deleteAllNodes(admin);
+    ensureNamespace(admin, kNs);
+    deleteAllPods(admin, kNs);
+    admin.post("/api/v1/nodes", sizedNode("small-1", "1", "4Gi"));
+    admin.post("/api/v1/nodes", sizedNode("small-2", "1", "4Gi"));
+    admin.post("/api/v1/nodes", sizedNode("small-3", "1500m", "4Gi"));
+    admin.post(
+        "/api/v1/nodes",
+        sizedNode(
+            "big-1", "8", "16Gi",
+            json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}})));
+    port_ = freeLoopbackPort();
+    daemon_ = std::make_unique<Daemon>(
+        logPath("explain"),
+        std::vector<std::string>{"--kubeconfig", TestCluster::get().kubeconfig("scheduler"),
+                                 "--leader-elect=false", "--bind-address=127.0.0.1",
+                                 "--secure-port=" + std::to_string(port_)});
+    ASSERT_TRUE(daemon_->waitForLog("synced:", 60s)) << daemon_->log();
+  }
+  void TearDown() override {
+    EXPECT_EQ(daemon_->signalAndWait(SIGTERM), 0) << daemon_->log();
+    deleteAllPods(TestCluster::get().admin(), kNs);
+  }
+
+  // GET /debug/explain as the admin; status and parsed body.
+  std::pair<int, json> live(const std::string& query) {
+    httplib::SSLClient c("127.0.0.1", port_);
+    c.enable_server_certificate_verification(false);
+    c.set_bearer_token_auth(TestCluster::get().config("admin").token.c_str());
+    auto res = c.Get(("/debug/explain?" + query).c_str());
+    if (!res) return {-1, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  int port_ = 0;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+const json* rejectionsOf(const json& e, const std::string& node) {
+  for (const auto& f : e["filtered"]) {
+    if (f["node"] == node) return &f["rejections"];
+  }
+  return nullptr;
+}
+
+TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
+  auto& admin = TestCluster::get().admin();
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", sizedPod(kNs, "trainer", "2", "1Gi"));
+  std::string condition;
+  ASSERT_TRUE(eventually([&] {
+    condition = podScheduledMessage(admin, "trainer");
+    return !condition.empty();
+  }));
+
+  auto [status, e] = live("namespace=" + kNs + "&name=trainer");
+  ASSERT_EQ(status, 200) << e.dump();
+  EXPECT_EQ(e["nodes"], 4);
+  EXPECT_TRUE(e["feasible"].empty());
+  EXPECT_EQ(e["fitError"],
+            "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 "
+            "Insufficient cpu.");
+  EXPECT_EQ(condition.rfind(e["fitError"].get<std::string>(), 0), 0u)
+      << "the loop wrote: " << condition;
+  ASSERT_EQ(e["filtered"].size(), 4u);
+  const json* big = rejectionsOf(e, "big-1");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ((*big)[0]["plugin"], "TaintToleration");
+  const json* small3 = rejectionsOf(e, "small-3");
+  ASSERT_NE(small3, nullptr);
+  ASSERT_EQ(small3->size(), 1u);
+  EXPECT_EQ((*small3)[0]["plugin"], "NodeResourcesFit");
+  EXPECT_EQ((*small3)[0]["reasons"], json::array({"Insufficient cpu"}));
+  EXPECT_EQ((*small3)[0]["shortfall"][0], json({{"resource", "cpu"},
+                                                {"requested", "2"},
+                                                {"allocatable", "1.5"},
+                                                {"inUse", "0"},
+                                                {"free", "1.5"}}));
+
+  CliRun table = cli("-n " + kNs + " trainer");
+  EXPECT_EQ(table.rc, 0) << table.out;
+  for (const char* want :
+       {"0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 "
+        "Insufficient cpu.",
+        "NodeResourcesFit: Insufficient cpu - 3 (small-1, small-2, small-3)",
+        "small-3: Insufficient cpu: needs 2, free 1.5",
+        "big-1: node(s) had untolerated taint {dedicated: gpu} (TaintToleration)"}) {
+    EXPECT_NE(table.out.find(want), std::string::npos) << want << " not in:\n" << table.out;
+  }
+  CliRun asJson = cli("-n " + kNs + " trainer -o json");
+  ASSERT_EQ(asJson.rc, 0) << asJson.out;
+  json j = json::parse(asJson.out.substr(asJson.out.find('{')));
+  EXPECT_EQ(j["filtered"], e["filtered"]) << "the command and the daemon agree";
+
+  // The evaluation changed nothing.
+  EXPECT_TRUE(admin.get("/api/v1/namespaces/" + kNs + "/pods/trainer")["spec"]
+                  .value("nodeName", "")
+                  .empty());
+}
+
+TEST_F(Explain, ScheduledPodLandsWhereExplainPicksWithScoresThatAddUp) {
+  auto& admin = TestCluster::get().admin();
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", sizedPod(kNs, "web", "500m", "256Mi"));
+  ASSERT_EQ(waitAllBound(admin, kNs, 1), 1u);
+  const std::string bound = listPods(admin, kNs).at(0).spec.nodeName;
+
+  auto [status, e] = live("namespace=" + kNs + "&name=web");
+  ASSERT_EQ(status, 200) << e.dump();
+  EXPECT_EQ(e["boundTo"], bound);
+  EXPECT_EQ(e["selected"], json::array({bound})) << e.dump(2);
+  EXPECT_EQ(e["feasible"].size(), 3u);
+  for (const auto& n : e["feasible"]) {
+    int64_t sum = 0;
+    for (const auto& s : n["scores"]) {
+      EXPECT_EQ(s["weighted"], s["normalized"].get<int64_t>() * s["weight"].get<int64_t>());
+      sum += s["weighted"].get<int64_t>();
+    }
+    EXPECT_EQ(n["total"], sum) << n.dump();
+  }
+
+  auto [one, onlyNode] = live("namespace=" + kNs + "&name=web&node=big-1");
+  EXPECT_EQ(one, 200);
+  EXPECT_EQ(onlyNode["filtered"].size(), 1u);
+  EXPECT_TRUE(onlyNode["feasible"].empty());
+}
+
+TEST_F(Explain, BadInputIsAClearMessageAndANonZeroExit) {
+  auto& admin = TestCluster::get().admin();
+  auto other = sizedPod(kNs, "elsewhere", "100m");
+  other["spec"]["schedulerName"] = "someone-else";
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", other);
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", sizedPod(kNs, "mine", "100m"));
+
+  CliRun r = cli("-n " + kNs + " nope");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("pod explain/nope not found"), std::string::npos) << r.out;
+  r = cli("-n " + kNs + " elsewhere");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("pod explain/elsewhere is for scheduler \"someone-else\""),
+            std::string::npos)
+      << r.out;
+  r = cli("-n " + kNs + " mine --node no-such-node");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("node \"no-such-node\" is not in the scheduler's cache"), std::string::npos)
+      << r.out;
+  r = cli("-n " + kNs + " mine -o yaml");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("--output: \"yaml\" is not table or json"), std::string::npos) << r.out;
+
+  EXPECT_EQ(live("namespace=" + kNs + "&name=nope").first, 404);
+  EXPECT_EQ(live("namespace=" + kNs + "&name=elsewhere").first, 400);
+  EXPECT_EQ(live("namespace=" + kNs).first, 400);
+}
+
+}  // namespace
+}  // namespace ksched::testing
