@@ -86,7 +86,8 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
     std::fputs("Run 'ksched explain --help' for the flags.\n", stderr);
     return 1;
   }
-  spdlog::set_level(spdlog::level::warn);
+  // The command's own messages go to stderr; the scheduler's logs are not for its user.
+  spdlog::set_level(spdlog::level::err);
 
   config::CommandLine flags;
   flags.configFile = configFile;

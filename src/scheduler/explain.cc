@@ -200,8 +200,9 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
       std::sort(e.feasible.begin(), e.feasible.end(), [](const auto& a, const auto& b) {
         return a.total != b.total ? a.total > b.total : a.node < b.node;
       });
+      // With one node asked about, no pick is made: a cycle would weigh every node.
       for (const auto& n : e.feasible) {
-        if (n.total == e.feasible.front().total) e.selected.push_back(n.node);
+        if (onlyNode.empty() && n.total == e.feasible.front().total) e.selected.push_back(n.node);
       }
     }
   }
@@ -266,7 +267,9 @@ std::string toTable(const Explanation& e, size_t maxRows) {
   if (!e.boundTo.empty()) out << ", bound to " << e.boundTo;
   out << "\n";
   if (!e.fitError.empty()) out << e.fitError << "\n";
-  out << e.feasible.size() << " of " << e.numNodes << " nodes fit";
+  const size_t evaluated = e.feasible.size() + e.filtered.size();
+  out << e.feasible.size() << " of " << evaluated << " nodes fit";
+  if (evaluated < static_cast<size_t>(e.numNodes)) out << " (" << e.numNodes << " in the cache)";
   if (e.cycleStopsAfterFeasible < e.numNodes) {
     out << " (a scheduling cycle stops after " << e.cycleStopsAfterFeasible << " feasible)";
   }

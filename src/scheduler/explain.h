@@ -67,7 +67,7 @@ struct Explanation {
   std::optional<std::vector<std::string>> preFilterNodes;
   std::vector<FilteredNode> filtered;  // by node name
   std::vector<ScoredNode> feasible;    // best total first, then by name
-  std::vector<std::string> selected;   // the nodes with the top total
+  std::vector<std::string> selected;   // the nodes with the top total (none with onlyNode)
   std::string fitError;                // upstream's "0/N nodes are available: ..." when none fit
 };
 

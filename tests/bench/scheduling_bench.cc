@@ -13,6 +13,7 @@
 #include "framework/parallelizer.h"
 #include "plugins/registry.h"
 #include "scheduler/algorithm.h"
+#include "scheduler/explain.h"
 
 namespace ksched {
 namespace {
@@ -90,6 +91,37 @@ void BM_SchedulingCycle(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(feasible) / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_SchedulingCycle)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Explain for one pod over `nodes` nodes holding 10 pods each, default profile: Filter with
+// every plugin on every node, Score on every feasible node (no percentageOfNodesToScore).
+void BM_ExplainPod(benchmark::State& state) {
+  const int numNodes = static_cast<int>(state.range(0));
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  for (int i = 0; i < numNodes; ++i) {
+    nodes.push_back(makeNode(i));
+    for (int k = 0; k < 10; ++k) {
+      pods.push_back(
+          makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
+    }
+  }
+  auto snap = cache::Snapshot::fromForTest(pods, nodes);
+  NullRecorder rec;
+  framework::ThreadPoolParallelizer par(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  framework::Services services;
+  services.events = &rec;
+  services.parallelizer = &par;
+  framework::Framework fwk(config::defaultProfile(), plugins::inTreeRegistry(), services);
+  fwk.setSnapshot(&snap);
+  auto incoming = makePod("incoming", "");
+  for (auto _ : state) {
+    auto e = scheduler::explainPod(fwk, *incoming, snap, 0);
+    if (e.feasible.size() != static_cast<size_t>(numNodes)) state.SkipWithError("not all fit");
+    benchmark::DoNotOptimize(e.selected);
+  }
+}
+BENCHMARK(BM_ExplainPod)->Arg(5000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Cache::updateSnapshot after one pod changed, on 5000 nodes: the incremental copy.
 void BM_UpdateSnapshotOneChange(benchmark::State& state) {

@@ -115,6 +115,7 @@ TEST(Explain, FeasibleNodesCarryEachScorePluginsPartAndTheTopIsSelected) {
 
   Explanation one = env.explain(pod, "a");
   EXPECT_EQ(one.feasible.size(), 1u);
+  EXPECT_TRUE(one.selected.empty()) << "no pick from one node";
   EXPECT_THROW((void)env.explain(pod, "nope"), ExplainError);
 }
 
