@@ -215,6 +215,33 @@ TEST_F(SecureServing, ClientCertificatesFromTheClusterCaAuthenticateAsTheirCommo
   EXPECT_EQ(forged.status, 401) << forged.body;
 }
 
+TEST_F(SecureServing, AnAuthenticatingProxyNamesTheUserInRequestHeaders) {
+  auto& cluster = TestCluster::get();
+  const std::string pki = cluster.dir() + "/pki/";
+  cluster.ctl("identity ksched-test-proxy /CN=front-proxy");
+  cluster.ctl("identity ksched-test-alice /O=ksched-test/CN=ksched-test-alice");
+  start({"--requestheader-client-ca-file=" + pki + "ca.crt",
+         "--requestheader-allowed-names=front-proxy"});
+
+  auto viaProxy = [&](const std::string& cert, const std::string& path) {
+    httplib::SSLClient c("127.0.0.1", port_, pki + cert + ".crt", pki + cert + ".key");
+    c.enable_server_certificate_verification(false);
+    auto res = c.Get(path.c_str(), {{"X-Remote-User", "ksched-test-alice"},
+                                    {"X-Remote-Group", "proxied"},
+                                    {"X-Remote-Extra-Scopes", "metrics"}});
+    return res ? Answer{res->status, res->body} : Answer{};
+  };
+  // The proxy's certificate: the user is whom the headers name (granted /metrics above).
+  EXPECT_EQ(viaProxy("ksched-test-proxy", "/metrics").status, 200);
+  Answer c = viaProxy("ksched-test-proxy", "/configz");
+  EXPECT_EQ(c.message(), "forbidden: User \"ksched-test-alice\" cannot get path \"/configz\"");
+  // A certificate with a CN not allowed to proxy cannot set the headers: the headers are not
+  // believed, and without a client CA lookup (--requestheader-client-ca-file given, the client
+  // CA still comes from the cluster) it is its own user.
+  Answer self = viaProxy("nobody", "/metrics");
+  EXPECT_EQ(self.message(), "forbidden: User \"ksched:nobody\" cannot get path \"/metrics\"");
+}
+
 TEST_F(SecureServing, TenScrapesInARowCostOneTokenReviewAndOneAccessReview) {
   start();
   const std::string token = serviceAccountToken("counter");
