@@ -114,6 +114,23 @@ class PostFilterPlugin : public virtual Plugin {
  public:
   virtual std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
                                                          const NodeToStatus& filteredStatuses) = 0;
+
+  // What postFilter would do, doing none of it (explain): the node it would nominate and the
+  // pods ("namespace/name") it would evict.
+  struct Proposal {
+    std::string node;
+    std::vector<std::string> victims;
+  };
+  // Success with `proposal` filled, the rejection postFilter would return, or Skip (the default:
+  // the plugin cannot say without acting).
+  virtual Status dryRunPostFilter(const CycleState& state, const api::Pod& pod,
+                                  const NodeToStatus& filteredStatuses, Proposal& proposal) {
+    (void)state;
+    (void)pod;
+    (void)filteredStatuses;
+    (void)proposal;
+    return Status::skip();
+  }
 };
 
 class PreScorePlugin : public virtual Plugin {

@@ -439,6 +439,19 @@ std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
   return {PostFilterResult{chosen.node}, {}};
 }
 
+Status DefaultPreemption::dryRunPostFilter(const CycleState& state, const api::Pod& pod,
+                                           const NodeToStatus& filteredStatuses,
+                                           Proposal& proposal) {
+  Candidate chosen;
+  Status s = findCandidate(state, pod, filteredStatuses, chosen);
+  if (!s.ok()) return s.isRejected() ? Status(s.code(), {"preemption: " + s.message()}) : s;
+  proposal.node = chosen.node;
+  for (const auto& v : chosen.victims) {
+    proposal.victims.push_back(v->pod->metadata.namespace_ + "/" + v->pod->metadata.name);
+  }
+  return {};
+}
+
 Status DefaultPreemption::preEnqueue(const api::Pod& pod) {
   std::lock_guard lock(inFlightMu_);
   if (inFlight_.contains(pod.metadata.uid)) {

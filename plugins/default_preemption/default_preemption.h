@@ -97,6 +97,9 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   [[nodiscard]] std::string_view name() const override { return kName; }
   std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
                                                  const NodeToStatus& filteredStatuses) override;
+  // findCandidate, reported: the node and victims postFilter would act on, or its rejection.
+  Status dryRunPostFilter(const CycleState& state, const api::Pod& pod,
+                          const NodeToStatus& filteredStatuses, Proposal& proposal) override;
   // UnschedulableAndUnresolvable while the pod's victims are being deleted.
   Status preEnqueue(const api::Pod& pod) override;
 

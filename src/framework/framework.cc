@@ -474,6 +474,25 @@ Status Framework::filterWithNominatedPods(const CycleState& state, const api::Po
   return runFilterPlugins(state, pod, node, all);
 }
 
+Status Framework::dryRunPostFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                          const NodeToStatus& statuses, std::string& plugin,
+                                          PostFilterPlugin::Proposal& proposal) {
+  Status last = Status::skip();
+  for (auto* p : postFilter_) {
+    PostFilterPlugin::Proposal pr;
+    Status s = p->dryRunPostFilter(state, pod, statuses, pr);
+    if (s.isSkip()) continue;
+    plugin = std::string(p->name());
+    if (s.ok()) {
+      proposal = std::move(pr);
+      return s;
+    }
+    if (!s.isRejected()) return withPlugin(std::move(s), p->name());
+    last = withPlugin(std::move(s), p->name());
+  }
+  return last;
+}
+
 std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& state,
                                                                     const api::Pod& pod,
                                                                     const NodeToStatus& statuses) {

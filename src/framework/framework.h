@@ -108,6 +108,11 @@ class Framework final : public Handle {
   void activate(const std::vector<PodPtr>& pods) override;
   std::pair<PostFilterResult, Status> runPostFilterPlugins(CycleState& state, const api::Pod& pod,
                                                            const NodeToStatus& statuses);
+  // Each PostFilter plugin's dryRunPostFilter in order (explain): the first proposal (its plugin
+  // in `plugin`), else the last rejection, else Skip when no plugin could say.
+  Status dryRunPostFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                 const NodeToStatus& statuses, std::string& plugin,
+                                 PostFilterPlugin::Proposal& proposal);
   Status runPreScorePlugins(CycleState& state, const api::Pod& pod,
                             const std::vector<const NodeInfo*>& nodes);
   // Each Score plugin's part in the totals (explain): raw[k][i] and normalized[k][i] are

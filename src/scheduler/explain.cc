@@ -206,6 +206,22 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
       }
     }
   }
+  if (e.feasible.empty() && onlyNode.empty() && fwk.hasPostFilterPlugins()) {
+    Explanation::Preemption p;
+    PostFilterPlugin::Proposal proposal;
+    Status ps =
+        fwk.dryRunPostFilterPlugins(state, pod, fit.diagnosis.nodeToStatus, p.plugin, proposal);
+    if (ps.isError()) throw ExplainError(500, ps.message());
+    if (ps.ok()) {
+      p.node = std::move(proposal.node);
+      p.victims = std::move(proposal.victims);
+      e.preemption = std::move(p);
+    } else if (ps.isRejected()) {
+      p.message = ps.message();
+      fit.diagnosis.postFilterMsg = ps.message();
+      e.preemption = std::move(p);
+    }
+  }
   std::sort(e.filtered.begin(), e.filtered.end(),
             [](const auto& a, const auto& b) { return a.node < b.node; });
   if (e.feasible.empty() && onlyNode.empty()) e.fitError = fit.message();
@@ -223,6 +239,16 @@ json toJson(const Explanation& e) {
   if (!e.preFilterRejection.empty()) j["preFilterRejection"] = e.preFilterRejection;
   if (e.preFilterNodes) j["preFilterNodes"] = *e.preFilterNodes;
   j["selected"] = e.selected;
+  if (e.preemption) {
+    json p = {{"plugin", e.preemption->plugin}};
+    if (!e.preemption->node.empty()) {
+      p["node"] = e.preemption->node;
+      p["victims"] = e.preemption->victims;
+    } else {
+      p["message"] = e.preemption->message;
+    }
+    j["preemption"] = std::move(p);
+  }
   json feasible = json::array();
   for (const auto& n : e.feasible) {
     json scores = json::array();
@@ -316,6 +342,20 @@ std::string toTable(const Explanation& e, size_t maxRows) {
     out << "\nClosest nodes (one plugin rejects them):\n";
     for (size_t i = 0; i < closest.size() && i < maxRows; ++i) out << "  " << closest[i] << "\n";
     if (closest.size() > maxRows) out << "  ... " << closest.size() - maxRows << " more\n";
+  }
+
+  if (e.preemption) {
+    if (!e.preemption->node.empty()) {
+      out << "\n"
+          << e.preemption->plugin << " would make room on " << e.preemption->node << " by evicting "
+          << e.preemption->victims.size() << " pod(s):";
+      for (const auto& v : e.preemption->victims) out << " " << v;
+      out << "\n(nothing was evicted)\n";
+    } else {
+      std::string_view why = e.preemption->message;
+      if (why.starts_with("preemption: ")) why.remove_prefix(12);
+      out << "\n" << e.preemption->plugin << " would not help: " << why << "\n";
+    }
   }
 
   if (!e.feasible.empty()) {

@@ -8,8 +8,10 @@
 //   - the nodes a cycle would pick from (the top total; a cycle picks one of them at random),
 //     and how many feasible nodes a real cycle stops at;
 //   - upstream's FailedScheduling text for the same rejections.
-// Nothing is assumed, reserved, permitted, bound or written: PostFilter (preemption), Reserve
-// and later points do not run, and extenders are not called.
+//   - when no node fits, what PostFilter (preemption) would do: the node and the victims, from
+//     the plugins' dry run (PostFilterPlugin::dryRunPostFilter).
+// Nothing is assumed, reserved, nominated, evicted, bound or written: Reserve and later points
+// do not run, and extenders are not called.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +70,15 @@ struct Explanation {
   std::vector<FilteredNode> filtered;  // by node name
   std::vector<ScoredNode> feasible;    // best total first, then by name
   std::vector<std::string> selected;   // the nodes with the top total (none with onlyNode)
-  std::string fitError;                // upstream's "0/N nodes are available: ..." when none fit
+  // When no node fits: what the PostFilter plugins (preemption) would do, done by none of them.
+  struct Preemption {
+    std::string plugin;
+    std::string node;                  // the node it would nominate ("" when it would not)
+    std::vector<std::string> victims;  // the pods it would evict, "namespace/name"
+    std::string message;               // why it would not help
+  };
+  std::optional<Preemption> preemption;
+  std::string fitError;  // upstream's "0/N nodes are available: ..." when none fit
 };
 
 class ExplainError : public std::runtime_error {

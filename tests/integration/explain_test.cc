@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -108,9 +109,10 @@ TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
   EXPECT_TRUE(e["feasible"].empty());
   EXPECT_EQ(e["fitError"],
             "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 "
-            "Insufficient cpu.");
-  EXPECT_EQ(condition.rfind(e["fitError"].get<std::string>(), 0), 0u)
-      << "the loop wrote: " << condition;
+            "Insufficient cpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful "
+            "for scheduling.");
+  EXPECT_EQ(e["fitError"], condition) << "explain says what the loop wrote";
+  EXPECT_EQ(e["preemption"]["plugin"], "DefaultPreemption");
   ASSERT_EQ(e["filtered"].size(), 4u);
   const json* big = rejectionsOf(e, "big-1");
   ASSERT_NE(big, nullptr);
@@ -171,6 +173,60 @@ TEST_F(Explain, ScheduledPodLandsWhereExplainPicksWithScoresThatAddUp) {
   EXPECT_EQ(one, 200);
   EXPECT_EQ(onlyNode["filtered"].size(), 1u);
   EXPECT_TRUE(onlyNode["feasible"].empty());
+}
+
+// The command with a profile the daemon does not serve: nobody schedules (or preempts for) the
+// pod, and explain says what preemption would do.
+TEST_F(Explain, PreemptionNamesTheNodeAndVictimsAndEvictsNobody) {
+  auto& admin = TestCluster::get().admin();
+  try {
+    admin.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+               {{"apiVersion", "scheduling.k8s.io/v1"},
+                {"kind", "PriorityClass"},
+                {"metadata", {{"name", "explain-high"}}},
+                {"value", 1000}});
+  } catch (const client::ApiError& e) {
+    if (!e.isConflict()) throw;
+  }
+  auto placed = [&](const std::string& name, const std::string& node, const std::string& cpu,
+                    bool high) {
+    auto p = sizedPod(kNs, name, cpu);
+    p["spec"]["nodeName"] = node;
+    if (high) p["spec"]["priorityClassName"] = "explain-high";
+    admin.post("/api/v1/namespaces/" + kNs + "/pods", p);
+  };
+  placed("low-1", "small-1", "1", false);
+  placed("mid-2", "small-2", "1", true);
+  placed("mid-3", "small-3", "1500m", true);
+  auto urgent = sizedPod(kNs, "urgent", "1");
+  urgent["spec"]["schedulerName"] = "explain-offline";
+  urgent["spec"]["priorityClassName"] = "explain-high";
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", urgent);
+  const std::string config = TestCluster::get().dir() + "/explain-offline.yaml";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\n"
+                           "profiles:\n"
+                           "  - schedulerName: explain-offline\n";
+
+  CliRun r = cli("-n " + kNs + " urgent --config " + config + " -o json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  json e = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(e["profile"], "explain-offline");
+  EXPECT_EQ(e["preemption"], json({{"plugin", "DefaultPreemption"},
+                                   {"node", "small-1"},
+                                   {"victims", json::array({kNs + "/low-1"})}}))
+      << e.dump(2);
+  CliRun table = cli("-n " + kNs + " urgent --config " + config);
+  EXPECT_NE(table.out.find("DefaultPreemption would make room on small-1 by evicting 1 pod(s): " +
+                           kNs + "/low-1"),
+            std::string::npos)
+      << table.out;
+
+  auto low = admin.get("/api/v1/namespaces/" + kNs + "/pods/low-1");
+  EXPECT_FALSE(low["metadata"].contains("deletionTimestamp")) << "the victim is still there";
+  EXPECT_TRUE(admin.get("/api/v1/namespaces/" + kNs + "/pods/urgent")["status"]
+                  .value("nominatedNodeName", "")
+                  .empty());
 }
 
 TEST_F(Explain, BadInputIsAClearMessageAndANonZeroExit) {

@@ -72,7 +72,12 @@ TEST(Explain, EveryRejectingFilterIsKeptAndTheFirstMakesUpstreamsMessage) {
   EXPECT_TRUE(e.feasible.empty());
   EXPECT_TRUE(e.selected.empty());
   EXPECT_EQ(e.fitError,
-            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}.");
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}. "
+            "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+            "1 Preemption is not helpful for scheduling.");
+  ASSERT_TRUE(e.preemption.has_value());
+  EXPECT_EQ(e.preemption->plugin, "DefaultPreemption");
+  EXPECT_TRUE(e.preemption->node.empty());
   const auto& t = filtered(e, "tainted");
   ASSERT_EQ(t.rejections.size(), 2u) << "not only the first";
   EXPECT_EQ(t.rejections[0].plugin, "TaintToleration");
@@ -130,6 +135,21 @@ TEST(Explain, ABoundPodIsEvaluatedWithoutItsOwnRequests) {
   auto pod = PodWrapper("p").uid("p").req({{"cpu", "3"}}).obj();
   Explanation e = explainPod(env.fwk, pod, without, 0);
   EXPECT_THAT(e.selected, ElementsAre("a"));
+}
+
+TEST(Explain, PreemptionSaysWhereAndWhomWithoutEvictingAnyone) {
+  Env env({PodWrapper("low").ns("bench").uid("low").nodeName("full").req({{"cpu", "2"}}).ptr()},
+          {NodeWrapper("full").capacity({{"cpu", "2"}, {"pods", "10"}}).ptr()});
+  auto pod =
+      PodWrapper("urgent").ns("bench").uid("urgent").priority(1000).req({{"cpu", "1"}}).obj();
+  Explanation e = env.explain(pod);
+  ASSERT_TRUE(e.preemption.has_value());
+  EXPECT_EQ(e.preemption->node, "full");
+  EXPECT_THAT(e.preemption->victims, ElementsAre("bench/low"));
+  EXPECT_EQ(e.fitError, "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_THAT(toTable(e), HasSubstr("DefaultPreemption would make room on full by evicting 1 "
+                                    "pod(s): bench/low\n(nothing was evicted)"));
+  EXPECT_EQ(env.snapshot.get("full")->pods().size(), 1u);
 }
 
 TEST(Explain, QuantitiesAsPeopleWriteThem) {
