@@ -389,4 +389,82 @@ std::string toTable(const Explanation& e, size_t maxRows) {
   return out.str();
 }
 
+std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAllNodes,
+                                const api::Pod& pod, const NodeInfoLister& snapshot,
+                                size_t maxBytes) {
+  struct Reason {
+    std::string plugin, reason;
+    int count = 0;
+    std::vector<std::string> examples;
+  };
+  std::map<std::pair<std::string, std::string>, Reason> reasons;
+  struct Close {
+    double missing = 0;  // the largest missing share of a request
+    std::string node, text;
+  };
+  std::vector<Close> closest;
+  for (const auto& [node, status] : diagnosis.nodeToStatus) {
+    for (const auto& r : status.reasons()) {
+      auto& entry = reasons[{status.plugin(), r}];
+      entry.plugin = status.plugin();
+      entry.reason = r;
+      ++entry.count;
+      if (entry.examples.size() < 5) entry.examples.push_back(node);
+    }
+    if (status.plugin() != "NodeResourcesFit") continue;
+    const NodeInfo* ni = snapshot.get(node);
+    if (ni == nullptr) continue;
+    Close c{0, node, ""};
+    for (const auto& f : shortfalls(status, pod, *ni)) {
+      const int64_t free = std::max<int64_t>(0, f.allocatable - f.inUse);
+      if (f.requested > 0) {
+        c.missing = std::max(
+            c.missing, static_cast<double>(f.requested - free) / static_cast<double>(f.requested));
+      }
+      c.text += (c.text.empty() ? "" : "; ") + f.resource + ": needs " +
+                formatQuantity(f.resource, f.requested) + ", free " +
+                formatQuantity(f.resource, free);
+    }
+    if (!c.text.empty()) closest.push_back(std::move(c));
+  }
+  std::sort(closest.begin(), closest.end(), [](const Close& a, const Close& b) {
+    return a.missing != b.missing ? a.missing < b.missing : a.node < b.node;
+  });
+  if (closest.size() > 5) closest.resize(5);
+  std::vector<Reason> ordered;
+  for (auto& [key, r] : reasons) ordered.push_back(std::move(r));
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const Reason& a, const Reason& b) { return a.count > b.count; });
+
+  auto render = [&](size_t examples, size_t numClosest) {
+    json j;
+    j["nodes"] = numAllNodes;
+    if (!diagnosis.preFilterMsg.empty()) j["preFilter"] = diagnosis.preFilterMsg;
+    json rs = json::array();
+    for (const auto& r : ordered) {
+      json rj = {{"plugin", r.plugin}, {"reason", r.reason}, {"count", r.count}};
+      if (examples > 0) {
+        rj["examples"] = std::vector<std::string>(
+            r.examples.begin(), r.examples.begin() + static_cast<std::ptrdiff_t>(
+                                                         std::min(examples, r.examples.size())));
+      }
+      rs.push_back(std::move(rj));
+    }
+    j["reasons"] = std::move(rs);
+    if (numClosest > 0 && !closest.empty()) {
+      json cs = json::array();
+      for (size_t i = 0; i < closest.size() && i < numClosest; ++i) {
+        cs.push_back({{"node", closest[i].node}, {"shortfall", closest[i].text}});
+      }
+      j["closest"] = std::move(cs);
+    }
+    return j.dump();
+  };
+  for (auto [examples, numClosest] : {std::pair<size_t, size_t>{5, 5}, {5, 0}, {1, 0}, {0, 0}}) {
+    std::string out = render(examples, numClosest);
+    if (out.size() <= maxBytes) return out;
+  }
+  return json({{"nodes", numAllNodes}, {"truncated", true}}).dump();
+}
+
 }  // namespace ksched::scheduler

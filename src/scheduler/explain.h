@@ -24,6 +24,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/plugin.h>
 
+#include "framework/fit_error.h"
 #include "framework/framework.h"
 
 namespace ksched::scheduler {
@@ -130,6 +131,19 @@ class SnapshotWithoutPod final : public NodeInfoLister {
 // closest nodes (one rejection) with what is missing, the best feasible nodes with a column per
 // Score plugin.
 [[nodiscard]] std::string toTable(const Explanation& e, size_t maxRows = 10);
+
+// The annotation a failed attempt leaves on the pod with --diagnosis-annotation.
+inline constexpr std::string_view kDiagnosisAnnotation = "ksched.io/diagnosis";
+
+// A compact diagnosis of a failed attempt, from what the cycle found (the first rejection per
+// node): {"nodes":N,"reasons":[{"plugin","reason","count","examples":[<= 5 nodes]}],
+// "closest":[{"node","shortfall"}...]} where the closest nodes are those NodeResourcesFit
+// rejected, least missing first (at most 5). At most `maxBytes`: examples, then closest nodes,
+// are dropped to fit.
+[[nodiscard]] std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis,
+                                              int numAllNodes, const api::Pod& pod,
+                                              const NodeInfoLister& snapshot,
+                                              size_t maxBytes = 4096);
 
 // "2" for 2000 milli-cpu, "1.5" for 1500; bytes as Ki/Mi/Gi when exact, else plain.
 [[nodiscard]] std::string formatQuantity(const std::string& resource, int64_t value);
