@@ -189,6 +189,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
   opts.extenders = componentConfig.extenders;
+  opts.diagnosisAnnotation = flags.diagnosisAnnotation;
   opts.queue.podInitialBackoff = std::chrono::seconds(componentConfig.podInitialBackoffSeconds);
   opts.queue.podMaxBackoff = std::chrono::seconds(componentConfig.podMaxBackoffSeconds);
   // Outlives the scheduler and the server, which record into it.

@@ -116,6 +116,12 @@ Leader election (override the --config file):
   --leader-elect-resource-name string          (default "kube-scheduler")
   --leader-elect-resource-namespace string     (default "kube-system")
 
+Explain:
+  --diagnosis-annotation              each unschedulable attempt writes a compact diagnosis
+                                      (reasons with counts and example nodes, the closest
+                                      nodes with their shortfall) into the pod's annotation
+                                      ksched.io/diagnosis, in the PodScheduled patch
+
 Other:
   -v, --v int                         log verbosity (0 quiet ... 4 per-pod ... 10 everything)
   --version                           print the version and exit
@@ -259,6 +265,7 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
 
   const std::map<std::string, std::function<void(bool)>> booleans = {
       {"leader-elect", [&](bool v) { f.leaderElect = v; }},
+      {"diagnosis-annotation", [&](bool v) { f.diagnosisAnnotation = v; }},
       {"authentication-skip-lookup", [&](bool v) { authn.skipLookup = v; }},
       {"authentication-tolerate-lookup-failure", [&](bool v) { authn.tolerateLookupFailure = v; }},
   };

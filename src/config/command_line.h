@@ -63,6 +63,8 @@ struct CommandLine {
   std::string writeConfigTo;  // --write-config-to: write the effective config and exit
   std::string master;         // --master: overrides the kubeconfig's server
   int verbosity = 0;          // -v
+  // --diagnosis-annotation: failed attempts leave a compact diagnosis on the pod.
+  bool diagnosisAnnotation = false;
   ServingOptions serving;
   // Flags that feed the configuration; nullopt when not given.
   std::optional<std::string> kubeconfig;         // --kubeconfig

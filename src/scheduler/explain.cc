@@ -409,7 +409,12 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
       entry.plugin = status.plugin();
       entry.reason = r;
       ++entry.count;
-      if (entry.examples.size() < 5) entry.examples.push_back(node);
+      // The first five node names, whatever order the statuses come in.
+      auto at = std::lower_bound(entry.examples.begin(), entry.examples.end(), node);
+      if (at - entry.examples.begin() < 5) {
+        entry.examples.insert(at, node);
+        if (entry.examples.size() > 5) entry.examples.pop_back();
+      }
     }
     if (status.plugin() != "NodeResourcesFit") continue;
     const NodeInfo* ni = snapshot.get(node);

@@ -404,9 +404,14 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
       }
     }
     const std::string msg = fitError.message();
+    std::string diagnosis;
+    if (options_.diagnosisAnnotation) {
+      diagnosis = diagnosisAnnotation(fitError.diagnosis, fitError.numAllNodes, *pod, snapshot_);
+    }
     qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, start, nominate);
+    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, start, nominate,
+                  diagnosis);
     return;
   }
   if (outcome == Algorithm::Outcome::kError) {
@@ -519,7 +524,8 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
 void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                               const Status& status, const std::string& message, int64_t cycle,
                               std::chrono::steady_clock::time_point start,
-                              const std::optional<std::string>& nominatedNode) {
+                              const std::optional<std::string>& nominatedNode,
+                              const std::string& diagnosis) {
   const PodPtr pod = qpi->podInfo->pod;
   const bool isError = status.isError();
   observeAttempt(fwk, isError ? metrics::Result::kError : metrics::Result::kUnschedulable, start);
@@ -537,19 +543,25 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
   // the nomination PostFilter just made (upstream adds it after requeueing, too).
   if (nominatedNode && !nominatedNode->empty()) queue_->addNominatedPod(podInfo, *nominatedNode);
   patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
-                         nominatedNode);
+                         nominatedNode, diagnosis);
 }
 
 void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
                                        const std::string& message,
-                                       const std::optional<std::string>& nominatedNode) {
+                                       const std::optional<std::string>& nominatedNode,
+                                       const std::string& diagnosis) {
   const bool nominationChanges = nominatedNode && *nominatedNode != pod->status.nominatedNodeName;
-  if (const auto* c = pod->condition("PodScheduled"); !nominationChanges && c != nullptr &&
-                                                      c->status == "False" && c->reason == reason &&
-                                                      c->message == message) {
+  bool diagnosisChanges = false;
+  if (!diagnosis.empty()) {
+    auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
+    diagnosisChanges = it == pod->metadata.annotations.end() || it->second != diagnosis;
+  }
+  if (const auto* c = pod->condition("PodScheduled");
+      !nominationChanges && !diagnosisChanges && c != nullptr && c->status == "False" &&
+      c->reason == reason && c->message == message) {
     return;  // unchanged: no write
   }
-  statusWriters_.submit([this, pod, reason, message, nominationChanges, nominatedNode] {
+  statusWriters_.submit([this, pod, reason, message, nominationChanges, nominatedNode, diagnosis] {
     nlohmann::json cond = {
         {"type", "PodScheduled"},
         {"status", "False"},
@@ -563,9 +575,13 @@ void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& rea
         status["nominatedNodeName"] =
             nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*nominatedNode);
       }
+      nlohmann::json body = {{"status", status}};
+      if (!diagnosis.empty()) {
+        body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = diagnosis;
+      }
       client_.patch("/api/v1/namespaces/" + pod->metadata.namespace_ + "/pods/" +
                         pod->metadata.name + "/status",
-                    {{"status", status}}, "application/strategic-merge-patch+json");
+                    body, "application/strategic-merge-patch+json");
     } catch (const client::ApiError& e) {
       if (!e.isNotFound()) {
         spdlog::warn("updating PodScheduled of {}/{}: {}", pod->metadata.namespace_,

@@ -54,6 +54,9 @@ struct Options {
   // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
   // Must outlive the Scheduler.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // Unschedulable attempts write diagnosisAnnotation() into the pod's ksched.io/diagnosis
+  // annotation, in the same PATCH as the PodScheduled condition.
+  bool diagnosisAnnotation = false;
   // HTTP extenders (KubeSchedulerConfiguration.extenders), called in this order.
   std::vector<config::Extender> extenders;
 };
@@ -122,16 +125,19 @@ class Scheduler {
   // patches PodScheduled=False when the message changed.
   // `nominatedNode`: set status.nominatedNodeName to it ("" clears it) in the same patch.
   // `start`: when the attempt began (scheduler_schedule_attempts_total and its duration).
+  // `diagnosis`: the ksched.io/diagnosis annotation to write with it ("" = none).
   void handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                      const Status& status, const std::string& message, int64_t cycle,
                      std::chrono::steady_clock::time_point start,
-                     const std::optional<std::string>& nominatedNode = std::nullopt);
+                     const std::optional<std::string>& nominatedNode = std::nullopt,
+                     const std::string& diagnosis = "");
   // Counts an attempt of a pod of `fwk`'s profile that began at `start`.
   void observeAttempt(const framework::Framework& fwk, metrics::Result result,
                       std::chrono::steady_clock::time_point start) const;
   void patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
                               const std::string& message,
-                              const std::optional<std::string>& nominatedNode);
+                              const std::optional<std::string>& nominatedNode,
+                              const std::string& diagnosis);
 
   // Constant after construction.
   client::RestClient& client_;

@@ -61,11 +61,11 @@ class Explain : public ::testing::Test {
             "big-1", "8", "16Gi",
             json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}})));
     port_ = freeLoopbackPort();
-    daemon_ = std::make_unique<Daemon>(
-        logPath("explain"),
-        std::vector<std::string>{"--kubeconfig", TestCluster::get().kubeconfig("scheduler"),
-                                 "--leader-elect=false", "--bind-address=127.0.0.1",
-                                 "--secure-port=" + std::to_string(port_)});
+    std::vector<std::string> args{"--kubeconfig", TestCluster::get().kubeconfig("scheduler"),
+                                  "--leader-elect=false", "--bind-address=127.0.0.1",
+                                  "--secure-port=" + std::to_string(port_)};
+    for (auto& a : extraArgs()) args.push_back(std::move(a));
+    daemon_ = std::make_unique<Daemon>(logPath("explain"), args);
     ASSERT_TRUE(daemon_->waitForLog("synced:", 60s)) << daemon_->log();
   }
   void TearDown() override {
@@ -83,9 +83,47 @@ class Explain : public ::testing::Test {
     return {res->status, json::parse(res->body, nullptr, false)};
   }
 
+  [[nodiscard]] virtual std::vector<std::string> extraArgs() const { return {}; }
+
   int port_ = 0;
   std::unique_ptr<Daemon> daemon_;
 };
+
+class ExplainAnnotation : public Explain {
+ protected:
+  [[nodiscard]] std::vector<std::string> extraArgs() const override {
+    return {"--diagnosis-annotation"};
+  }
+};
+
+// With --diagnosis-annotation the loop leaves the same counts on the pod, in the PodScheduled
+// patch, with the closest node's shortfall.
+TEST_F(ExplainAnnotation, UnschedulableAttemptWritesTheDiagnosisOnThePod) {
+  auto& admin = TestCluster::get().admin();
+  admin.post("/api/v1/namespaces/" + kNs + "/pods", sizedPod(kNs, "trainer", "2", "1Gi"));
+  json pod;
+  ASSERT_TRUE(eventually([&] {
+    pod = admin.get("/api/v1/namespaces/" + kNs + "/pods/trainer");
+    return pod["metadata"].value("annotations", json::object()).contains("ksched.io/diagnosis");
+  })) << pod.dump();
+  EXPECT_FALSE(podScheduledMessage(admin, "trainer").empty()) << "one patch carries both";
+  json d = json::parse(pod["metadata"]["annotations"]["ksched.io/diagnosis"].get<std::string>());
+  EXPECT_EQ(d["nodes"], 4);
+  EXPECT_EQ(d["reasons"],
+            json::parse(R"([{"plugin":"NodeResourcesFit","reason":"Insufficient cpu","count":3,
+                             "examples":["small-1","small-2","small-3"]},
+                            {"plugin":"TaintToleration",
+                             "reason":"node(s) had untolerated taint {dedicated: gpu}",
+                             "count":1,"examples":["big-1"]}])"))
+      << d.dump();
+  ASSERT_FALSE(d["closest"].empty());
+  EXPECT_EQ(d["closest"][0], json({{"node", "small-3"}, {"shortfall", "cpu: needs 2, free 1.5"}}));
+
+  // The counts are explain's.
+  auto [status, e] = live("namespace=" + kNs + "&name=trainer");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(e["filtered"].size(), 4u);
+}
 
 const json* rejectionsOf(const json& e, const std::string& node) {
   for (const auto& f : e["filtered"]) {

@@ -152,6 +152,40 @@ TEST(Explain, PreemptionSaysWhereAndWhomWithoutEvictingAnyone) {
   EXPECT_EQ(env.snapshot.get("full")->pods().size(), 1u);
 }
 
+TEST(Explain, DiagnosisAnnotationCountsReasonsNamesExamplesAndTheClosestNodes) {
+  std::vector<NodePtr> nodes;
+  framework::Diagnosis d;
+  for (int i = 0; i < 8; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    nodes.push_back(NodeWrapper(name).capacity({{"cpu", std::to_string(i + 1)}}).ptr());
+    d.nodeToStatus.emplace(
+        name, Status::unschedulable("Insufficient cpu").withPlugin("NodeResourcesFit"));
+  }
+  nodes.push_back(NodeWrapper("t").capacity({{"cpu", "64"}}).ptr());
+  d.nodeToStatus.emplace(
+      "t",
+      Status::unresolvable("node(s) had untolerated taint {k: v}").withPlugin("TaintToleration"));
+  cache::Snapshot snap = cache::Snapshot::fromForTest({}, nodes);
+  auto pod = PodWrapper("p").req({{"cpu", "10"}}).obj();
+
+  auto j = nlohmann::json::parse(diagnosisAnnotation(d, 9, pod, snap));
+  EXPECT_EQ(j["nodes"], 9);
+  ASSERT_EQ(j["reasons"].size(), 2u);
+  EXPECT_EQ(j["reasons"][0]["reason"], "Insufficient cpu");
+  EXPECT_EQ(j["reasons"][0]["count"], 8);
+  EXPECT_EQ(j["reasons"][0]["examples"], nlohmann::json({"n0", "n1", "n2", "n3", "n4"}));
+  EXPECT_EQ(j["reasons"][1]["plugin"], "TaintToleration");
+  ASSERT_EQ(j["closest"].size(), 5u);
+  EXPECT_EQ(j["closest"][0],
+            nlohmann::json({{"node", "n7"}, {"shortfall", "cpu: needs 10, free 8"}}));
+
+  const std::string small = diagnosisAnnotation(d, 9, pod, snap, 200);
+  EXPECT_LE(small.size(), 200u);
+  auto k = nlohmann::json::parse(small);
+  EXPECT_FALSE(k.contains("closest")) << "the closest nodes go first";
+  EXPECT_EQ(k["reasons"][0]["count"], 8) << "the counts stay";
+}
+
 TEST(Explain, QuantitiesAsPeopleWriteThem) {
   EXPECT_EQ(formatQuantity("cpu", 2000), "2");
   EXPECT_EQ(formatQuantity("cpu", 1500), "1.5");
