@@ -75,6 +75,12 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
     scores.assign(feasible.size(), extenders.empty() ? 1 : 0);
   }
   if (!extenders.empty()) extender::addExtenderScores(extenders, pod, feasible, scores);
+  if (spdlog::should_log(spdlog::level::trace)) {  // -v >= 6, as upstream's V(10)
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      spdlog::trace("Calculated node's final score for pod pod=\"{}/{}\" node=\"{}\" score={}",
+                    pod.metadata.namespace_, pod.metadata.name, feasible[i]->name(), scores[i]);
+    }
+  }
   result.suggestedHost = selectHost(feasible, scores);
   return Outcome::kScheduled;
 }

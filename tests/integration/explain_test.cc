@@ -61,9 +61,12 @@ class Explain : public ::testing::Test {
             "big-1", "8", "16Gi",
             json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}})));
     port_ = freeLoopbackPort();
-    std::vector<std::string> args{"--kubeconfig", TestCluster::get().kubeconfig("scheduler"),
-                                  "--leader-elect=false", "--bind-address=127.0.0.1",
-                                  "--secure-port=" + std::to_string(port_)};
+    std::vector<std::string> args{"--kubeconfig",
+                                  TestCluster::get().kubeconfig("scheduler"),
+                                  "--leader-elect=false",
+                                  "--bind-address=127.0.0.1",
+                                  "--secure-port=" + std::to_string(port_),
+                                  "--v=6"};
     for (auto& a : extraArgs()) args.push_back(std::move(a));
     daemon_ = std::make_unique<Daemon>(logPath("explain"), args);
     ASSERT_TRUE(daemon_->waitForLog("synced:", 60s)) << daemon_->log();
@@ -199,6 +202,11 @@ TEST_F(Explain, ScheduledPodLandsWhereExplainPicksWithScoresThatAddUp) {
   EXPECT_EQ(e["selected"], json::array({bound})) << e.dump(2);
   EXPECT_EQ(e["feasible"].size(), 3u);
   for (const auto& n : e["feasible"]) {
+    // The loop's own figure for this node (-v 6 logs every final score).
+    const std::string logged = "Calculated node's final score for pod pod=\"" + kNs +
+                               "/web\" node=\"" + n["node"].get<std::string>() +
+                               "\" score=" + std::to_string(n["total"].get<int64_t>()) + "\n";
+    EXPECT_TRUE(daemon_->logHas(logged)) << logged << " not in the daemon's log";
     int64_t sum = 0;
     for (const auto& s : n["scores"]) {
       EXPECT_EQ(s["weighted"], s["normalized"].get<int64_t>() * s["weight"].get<int64_t>());
