@@ -43,6 +43,7 @@ TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
         "rolebinding.rbac.authorization.k8s.io/"
         "ksched-extension-apiserver-authentication-reader created (server dry run)",
         "clusterrole.rbac.authorization.k8s.io/ksched-metrics-reader created (server dry run)",
+        "clusterrole.rbac.authorization.k8s.io/ksched-explain-reader created (server dry run)",
         "configmap/ksched-config created (server dry run)",
         "service/ksched-metrics created (server dry run)",
         "deployment.apps/ksched created (server dry run)"}) {
