@@ -9,6 +9,9 @@
 #
 # Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
 # (500 500 1000), preemption (500 2000 500).
+#
+# KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
+# kube-scheduler.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -68,7 +71,9 @@ YAML
 
 echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
 run_one ksched "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
-  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=0
+  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=0 \
+  ${KSCHED_EXTRA_ARGS:-}
+[ "${KSCHED_ONLY:-}" = 1 ] && exit 0
 run_one kube-scheduler "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
   --port 0 --secure-port 0 --v 0
 awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
