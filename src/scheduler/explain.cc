@@ -24,19 +24,19 @@ int64_t amount(const api::Resource& r, const std::string& name) {
   return it == r.scalar.end() ? 0 : it->second;
 }
 
-// "Insufficient cpu" -> the pod's request, the node's allocatable and what is in use there.
-std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s, const api::Pod& pod,
+// "Insufficient cpu" -> the pod's request (from its effective `requests`), the node's
+// allocatable and what is in use there.
+std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s,
+                                                          const api::Resource& requests,
                                                           const NodeInfo& node) {
   std::vector<Explanation::Rejection::Shortfall> out;
   const std::string prefix = "Insufficient ";
-  std::optional<api::Resource> requests;
   for (const auto& reason : s.reasons()) {
     if (reason.rfind(prefix, 0) != 0) continue;
     const std::string resource = reason.substr(prefix.size());
-    if (!requests) requests = api::effectiveRequestsResource(pod);
     Explanation::Rejection::Shortfall f;
     f.resource = resource;
-    f.requested = resource == "pods" ? 1 : amount(*requests, resource);
+    f.requested = resource == "pods" ? 1 : amount(requests, resource);
     f.allocatable = amount(node.allocatable(), resource);
     f.inUse = resource == "pods" ? static_cast<int64_t>(node.pods().size())
                                  : amount(node.requested(), resource);
@@ -45,12 +45,13 @@ std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s, const
   return out;
 }
 
-Explanation::Rejection rejection(const Status& s, const api::Pod& pod, const NodeInfo& node) {
+Explanation::Rejection rejection(const Status& s, const api::Resource& requests,
+                                 const NodeInfo& node) {
   Explanation::Rejection r;
   r.plugin = s.plugin();
   r.code = std::string(codeName(s.code()));
   r.reasons = s.reasons();
-  if (r.plugin == "NodeResourcesFit") r.shortfalls = shortfalls(s, pod, node);
+  if (r.plugin == "NodeResourcesFit") r.shortfalls = shortfalls(s, requests, node);
   return r;
 }
 
@@ -119,6 +120,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
   }
 
+  const api::Resource requests = api::effectiveRequestsResource(pod);
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
@@ -131,7 +133,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     fit.diagnosis.preFilterMsg = s.message();
     for (const NodeInfo* n : all) {
       if (!onlyNode.empty() && n->name() != onlyNode) continue;
-      e.filtered.push_back({n->name(), {rejection(s, pod, *n)}});
+      e.filtered.push_back({n->name(), {rejection(s, requests, *n)}});
       fit.diagnosis.nodeToStatus.emplace(n->name(), s);
     }
   } else {
@@ -142,7 +144,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
       if (n->node() == nullptr || (!onlyNode.empty() && n->name() != onlyNode)) continue;
       if (pre.nodeNames && !pre.nodeNames->contains(n->name())) {
         Status out = Status::unresolvable("node(s) didn't satisfy plugin(s) PreFilter's node set");
-        e.filtered.push_back({n->name(), {rejection(out, pod, *n)}});
+        e.filtered.push_back({n->name(), {rejection(out, requests, *n)}});
         continue;
       }
       candidates.push_back(n);
@@ -173,7 +175,8 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
         continue;
       }
       Explanation::FilteredNode f{candidates[i]->name(), {}};
-      for (const auto& r : rejections[i]) f.rejections.push_back(rejection(r, pod, *candidates[i]));
+      for (const auto& r : rejections[i])
+        f.rejections.push_back(rejection(r, requests, *candidates[i]));
       if (!rejections[i].empty()) {
         const Status& first = rejections[i].front();
         fit.diagnosis.nodeToStatus.emplace(candidates[i]->name(), first);
@@ -403,6 +406,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     std::string node, text;
   };
   std::vector<Close> closest;
+  const api::Resource requests = api::effectiveRequestsResource(pod);
   for (const auto& [node, status] : diagnosis.nodeToStatus) {
     for (const auto& r : status.reasons()) {
       auto& entry = reasons[{status.plugin(), r}];
@@ -420,7 +424,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     const NodeInfo* ni = snapshot.get(node);
     if (ni == nullptr) continue;
     Close c{0, node, ""};
-    for (const auto& f : shortfalls(status, pod, *ni)) {
+    for (const auto& f : shortfalls(status, requests, *ni)) {
       const int64_t free = std::max<int64_t>(0, f.allocatable - f.inUse);
       if (f.requested > 0) {
         c.missing = std::max(

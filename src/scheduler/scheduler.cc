@@ -205,14 +205,8 @@ Explanation Scheduler::explain(const std::string& ns, const std::string& name,
   cache_.updateSnapshot(explainSnapshot_);
   // A bound pod (or one assumed while its binding is on the way) is explained as if it were
   // not there yet: where it would land now.
-  std::string placedOn = pod->spec.nodeName;
-  if (placedOn.empty()) {
-    for (const NodeInfo* n : explainSnapshot_.list()) {
-      for (const auto& pi : n->pods()) {
-        if (pi->pod->metadata.uid == pod->metadata.uid) placedOn = n->name();
-      }
-    }
-  }
+  const PodInfoPtr cached = cache_.getPod(pod->metadata.uid);
+  const std::string placedOn = cached ? cached->pod->spec.nodeName : pod->spec.nodeName;
   std::optional<SnapshotWithoutPod> without;
   const NodeInfoLister* snapshot = &explainSnapshot_;
   if (!placedOn.empty()) {

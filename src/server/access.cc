@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <spdlog/spdlog.h>
@@ -14,8 +13,8 @@
 #include <sstream>
 
 #include "client/config.h"
-#include "client/errors.h"
 #include "client/rest_client.h"
+#include "client/tls.h"
 
 namespace ksched::server {
 namespace {
@@ -28,13 +27,8 @@ constexpr const char* kAuthenticated = "system:authenticated";
 constexpr const char* kMasters = "system:masters";
 constexpr size_t kMaxCacheEntries = 4096;
 
-template <typename T, void (*F)(T*)>
-struct Deleter {
-  void operator()(T* p) const { F(p); }
-};
-using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE, X509_STORE_free>>;
-using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+using StorePtr = std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)>;
+using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)>;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -45,16 +39,9 @@ std::string lower(std::string s) {
 // A store holding every certificate of `pem`; null for an empty bundle. Throws for a bundle
 // with none.
 StorePtr makeStore(const std::string& pem, const std::string& what) {
-  if (pem.empty()) return nullptr;
-  StorePtr store(X509_STORE_new());
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  int n = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(store.get(), cert);
-    X509_free(cert);
-    ++n;
-  }
-  if (n == 0) throw ReviewError(what + ": no PEM certificate in the bundle");
+  if (pem.empty()) return {nullptr, X509_STORE_free};
+  StorePtr store(client::storeFromPem(pem), X509_STORE_free);
+  if (!store) throw ReviewError(what + ": no PEM certificate in the bundle");
   return store;
 }
 
@@ -64,7 +51,7 @@ X509* verifiedPeer(X509_STORE* store, const SSL* peer, std::string& error) {
   if (peer == nullptr) return nullptr;
   X509* leaf = SSL_get0_peer_certificate(peer);
   if (leaf == nullptr) return nullptr;
-  StoreCtxPtr ctx(X509_STORE_CTX_new());
+  StoreCtxPtr ctx(X509_STORE_CTX_new(), X509_STORE_CTX_free);
   if (!ctx || X509_STORE_CTX_init(ctx.get(), store, leaf, SSL_get_peer_cert_chain(peer)) != 1) {
     error = "cannot verify the client certificate";
     return nullptr;
@@ -181,9 +168,7 @@ class ApiReviewer final : public Reviewer {
   static json send(client::RestClient& client, const std::string& path, const json& body) {
     try {
       return client.post(path, body);
-    } catch (const client::ApiError& e) {
-      throw ReviewError(e.what());
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // client::ApiError, or an unparsable answer
       throw ReviewError(e.what());
     }
   }
@@ -308,8 +293,8 @@ ClientCertSettings resolveClientCertSettings(const config::AuthenticationOptions
 }
 
 struct AccessControl::Stores {
-  StorePtr clientCA;
-  StorePtr requestheaderCA;
+  StorePtr clientCA{nullptr, X509_STORE_free};
+  StorePtr requestheaderCA{nullptr, X509_STORE_free};
 };
 
 AccessControl::AccessControl(const config::ServingOptions& options, ClientCertSettings certs,

@@ -52,28 +52,41 @@ PodPtr makePod(const std::string& name, const std::string& node) {
   return p;
 }
 
+// `numNodes` nodes holding 10 pods each, as a snapshot, and the default profile's framework
+// over it.
+struct DefaultProfileOver {
+  cache::Snapshot snap;
+  NullRecorder rec;
+  framework::ThreadPoolParallelizer par{
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  std::unique_ptr<framework::Framework> fwk;
+
+  explicit DefaultProfileOver(int numNodes) {
+    std::vector<NodePtr> nodes;
+    std::vector<PodPtr> pods;
+    for (int i = 0; i < numNodes; ++i) {
+      nodes.push_back(makeNode(i));
+      for (int k = 0; k < 10; ++k) {
+        pods.push_back(makePod("p-" + std::to_string(i) + "-" + std::to_string(k),
+                               nodes.back()->metadata.name));
+      }
+    }
+    snap = cache::Snapshot::fromForTest(pods, nodes);
+    framework::Services services;
+    services.events = &rec;
+    services.parallelizer = &par;
+    fwk = std::make_unique<framework::Framework>(config::defaultProfile(),
+                                                 plugins::inTreeRegistry(), services);
+    fwk->setSnapshot(&snap);
+  }
+};
+
 // One full scheduling cycle (PreFilter, Filter over the adaptive share of nodes, PreScore,
 // Score, select) with the default profile, over `nodes` nodes holding 10 pods each.
 void BM_SchedulingCycle(benchmark::State& state) {
-  const int numNodes = static_cast<int>(state.range(0));
-  std::vector<NodePtr> nodes;
-  std::vector<PodPtr> pods;
-  for (int i = 0; i < numNodes; ++i) {
-    nodes.push_back(makeNode(i));
-    for (int k = 0; k < 10; ++k) {
-      pods.push_back(
-          makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
-    }
-  }
-  auto snap = cache::Snapshot::fromForTest(pods, nodes);
-  NullRecorder rec;
-  framework::ThreadPoolParallelizer par(
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  framework::Services services;
-  services.events = &rec;
-  services.parallelizer = &par;
-  framework::Framework fwk(config::defaultProfile(), plugins::inTreeRegistry(), services);
-  fwk.setSnapshot(&snap);
+  DefaultProfileOver env(static_cast<int>(state.range(0)));
+  auto& fwk = *env.fwk;
+  const auto& snap = env.snap;
   scheduler::Algorithm algo(7);
   auto incoming = makePod("incoming", "");
   int64_t feasible = 0;
@@ -96,24 +109,9 @@ BENCHMARK(BM_SchedulingCycle)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond
 // every plugin on every node, Score on every feasible node (no percentageOfNodesToScore).
 void BM_ExplainPod(benchmark::State& state) {
   const int numNodes = static_cast<int>(state.range(0));
-  std::vector<NodePtr> nodes;
-  std::vector<PodPtr> pods;
-  for (int i = 0; i < numNodes; ++i) {
-    nodes.push_back(makeNode(i));
-    for (int k = 0; k < 10; ++k) {
-      pods.push_back(
-          makePod("p-" + std::to_string(i) + "-" + std::to_string(k), nodes.back()->metadata.name));
-    }
-  }
-  auto snap = cache::Snapshot::fromForTest(pods, nodes);
-  NullRecorder rec;
-  framework::ThreadPoolParallelizer par(
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  framework::Services services;
-  services.events = &rec;
-  services.parallelizer = &par;
-  framework::Framework fwk(config::defaultProfile(), plugins::inTreeRegistry(), services);
-  fwk.setSnapshot(&snap);
+  DefaultProfileOver env(numNodes);
+  auto& fwk = *env.fwk;
+  const auto& snap = env.snap;
   auto incoming = makePod("incoming", "");
   for (auto _ : state) {
     auto e = scheduler::explainPod(fwk, *incoming, snap, 0);
