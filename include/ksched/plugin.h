@@ -43,6 +43,10 @@ struct QueuedPodInfo {
   // When the pod was first added; for the scheduling SLI.
   std::chrono::steady_clock::time_point initialAttemptTimestamp{};
   int attempts = 0;
+  // Attempts that ended Unschedulable, and errors since the last one that did not: the backoff
+  // counts the errors while there are some, else the unschedulable attempts.
+  int unschedulableCount = 0;
+  int consecutiveErrors = 0;
   // Plugins that rejected the pod in its last attempt: only their events move it back.
   std::set<std::string, std::less<>> unschedulablePlugins;
   // The PreEnqueue plugin that keeps the pod out of activeQ, if any.
@@ -191,7 +195,7 @@ class PostBindPlugin : public virtual Plugin {
 // plugin without this interface is treated as interested in every event.
 class EnqueueExtensions : public virtual Plugin {
  public:
-  [[nodiscard]] virtual std::vector<ClusterEvent> eventsToRegister() const = 0;
+  [[nodiscard]] virtual std::vector<ClusterEventWithHint> eventsToRegister() const = 0;
 };
 
 }  // namespace ksched

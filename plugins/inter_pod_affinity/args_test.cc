@@ -72,15 +72,15 @@ TEST(InterPodAffinityPlugin, NameAndEvents) {
   EXPECT_EQ(pl->preFilterExtensions(), pl.get());
   const auto events = pl->eventsToRegister();
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0].resource, EventResource::kPod);
-  EXPECT_EQ(events[0].actions, kAdd | kUpdatePodLabel | kDelete);
-  EXPECT_EQ(events[1].resource, EventResource::kNode);
-  EXPECT_EQ(events[1].actions, kAdd | kUpdateNodeLabel | kUpdateNodeTaint);
-  EXPECT_EQ(events[2].resource, EventResource::kNamespace);
-  EXPECT_EQ(events[2].actions, kAdd | kUpdate);
+  EXPECT_EQ(events[0].event.resource, EventResource::kPod);
+  EXPECT_EQ(events[0].event.actions, kAdd | kUpdatePodLabel | kDelete);
+  EXPECT_EQ(events[1].event.resource, EventResource::kNode);
+  EXPECT_EQ(events[1].event.actions, kAdd | kUpdateNodeLabel | kUpdateNodeTaint);
+  EXPECT_EQ(events[2].event.resource, EventResource::kNamespace);
+  EXPECT_EQ(events[2].event.actions, kAdd | kUpdate);
   // A pod scale-down or a node allocatable change cannot help.
-  EXPECT_FALSE(events[0].matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
-  EXPECT_FALSE(events[1].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  EXPECT_FALSE(events[0].event.matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
+  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
 }
 
 }  // namespace

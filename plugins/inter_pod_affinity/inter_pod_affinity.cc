@@ -217,13 +217,11 @@ Status InterPodAffinity::filter(const CycleState& state, const api::Pod& /*pod*/
   return {};
 }
 
-std::vector<ClusterEvent> InterPodAffinity::eventsToRegister() const {
+std::vector<ClusterEventWithHint> InterPodAffinity::eventsToRegister() const {
   return {
-      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete,
-       "AssignedPodAddOrLabelChangeOrDelete"},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint,
-       "NodeAddOrLabelOrTaintChange"},
-      {EventResource::kNamespace, kAdd | kUpdate, "NamespaceAddOrUpdate"},
+      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
+      {EventResource::kNamespace, kAdd | kUpdate},
   };
 }
 

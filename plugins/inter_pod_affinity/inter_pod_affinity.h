@@ -104,7 +104,7 @@ class InterPodAffinity final : public PreFilterPlugin,
 
   // Assigned pod add, label update and delete; node add, label and taint updates; namespace
   // add and update (namespaceSelector).
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // Test hook: the PreFilter counts, each as ((topologyKey, value), count) sorted; nullopt when
   // the state is absent.

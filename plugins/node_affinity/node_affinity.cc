@@ -398,8 +398,8 @@ Status NodeAffinity::normalizeScore(const CycleState& /*state*/, const api::Pod&
   return {};
 }
 
-std::vector<ClusterEvent> NodeAffinity::eventsToRegister() const {
-  return {{EventResource::kNode, kAdd | kUpdateNodeLabel, "NodeAddOrLabelChange"}};
+std::vector<ClusterEventWithHint> NodeAffinity::eventsToRegister() const {
+  return {{EventResource::kNode, kAdd | kUpdateNodeLabel}};
 }
 
 std::unique_ptr<Plugin> newNodeAffinity(const nlohmann::json& args, Handle& /*handle*/) {

@@ -78,7 +78,7 @@ class NodeAffinity final : public PreFilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
   // Node Add and label updates.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's spec.nodeSelector and required node affinity both match `node` (upstream
   // RequiredNodeAffinity.Match).

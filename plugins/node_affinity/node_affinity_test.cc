@@ -370,10 +370,10 @@ TEST(NodeAffinityTest, EventsAndName) {
   EXPECT_EQ(pl->name(), "NodeAffinity");
   auto events = pl->eventsToRegister();
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[0].matches({EventResource::kNode, kUpdateNodeLabel, ""}));
-  EXPECT_FALSE(events[0].matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].matches(events::kAssignedPodDelete));
+  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
+  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
+  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodDelete));
 }
 
 std::string argsError(const json& args) {

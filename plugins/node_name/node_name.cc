@@ -18,8 +18,8 @@ Status NodeName::filter(const CycleState& /*state*/, const api::Pod& pod,
   return {};
 }
 
-std::vector<ClusterEvent> NodeName::eventsToRegister() const {
-  return {{EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAdd"}};
+std::vector<ClusterEventWithHint> NodeName::eventsToRegister() const {
+  return {{EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel}};
 }
 
 std::unique_ptr<Plugin> newNodeName(const nlohmann::json& /*args*/, Handle& /*handle*/) {

@@ -21,7 +21,7 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions {
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   // Node Add (plus taint/label updates, as upstream registers without queueing hints).
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // True when the pod names no node or names this one (upstream nodename.Fits).
   [[nodiscard]] static bool fits(const api::Pod& pod, const NodeInfo& nodeInfo);

@@ -52,8 +52,8 @@ TEST(NodeNameTest, EventsAndFactory) {
   ASSERT_NE(ext, nullptr);
   auto events = ext->eventsToRegister();
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].matches(events::kNodeAdd));
-  EXPECT_FALSE(events[0].matches(events::kAssignedPodDelete));
+  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
+  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodDelete));
 }
 
 }  // namespace

@@ -64,10 +64,10 @@ Status NodePorts::filter(const CycleState& state, const api::Pod& /*pod*/,
   return {};
 }
 
-std::vector<ClusterEvent> NodePorts::eventsToRegister() const {
+std::vector<ClusterEventWithHint> NodePorts::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete, "AssignedPodDelete"},
-      {EventResource::kNode, kAdd | kUpdateOther, "NodeAddOrUpdate"},
+      {EventResource::kPod, kDelete},
+      {EventResource::kNode, kAdd | kUpdateOther},
   };
 }
 

@@ -31,7 +31,7 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   // Assigned pod deleted; node added or otherwise updated.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's container ports with hostPort > 0: sidecar init containers first, then
   // containers (upstream GetHostPorts).

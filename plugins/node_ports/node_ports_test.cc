@@ -169,11 +169,11 @@ TEST(NodePortsTest, EventsAndFactory) {
   EXPECT_EQ(plugin->name(), "NodePorts");
   auto events = dynamic_cast<NodePorts&>(*plugin).eventsToRegister();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].matches(events::kAssignedPodDelete));
-  EXPECT_FALSE(events[0].matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].matches({EventResource::kNode, kUpdateOther, ""}));
-  EXPECT_FALSE(events[1].matches({EventResource::kNode, kUpdateNodeLabel, ""}));
+  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
+  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
+  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateOther, ""}));
+  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
 }
 
 }  // namespace

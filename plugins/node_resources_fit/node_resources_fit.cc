@@ -144,11 +144,10 @@ Status NodeResourcesFit::score(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
-std::vector<ClusterEvent> NodeResourcesFit::eventsToRegister() const {
+std::vector<ClusterEventWithHint> NodeResourcesFit::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete | kUpdatePodScaleDown, "AssignedPodDeleteOrScaleDown"},
-      {EventResource::kNode, kAdd | kUpdateNodeAllocatable | kUpdateNodeTaint | kUpdateNodeLabel,
-       "NodeAddOrAllocatableChange"},
+      {EventResource::kPod, kDelete | kUpdatePodScaleDown},
+      {EventResource::kNode, kAdd | kUpdateNodeAllocatable | kUpdateNodeTaint | kUpdateNodeLabel},
   };
 }
 

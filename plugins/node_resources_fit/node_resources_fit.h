@@ -73,7 +73,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
                              int64_t& score) const override;
   // Assigned pod deleted or scaled down; node added or its allocatable changed (also taint and
   // label updates, as upstream registers without queueing hints).
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's requests as the Filter checks them (upstream computePodResourceRequest).
   [[nodiscard]] static api::Resource computePodResourceRequest(const api::Pod& pod);

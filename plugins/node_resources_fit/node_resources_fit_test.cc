@@ -279,12 +279,12 @@ TEST(NodeResourcesFitTest, EventsToRegister) {
   auto pl = makeFit();
   auto events = pl->eventsToRegister();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].matches(events::kAssignedPodDelete));
-  EXPECT_TRUE(events[0].matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
-  EXPECT_FALSE(events[0].matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
-  EXPECT_FALSE(events[1].matches({EventResource::kNode, kUpdateNodeCondition, ""}));
+  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
+  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
+  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeCondition, ""}));
 }
 
 TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {

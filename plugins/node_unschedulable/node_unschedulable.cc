@@ -19,11 +19,10 @@ Status NodeUnschedulable::filter(const CycleState& /*state*/, const api::Pod& po
   return Status::unresolvable(std::string(kErrReasonUnschedulable));
 }
 
-std::vector<ClusterEvent> NodeUnschedulable::eventsToRegister() const {
+std::vector<ClusterEventWithHint> NodeUnschedulable::eventsToRegister() const {
   return {
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel | kUpdateOther,
-       "NodeAddOrUpdate"},
-      {EventResource::kPod, kUpdatePodTolerations, "PodUpdateTolerations"},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel | kUpdateOther},
+      {EventResource::kPod, kUpdatePodTolerations},
   };
 }
 

@@ -26,7 +26,7 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
                               const NodeInfo& nodeInfo) const override;
   // Node Add, taint/label updates and other updates (spec.unschedulable flips are UpdateOther);
   // a pod's toleration update.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 };
 
 // Takes no args (ignored).

@@ -81,11 +81,11 @@ TEST(NodeUnschedulableTest, Events) {
   EXPECT_EQ(pl->name(), "NodeUnschedulable");
   auto events = dynamic_cast<EnqueueExtensions&>(*pl).eventsToRegister();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].matches({EventResource::kPod, kUpdatePodTolerations, ""}));
-  EXPECT_TRUE(events[0].matches({EventResource::kNode, kUpdateOther, ""}));
-  EXPECT_TRUE(events[0].matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[1].event.matches({EventResource::kPod, kUpdatePodTolerations, ""}));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateOther, ""}));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
+  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
 }
 
 }  // namespace

@@ -245,11 +245,11 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
-std::vector<ClusterEvent> NodeVolumeLimits::eventsToRegister() const {
+std::vector<ClusterEventWithHint> NodeVolumeLimits::eventsToRegister() const {
   return {
-      {EventResource::kCSINode, kAdd, "CSINodeAdd"},
-      {EventResource::kPod, kDelete, "AssignedPodDelete"},
-      {EventResource::kPersistentVolumeClaim, kAdd, "PersistentVolumeClaimAdd"},
+      {EventResource::kCSINode, kAdd},
+      {EventResource::kPod, kDelete},
+      {EventResource::kPersistentVolumeClaim, kAdd},
   };
 }
 

@@ -57,7 +57,7 @@ class NodeVolumeLimits final : public PreFilterPlugin,
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   // CSINode added; assigned pod deleted; PVC added.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The node resource naming a driver's limit (upstream GetCSIAttachLimitKey):
   // "attachable-volumes-csi-<driver>", shortened with a SHA-1 suffix past 62 characters.

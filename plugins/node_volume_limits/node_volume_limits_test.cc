@@ -391,10 +391,10 @@ TEST(NodeVolumeLimitsTest, EventsAndFactory) {
   EXPECT_EQ(plugin->name(), "NodeVolumeLimits");
   auto events = dynamic_cast<NodeVolumeLimits&>(*plugin).eventsToRegister();
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_TRUE(events[0].matches({EventResource::kCSINode, kAdd, ""}));
-  EXPECT_TRUE(events[1].matches(events::kAssignedPodDelete));
-  EXPECT_TRUE(events[2].matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
-  EXPECT_FALSE(events[2].matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kCSINode, kAdd, ""}));
+  EXPECT_TRUE(events[1].event.matches(events::kAssignedPodDelete));
+  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
+  EXPECT_FALSE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
 }
 
 }  // namespace

@@ -161,10 +161,10 @@ TEST(PodTopologySpreadEventsTest, RegistersPodAndNodeEvents) {
   auto plugin = makePlugin(nullptr, h);
   const auto events = dynamic_cast<PodTopologySpread&>(*plugin).eventsToRegister();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].resource, EventResource::kPod);
-  EXPECT_EQ(events[0].actions, static_cast<uint32_t>(kAdd | kUpdatePodLabel | kDelete));
-  EXPECT_EQ(events[1].resource, EventResource::kNode);
-  EXPECT_EQ(events[1].actions,
+  EXPECT_EQ(events[0].event.resource, EventResource::kPod);
+  EXPECT_EQ(events[0].event.actions, static_cast<uint32_t>(kAdd | kUpdatePodLabel | kDelete));
+  EXPECT_EQ(events[1].event.resource, EventResource::kNode);
+  EXPECT_EQ(events[1].event.actions,
             static_cast<uint32_t>(kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint));
   EXPECT_EQ(dynamic_cast<PodTopologySpread&>(*plugin).name(), "PodTopologySpread");
 }

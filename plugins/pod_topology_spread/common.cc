@@ -153,12 +153,10 @@ std::vector<Constraint> PodTopologySpread::constraintsFor(const api::Pod& pod,
   return constraints;
 }
 
-std::vector<ClusterEvent> PodTopologySpread::eventsToRegister() const {
+std::vector<ClusterEventWithHint> PodTopologySpread::eventsToRegister() const {
   return {
-      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete,
-       "AssignedPodAddOrLabelChangeOrDelete"},
-      {EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint,
-       "NodeAddOrDeleteOrLabelOrTaintChange"},
+      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete},
+      {EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint},
   };
 }
 

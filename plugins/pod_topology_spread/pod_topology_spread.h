@@ -86,7 +86,7 @@ class PodTopologySpread final : public PreFilterPlugin,
                                       std::vector<NodeScore>& scores) const override;
 
   // Assigned pod add, label change and delete; node add, label and taint changes and delete.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's constraints with whenUnsatisfiable == `action`: its own when it has any, else
   // the default constraints with the selector of the workloads that select it (none when

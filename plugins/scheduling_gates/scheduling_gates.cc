@@ -19,9 +19,8 @@ Status SchedulingGates::preEnqueue(const api::Pod& pod) {
   return Status::unresolvable(std::move(reason));
 }
 
-std::vector<ClusterEvent> SchedulingGates::eventsToRegister() const {
-  return {{EventResource::kPod, kUpdatePodSchedulingGatesEliminated,
-           "PodUpdateSchedulingGatesEliminated"}};
+std::vector<ClusterEventWithHint> SchedulingGates::eventsToRegister() const {
+  return {{EventResource::kPod, kUpdatePodSchedulingGatesEliminated}};
 }
 
 std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& /*args*/, Handle& /*handle*/) {

@@ -22,7 +22,7 @@ class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions 
   // UnschedulableAndUnresolvable "waiting for scheduling gates: [a b]" while gated.
   Status preEnqueue(const api::Pod& pod) override;
   // The pod's own update removing its gates (upstream's registration with queueing hints).
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 };
 
 // Takes no args (ignored).

@@ -43,8 +43,9 @@ TEST(SchedulingGatesTest, RegistersGateRemoval) {
   SchedulingGates pl;
   auto events = pl.eventsToRegister();
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].matches({EventResource::kPod, kUpdatePodSchedulingGatesEliminated, ""}));
-  EXPECT_FALSE(events[0].matches(events::kNodeAdd));
+  EXPECT_TRUE(
+      events[0].event.matches({EventResource::kPod, kUpdatePodSchedulingGatesEliminated, ""}));
+  EXPECT_FALSE(events[0].event.matches(events::kNodeAdd));
 }
 
 TEST(SchedulingGatesTest, Factory) {

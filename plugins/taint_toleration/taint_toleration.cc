@@ -81,10 +81,10 @@ Status TaintToleration::normalizeScore(const CycleState& /*state*/, const api::P
   return {};
 }
 
-std::vector<ClusterEvent> TaintToleration::eventsToRegister() const {
+std::vector<ClusterEventWithHint> TaintToleration::eventsToRegister() const {
   return {
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAddOrTaintChange"},
-      {EventResource::kPod, kUpdatePodTolerations, "PodUpdateTolerations"},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel},
+      {EventResource::kPod, kUpdatePodTolerations},
   };
 }
 

@@ -42,7 +42,7 @@ class TaintToleration final : public FilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
   // Node Add and taint/label updates; a pod's toleration update.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 };
 
 // Takes no args (ignored).

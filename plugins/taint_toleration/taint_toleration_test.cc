@@ -181,9 +181,9 @@ TEST(TaintTolerationTest, Events) {
   TaintToleration pl;
   auto events = pl.eventsToRegister();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[0].matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
+  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
 }
 
 }  // namespace

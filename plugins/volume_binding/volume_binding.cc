@@ -459,13 +459,13 @@ Status VolumeBinding::checkBindings(const api::Pod& pod, const std::string& node
   return {};
 }
 
-std::vector<ClusterEvent> VolumeBinding::eventsToRegister() const {
+std::vector<ClusterEventWithHint> VolumeBinding::eventsToRegister() const {
   return {
-      {EventResource::kStorageClass, kAdd | kUpdate, "StorageClassAddOrUpdate"},
-      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate, "PersistentVolumeClaimAddOrUpdate"},
-      {EventResource::kPersistentVolume, kAdd | kUpdate, "PersistentVolumeAddOrUpdate"},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint, "NodeAddOrLabelChange"},
-      {EventResource::kCSINode, kAdd | kUpdate, "CSINodeAddOrUpdate"},
+      {EventResource::kStorageClass, kAdd | kUpdate},
+      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate},
+      {EventResource::kPersistentVolume, kAdd | kUpdate},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
+      {EventResource::kCSINode, kAdd | kUpdate},
   };
 }
 

@@ -129,7 +129,7 @@ class VolumeBinding final : public PreFilterPlugin,
   Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // PVC/PV add or update, StorageClass add or update, Node add or label/taint change, CSINode
   // add or update.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   [[nodiscard]] const volume_binding::AssumeCache& assumeCacheForTest() const { return cache_; }
   // Test hook: the poll interval of PreBind's wait (default one second).

@@ -515,7 +515,8 @@ TEST(VolumeBindingTest, EventsToRegister) {
   auto events = pl.eventsToRegister();
   auto covers = [&](EventResource r, uint32_t a) {
     ClusterEvent ev{r, a, ""};
-    return std::ranges::any_of(events, [&](const ClusterEvent& e) { return e.matches(ev); });
+    return std::ranges::any_of(events,
+                               [&](const ClusterEventWithHint& e) { return e.event.matches(ev); });
   };
   EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kAdd));
   EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kUpdateOther));

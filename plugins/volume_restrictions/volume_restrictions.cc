@@ -139,11 +139,11 @@ Status VolumeRestrictions::filter(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
-std::vector<ClusterEvent> VolumeRestrictions::eventsToRegister() const {
+std::vector<ClusterEventWithHint> VolumeRestrictions::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete, "AssignedPodDelete"},
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel, "NodeAdd"},
-      {EventResource::kPersistentVolumeClaim, kAdd, "PersistentVolumeClaimAdd"},
+      {EventResource::kPod, kDelete},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel},
+      {EventResource::kPersistentVolumeClaim, kAdd},
   };
 }
 

@@ -50,7 +50,7 @@ class VolumeRestrictions final : public PreFilterPlugin,
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   // Assigned pod deleted; node added (or its taints/labels updated); PVC added.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // True when `volume` conflicts with one of `existing`'s volumes (upstream isVolumeConflict).
   [[nodiscard]] static bool isVolumeConflict(const api::Volume& volume, const api::Pod& existing);

@@ -333,11 +333,11 @@ TEST(VolumeRestrictionsTest, EventsAndFactory) {
   EXPECT_EQ(plugin->name(), "VolumeRestrictions");
   auto events = dynamic_cast<VolumeRestrictions&>(*plugin).eventsToRegister();
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_TRUE(events[0].matches(events::kAssignedPodDelete));
-  EXPECT_FALSE(events[0].matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[2].matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
-  EXPECT_FALSE(events[2].matches({EventResource::kPersistentVolume, kAdd, ""}));
+  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
+  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
+  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
+  EXPECT_FALSE(events[2].event.matches({EventResource::kPersistentVolume, kAdd, ""}));
 }
 
 }  // namespace

@@ -127,12 +127,12 @@ Status VolumeZone::filter(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
-std::vector<ClusterEvent> VolumeZone::eventsToRegister() const {
+std::vector<ClusterEventWithHint> VolumeZone::eventsToRegister() const {
   return {
-      {EventResource::kStorageClass, kAdd, "StorageClassAdd"},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint, "NodeAddOrUpdate"},
-      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate, "PersistentVolumeClaimAddOrUpdate"},
-      {EventResource::kPersistentVolume, kAdd | kUpdate, "PersistentVolumeAddOrUpdate"},
+      {EventResource::kStorageClass, kAdd},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
+      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate},
+      {EventResource::kPersistentVolume, kAdd | kUpdate},
   };
 }
 

@@ -41,7 +41,7 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public Enq
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   // StorageClass added; node added or its labels/taints updated; PVC and PV added or updated.
-  [[nodiscard]] std::vector<ClusterEvent> eventsToRegister() const override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
  private:
   const ClusterListers& listers_;

@@ -265,12 +265,12 @@ TEST(VolumeZoneTest, EventsAndFactory) {
   EXPECT_EQ(plugin->name(), "VolumeZone");
   auto events = dynamic_cast<VolumeZone&>(*plugin).eventsToRegister();
   ASSERT_EQ(events.size(), 4u);
-  EXPECT_TRUE(events[0].matches({EventResource::kStorageClass, kAdd, ""}));
-  EXPECT_FALSE(events[0].matches({EventResource::kStorageClass, kUpdateOther, ""}));
-  EXPECT_TRUE(events[1].matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].matches({EventResource::kNode, kUpdateNodeLabel, ""}));
-  EXPECT_TRUE(events[2].matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
-  EXPECT_TRUE(events[3].matches({EventResource::kPersistentVolume, kAdd, ""}));
+  EXPECT_TRUE(events[0].event.matches({EventResource::kStorageClass, kAdd, ""}));
+  EXPECT_FALSE(events[0].event.matches({EventResource::kStorageClass, kUpdateOther, ""}));
+  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
+  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
+  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
+  EXPECT_TRUE(events[3].event.matches({EventResource::kPersistentVolume, kAdd, ""}));
 }
 
 }  // namespace

@@ -290,13 +290,13 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
   }
 }
 
-std::map<std::string, std::vector<ClusterEvent>> Framework::enqueueEvents() const {
-  std::map<std::string, std::vector<ClusterEvent>> out;
+std::map<std::string, std::vector<ClusterEventWithHint>> Framework::enqueueEvents() const {
+  std::map<std::string, std::vector<ClusterEventWithHint>> out;
   for (Plugin* p : enqueueCandidates_) {
     if (auto* ext = dynamic_cast<EnqueueExtensions*>(p)) {
       out[std::string(p->name())] = ext->eventsToRegister();
     } else {
-      out[std::string(p->name())] = {ClusterEvent{EventResource::kWildcard, kAll, "*"}};
+      out[std::string(p->name())] = {ClusterEventWithHint(EventResource::kWildcard, kAll)};
     }
   }
   return out;

@@ -74,7 +74,7 @@ class Framework final : public Handle {
   [[nodiscard]] bool hasScorePlugins() const { return !score_.empty(); }
   // Plugin name -> events it registered (EnqueueExtensions), for every Filter/PreFilter/
   // Reserve/Permit/PreEnqueue plugin; plugins without EnqueueExtensions get a wildcard.
-  [[nodiscard]] std::map<std::string, std::vector<ClusterEvent>> enqueueEvents() const;
+  [[nodiscard]] std::map<std::string, std::vector<ClusterEventWithHint>> enqueueEvents() const;
   // Names per extension point, for /configz and tests.
   [[nodiscard]] std::map<std::string, std::vector<std::string>> pluginsPerExtensionPoint() const;
   [[nodiscard]] std::optional<int32_t> percentageOfNodesToScore() const { return percentage_; }

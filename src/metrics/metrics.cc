@@ -221,6 +221,14 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                "increment the gauge for all plugins that caused it to not schedule and so this "
                "metric have meaning only when broken down by plugin.")
            .Register(r);
+  inFlightEvents_ = &BuildGauge()
+                         .Name("scheduler_inflight_events")
+                         .Help("Number of events currently tracked in the scheduling queue.")
+                         .Register(r);
+  hints_ = &BuildHistogram()
+                .Name("scheduler_queueing_hint_execution_duration_seconds")
+                .Help("Duration for running a queueing hint function of a plugin.")
+                .Register(r);
   auto& permit = BuildHistogram()
                      .Name("scheduler_permit_wait_duration_seconds")
                      .Help("Duration of waiting on permit.")
@@ -299,6 +307,51 @@ void SchedulerMetrics::setCacheSize(size_t assumedPods, size_t pods, size_t node
 void SchedulerMetrics::setUnschedulablePods(const std::string& plugin, const std::string& profile,
                                             double n) {
   unschedulablePods_->Add({{"plugin", plugin}, {"profile", profile}}).Set(n);
+}
+
+void SchedulerMetrics::setUnschedulablePods(
+    const std::map<std::pair<std::string, std::string>, size_t>& counts) {
+  std::lock_guard lock(mu_);
+  for (const auto& [key, n] : counts) {
+    auto& slot = unschedulableChildren_[key];
+    if (slot == nullptr) {
+      slot = &unschedulablePods_->Add({{"plugin", key.first}, {"profile", key.second}});
+    }
+  }
+  for (const auto& [key, gauge] : unschedulableChildren_) {
+    auto it = counts.find(key);
+    gauge->Set(it == counts.end() ? 0.0 : static_cast<double>(it->second));
+  }
+}
+
+void SchedulerMetrics::setInFlightEvents(
+    const std::map<std::string, size_t, std::less<>>& byEvent) {
+  std::lock_guard lock(mu_);
+  for (const auto& [event, n] : byEvent) {
+    auto& slot = inFlightChildren_[event];
+    if (slot == nullptr) slot = &inFlightEvents_->Add({{"event", event}});
+  }
+  for (const auto& [event, gauge] : inFlightChildren_) {
+    auto it = byEvent.find(event);
+    gauge->Set(it == byEvent.end() ? 0.0 : static_cast<double>(it->second));
+  }
+}
+
+void SchedulerMetrics::observeQueueingHint(std::string_view plugin, std::string_view event,
+                                           std::string_view hint, double seconds) {
+  prometheus::Histogram* h = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = hintChildren_[childKey({plugin, event, hint})];
+    if (slot == nullptr) {
+      slot = &hints_->Add({{"plugin", std::string(plugin)},
+                           {"event", std::string(event)},
+                           {"hint", std::string(hint)}},
+                          exponentialBuckets(0.000001, 2, 15));
+    }
+    h = slot;
+  }
+  h->Observe(seconds);
 }
 
 prometheus::Histogram& SchedulerMetrics::extensionPoint(std::string_view extensionPoint,

@@ -103,6 +103,14 @@ class SchedulerMetrics {
   void setPendingPods(size_t active, size_t backoff, size_t unschedulable, size_t gated);
   void setCacheSize(size_t assumedPods, size_t pods, size_t nodes);
   void setUnschedulablePods(const std::string& plugin, const std::string& profile, double n);
+  // scheduler_unschedulable_pods{plugin,profile} for every pair; pairs seen before and absent
+  // now are set to 0.
+  void setUnschedulablePods(const std::map<std::pair<std::string, std::string>, size_t>& counts);
+  // scheduler_inflight_events{event}; labels seen before and absent now are set to 0.
+  void setInFlightEvents(const std::map<std::string, size_t, std::less<>>& byEvent);
+  // scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint}.
+  void observeQueueingHint(std::string_view plugin, std::string_view event, std::string_view hint,
+                           double seconds);
 
   // scheduler_framework_extension_point_duration_seconds; the child is created on first use.
   prometheus::Histogram& extensionPoint(std::string_view extensionPoint, std::string_view status,
@@ -135,6 +143,8 @@ class SchedulerMetrics {
   prometheus::Counter* preemptionAttempts_;
   prometheus::Histogram* preemptionVictims_;
   prometheus::Family<prometheus::Gauge>* unschedulablePods_;
+  prometheus::Family<prometheus::Gauge>* inFlightEvents_;
+  prometheus::Family<prometheus::Histogram>* hints_;
   prometheus::Histogram* permitAllowed_;
   prometheus::Histogram* permitRejected_;
   std::array<prometheus::Gauge*, 3> cacheSize_{};
@@ -146,6 +156,9 @@ class SchedulerMetrics {
   std::map<int, prometheus::Histogram*> sliChildren_;
   std::map<std::string, prometheus::Histogram*, std::less<>> extensionChildren_;
   std::map<std::string, prometheus::Histogram*, std::less<>> pluginChildren_;
+  std::map<std::string, prometheus::Histogram*, std::less<>> hintChildren_;
+  std::map<std::pair<std::string, std::string>, prometheus::Gauge*> unschedulableChildren_;
+  std::map<std::string, prometheus::Gauge*, std::less<>> inFlightChildren_;
   std::map<size_t, std::function<void()>> refreshers_;
   size_t nextRefresher_ = 0;
 };

@@ -1,6 +1,7 @@
 #include "queue/scheduling_queue.h"
 
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <utility>
@@ -17,6 +18,7 @@ bool prioritySortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) {
 
 std::chrono::milliseconds backoffDuration(int attempts, std::chrono::milliseconds initial,
                                           std::chrono::milliseconds max) {
+  if (attempts < 1) return std::chrono::milliseconds(0);
   std::chrono::milliseconds d = initial;
   for (int i = 1; i < attempts; ++i) {
     if (d > max - d) return max;
@@ -26,13 +28,15 @@ std::chrono::milliseconds backoffDuration(int attempts, std::chrono::millisecond
 }
 
 SchedulingQueue::SchedulingQueue(Options options, LessFn less, PreEnqueueFn preEnqueue,
-                                 std::map<std::string, std::vector<ClusterEvent>> pluginEvents)
+                                 QueueingHintMap hints)
     : options_(std::move(options)),
       less_(less ? std::move(less) : LessFn(prioritySortLess)),
       preEnqueue_(std::move(preEnqueue)),
-      pluginEvents_(pluginEvents.begin(), pluginEvents.end()),
+      hints_(std::move(hints)),
       active_([this](const Entry& a, const Entry& b) { return less_(*a.info, *b.info); }),
-      backoff_([](const Entry& a, const Entry& b) { return a.backoffExpiry < b.backoffExpiry; }) {}
+      backoff_([](const Entry& a, const Entry& b) { return a.backoffExpiry < b.backoffExpiry; }),
+      errorBackoff_(
+          [](const Entry& a, const Entry& b) { return a.backoffExpiry < b.backoffExpiry; }) {}
 
 SchedulingQueue::~SchedulingQueue() { close(); }
 
@@ -95,14 +99,15 @@ void SchedulingQueue::add(PodPtr pod) {
 
 std::unique_ptr<QueuedPodInfo> SchedulingQueue::pop(std::stop_token st) {
   std::unique_lock lock(mu_);
-  popCv_.wait(lock, st, [&] { return closed_ || !active_.empty(); });
+  popCv_.wait(lock, st, [&] { return closed_ || !active_.empty() || !backoff_.empty(); });
   return popLocked();
 }
 
 std::unique_ptr<QueuedPodInfo> SchedulingQueue::popFor(std::stop_token st,
                                                        std::chrono::milliseconds maxWait) {
   std::unique_lock lock(mu_);
-  popCv_.wait_for(lock, st, maxWait, [&] { return closed_ || !active_.empty(); });
+  popCv_.wait_for(lock, st, maxWait,
+                  [&] { return closed_ || !active_.empty() || !backoff_.empty(); });
   return popLocked();
 }
 
@@ -113,13 +118,34 @@ int64_t SchedulingQueue::schedulingCycle() const {
 
 bool SchedulingQueue::addUnschedulableIfNotPresent(std::unique_ptr<QueuedPodInfo> pInfo,
                                                    int64_t podSchedulingCycle) {
+  (void)podSchedulingCycle;
   std::lock_guard lock(mu_);
-  if (find(pInfo->pod().metadata.uid) != nullptr) return false;
+  const std::string uid = pInfo->pod().metadata.uid;
+  if (find(uid) != nullptr) {
+    endFlight(uid);
+    return false;
+  }
   pInfo->timestamp = now();
   pInfo->gatingPlugin.clear();
+  const bool isError = pInfo->unschedulablePlugins.empty();
+  if (isError) {
+    ++pInfo->consecutiveErrors;
+  } else {
+    ++pInfo->unschedulableCount;
+    pInfo->consecutiveErrors = 0;
+  }
+  // An event that arrived while the pod was being scheduled may already have made it
+  // schedulable.
+  bool worth = isError;
+  if (auto it = inFlightPods_.find(uid); !worth && it != inFlightPods_.end()) {
+    for (auto ev = std::next(it->second); ev != inFlight_.end() && !worth; ++ev) {
+      if (ev->uid.empty()) worth = worthRequeuing(*pInfo, ev->event, ev->oldObj, ev->newObj);
+    }
+  }
+  endFlight(uid);
   Entry* e = newEntry(std::move(pInfo));
   e->lastFailure = e->info->timestamp;
-  if (moveRequestCycle_ >= podSchedulingCycle || e->info->unschedulablePlugins.empty()) {
+  if (worth) {
     placeBackoff(e, kEventScheduleAttemptFailure);
   } else {
     placeUnschedulable(e, kEventScheduleAttemptFailure, true);
@@ -128,13 +154,47 @@ bool SchedulingQueue::addUnschedulableIfNotPresent(std::unique_ptr<QueuedPodInfo
   return true;
 }
 
+void SchedulingQueue::done(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  endFlight(uid);
+}
+
+void SchedulingQueue::endFlight(const std::string& uid) {
+  auto it = inFlightPods_.find(uid);
+  if (it == inFlightPods_.end()) return;
+  inFlight_.erase(it->second);
+  inFlightPods_.erase(it);
+  // Events before the oldest marker left are needed by no pod.
+  while (!inFlight_.empty() && inFlight_.front().uid.empty()) {
+    inFlight_.pop_front();
+    --inFlightEvents_;
+  }
+}
+
+void SchedulingQueue::recordInFlight(const ClusterEvent& event, const EventObject& oldObj,
+                                     const EventObject& newObj) {
+  if (inFlightPods_.empty() || !ofInterest(event)) return;
+  inFlight_.push_back(InFlightItem{{}, event, oldObj, newObj});
+  ++inFlightEvents_;
+}
+
 void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
   auto podInfo = std::make_shared<const PodInfo>(std::move(newPod));
   const api::Pod& pod = *podInfo->pod;
   const api::Pod& old = oldPod ? *oldPod : pod;
+  const bool changed = oldPod == nullptr || isPodUpdated(*oldPod, pod);
   std::lock_guard lock(mu_);
   Entry* e = find(pod.metadata.uid);
   if (e == nullptr) {
+    if (inFlightPods_.contains(pod.metadata.uid)) {
+      // Being scheduled: judged with the other events when its attempt fails.
+      if (changed && oldPod != nullptr) {
+        for (const ClusterEvent& ev : podSchedulingPropertiesChange(pod, *oldPod)) {
+          recordInFlight(ev, oldPod, podInfo->pod);
+        }
+      }
+      return;
+    }
     auto info = std::make_unique<QueuedPodInfo>();
     info->podInfo = podInfo;
     info->timestamp = now();
@@ -149,13 +209,26 @@ void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
       active_.fix(e);
       return;
     case detail::Location::kBackoff:
-      return;  // the backoff key (failure time, attempts) did not change
-    case detail::Location::kUnschedulable:
-      if (oldPod == nullptr || isPodUpdated(*oldPod, pod)) {
+      return;  // the backoff key (failure time, counts) did not change
+    case detail::Location::kUnschedulable: {
+      if (!changed) return;
+      bool move = oldPod == nullptr || e->gated();
+      std::string label(kEventPodUpdate);
+      if (!move) {
+        for (const ClusterEvent& ev : podSchedulingPropertiesChange(pod, *oldPod)) {
+          if (worthRequeuing(*e->info, ev, oldPod, podInfo->pod)) {
+            move = true;
+            label = ev.label();
+            break;
+          }
+        }
+      }
+      if (move) {
         detach(e);
-        requeue(e, kEventPodUpdate);
+        requeue(e, label);
       }
       return;
+    }
   }
 }
 
@@ -165,38 +238,34 @@ void SchedulingQueue::remove(const api::Pod& pod) {
   if (Entry* e = find(pod.metadata.uid)) destroy(e);
 }
 
-void SchedulingQueue::moveAllToActiveOrBackoffQueue(const ClusterEvent& event) {
+void SchedulingQueue::moveAllToActiveOrBackoffQueue(const ClusterEvent& event,
+                                                    const EventObject& oldObj,
+                                                    const EventObject& newObj) {
   std::lock_guard lock(mu_);
+  recordInFlight(event, oldObj, newObj);
   std::vector<Entry*> toMove;
   for (const auto& [uid, e] : unschedulable_) {
-    if (e->gated()) {
-      if (gatedPodInterested(*e, event)) toMove.push_back(e);
-      continue;
-    }
-    const auto& plugins = e->info->unschedulablePlugins;
-    if (plugins.empty() || std::any_of(plugins.begin(), plugins.end(), [&](const std::string& p) {
-          return interested(p, event);
-        })) {
-      toMove.push_back(e);
-    }
+    if (worthRequeuing(*e->info, event, oldObj, newObj)) toMove.push_back(e);
   }
-  movePods(toMove, event);
-  moveRequestCycle_ = schedulingCycle_;
-}
-
-void SchedulingQueue::assignedPodAdded(const api::Pod& /*pod*/) {
-  moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd);
-}
-
-void SchedulingQueue::assignedPodUpdated(const api::Pod& /*pod*/) {
-  moveAllToActiveOrBackoffQueue(events::kAssignedPodUpdate);
+  const std::string label = event.label();
+  for (Entry* e : toMove) {
+    detach(e);
+    requeue(e, label);
+  }
 }
 
 void SchedulingQueue::activate(const std::vector<PodPtr>& pods) {
   std::lock_guard lock(mu_);
   for (const PodPtr& pod : pods) {
     Entry* e = find(pod->metadata.uid);
-    if (e == nullptr || e->where == detail::Location::kActive) continue;
+    if (e == nullptr) {
+      if (inFlightPods_.contains(pod->metadata.uid)) {
+        inFlight_.push_back(InFlightItem{{}, events::kForceActivate, {}, {}});
+        ++inFlightEvents_;
+      }
+      continue;
+    }
+    if (e->where == detail::Location::kActive) continue;
     detach(e);
     moveToActiveQ(e, kEventForceActivate);
   }
@@ -205,9 +274,10 @@ void SchedulingQueue::activate(const std::vector<PodPtr>& pods) {
 void SchedulingQueue::flushBackoffQCompleted() {
   std::lock_guard lock(mu_);
   const auto t = now();
-  while (!backoff_.empty() && backoff_.top()->backoffExpiry <= t) {
-    Entry* e = backoff_.pop();
-    moveToActiveQ(e, kEventBackoffComplete);
+  for (detail::EntryHeap* heap : {&backoff_, &errorBackoff_}) {
+    while (!heap->empty() && heap->top()->backoffExpiry <= t) {
+      moveToActiveQ(heap->pop(), kEventBackoffComplete);
+    }
   }
 }
 
@@ -220,9 +290,11 @@ void SchedulingQueue::flushUnschedulablePodsLeftover() {
       toMove.push_back(e);
     }
   }
-  if (toMove.empty()) return;
-  movePods(toMove, events::kUnschedulableTimeout);
-  moveRequestCycle_ = schedulingCycle_;
+  const std::string label = events::kUnschedulableTimeout.label();
+  for (Entry* e : toMove) {
+    detach(e);
+    requeue(e, label);
+  }
 }
 
 void SchedulingQueue::addNominatedPod(PodInfoPtr podInfo, const std::string& nodeName) {
@@ -239,8 +311,30 @@ std::vector<PodInfoPtr> SchedulingQueue::nominatedPodsForNode(const std::string&
 
 SchedulingQueue::Counts SchedulingQueue::counts() const {
   std::lock_guard lock(mu_);
-  Counts c{.active = active_.size(), .backoff = backoff_.size()};
+  Counts c{.active = active_.size(),
+           .backoff = backoff_.size() + errorBackoff_.size(),
+           .inFlightPods = inFlightPods_.size(),
+           .inFlightEvents = inFlightEvents_};
   for (const auto& [uid, e] : unschedulable_) ++(e->gated() ? c.gated : c.unschedulable);
+  return c;
+}
+
+SchedulingQueue::Counts SchedulingQueue::detailedCounts() const {
+  Counts c = counts();
+  std::lock_guard lock(mu_);
+  for (const InFlightItem& item : inFlight_) {
+    if (item.uid.empty()) ++c.inFlightEventsByLabel[item.event.label()];
+  }
+  for (const auto& [uid, e] : unschedulable_) {
+    const std::string& profile = e->info->pod().spec.schedulerName;
+    if (e->gated()) {
+      ++c.unschedulableByPlugin[{e->info->gatingPlugin, profile}];
+      continue;
+    }
+    for (const std::string& plugin : e->info->unschedulablePlugins) {
+      ++c.unschedulableByPlugin[{plugin, profile}];
+    }
+  }
   return c;
 }
 
@@ -257,6 +351,9 @@ std::vector<std::string> SchedulingQueue::pendingPodKeysForTest(QueueKind kind) 
   std::vector<std::string> keys;
   if (kind == QueueKind::kActive || kind == QueueKind::kBackoff) {
     std::vector<Entry*> items = kind == QueueKind::kActive ? active_.items() : backoff_.items();
+    if (kind == QueueKind::kBackoff) {
+      items.insert(items.end(), errorBackoff_.items().begin(), errorBackoff_.items().end());
+    }
     if (kind == QueueKind::kActive) {
       std::sort(items.begin(), items.end(),
                 [&](const Entry* a, const Entry* b) { return less_(*a->info, *b->info); });
@@ -272,11 +369,6 @@ std::vector<std::string> SchedulingQueue::pendingPodKeysForTest(QueueKind kind) 
   }
   std::sort(keys.begin(), keys.end());
   return keys;
-}
-
-int64_t SchedulingQueue::moveRequestCycleForTest() const {
-  std::lock_guard lock(mu_);
-  return moveRequestCycle_;
 }
 
 SchedulingQueue::Clock::time_point SchedulingQueue::now() const {
@@ -303,13 +395,27 @@ void SchedulingQueue::destroy(Entry* e) {
 }
 
 std::unique_ptr<QueuedPodInfo> SchedulingQueue::popLocked() {
-  if (closed_ || active_.empty()) return nullptr;
-  Entry* e = active_.pop();
+  if (closed_) return nullptr;
+  Entry* e = nullptr;
+  if (!active_.empty()) {
+    e = active_.pop();
+  } else if (!backoff_.empty()) {
+    // Nothing else to do: a pod rejected as unschedulable need not wait for its backoff.
+    e = backoff_.pop();
+    incoming(kQueueActive, kEventPopFromBackoffQ);
+  } else {
+    return nullptr;
+  }
   std::unique_ptr<QueuedPodInfo> info = std::move(e->info);
-  entries_.erase(info->pod().metadata.uid);
+  const std::string uid = info->pod().metadata.uid;
+  entries_.erase(uid);
   ++info->attempts;
   ++schedulingCycle_;
   info->unschedulablePlugins.clear();
+  if (info->initialAttemptTimestamp == Clock::time_point{}) info->initialAttemptTimestamp = now();
+  if (!inFlightPods_.contains(uid)) {
+    inFlightPods_[uid] = inFlight_.insert(inFlight_.end(), InFlightItem{uid, {}, {}, {}});
+  }
   return info;
 }
 
@@ -319,7 +425,7 @@ void SchedulingQueue::detach(Entry* e) {
       active_.erase(e);
       break;
     case detail::Location::kBackoff:
-      backoff_.erase(e);
+      (e->info->consecutiveErrors > 0 ? errorBackoff_ : backoff_).erase(e);
       break;
     case detail::Location::kUnschedulable:
       unschedulable_.erase(e->info->pod().metadata.uid);
@@ -337,10 +443,11 @@ void SchedulingQueue::placeActive(Entry* e, std::string_view event) {
 void SchedulingQueue::placeBackoff(Entry* e, std::string_view event) {
   e->where = detail::Location::kBackoff;
   const auto base = e->lastFailure.value_or(e->info->timestamp);
-  e->backoffExpiry =
-      base + backoffDuration(e->info->attempts, options_.podInitialBackoff, options_.podMaxBackoff);
-  backoff_.push(e);
+  e->backoffExpiry = base + backoffOf(*e->info);
+  // Pods that failed with an error wait out their backoff; the others may be popped early.
+  (e->info->consecutiveErrors > 0 ? errorBackoff_ : backoff_).push(e);
   incoming(kQueueBackoff, event);
+  popCv_.notify_one();
 }
 
 void SchedulingQueue::placeUnschedulable(Entry* e, std::string_view event, bool countIncoming) {
@@ -375,32 +482,68 @@ void SchedulingQueue::requeue(Entry* e, std::string_view event) {
 
 bool SchedulingQueue::isBackingOff(const Entry& e) const {
   if (e.gated() || !e.lastFailure) return false;
-  return *e.lastFailure +
-             backoffDuration(e.info->attempts, options_.podInitialBackoff, options_.podMaxBackoff) >
-         now();
+  return *e.lastFailure + backoffOf(*e.info) > now();
 }
 
-bool SchedulingQueue::interested(const std::string& plugin, const ClusterEvent& event) const {
-  if (event.resource == EventResource::kWildcard && event.actions == kAll) return true;
-  auto it = pluginEvents_.find(plugin);
-  if (it == pluginEvents_.end()) return true;
-  return std::any_of(it->second.begin(), it->second.end(),
-                     [&](const ClusterEvent& registered) { return registered.matches(event); });
+std::chrono::milliseconds SchedulingQueue::backoffOf(const QueuedPodInfo& info) const {
+  const int n = info.consecutiveErrors > 0 ? info.consecutiveErrors : info.unschedulableCount;
+  return backoffDuration(n, options_.podInitialBackoff, options_.podMaxBackoff);
 }
 
-bool SchedulingQueue::gatedPodInterested(const Entry& e, const ClusterEvent& event) const {
-  if (event.label == events::kForceActivate.label) return true;
-  auto it = pluginEvents_.find(e.info->gatingPlugin);
-  if (it == pluginEvents_.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(),
-                     [&](const ClusterEvent& registered) { return registered.matches(event); });
+namespace {
+std::string_view hintLabel(QueueingHint h) {
+  return h == QueueingHint::kQueue ? "Queue" : "QueueSkip";
+}
+}  // namespace
+
+bool SchedulingQueue::worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
+                                     const EventObject& oldObj, const EventObject& newObj) const {
+  if (event.isWildcard()) return true;
+  const bool gated = !info.gatingPlugin.empty();
+  if (!gated && info.unschedulablePlugins.empty()) return true;
+  auto profile = hints_.find(info.pod().spec.schedulerName);
+  if (profile == hints_.end()) return !gated;
+  auto judge = [&](const std::string& plugin) {
+    auto regs = profile->second.find(plugin);
+    // A gated pod moves only on its gating plugin's own events; a rejecting plugin that
+    // registered nothing is interested in everything.
+    if (regs == profile->second.end()) return !gated;
+    for (const ClusterEventWithHint& reg : regs->second) {
+      if (!reg.event.matches(event)) continue;
+      if (!reg.hint) return true;
+      const auto start = Clock::now();
+      QueueingHint h = QueueingHint::kQueue;
+      std::string_view label;
+      try {
+        h = reg.hint(info.pod(), oldObj, newObj);
+        label = hintLabel(h);
+      } catch (const std::exception& ex) {
+        spdlog::error("QueueingHint of {} for {} on {} failed (pod is requeued): {}", plugin,
+                      info.pod().metadata.key(), event.label(), ex.what());
+        label = "Error";
+      }
+      if (options_.onHint) {
+        options_.onHint(plugin, event.label(), label,
+                        std::chrono::duration<double>(Clock::now() - start).count());
+      }
+      if (h == QueueingHint::kQueue) return true;
+    }
+    return false;
+  };
+  if (gated) return judge(info.gatingPlugin);
+  return std::any_of(info.unschedulablePlugins.begin(), info.unschedulablePlugins.end(), judge);
 }
 
-void SchedulingQueue::movePods(const std::vector<Entry*>& entries, const ClusterEvent& event) {
-  for (Entry* e : entries) {
-    detach(e);
-    requeue(e, event.label);
+bool SchedulingQueue::ofInterest(const ClusterEvent& event) const {
+  if (event.isWildcard()) return true;
+  for (const auto& [profile, plugins] : hints_) {
+    for (const auto& [plugin, regs] : plugins) {
+      for (const auto& reg : regs) {
+        if (reg.event.matches(event)) return true;
+      }
+    }
   }
+  return false;
 }
 
 void SchedulingQueue::incoming(std::string_view queue, std::string_view event) const {

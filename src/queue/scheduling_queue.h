@@ -13,13 +13,24 @@
 //   and again when an attempt fails, not when it moves between queues.
 // - backoffQ is ordered by backoff expiry = last failure + backoff(attempts), where
 //   backoff(n) = podInitialBackoff * 2^(n-1), capped at podMaxBackoff.
-// - A failed pod goes to unschedulablePods, unless a move request happened since its cycle
-//   started (moveRequestCycle >= podSchedulingCycle) or it failed with an error (no
-//   unschedulablePlugins): then to backoffQ.
-// - A cluster event moves an unschedulable pod if any plugin that rejected it registered a
-//   matching event (a plugin absent from `pluginEvents` is interested in every event; the
-//   wildcard events UnschedulableTimeout/ForceActivate move every pod). Moved pods go to backoffQ
-//   while still backing off, else to activeQ.
+// - backoff(pod) = podInitialBackoff * 2^(n-1), capped at podMaxBackoff, where n is the pod's
+//   consecutive errors if its last attempt failed with an error, else its unschedulable count.
+// - pop() takes the head of activeQ; when activeQ is empty it takes the head of backoffQ without
+//   waiting for the backoff to end (upstream SchedulerPopFromBackoffQ), except pods whose last
+//   attempt failed with an error: those always wait out their backoff.
+// - From pop() until addUnschedulableIfNotPresent() or done(), a pod is "in flight": every
+//   cluster event that some plugin registered is recorded meanwhile (upstream inFlightEvents), so
+//   that an event arriving while the pod is being scheduled is not lost.
+// - A failed pod goes to backoffQ if it failed with an error (no unschedulablePlugins) or if an
+//   event recorded during its flight is worth requeuing it (below); else to unschedulablePods.
+// - An event (resource, action, old and new object) is worth requeuing a pod if it is a wildcard
+//   event (UnschedulableTimeout, ForceActivate), or if some plugin that rejected the pod
+//   registered a matching event whose QueueingHint says kQueue for this pod (no hint, or a hint
+//   that throws, counts as kQueue). Registrations are per profile (the pod's schedulerName); a
+//   rejecting plugin with no registrations at all is interested in every event. Moved pods go to
+//   backoffQ while still backing off, else to activeQ.
+// - An update of an unschedulable pod itself is classified (podSchedulingPropertiesChange) and
+//   judged the same way against its rejecting plugins; a status-only update moves nothing.
 // - Gated pods (a PreEnqueue plugin said no) wait in unschedulablePods with gatingPlugin set.
 //   They are re-checked when update() changes them, on activate(), and on a cluster event only
 //   if their gating plugin is listed in `pluginEvents` with a matching event. They never back
@@ -41,6 +52,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,6 +83,13 @@ inline constexpr std::string_view kEventPodUpdate = "PodUpdate";
 inline constexpr std::string_view kEventScheduleAttemptFailure = "ScheduleAttemptFailure";
 inline constexpr std::string_view kEventBackoffComplete = "BackoffComplete";
 inline constexpr std::string_view kEventForceActivate = "ForceActivate";
+inline constexpr std::string_view kEventPopFromBackoffQ = "PopFromBackoffQ";
+
+// Profile (schedulerName) -> plugin -> the events it registered, with their hints
+// (Framework::enqueueEvents() of each profile).
+using QueueingHintMap =
+    std::map<std::string, std::map<std::string, std::vector<ClusterEventWithHint>, std::less<>>,
+             std::less<>>;
 
 struct Options {
   std::chrono::milliseconds podInitialBackoff{1000};  // podInitialBackoffSeconds default 1
@@ -83,6 +102,11 @@ struct Options {
   // Called once per pod entering a queue: queue is one of kQueue*, event a kEvent* constant or
   // the ClusterEvent's label. Feeds scheduler_queue_incoming_pods_total{queue,event}.
   std::function<void(std::string_view queue, std::string_view event)> onIncoming;
+  // Called for every QueueingHint run: plugin, event label, "Queue"/"QueueSkip"/"Error", seconds.
+  // Feeds scheduler_queueing_hint_execution_duration_seconds.
+  std::function<void(std::string_view plugin, std::string_view event, std::string_view hint,
+                     double seconds)>
+      onHint;
 };
 
 // QueueSort: true if `a` pops before `b`.
@@ -106,13 +130,17 @@ class SchedulingQueue {
     size_t backoff = 0;
     size_t unschedulable = 0;  // not counting gated pods
     size_t gated = 0;
+    size_t inFlightPods = 0;
+    size_t inFlightEvents = 0;
+    // Filled by detailedCounts() only.
+    std::map<std::string, size_t, std::less<>> inFlightEventsByLabel;  // scheduler_inflight_events
+    // (plugin, profile) -> unschedulable pods it rejected or gates (scheduler_unschedulable_pods).
+    std::map<std::pair<std::string, std::string>, size_t> unschedulableByPlugin;
   };
   enum class QueueKind { kActive, kBackoff, kUnschedulable, kGated };
 
-  // `less` defaults to prioritySortLess, `preEnqueue` to "always admit". `pluginEvents`: plugin
-  // name -> the events it registered (Framework::enqueueEvents()).
-  SchedulingQueue(Options options, LessFn less, PreEnqueueFn preEnqueue,
-                  std::map<std::string, std::vector<ClusterEvent>> pluginEvents);
+  // `less` defaults to prioritySortLess, `preEnqueue` to "always admit".
+  SchedulingQueue(Options options, LessFn less, PreEnqueueFn preEnqueue, QueueingHintMap hints);
   // close()s.
   ~SchedulingQueue();
   SchedulingQueue(const SchedulingQueue&) = delete;
@@ -128,38 +156,44 @@ class SchedulingQueue {
   // A new unscheduled pod: runs PreEnqueue, then activeQ (or unschedulablePods, gated). Replaces
   // an entry with the same uid wherever it is (attempts start over).
   void add(PodPtr pod);
-  // Blocks until activeQ has a pod, close() or `st` is stopped (then nullptr). Increments the
-  // pod's attempts and the scheduling cycle, and clears its unschedulablePlugins.
+  // Blocks until activeQ or backoffQ has a pod, close() or `st` is stopped (then nullptr).
+  // Increments the pod's attempts and the scheduling cycle, clears its unschedulablePlugins, and
+  // marks it in flight until addUnschedulableIfNotPresent() or done().
   std::unique_ptr<QueuedPodInfo> pop(std::stop_token st);
   // Same, giving up after `maxWait` (nullptr).
   std::unique_ptr<QueuedPodInfo> popFor(std::stop_token st, std::chrono::milliseconds maxWait);
   // The cycle of the last pop(); read it right after pop() (single scheduling thread).
   [[nodiscard]] int64_t schedulingCycle() const;
 
-  // Hands back a pod whose attempt from cycle `podSchedulingCycle` failed. The caller sets
-  // unschedulablePlugins (empty for errors) and must not hand back a pod that was deleted
-  // meanwhile. Records the failure time (timestamp) as the backoff base. Returns false and drops
-  // `pInfo` if the uid is already queued (e.g. update() re-added it while in flight).
+  // Hands back a pod whose attempt failed. The caller sets unschedulablePlugins (empty for
+  // errors) and must not hand back a pod that was deleted meanwhile. Records the failure time
+  // (timestamp) as the backoff base, counts the failure (unschedulable or error), judges the
+  // events recorded during its flight and ends the flight. Returns false and drops `pInfo` if
+  // the uid is already queued.
   bool addUnschedulableIfNotPresent(std::unique_ptr<QueuedPodInfo> pInfo,
                                     int64_t podSchedulingCycle);
+  // Ends the pod's flight (scheduled, or dropped): its recorded events are forgotten once no
+  // older pod is in flight. Idempotent.
+  void done(const std::string& uid);
 
   // An unscheduled pod changed. In activeQ/backoffQ: replaced in place. In unschedulablePods:
-  // moved (backoffQ if still backing off, else activeQ through PreEnqueue) when isPodUpdated(),
-  // else replaced in place. Not queued (new, or in flight): added to activeQ like add().
-  // Keeps the nomination in sync with status.nominatedNodeName. `oldPod` may be null.
+  // moved (backoffQ if still backing off, else activeQ through PreEnqueue) when a change
+  // podSchedulingPropertiesChange() finds is worth it for a rejecting plugin (a gated pod: any
+  // change but status), else replaced in place. In flight: the change is recorded as an event.
+  // Not queued: added to activeQ like add(). Keeps the nomination in sync with
+  // status.nominatedNodeName. `oldPod` may be null.
   void update(const PodPtr& oldPod, PodPtr newPod);
   // Removes the pod (by uid) from whichever queue holds it and drops its nomination.
   void remove(const api::Pod& pod);
 
-  // Moves unschedulable pods interested in `event` (see above); sets moveRequestCycle to the
-  // current scheduling cycle, so that pods in flight go to backoffQ when they fail.
-  void moveAllToActiveOrBackoffQueue(const ClusterEvent& event);
-  // An assigned pod was added/updated. Simple form: unlike upstream this does not narrow the
-  // candidates to pods with affinity terms matching `pod`; plugin interest still applies.
-  void assignedPodAdded(const api::Pod& pod);
-  void assignedPodUpdated(const api::Pod& pod);
-  // Moves these pods (by uid) from backoffQ/unschedulablePods to activeQ through PreEnqueue.
-  // Pods in activeQ, in flight or unknown are ignored.
+  // Moves the unschedulable pods `event` is worth requeuing (see above) and records it for the
+  // pods in flight. `oldObj`/`newObj`: the changed object (empty for an add's old version and a
+  // delete's new one), handed to the hints.
+  void moveAllToActiveOrBackoffQueue(const ClusterEvent& event, const EventObject& oldObj = {},
+                                     const EventObject& newObj = {});
+  // Moves these pods (by uid) from backoffQ/unschedulablePods to activeQ through PreEnqueue. A
+  // pod in flight gets a ForceActivate event, so it is retried if its attempt fails. Pods in
+  // activeQ or unknown are ignored.
   void activate(const std::vector<PodPtr>& pods);
 
   // Moves pods whose backoff expired to activeQ. Called by the flush thread; public for tests.
@@ -175,12 +209,13 @@ class SchedulingQueue {
 
   // For the scheduler_pending_pods gauge. O(unschedulable pods).
   [[nodiscard]] Counts counts() const;
+  // counts() and the breakdowns. O(unschedulable pods + in-flight events).
+  [[nodiscard]] Counts detailedCounts() const;
   // Every queued pod (upstream PendingPods, for debugging endpoints).
   [[nodiscard]] std::vector<PodPtr> pendingPods() const;
   // "namespace/name" of the pods in that queue: activeQ in pop order, backoffQ by expiry,
   // unschedulable/gated sorted by key.
   [[nodiscard]] std::vector<std::string> pendingPodKeysForTest(QueueKind kind) const;
-  [[nodiscard]] int64_t moveRequestCycleForTest() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -202,9 +237,16 @@ class SchedulingQueue {
   // backoffQ while backing off, else moveToActiveQ. `e` is detached.
   void requeue(Entry* e, std::string_view event);
   [[nodiscard]] bool isBackingOff(const Entry& e) const;
-  [[nodiscard]] bool interested(const std::string& plugin, const ClusterEvent& event) const;
-  [[nodiscard]] bool gatedPodInterested(const Entry& e, const ClusterEvent& event) const;
-  void movePods(const std::vector<Entry*>& entries, const ClusterEvent& event);
+  [[nodiscard]] std::chrono::milliseconds backoffOf(const QueuedPodInfo& info) const;
+  // Whether `event` may make the pod schedulable (see above). Runs hints.
+  [[nodiscard]] bool worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
+                                    const EventObject& oldObj, const EventObject& newObj) const;
+  // Whether some plugin registered an event matching `event` (else it is not recorded).
+  [[nodiscard]] bool ofInterest(const ClusterEvent& event) const;
+  void recordInFlight(const ClusterEvent& event, const EventObject& oldObj,
+                      const EventObject& newObj);
+  // Removes the pod's in-flight marker and the events no pod in flight needs any more.
+  void endFlight(const std::string& uid);
   void incoming(std::string_view queue, std::string_view event) const;
   void flushLoop(std::stop_token st);
 
@@ -212,7 +254,7 @@ class SchedulingQueue {
   const Options options_;
   const LessFn less_;
   const PreEnqueueFn preEnqueue_;
-  const std::map<std::string, std::vector<ClusterEvent>, std::less<>> pluginEvents_;
+  const QueueingHintMap hints_;
 
   // Has its own mutex.
   Nominator nominator_;
@@ -222,10 +264,20 @@ class SchedulingQueue {
   // Guarded by mu_.
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;  // uid -> every queued pod
   detail::EntryHeap active_;
-  detail::EntryHeap backoff_;
+  detail::EntryHeap backoff_;       // unschedulable pods backing off: pop() may take them early
+  detail::EntryHeap errorBackoff_;  // pods whose last attempt failed with an error
   std::unordered_map<std::string, Entry*> unschedulable_;  // uid -> entry, gated pods included
   int64_t schedulingCycle_ = 0;
-  int64_t moveRequestCycle_ = -1;
+  // Pods in flight (uid -> its marker) and, after each marker, the events recorded since.
+  struct InFlightItem {
+    std::string uid;  // a pod's marker; empty for an event
+    ClusterEvent event;
+    EventObject oldObj;
+    EventObject newObj;
+  };
+  std::list<InFlightItem> inFlight_;
+  std::unordered_map<std::string, std::list<InFlightItem>::iterator> inFlightPods_;
+  size_t inFlightEvents_ = 0;
   bool closed_ = false;
 
   // Serializes run()/close(); the flush thread sleeps on flushCv_ with flushMu_.

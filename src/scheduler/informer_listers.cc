@@ -25,8 +25,7 @@ std::string key(std::string_view ns, std::string_view name) {
 
 }  // namespace
 
-InformerListers::InformerListers(client::RestClient& client,
-                                 std::function<void(const ClusterEvent&)> onEvent)
+InformerListers::InformerListers(client::RestClient& client, EventHandler onEvent)
     : client_(client),
       onEvent_(std::move(onEvent)),
       services_(client, {"Service", "/api/v1/services"}),
@@ -38,27 +37,26 @@ InformerListers::InformerListers(client::RestClient& client,
       pvs_(client, {"PersistentVolume", "/api/v1/persistentvolumes"}),
       storageClasses_(client, {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses"}),
       csiNodes_(client, {"CSINode", "/apis/storage.k8s.io/v1/csinodes"}) {
-  watchEvents(services_, EventResource::kService, "Service");
-  watchEvents(namespaces_, EventResource::kNamespace, "Namespace");
-  watchEvents(pvcs_, EventResource::kPersistentVolumeClaim, "PersistentVolumeClaim");
-  watchEvents(pvs_, EventResource::kPersistentVolume, "PersistentVolume");
-  watchEvents(storageClasses_, EventResource::kStorageClass, "StorageClass");
-  watchEvents(csiNodes_, EventResource::kCSINode, "CSINode");
+  watchEvents(services_, EventResource::kService);
+  watchEvents(namespaces_, EventResource::kNamespace);
+  watchEvents(pvcs_, EventResource::kPersistentVolumeClaim);
+  watchEvents(pvs_, EventResource::kPersistentVolume);
+  watchEvents(storageClasses_, EventResource::kStorageClass);
+  watchEvents(csiNodes_, EventResource::kCSINode);
 }
 
 InformerListers::~InformerListers() { stop(); }
 
 template <typename T>
-void InformerListers::watchEvents(informer::Informer<T>& inf, EventResource resource,
-                                  const std::string& kind) {
+void InformerListers::watchEvents(informer::Informer<T>& inf, EventResource resource) {
   if (!onEvent_) return;
-  ClusterEvent add{resource, kAdd, kind + "Add"};
-  ClusterEvent update{resource, kUpdate, kind + "Update"};
-  ClusterEvent del{resource, kDelete, kind + "Delete"};
+  ClusterEvent add{resource, kAdd, {}};
+  ClusterEvent update{resource, kUpdate, {}};
+  ClusterEvent del{resource, kDelete, {}};
   using Ptr = std::shared_ptr<const T>;
-  inf.addHandlers({[this, add](const Ptr&) { onEvent_(add); },
-                   [this, update](const Ptr&, const Ptr&) { onEvent_(update); },
-                   [this, del](const Ptr&) { onEvent_(del); }});
+  inf.addHandlers({[this, add](const Ptr& o) { onEvent_(add, {}, o); },
+                   [this, update](const Ptr& o, const Ptr& n) { onEvent_(update, o, n); },
+                   [this, del](const Ptr& o) { onEvent_(del, o, {}); }});
 }
 
 void InformerListers::start() {
@@ -74,7 +72,7 @@ void InformerListers::start() {
       pdbs_ = std::make_unique<informer::Informer<api::PodDisruptionBudget>>(
           client_, informer::ResourceDef{"PodDisruptionBudget",
                                          "/apis/" + *version + "/poddisruptionbudgets"});
-      watchEvents(*pdbs_, EventResource::kPodDisruptionBudget, "PodDisruptionBudget");
+      watchEvents(*pdbs_, EventResource::kPodDisruptionBudget);
     } else {
       spdlog::warn("the apiserver serves no PodDisruptionBudget version; preemption ignores PDBs");
     }

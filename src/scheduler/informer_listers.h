@@ -21,9 +21,11 @@ namespace ksched::scheduler {
 
 class InformerListers final : public ClusterListers {
  public:
+  using EventHandler = std::function<void(const ClusterEvent& event, const EventObject& oldObj,
+                                          const EventObject& newObj)>;
   // `onEvent` is called (on a reflector thread) for every add/update/delete with the event
-  // upstream's queue would see, e.g. {kPersistentVolumeClaim, kAdd, "PersistentVolumeClaimAdd"}.
-  InformerListers(client::RestClient& client, std::function<void(const ClusterEvent&)> onEvent);
+  // upstream's queue would see, e.g. {kPersistentVolumeClaim, kAdd} and the new claim.
+  InformerListers(client::RestClient& client, EventHandler onEvent);
   ~InformerListers() override;
   InformerListers(const InformerListers&) = delete;
   InformerListers& operator=(const InformerListers&) = delete;
@@ -58,10 +60,10 @@ class InformerListers final : public ClusterListers {
 
  private:
   template <typename T>
-  void watchEvents(informer::Informer<T>& inf, EventResource resource, const std::string& kind);
+  void watchEvents(informer::Informer<T>& inf, EventResource resource);
 
   client::RestClient& client_;
-  std::function<void(const ClusterEvent&)> onEvent_;
+  EventHandler onEvent_;
   informer::Informer<api::Service> services_;
   informer::Informer<api::ReplicaSet> replicaSets_;
   informer::Informer<api::StatefulSet> statefulSets_;

@@ -8,29 +8,12 @@
 
 #include <ksched/api/rfc3339.h>
 
+#include "queue/pod_update.h"
+
 namespace ksched::scheduler {
 namespace {
 
 bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
-
-// Which node properties changed, as upstream's nodeSchedulingPropertiesChange.
-uint32_t nodeChange(const api::Node& o, const api::Node& n) {
-  uint32_t a = 0;
-  if (o.spec.unschedulable != n.spec.unschedulable) a |= kUpdateNodeTaint;
-  if (o.status.allocatable != n.status.allocatable) a |= kUpdateNodeAllocatable;
-  if (o.metadata.labels != n.metadata.labels) a |= kUpdateNodeLabel;
-  if (o.spec.taints != n.spec.taints) a |= kUpdateNodeTaint;
-  auto condsEqual = [](const auto& x, const auto& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (x[i].type != y[i].type || x[i].status != y[i].status) return false;
-    }
-    return true;
-  };
-  if (!condsEqual(o.status.conditions, n.status.conditions)) a |= kUpdateNodeCondition;
-  if (o.metadata.annotations != n.metadata.annotations) a |= kUpdateNodeAnnotation;
-  return a;
-}
 
 }  // namespace
 
@@ -56,8 +39,11 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       pods_(client, {"Pod", "/api/v1/pods"}),
       nodes_(client, {"Node", "/api/v1/nodes"}),
-      listers_(client,
-               [this](const ClusterEvent& ev) { queue_->moveAllToActiveOrBackoffQueue(ev); }),
+      listers_(
+          client,
+          [this](const ClusterEvent& ev, const EventObject& oldObj, const EventObject& newObj) {
+            queue_->moveAllToActiveOrBackoffQueue(ev, oldObj, newObj);
+          }),
       registry_(registry),
       binders_("binder", options_.binderThreads),
       statusWriters_("status", 2) {
@@ -77,7 +63,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
     return queue_->nominatedPodsForNode(node);
   };
   services.activate = [this](const std::vector<PodPtr>& pods) { queue_->activate(pods); };
-  std::map<std::string, std::vector<ClusterEvent>> events;
+  queue::QueueingHintMap hints;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");
   for (size_t i = 0; i < options_.profiles.size(); ++i) {
@@ -98,7 +84,9 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
     if (options_.metrics != nullptr) {
       profileMetrics_[frameworks_.back().get()] = &options_.metrics->profile(profile.schedulerName);
     }
-    for (auto& [plugin, evs] : frameworks_.back()->enqueueEvents()) events[plugin] = evs;
+    for (auto& [plugin, evs] : frameworks_.back()->enqueueEvents()) {
+      hints[profile.schedulerName][plugin] = std::move(evs);
+    }
   }
   const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
   queue::Options queueOptions = options_.queue;
@@ -108,6 +96,10 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       m->incomingPod(queue, event);
       if (next) next(queue, event);
     };
+    queueOptions.onHint = [m](std::string_view plugin, std::string_view event,
+                              std::string_view hint, double seconds) {
+      m->observeQueueingHint(plugin, event, hint, seconds);
+    };
   }
   queue_ = std::make_unique<queue::SchedulingQueue>(
       std::move(queueOptions),
@@ -116,7 +108,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
         auto* fwk = frameworkFor(pod);
         return fwk == nullptr ? Status{} : fwk->runPreEnqueuePlugins(pod);
       },
-      std::move(events));
+      std::move(hints));
 
   pods_.addHandlers({[this](const PodPtr& p) { onPodAdd(p); },
                      [this](const PodPtr& o, const PodPtr& n) { onPodUpdate(o, n); },
@@ -128,8 +120,10 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   if (auto* m = options_.metrics) {
     metrics::setDefaultMetrics(m);
     metricsRefresher_ = m->addRefresher([this, m] {
-      const auto c = queue_->counts();
+      const auto c = queue_->detailedCounts();
       m->setPendingPods(c.active, c.backoff, c.unschedulable, c.gated);
+      m->setInFlightEvents(c.inFlightEventsByLabel);
+      m->setUnschedulablePods(c.unschedulableByPlugin);
       m->setCacheSize(cache_.assumedPodCount(), cache_.podCount(), cache_.nodeCount());
     });
   }
@@ -278,7 +272,7 @@ Stats Scheduler::stats() const {
 void Scheduler::onPodAdd(const PodPtr& pod) {
   if (assigned(*pod)) {
     if (Status s = cache_.addPod(pod); !s.ok()) spdlog::error("cache: {}", s.message());
-    queue_->assignedPodAdded(*pod);
+    queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd, {}, pod);
     return;
   }
   if (responsibleFor(*pod) && !pod->metadata.deletionTimestamp) queue_->add(pod);
@@ -291,12 +285,17 @@ void Scheduler::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
     if (!wasAssigned) {
       queue_->remove(*newPod);  // bound, by us or by someone else
       if (Status s = cache_.addPod(newPod); !s.ok()) spdlog::error("cache: {}", s.message());
-      queue_->assignedPodAdded(*newPod);
-    } else {
-      if (Status s = cache_.updatePod(oldPod, newPod); !s.ok()) {
-        spdlog::error("cache: {}", s.message());
+      queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd, {}, newPod);
+      return;
+    }
+    if (Status s = cache_.updatePod(oldPod, newPod); !s.ok()) {
+      spdlog::error("cache: {}", s.message());
+    }
+    // A status update (the kubelet's) changes nothing a pending pod could wait for.
+    if (queue::isPodUpdated(*oldPod, *newPod)) {
+      for (const ClusterEvent& ev : podSchedulingPropertiesChange(*newPod, *oldPod)) {
+        queue_->moveAllToActiveOrBackoffQueue(ev, oldPod, newPod);
       }
-      queue_->assignedPodUpdated(*newPod);
     }
     return;
   }
@@ -315,24 +314,28 @@ void Scheduler::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
 void Scheduler::onPodDelete(const PodPtr& pod) {
   if (assigned(*pod)) {
     if (Status s = cache_.removePod(*pod); !s.ok()) spdlog::debug("cache: {}", s.message());
-    queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
+    queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete, pod, {});
     return;
   }
   queue_->remove(*pod);
   if (auto* fwk = frameworkFor(*pod)) {
     if (auto wp = fwk->getWaitingPod(pod->metadata.uid)) wp->reject("", "pod was deleted");
   }
+  if (responsibleFor(*pod)) {
+    queue_->moveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kUnscheduledPod, kDelete, {}},
+                                          pod, {});
+  }
 }
 
 void Scheduler::onNodeAdd(const NodePtr& node) {
   cache_.addNode(node);
-  queue_->moveAllToActiveOrBackoffQueue(events::kNodeAdd);
+  queue_->moveAllToActiveOrBackoffQueue(events::kNodeAdd, {}, node);
 }
 
 void Scheduler::onNodeUpdate(const NodePtr& oldNode, const NodePtr& newNode) {
   cache_.updateNode(oldNode, newNode);
-  if (uint32_t a = nodeChange(*oldNode, *newNode); a != 0) {
-    queue_->moveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, a, "NodeUpdate"});
+  for (const ClusterEvent& ev : nodeSchedulingPropertiesChange(*newNode, *oldNode)) {
+    queue_->moveAllToActiveOrBackoffQueue(ev, oldNode, newNode);
   }
 }
 
@@ -346,12 +349,14 @@ void Scheduler::loop(std::stop_token st) {
   while (!st.stop_requested()) {
     auto qpi = queue_->pop(st);
     if (!qpi) break;
+    const std::string uid = qpi->pod().metadata.uid;
     try {
       scheduleOne(std::move(qpi));
     } catch (const std::exception& e) {
       // A bug must not take the scheduler down; the pod will be seen again on its next event.
       spdlog::error("scheduling cycle failed: {}", e.what());
       errors_.fetch_add(1);
+      queue_->done(uid);
     }
   }
 }
@@ -360,8 +365,9 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   const int64_t cycle = queue_->schedulingCycle();
   const PodPtr pod = qpi->podInfo->pod;
   framework::Framework* fwk = frameworkFor(*pod);
-  if (fwk == nullptr) return;
-  if (pod->metadata.deletionTimestamp || assigned(*pod) || cache_.isAssumed(pod->metadata.uid)) {
+  if (fwk == nullptr || pod->metadata.deletionTimestamp || assigned(*pod) ||
+      cache_.isAssumed(pod->metadata.uid)) {
+    queue_->done(pod->metadata.uid);
     return;
   }
   attempts_.fetch_add(1);
@@ -408,10 +414,12 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
                   diagnosis);
     return;
   }
+  // Errors and Reserve/Permit rejections clear the pod's nomination, as upstream.
+  const std::optional<std::string> clearNomination{std::string()};
   if (outcome == Algorithm::Outcome::kError) {
     errors_.fetch_add(1);
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle, start);
+    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle, start, clearNomination);
     return;
   }
 
@@ -422,7 +430,8 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
     errors_.fetch_add(1);
     fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start);
+    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start,
+                  clearNomination);
     return;
   }
   queue_->deleteNominatedPodIfExists(*pod);
@@ -440,7 +449,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     (void)cache_.forgetPod(pod->metadata.uid);
     if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
     if (s.isError()) errors_.fetch_add(1);
-    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle, start);
+    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle, start, clearNomination);
     return;
   }
 
@@ -454,6 +463,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   task->start = start;
   if (!binders_.submit([this, task] { bindingCycle(task); })) {
     (void)cache_.forgetPod(pod->metadata.uid);  // shutting down: the pod stays pending
+    queue_->done(pod->metadata.uid);
   }
 }
 
@@ -494,12 +504,13 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
     events_.event(pod, "Normal", "Scheduled", "Binding",
                   "Successfully assigned " + pod.metadata.namespace_ + "/" + pod.metadata.name +
                       " to " + task->node);
+    queue_->done(pod.metadata.uid);
     return;
   }
   fwk.runReservePluginsUnreserve(task->state, pod, task->node);
   (void)cache_.forgetPod(pod.metadata.uid);
   // Room the pod held is free again: let pods waiting for it retry.
-  queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete);
+  queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete, task->assumed->pod, {});
   const std::string msg = s.message();
   if (s.httpCode() == 409 || s.httpCode() == 404) {
     // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
@@ -508,11 +519,12 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
     observeAttempt(fwk, metrics::Result::kError, task->start);
     spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
                  task->node, msg);
+    queue_->done(pod.metadata.uid);
     return;
   }
   if (s.isError()) errors_.fetch_add(1);
   if (s.isRejected() && !s.plugin().empty()) task->qpi->unschedulablePlugins.insert(s.plugin());
-  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start);
+  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start, std::string());
 }
 
 void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
@@ -529,13 +541,20 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
 
   // The informer holds the latest version: a pod deleted or bound meanwhile is not requeued.
   PodPtr latest = pods_.get(pod->metadata.key());
-  if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) return;
+  if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) {
+    queue_->done(pod->metadata.uid);
+    return;
+  }
   qpi->podInfo = std::make_shared<const PodInfo>(latest);
   auto podInfo = qpi->podInfo;
   queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
   // Requeueing follows status.nominatedNodeName, which the apiserver does not have yet: keep
   // the nomination PostFilter just made (upstream adds it after requeueing, too).
-  if (nominatedNode && !nominatedNode->empty()) queue_->addNominatedPod(podInfo, *nominatedNode);
+  if (nominatedNode && !nominatedNode->empty()) {
+    queue_->addNominatedPod(podInfo, *nominatedNode);
+  } else if (nominatedNode) {
+    queue_->deleteNominatedPodIfExists(*latest);
+  }
   patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
                          nominatedNode, diagnosis);
 }

@@ -57,8 +57,8 @@ class Fake final : public FilterPlugin, public ScorePlugin, public EnqueueExtens
     s = args_.contains("scores") ? args_["scores"].value(n.name(), 0) : 0;
     return {};
   }
-  std::vector<ClusterEvent> eventsToRegister() const override {
-    return {ClusterEvent{EventResource::kNode, kAdd, "NodeAdd"}};
+  std::vector<ClusterEventWithHint> eventsToRegister() const override {
+    return {ClusterEvent{EventResource::kNode, kAdd, {}}};
   }
 
  private:
@@ -118,7 +118,7 @@ TEST(FrameworkWiringTest, MultiPointExpandsToEveryExtensionPointWithWeights) {
   EXPECT_EQ(m["Bind"], (std::vector<std::string>{"Binder"}));
   auto ev = f.enqueueEvents();
   ASSERT_TRUE(ev.contains("A"));
-  EXPECT_EQ(ev["A"][0].label, "NodeAdd");
+  EXPECT_EQ(ev["A"][0].event.label(), "NodeAdd");
 }
 
 TEST(FrameworkWiringTest, DisabledRemovesFromOnePoint) {

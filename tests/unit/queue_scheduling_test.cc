@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -23,6 +26,10 @@ using Keys = std::vector<std::string>;
 constexpr char kGatePlugin[] = "SchedulingGates";
 constexpr char kFit[] = "NodeResourcesFit";
 constexpr char kTaints[] = "TaintToleration";
+constexpr char kProfile[] = "default-scheduler";
+
+using PluginEvents = std::map<std::string, std::vector<ClusterEventWithHint>, std::less<>>;
+QueueingHintMap oneProfile(PluginEvents events) { return {{kProfile, std::move(events)}}; }
 
 class FakeClock {
  public:
@@ -42,6 +49,7 @@ PodPtr makePod(const std::string& name, int32_t priority = 0, std::vector<std::s
   p->metadata.namespace_ = "ns";
   p->metadata.uid = "uid-" + name;
   p->metadata.resourceVersion = "1";
+  p->spec.schedulerName = kProfile;
   p->spec.priority = priority;
   p->spec.schedulingGates = std::move(gates);
   return p;
@@ -61,15 +69,14 @@ Status gatesPreEnqueue(const api::Pod& pod) {
 
 class SchedulingQueueTest : public ::testing::Test {
  protected:
-  std::unique_ptr<SchedulingQueue> makeQueue(
-      std::map<std::string, std::vector<ClusterEvent>> pluginEvents = {}, Options opts = {}) {
+  std::unique_ptr<SchedulingQueue> makeQueue(PluginEvents pluginEvents = {}, Options opts = {}) {
     opts.clock = [this] { return clock_.now(); };
     opts.onIncoming = [this](std::string_view q, std::string_view ev) {
       std::lock_guard lock(incomingMu_);
       ++incoming_[std::string(q) + "/" + std::string(ev)];
     };
     return std::make_unique<SchedulingQueue>(std::move(opts), nullptr, gatesPreEnqueue,
-                                             std::move(pluginEvents));
+                                             oneProfile(std::move(pluginEvents)));
   }
 
   // Pops `name` (must be next) and hands it back as rejected by `plugins` in its cycle.
@@ -119,7 +126,7 @@ TEST(QueueBackoffTest, DurationDoublesAndCaps) {
   const struct {
     int attempts;
     milliseconds want;
-  } cases[] = {{0, seconds(1)}, {1, seconds(1)},  {2, seconds(2)},  {3, seconds(4)},
+  } cases[] = {{0, seconds(0)}, {1, seconds(1)},  {2, seconds(2)},  {3, seconds(4)},
                {4, seconds(8)}, {5, seconds(10)}, {6, seconds(10)}, {60, seconds(10)}};
   for (const auto& c : cases) {
     EXPECT_EQ(backoffDuration(c.attempts, seconds(1), seconds(10)), c.want) << c.attempts;
@@ -129,7 +136,7 @@ TEST(QueueBackoffTest, DurationDoublesAndCaps) {
 
 TEST_F(SchedulingQueueTest, BackoffIsMeasuredFromTheLastFailure) {
   const struct {
-    int attempts;
+    int errors;  // consecutive errors, this one included
     milliseconds backoff;
   } cases[] = {{1, seconds(1)}, {2, seconds(2)},  {3, seconds(4)},
                {4, seconds(8)}, {5, seconds(10)}, {6, seconds(10)}};
@@ -138,16 +145,19 @@ TEST_F(SchedulingQueueTest, BackoffIsMeasuredFromTheLastFailure) {
     q->add(makePod("p"));
     auto info = q->popFor({}, milliseconds(0));
     ASSERT_NE(info, nullptr);
-    info->attempts = c.attempts;
-    clock_.advance(seconds(3));  // the failure is what counts, not the add
+    info->consecutiveErrors = c.errors - 1;
+    info->unschedulableCount = 7;  // errors count while there are some
+    clock_.advance(seconds(3));    // the failure is what counts, not the add
     ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(info), q->schedulingCycle()));
-    EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/p"}) << c.attempts;  // error: no plugins
+    EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/p"}) << c.errors;  // error: no plugins
+    // A pod that failed with an error is not popped before its backoff ends.
+    EXPECT_EQ(q->popFor({}, milliseconds(0)), nullptr);
     clock_.advance(c.backoff - milliseconds(1));
     q->flushBackoffQCompleted();
-    EXPECT_EQ(q->counts().backoff, 1u) << c.attempts;
+    EXPECT_EQ(q->counts().backoff, 1u) << c.errors;
     clock_.advance(milliseconds(1));
     q->flushBackoffQCompleted();
-    EXPECT_EQ(keys(*q, Kind::kActive), Keys{"ns/p"}) << c.attempts;
+    EXPECT_EQ(keys(*q, Kind::kActive), Keys{"ns/p"}) << c.errors;
   }
   EXPECT_EQ(incoming("backoff/ScheduleAttemptFailure"), 6);
   EXPECT_EQ(incoming("active/BackoffComplete"), 6);
@@ -158,8 +168,8 @@ TEST_F(SchedulingQueueTest, BackoffQueueOrderedByExpiry) {
   for (const char* name : {"a", "b"}) q->add(makePod(name));
   auto a = q->popFor({}, milliseconds(0));
   auto b = q->popFor({}, milliseconds(0));
-  a->attempts = 4;  // 8s
-  b->attempts = 1;  // 1s
+  a->consecutiveErrors = 3;  // 8s
+  b->consecutiveErrors = 0;  // 1s
   ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(a), q->schedulingCycle()));
   ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(b), q->schedulingCycle()));
   EXPECT_EQ(keys(*q, Kind::kBackoff), (Keys{"ns/b", "ns/a"}));
@@ -170,7 +180,7 @@ TEST_F(SchedulingQueueTest, BackoffQueueOrderedByExpiry) {
 }
 
 TEST_F(SchedulingQueueTest, EventsMoveOnlyInterestedUnschedulablePods) {
-  const ClusterEvent taintUpdate{EventResource::kNode, kUpdateNodeTaint, "NodeTaintChange"};
+  const ClusterEvent taintUpdate{EventResource::kNode, kUpdateNodeTaint, {}};
   auto q =
       makeQueue({{kFit, {events::kNodeAdd, events::kAssignedPodDelete}}, {kTaints, {taintUpdate}}});
   for (const char* name : {"fit", "taint", "other"}) {  // "other": a plugin without events
@@ -182,6 +192,7 @@ TEST_F(SchedulingQueueTest, EventsMoveOnlyInterestedUnschedulablePods) {
   popAndFail(*q, "other", {"Custom"});
   EXPECT_EQ(keys(*q, Kind::kUnschedulable), (Keys{"ns/fit", "ns/other", "ns/taint"}));
   EXPECT_EQ(incoming("unschedulable/ScheduleAttemptFailure"), 3);
+  EXPECT_EQ(q->counts().inFlightPods, 0u);
 
   // Uninterested for "fit" and "taint"; "other" is interested in everything. Still backing off.
   q->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd);
@@ -200,28 +211,132 @@ TEST_F(SchedulingQueueTest, EventsMoveOnlyInterestedUnschedulablePods) {
   q->moveAllToActiveOrBackoffQueue(taintUpdate);
   EXPECT_EQ(keys(*q, Kind::kUnschedulable), Keys{});
   EXPECT_EQ(keys(*q, Kind::kActive), Keys{"ns/taint"});
-  EXPECT_EQ(incoming("active/NodeTaintChange"), 1);
-  EXPECT_EQ(q->moveRequestCycleForTest(), 3);
+  EXPECT_EQ(incoming("active/NodeUpdateNodeTaint"), 1);
 }
 
-TEST_F(SchedulingQueueTest, MoveRequestDuringTheCycleSendsTheFailedPodToBackoff) {
+TEST_F(SchedulingQueueTest, QueueingHintsDecideForEachPod) {
+  // Fit's hint here: only a node named after the pod helps it; a node "boom" breaks the hint.
+  auto hint = [](const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj) {
+    EXPECT_EQ(as<api::Node>(oldObj), nullptr);
+    const api::Node* node = as<api::Node>(newObj);
+    if (node == nullptr) throw std::runtime_error("not a node");
+    if (node->metadata.name == "boom") throw std::runtime_error("boom");
+    return node->metadata.name == pod.metadata.name ? QueueingHint::kQueue : QueueingHint::kSkip;
+  };
+  std::vector<std::string> hints;
+  Options opts;
+  opts.onHint = [&](std::string_view plugin, std::string_view event, std::string_view h, double) {
+    hints.push_back(std::string(plugin) + "/" + std::string(event) + "/" + std::string(h));
+  };
+  auto q = makeQueue({{kFit, {ClusterEventWithHint(events::kNodeAdd, hint)}}}, opts);
+  for (const char* name : {"a", "b", "c"}) {
+    q->add(makePod(name));
+    clock_.advance(milliseconds(1));
+  }
+  popAndFail(*q, "a", {kFit});
+  popAndFail(*q, "b", {kFit});
+  popAndFail(*q, "c", {kFit});
+  clock_.advance(seconds(2));
+  auto node = [](const std::string& name) {
+    auto n = std::make_shared<api::Node>();
+    n->metadata.name = name;
+    return n;
+  };
+  q->moveAllToActiveOrBackoffQueue(events::kNodeAdd, {}, node("b"));
+  EXPECT_EQ(keys(*q, Kind::kActive), Keys{"ns/b"});
+  EXPECT_EQ(keys(*q, Kind::kUnschedulable), (Keys{"ns/a", "ns/c"}));
+  EXPECT_EQ(incoming("active/NodeAdd"), 1);
+  // A hint that throws counts as Queue: no pod is stuck by a bug.
+  q->moveAllToActiveOrBackoffQueue(events::kNodeAdd, {}, node("boom"));
+  EXPECT_EQ(q->counts().active, 3u);
+  EXPECT_EQ(q->counts().unschedulable, 0u);
+  std::sort(hints.begin(), hints.end());
+  EXPECT_EQ(hints, (Keys{"NodeResourcesFit/NodeAdd/Error", "NodeResourcesFit/NodeAdd/Error",
+                         "NodeResourcesFit/NodeAdd/Queue", "NodeResourcesFit/NodeAdd/QueueSkip",
+                         "NodeResourcesFit/NodeAdd/QueueSkip"}));
+}
+
+TEST_F(SchedulingQueueTest, EventsDuringTheCycleAreJudgedWhenThePodFails) {
+  auto onlyNodeB = [](const api::Pod&, const EventObject&, const EventObject& newObj) {
+    const api::Node* n = as<api::Node>(newObj);
+    return n != nullptr && n->metadata.name == "b" ? QueueingHint::kQueue : QueueingHint::kSkip;
+  };
+  auto node = [](const std::string& name) {
+    auto n = std::make_shared<api::Node>();
+    n->metadata.name = name;
+    return n;
+  };
   const struct {
     const char* name;
-    bool moveDuringCycle;
-    bool moveBeforeCycle;
+    std::vector<std::pair<ClusterEvent, std::string>> before, during;  // event, node name
     Kind want;
   } cases[] = {
-      {"no move request", false, false, Kind::kUnschedulable},
-      {"move request during the cycle", true, false, Kind::kBackoff},
-      {"move request before the cycle", false, true, Kind::kUnschedulable},
+      {"no event", {}, {}, Kind::kUnschedulable},
+      {"registered event during the cycle", {}, {{events::kNodeAdd, "b"}}, Kind::kBackoff},
+      {"its hint says skip", {}, {{events::kNodeAdd, "x"}}, Kind::kUnschedulable},
+      {"an event the plugin did not register",
+       {},
+       {{events::kAssignedPodAdd, ""}},
+       Kind::kUnschedulable},
+      {"registered event before the cycle", {{events::kNodeAdd, "b"}}, {}, Kind::kUnschedulable},
+      {"force activation during the cycle", {}, {{events::kForceActivate, ""}}, Kind::kBackoff},
   };
   for (const auto& c : cases) {
-    auto q = makeQueue({{kFit, {events::kNodeAdd}}});
-    q->add(makePod("p"));
-    if (c.moveBeforeCycle) q->moveAllToActiveOrBackoffQueue(events::kNodeAdd);
-    popAndFail(*q, "p", {kFit}, c.moveDuringCycle);
+    auto q = makeQueue({{kFit, {ClusterEventWithHint(events::kNodeAdd, onlyNodeB)}}});
+    auto p = makePod("p");
+    q->add(p);
+    for (const auto& [ev, n] : c.before) q->moveAllToActiveOrBackoffQueue(ev, {}, node(n));
+    auto info = q->popFor({}, milliseconds(0));
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(q->counts().inFlightPods, 1u);
+    for (const auto& [ev, n] : c.during) {
+      if (ev.isWildcard()) {
+        q->activate({p});
+      } else {
+        q->moveAllToActiveOrBackoffQueue(ev, {}, node(n));
+      }
+    }
+    EXPECT_EQ(
+        q->counts().inFlightEvents,
+        c.during.size() == 1 && c.during[0].first.resource != EventResource::kAssignedPod ? 1u : 0u)
+        << c.name << " (events nobody registered are not kept)";
+    info->unschedulablePlugins = {kFit};
+    ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(info), q->schedulingCycle()));
     EXPECT_EQ(keys(*q, c.want), Keys{"ns/p"}) << c.name;
+    const auto counts = q->counts();
+    EXPECT_EQ(counts.inFlightPods, 0u) << c.name;
+    EXPECT_EQ(counts.inFlightEvents, 0u) << c.name;
   }
+}
+
+TEST_F(SchedulingQueueTest, InFlightEventsAreKeptForTheOldestPodInFlight) {
+  auto q = makeQueue({{kFit, {events::kNodeAdd}}});
+  q->add(makePod("a"));
+  clock_.advance(milliseconds(1));
+  q->add(makePod("b"));
+  auto a = q->popFor({}, milliseconds(0));
+  q->moveAllToActiveOrBackoffQueue(events::kNodeAdd);  // seen by a only
+  auto b = q->popFor({}, milliseconds(0));
+  EXPECT_EQ(q->counts().inFlightEvents, 1u);
+  q->done("uid-b");  // b bound: a still needs the event
+  EXPECT_EQ(q->counts().inFlightEvents, 1u);
+  q->done("uid-b");  // idempotent
+  a->unschedulablePlugins = {kFit};
+  ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(a), q->schedulingCycle()));
+  EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/a"});
+  EXPECT_EQ(q->counts().inFlightEvents, 0u);
+}
+
+TEST_F(SchedulingQueueTest, PopTakesUnschedulableBackoffWhenActiveIsEmpty) {
+  auto q = makeQueue({{kFit, {events::kNodeAdd}}});
+  q->add(makePod("p"));
+  popAndFail(*q, "p", {kFit});
+  q->moveAllToActiveOrBackoffQueue(events::kNodeAdd);
+  EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/p"});
+  auto info = q->popFor({}, milliseconds(0));  // backoff not over, nothing else to do
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->attempts, 2);
+  EXPECT_EQ(incoming("active/PopFromBackoffQ"), 1);
 }
 
 TEST_F(SchedulingQueueTest, ErrorsGoToBackoff) {
@@ -278,14 +393,14 @@ TEST_F(SchedulingQueueTest, GatedPodsWaitUntilAnUpdateRemovesTheGates) {
 }
 
 TEST_F(SchedulingQueueTest, GatedPodsAreRecheckedOnEventsTheirGateRegistered) {
-  const ClusterEvent claimAdd{EventResource::kPersistentVolumeClaim, kAdd, "PvcAdd"};
+  const ClusterEvent claimAdd{EventResource::kPersistentVolumeClaim, kAdd, {}};
   bool admit = false;
   auto q = std::make_unique<SchedulingQueue>(
       Options{.clock = [this] { return clock_.now(); }}, nullptr,
       [&](const api::Pod&) {
         return admit ? Status{} : Status::unschedulable("no").withPlugin("Claims");
       },
-      std::map<std::string, std::vector<ClusterEvent>>{{"Claims", {claimAdd}}});
+      oneProfile({{"Claims", {claimAdd}}}));
   q->add(makePod("g"));
   EXPECT_EQ(keys(*q, Kind::kGated), Keys{"ns/g"});
   q->moveAllToActiveOrBackoffQueue(claimAdd);
@@ -327,47 +442,186 @@ TEST_F(SchedulingQueueTest, UpdateInBackoffQueueKeepsTheBackoff) {
 }
 
 TEST_F(SchedulingQueueTest, UpdateInUnschedulablePods) {
+  enum class Change { kStatus, kToleration, kLabel };
   const struct {
     const char* name;
-    bool statusOnly;
+    Change change;
     milliseconds elapsed;
     Kind want;
+    const char* label;
   } cases[] = {
-      {"status-only update stays", true, seconds(5), Kind::kUnschedulable},
-      {"spec update while backing off", false, milliseconds(100), Kind::kBackoff},
-      {"spec update after backoff", false, seconds(2), Kind::kActive},
+      {"status-only update stays", Change::kStatus, seconds(5), Kind::kUnschedulable, nullptr},
+      {"registered change while backing off", Change::kToleration, milliseconds(100),
+       Kind::kBackoff, "backoff/UnschedulablePodUpdatePodToleration"},
+      {"registered change after backoff", Change::kToleration, seconds(2), Kind::kActive,
+       "active/UnschedulablePodUpdatePodToleration"},
+      {"a change no rejecting plugin registered stays", Change::kLabel, seconds(2),
+       Kind::kUnschedulable, nullptr},
   };
   for (const auto& c : cases) {
-    auto q = makeQueue({{kFit, {events::kNodeAdd}}});
+    incoming_.clear();
+    auto q = makeQueue({{kTaints, {{EventResource::kPod, kUpdatePodTolerations}}}});
     auto p = makePod("p");
     q->add(p);
-    popAndFail(*q, "p", {kFit});
+    popAndFail(*q, "p", {kTaints});
     clock_.advance(c.elapsed);
     auto p2 = std::make_shared<api::Pod>(*p);
     p2->metadata.resourceVersion = "2";
-    if (c.statusOnly) {
-      p2->status.conditions.push_back({.type = "PodScheduled", .status = "False"});
-    } else {
-      p2->spec.tolerations.push_back({.key = "k", .operator_ = "Exists"});
+    switch (c.change) {
+      case Change::kStatus:
+        p2->status.conditions.push_back({.type = "PodScheduled", .status = "False"});
+        break;
+      case Change::kToleration:
+        p2->spec.tolerations.push_back({.key = "k", .operator_ = "Exists"});
+        break;
+      case Change::kLabel:
+        p2->metadata.labels["a"] = "b";
+        break;
     }
     q->update(p, p2);
     EXPECT_EQ(keys(*q, c.want), Keys{"ns/p"}) << c.name;
     EXPECT_EQ(q->pendingPods().at(0), p2) << c.name;
+    if (c.label != nullptr) {
+      EXPECT_EQ(incoming(c.label), 1) << c.name;
+    }
   }
 }
 
-TEST_F(SchedulingQueueTest, UpdateOfAnUnknownOrInFlightPodAddsIt) {
-  auto q = makeQueue();
+TEST(PodSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
+  api::Pod base;
+  base.metadata.labels = {{"app", "a"}};
+  api::Container ctr;
+  ctr.name = "c";
+  ctr.resources.requests = {{"cpu", api::Quantity::parse("500m")},
+                            {"memory", api::Quantity::parse("1Gi")}};
+  base.spec.containers = {ctr};
+  base.spec.schedulingGates = {"g"};
+  auto labels = [](const std::vector<ClusterEvent>& evs) {
+    Keys out;
+    for (const auto& e : evs) out.push_back(e.label());
+    return out;
+  };
+  const struct {
+    const char* name;
+    std::function<void(api::Pod&)> change;
+    Keys want;
+  } cases[] = {
+      {"nothing the scheduler reads",
+       [](api::Pod& p) { p.status.phase = "Running"; },
+       {"UnschedulablePodUpdate"}},
+      {"label",
+       [](api::Pod& p) { p.metadata.labels["x"] = "y"; },
+       {"UnschedulablePodUpdatePodLabel"}},
+      {"cpu request down",
+       [](api::Pod& p) {
+         p.spec.containers[0].resources.requests["cpu"] = api::Quantity::parse("100m");
+       },
+       {"UnschedulablePodUpdatePodScaleDown"}},
+      {"cpu request up",
+       [](api::Pod& p) {
+         p.spec.containers[0].resources.requests["cpu"] = api::Quantity::parse("1");
+       },
+       {"UnschedulablePodUpdate"}},
+      {"memory request removed",
+       [](api::Pod& p) { p.spec.containers[0].resources.requests.erase("memory"); },
+       {"UnschedulablePodUpdatePodScaleDown"}},
+      {"gates removed",
+       [](api::Pod& p) { p.spec.schedulingGates.clear(); },
+       {"UnschedulablePodUpdatePodSchedulingGatesEliminated"}},
+      {"toleration added",
+       [](api::Pod& p) { p.spec.tolerations.push_back({.key = "k", .operator_ = "Exists"}); },
+       {"UnschedulablePodUpdatePodToleration"}},
+      {"label and toleration",
+       [](api::Pod& p) {
+         p.metadata.labels.clear();
+         p.spec.tolerations.push_back({.key = "k", .operator_ = "Exists"});
+       },
+       {"UnschedulablePodUpdatePodLabel", "UnschedulablePodUpdatePodToleration"}},
+      {"bound pod's label",
+       [](api::Pod& p) {
+         p.spec.nodeName = "n";
+         p.metadata.labels["x"] = "y";
+       },
+       {"AssignedPodUpdatePodLabel"}},
+  };
+  for (const auto& c : cases) {
+    api::Pod changed = base;
+    c.change(changed);
+    EXPECT_EQ(labels(podSchedulingPropertiesChange(changed, base)), c.want) << c.name;
+  }
+}
+
+TEST(NodeSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
+  api::Node base;
+  base.metadata.name = "n";
+  base.metadata.labels = {{"zone", "a"}};
+  base.spec.unschedulable = true;
+  base.status.conditions = {{"Ready", "True"}, {"MemoryPressure", "False"}};
+  auto labels = [](const std::vector<ClusterEvent>& evs) {
+    Keys out;
+    for (const auto& e : evs) out.push_back(e.label());
+    return out;
+  };
+  const struct {
+    const char* name;
+    std::function<void(api::Node&)> change;
+    Keys want;
+  } cases[] = {
+      {"heartbeat only", [](api::Node&) {}, {}},
+      {"conditions reordered",
+       [](api::Node& n) { std::swap(n.status.conditions[0], n.status.conditions[1]); },
+       {}},
+      {"condition status",
+       [](api::Node& n) { n.status.conditions[0].status = "False"; },
+       {"NodeUpdateNodeCondition"}},
+      {"schedulable again",
+       [](api::Node& n) { n.spec.unschedulable = false; },
+       {"NodeUpdateNodeTaint"}},
+      {"label", [](api::Node& n) { n.metadata.labels["x"] = "y"; }, {"NodeUpdateNodeLabel"}},
+      {"taint",
+       [](api::Node& n) { n.spec.taints.push_back({.key = "k", .effect = "NoSchedule"}); },
+       {"NodeUpdateNodeTaint"}},
+      {"allocatable",
+       [](api::Node& n) { n.status.allocatable["cpu"] = api::Quantity::parse("4"); },
+       {"NodeUpdateNodeAllocatable"}},
+      {"annotation",
+       [](api::Node& n) { n.metadata.annotations["a"] = "b"; },
+       {"NodeUpdateNodeAnnotation"}},
+  };
+  for (const auto& c : cases) {
+    api::Node changed = base;
+    c.change(changed);
+    EXPECT_EQ(labels(nodeSchedulingPropertiesChange(changed, base)), c.want) << c.name;
+  }
+  api::Node cordoned = base;
+  api::Node uncordoned = base;
+  uncordoned.spec.unschedulable = false;
+  EXPECT_TRUE(nodeSchedulingPropertiesChange(cordoned, uncordoned).empty())
+      << "cordoning cannot help a pending pod";
+}
+
+TEST_F(SchedulingQueueTest, UpdateOfAnInFlightPodIsJudgedWhenItFails) {
+  auto q = makeQueue({{kTaints, {{EventResource::kPod, kUpdatePodTolerations}}}});
   auto p = makePod("p");
   q->add(p);
   auto inFlight = q->popFor({}, milliseconds(0));
-  const int64_t cycle = q->schedulingCycle();
+  auto p2 = std::make_shared<api::Pod>(*p);
+  p2->spec.tolerations.push_back({.key = "k", .operator_ = "Exists"});
+  q->update(p, p2);
+  EXPECT_EQ(q->counts().active, 0u) << "not queued twice";
+  EXPECT_EQ(q->counts().inFlightEvents, 1u);
+  inFlight->podInfo = std::make_shared<PodInfo>(p2);
+  inFlight->unschedulablePlugins = {kTaints};
+  ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(inFlight), q->schedulingCycle()));
+  EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/p"});
+}
+
+TEST_F(SchedulingQueueTest, UpdateOfAnUnknownPodAddsIt) {
+  auto q = makeQueue();
+  auto p = makePod("p");
   q->update(p, withLabel(p, "a", "b"));
   EXPECT_EQ(keys(*q, Kind::kActive), Keys{"ns/p"});
   EXPECT_EQ(incoming("active/PodUpdate"), 1);
-  inFlight->unschedulablePlugins = {kFit};
-  EXPECT_FALSE(q->addUnschedulableIfNotPresent(std::move(inFlight), cycle));
-  EXPECT_EQ(q->counts().unschedulable, 0u);
 }
 
 TEST_F(SchedulingQueueTest, AddReplacesAnExistingEntry) {
@@ -474,6 +728,8 @@ TEST_F(SchedulingQueueTest, ConcurrentUseIsSafe) {
       if (info->attempts < 2) {
         info->unschedulablePlugins = {kFit};
         q->addUnschedulableIfNotPresent(std::move(info), cycle);
+      } else {
+        q->done(info->pod().metadata.uid);
       }
     }
   });
@@ -501,6 +757,8 @@ TEST_F(SchedulingQueueTest, ConcurrentUseIsSafe) {
   const auto c = q->counts();
   EXPECT_LE(c.active + c.backoff + c.unschedulable + c.gated, static_cast<size_t>(kPods));
   EXPECT_EQ(c.gated, 0u);
+  EXPECT_EQ(c.inFlightPods, 0u);
+  EXPECT_EQ(c.inFlightEvents, 0u);
 }
 
 }  // namespace

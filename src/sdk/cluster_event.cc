@@ -1,0 +1,135 @@
+#include <ksched/api/pod_resources.h>
+#include <ksched/cluster_event.h>
+
+#include <map>
+
+namespace ksched {
+
+std::string_view resourceName(EventResource r) noexcept {
+  switch (r) {
+    case EventResource::kPod:
+      return "Pod";
+    case EventResource::kAssignedPod:
+      return "AssignedPod";
+    case EventResource::kUnscheduledPod:
+      return "UnschedulablePod";
+    case EventResource::kNode:
+      return "Node";
+    case EventResource::kPersistentVolume:
+      return "PersistentVolume";
+    case EventResource::kPersistentVolumeClaim:
+      return "PersistentVolumeClaim";
+    case EventResource::kStorageClass:
+      return "storage.k8s.io/StorageClass";
+    case EventResource::kCSINode:
+      return "storage.k8s.io/CSINode";
+    case EventResource::kPodDisruptionBudget:
+      return "policy/PodDisruptionBudget";
+    case EventResource::kNamespace:
+      return "Namespace";
+    case EventResource::kService:
+      return "Service";
+    case EventResource::kWildcard:
+      return "*";
+  }
+  return "";
+}
+
+std::string_view actionName(uint32_t actions) noexcept {
+  switch (actions) {
+    case kAdd:
+      return "Add";
+    case kDelete:
+      return "Delete";
+    case kUpdateNodeAllocatable:
+      return "UpdateNodeAllocatable";
+    case kUpdateNodeLabel:
+      return "UpdateNodeLabel";
+    case kUpdateNodeTaint:
+      return "UpdateNodeTaint";
+    case kUpdateNodeCondition:
+      return "UpdateNodeCondition";
+    case kUpdateNodeAnnotation:
+      return "UpdateNodeAnnotation";
+    case kUpdatePodLabel:
+      return "UpdatePodLabel";
+    case kUpdatePodScaleDown:
+      return "UpdatePodScaleDown";
+    case kUpdatePodTolerations:
+      return "UpdatePodToleration";
+    case kUpdatePodSchedulingGatesEliminated:
+      return "UpdatePodSchedulingGatesEliminated";
+    case kUpdateOther:
+    case kUpdate:
+      return "Update";
+    case kAll:
+      return "All";
+    default:
+      return "";
+  }
+}
+
+std::string ClusterEvent::label() const {
+  if (!customLabel.empty()) return customLabel;
+  std::string s(resourceName(resource));
+  s += actionName(actions);
+  return s;
+}
+
+namespace {
+
+bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod) {
+  const api::ResourceList before = api::effectiveRequests(oldPod);
+  if (before.empty()) return false;
+  const api::ResourceList after = api::effectiveRequests(newPod);
+  for (const auto& [name, q] : before) {
+    auto it = after.find(name);
+    if (it == after.end() || q.milliValue() > it->second.milliValue()) return true;
+  }
+  return false;
+}
+
+std::map<std::string_view, std::string_view> conditionMap(const api::Node& n) {
+  std::map<std::string_view, std::string_view> m;
+  for (const auto& c : n.status.conditions) m[c.type] = c.status;
+  return m;
+}
+
+}  // namespace
+
+std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
+                                                        const api::Pod& oldPod) {
+  const EventResource r =
+      newPod.spec.nodeName.empty() ? EventResource::kUnscheduledPod : EventResource::kAssignedPod;
+  std::vector<ClusterEvent> out;
+  auto add = [&](bool changed, uint32_t a) {
+    if (changed) out.push_back(ClusterEvent{r, a, {}});
+  };
+  add(newPod.metadata.labels != oldPod.metadata.labels, kUpdatePodLabel);
+  add(podScaledDown(newPod, oldPod), kUpdatePodScaleDown);
+  add(newPod.spec.schedulingGates.empty() && !oldPod.spec.schedulingGates.empty(),
+      kUpdatePodSchedulingGatesEliminated);
+  // The API only lets tolerations be added, so a different count is a change.
+  add(newPod.spec.tolerations.size() != oldPod.spec.tolerations.size(), kUpdatePodTolerations);
+  add(out.empty(), kUpdateOther);
+  return out;
+}
+
+std::vector<ClusterEvent> nodeSchedulingPropertiesChange(const api::Node& newNode,
+                                                         const api::Node& oldNode) {
+  std::vector<ClusterEvent> out;
+  auto add = [&](bool changed, uint32_t a) {
+    if (changed) out.push_back(ClusterEvent{EventResource::kNode, a, {}});
+  };
+  // Only unschedulable -> schedulable can help a pending pod.
+  add(newNode.status.allocatable != oldNode.status.allocatable, kUpdateNodeAllocatable);
+  add(newNode.metadata.labels != oldNode.metadata.labels, kUpdateNodeLabel);
+  add((oldNode.spec.unschedulable && !newNode.spec.unschedulable) ||
+          newNode.spec.taints != oldNode.spec.taints,
+      kUpdateNodeTaint);
+  add(conditionMap(newNode) != conditionMap(oldNode), kUpdateNodeCondition);
+  add(newNode.metadata.annotations != oldNode.metadata.annotations, kUpdateNodeAnnotation);
+  return out;
+}
+
+}  // namespace ksched
