@@ -343,7 +343,10 @@ Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
 }
 
 Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
-                                      PreFilterResult& result) {
+                                      PreFilterResult& result,
+                                      std::set<std::string, std::less<>>* pluginsWithNodes) {
+  std::set<std::string, std::less<>> restricting;
+  if (pluginsWithNodes == nullptr) pluginsWithNodes = &restricting;
   return timed(kEpPreFilter, [&]() -> Status {
     for (auto* p : preFilter_) {
       PreFilterResult r;
@@ -362,6 +365,7 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
         return withPlugin(std::move(s), p->name());
       }
       if (r.nodeNames) {
+        pluginsWithNodes->emplace(p->name());
         if (!result.nodeNames) {
           result.nodeNames = std::move(r.nodeNames);
         } else {
@@ -372,9 +376,17 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
           result.nodeNames = std::move(both);
         }
         if (result.nodeNames->empty()) {
-          return Status::unresolvable("node(s) didn't satisfy plugin(s) [" +
-                                      std::string(p->name()) + "]")
-              .withPlugin(p->name());
+          std::string msg;
+          if (pluginsWithNodes->size() == 1) {
+            msg = "node(s) didn't satisfy plugin " + *pluginsWithNodes->begin();
+          } else {
+            msg = "node(s) didn't satisfy plugin(s) [";
+            for (const auto& name : *pluginsWithNodes) {
+              msg += (msg.back() == '[' ? "" : " ") + name;
+            }
+            msg += "] simultaneously";
+          }
+          return Status::unresolvable(msg).withPlugin(p->name());
         }
       }
     }

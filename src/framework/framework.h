@@ -83,7 +83,11 @@ class Framework final : public Handle {
   void setSnapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
 
   Status runPreEnqueuePlugins(const api::Pod& pod);
-  Status runPreFilterPlugins(CycleState& state, const api::Pod& pod, PreFilterResult& result);
+  // `pluginsWithNodes` (optional) gets the plugins whose PreFilterResult restricted the nodes.
+  // An empty intersection is UnschedulableAndUnresolvable: "node(s) didn't satisfy plugin X" or
+  // "node(s) didn't satisfy plugin(s) [X Y] simultaneously", as upstream.
+  Status runPreFilterPlugins(CycleState& state, const api::Pod& pod, PreFilterResult& result,
+                             std::set<std::string, std::less<>>* pluginsWithNodes = nullptr);
   Status runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod, const PodInfo& toAdd,
                                      const NodeInfo& node) const override;
   Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,

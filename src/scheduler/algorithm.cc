@@ -34,7 +34,8 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
                                           FitError& fitError, Status& error) {
   const auto& all = snapshot.list();
   if (all.empty()) {
-    error = Status::error("no nodes available to schedule pods");
+    // Unschedulable, as upstream; with no plugin to wait for, the pod backs off.
+    error = Status::unresolvable("no nodes available to schedule pods");
     return Outcome::kError;
   }
   int32_t percentage = fwk.percentageOfNodesToScore().value_or(globalPercentage);
@@ -91,15 +92,37 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
                                    std::vector<const NodeInfo*>& feasible) {
   const auto& all = snapshot.list();
   PreFilterResult pre;
-  Status s = fwk.runPreFilterPlugins(state, pod, pre);
+  std::set<std::string, std::less<>> pluginsWithNodes;
+  Status s = fwk.runPreFilterPlugins(state, pod, pre, &pluginsWithNodes);
   if (!s.ok()) {
     if (!s.isRejected()) return s;
     // Every node is rejected by the PreFilter plugin.
     diagnosis.preFilterMsg = s.message();
     for (const NodeInfo* n : all) diagnosis.nodeToStatus.emplace(n->name(), s);
+    diagnosis.unschedulablePlugins.insert(pluginsWithNodes.begin(), pluginsWithNodes.end());
     if (!s.plugin().empty()) diagnosis.unschedulablePlugins.insert(s.plugin());
     return {};
   }
+  // Nodes outside a PreFilterResult count as rejected by the plugins that returned it, so the
+  // pod waits for their events (a pod pinned to a missing node waits for that node).
+  struct Outside {
+    const std::vector<const NodeInfo*>& all;
+    const PreFilterResult& pre;
+    const std::set<std::string, std::less<>>& plugins;
+    Diagnosis& diagnosis;
+    const std::vector<const NodeInfo*>& feasible;
+    ~Outside() {
+      if (!pre.nodeNames || !feasible.empty()) return;
+      std::string msg = "node(s) didn't satisfy plugin(s) [";
+      for (const auto& name : plugins) msg += (msg.back() == '[' ? "" : " ") + name;
+      msg += "]";
+      const Status out = Status::unresolvable(msg);
+      for (const NodeInfo* n : all) {
+        if (!pre.nodeNames->contains(n->name())) diagnosis.nodeToStatus.emplace(n->name(), out);
+      }
+      diagnosis.unschedulablePlugins.insert(plugins.begin(), plugins.end());
+    }
+  } outside{all, pre, pluginsWithNodes, diagnosis, feasible};
   std::vector<const NodeInfo*> restricted;
   const std::vector<const NodeInfo*>* nodes = &all;
   if (pre.nodeNames) {

@@ -10,6 +10,13 @@
 namespace ksched::scheduler {
 namespace {
 
+// The apiserver's limit on a note (NoteLengthLimit); longer ones end in " ...", as upstream.
+std::string truncateNote(const std::string& note) {
+  constexpr size_t kMax = 1024;
+  if (note.size() <= kMax) return note;
+  return note.substr(0, kMax - 4) + " ...";
+}
+
 std::string eventName(const std::string& podName, std::chrono::system_clock::time_point t) {
   // Like client-go: "<object name>.<hex unix nanos>".
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -124,7 +131,7 @@ void ApiEventRecorder::send(const Pending& p) {
                        {"action", p.action},
                        {"reason", p.reason},
                        {"type", p.type},
-                       {"note", p.note.size() > 1024 ? p.note.substr(0, 1024) : p.note},
+                       {"note", truncateNote(p.note)},
                        {"regarding",
                         {{"apiVersion", "v1"},
                          {"kind", "Pod"},

@@ -125,8 +125,11 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
   fit.numAllNodes = e.numNodes;
   CycleState state;
   PreFilterResult pre;
-  Status s = fwk.runPreFilterPlugins(state, pod, pre);
+  std::set<std::string, std::less<>> pluginsWithNodes;
+  Status s = fwk.runPreFilterPlugins(state, pod, pre, &pluginsWithNodes);
   if (s.isError()) throw ExplainError(500, s.message());
+  std::string restricting;
+  for (const auto& p : pluginsWithNodes) restricting += (restricting.empty() ? "" : " ") + p;
   std::vector<const NodeInfo*> candidates;
   if (!s.ok()) {
     e.preFilterRejection = s.plugin().empty() ? s.message() : s.plugin() + ": " + s.message();
@@ -143,7 +146,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     for (const NodeInfo* n : all) {
       if (n->node() == nullptr || (!onlyNode.empty() && n->name() != onlyNode)) continue;
       if (pre.nodeNames && !pre.nodeNames->contains(n->name())) {
-        Status out = Status::unresolvable("node(s) didn't satisfy plugin(s) PreFilter's node set");
+        Status out = Status::unresolvable("node(s) didn't satisfy plugin(s) [" + restricting + "]");
         e.filtered.push_back({n->name(), {rejection(out, requests, *n)}});
         continue;
       }

@@ -417,7 +417,7 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   // Errors and Reserve/Permit rejections clear the pod's nomination, as upstream.
   const std::optional<std::string> clearNomination{std::string()};
   if (outcome == Algorithm::Outcome::kError) {
-    errors_.fetch_add(1);
+    (error.isError() ? errors_ : unschedulable_).fetch_add(1);
     fwk->setSnapshot(nullptr);
     handleFailure(*fwk, std::move(qpi), error, error.message(), cycle, start, clearNomination);
     return;
