@@ -73,6 +73,14 @@ class Handle {
   // must not be called from a PreEnqueue plugin.
   virtual void activate(const std::vector<PodPtr>& /*pods*/) {}
 
+  // The scheduler cache's current state of one node (not a cycle's snapshot): its pods bound or
+  // assumed. A copy, made under the cache's lock: thread-safe, meant for QueueingHints (call it
+  // once per hint). nullptr for an unknown node, or without a cache (unit tests, validation).
+  [[nodiscard]] virtual std::shared_ptr<const NodeInfo> currentNodeInfo(
+      std::string_view /*nodeName*/) const {
+    return nullptr;
+  }
+
   // Pods nominated to `nodeName` (waiting for preemption victims to leave), any priority.
   [[nodiscard]] virtual std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& nodeName) const = 0;

@@ -284,6 +284,13 @@ void Cache::stopCleanup() {
   cleanupThread_.join();
 }
 
+std::shared_ptr<const NodeInfo> Cache::nodeInfo(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || it->second->node() == nullptr) return nullptr;
+  return std::make_shared<const NodeInfo>(*it->second);
+}
+
 std::shared_ptr<const NodeInfo> Cache::copyForSnapshot(const NodeInfo& info) const {
   auto copy = std::make_shared<NodeInfo>(info);
   for (const auto& [name, summary] : info.imageStates()) {

@@ -104,6 +104,9 @@ class Cache {
   [[nodiscard]] bool isAssumed(std::string_view uid) const;
   // The cached pod, or nullptr.
   [[nodiscard]] PodInfoPtr getPod(std::string_view uid) const;
+  // A copy of the node's current NodeInfo (nullptr if unknown or only a placeholder for pods
+  // of a deleted node). For QueueingHints, which must not read the cycle's snapshot.
+  [[nodiscard]] std::shared_ptr<const NodeInfo> nodeInfo(std::string_view name) const;
 
   // ---- Nodes ----
   // Adds the node, or replaces it when known (then like updateNode).

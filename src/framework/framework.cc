@@ -444,6 +444,10 @@ void Framework::activate(const std::vector<PodPtr>& pods) {
   if (services_.activate) services_.activate(pods);
 }
 
+std::shared_ptr<const NodeInfo> Framework::currentNodeInfo(std::string_view nodeName) const {
+  return services_.currentNodeInfo ? services_.currentNodeInfo(nodeName) : nullptr;
+}
+
 std::vector<PodInfoPtr> Framework::nominatedPodsForNode(const std::string& nodeName) const {
   if (!services_.nominatedPodsForNode) return {};
   return services_.nominatedPodsForNode(nodeName);

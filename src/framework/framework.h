@@ -51,6 +51,8 @@ struct Services {
   std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
   // The queue's activate(); may be null.
   std::function<void(const std::vector<PodPtr>&)> activate;
+  // The cache's current NodeInfo of a node (Handle::currentNodeInfo); may be null.
+  std::function<std::shared_ptr<const NodeInfo>(std::string_view)> currentNodeInfo;
   // scheduler_framework_extension_point_duration_seconds; null: not recorded.
   metrics::SchedulerMetrics* metrics = nullptr;
   // The configured HTTP extenders; null means none. Must outlive the framework.
@@ -110,6 +112,8 @@ class Framework final : public Handle {
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& nodeName) const override;
   void activate(const std::vector<PodPtr>& pods) override;
+  [[nodiscard]] std::shared_ptr<const NodeInfo> currentNodeInfo(
+      std::string_view nodeName) const override;
   std::pair<PostFilterResult, Status> runPostFilterPlugins(CycleState& state, const api::Pod& pod,
                                                            const NodeToStatus& statuses);
   // Each PostFilter plugin's dryRunPostFilter in order (explain): the first proposal (its plugin

@@ -63,6 +63,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
     return queue_->nominatedPodsForNode(node);
   };
   services.activate = [this](const std::vector<PodPtr>& pods) { queue_->activate(pods); };
+  services.currentNodeInfo = [this](std::string_view node) { return cache_.nodeInfo(node); };
   queue::QueueingHintMap hints;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");

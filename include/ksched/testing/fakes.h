@@ -263,6 +263,12 @@ class HandleBase : public Handle {
       const std::string& /*nodeName*/) const override {
     return {};
   }
+  // Tests have no cache apart from the snapshot: a copy of the snapshot's NodeInfo.
+  [[nodiscard]] std::shared_ptr<const NodeInfo> currentNodeInfo(
+      std::string_view nodeName) const override {
+    const NodeInfo* ni = snapshot().get(nodeName);
+    return ni != nullptr && ni->node() != nullptr ? std::make_shared<const NodeInfo>(*ni) : nullptr;
+  }
   [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& /*state*/,
                                                          const api::Pod& /*pod*/,
                                                          const NodeInfo& /*node*/) const override {
