@@ -1,6 +1,7 @@
 #include "plugins/node_affinity/node_affinity.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -361,6 +362,11 @@ Status NodeAffinity::preFilter(CycleState& state, const api::Pod& pod,
   return {};
 }
 
+bool NodeAffinity::matches(const api::Pod& pod, const api::Node& node) const {
+  return (!addedNodeSelector_ || addedNodeSelector_->matches(node)) &&
+         podMatchesNodeSelectorAndAffinityTerms(pod, node);
+}
+
 Status NodeAffinity::filter(const CycleState& /*state*/, const api::Pod& pod,
                             const NodeInfo& nodeInfo) const {
   const api::Node* node = nodeInfo.node();
@@ -399,7 +405,20 @@ Status NodeAffinity::normalizeScore(const CycleState& /*state*/, const api::Pod&
 }
 
 std::vector<ClusterEventWithHint> NodeAffinity::eventsToRegister() const {
-  return {{EventResource::kNode, kAdd | kUpdateNodeLabel}};
+  return {{EventResource::kNode, kAdd | kUpdateNodeLabel,
+           std::bind_front(&NodeAffinity::isSchedulableAfterNodeChange, this)}};
+}
+
+QueueingHint NodeAffinity::isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                        const EventObject& oldObj,
+                                                        const EventObject& newObj) const {
+  const api::Node* modified = as<api::Node>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  if (!matches(pod, *modified)) return QueueingHint::kSkip;
+  // Added, or updated from a node that did not match: the Filter's verdict changed.
+  const api::Node* original = as<api::Node>(oldObj);
+  if (original != nullptr && matches(pod, *original)) return QueueingHint::kSkip;
+  return QueueingHint::kQueue;
 }
 
 std::unique_ptr<Plugin> newNodeAffinity(const nlohmann::json& args, Handle& /*handle*/) {

@@ -77,7 +77,7 @@ class NodeAffinity final : public PreFilterPlugin,
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
-  // Node Add and label updates.
+  // Node added or its labels changed (isSchedulableAfterNodeChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's spec.nodeSelector and required node affinity both match `node` (upstream
@@ -86,6 +86,13 @@ class NodeAffinity final : public PreFilterPlugin,
                                                                    const api::Node& node);
 
  private:
+  // The Filter would pass `node` (addedAffinity, nodeSelector, required terms).
+  [[nodiscard]] bool matches(const api::Pod& pod, const api::Node& node) const;
+  // Queueing hint: kQueue if the new node matches and (for an update) the old one did not.
+  [[nodiscard]] QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                          const EventObject& oldObj,
+                                                          const EventObject& newObj) const;
+
   // Constant after construction.
   const std::optional<api::NodeSelector> addedNodeSelector_;
   const std::vector<api::PreferredSchedulingTerm> addedPrefSchedTerms_;

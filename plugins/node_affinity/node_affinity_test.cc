@@ -12,6 +12,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -365,17 +366,6 @@ INSTANTIATE_TEST_SUITE_P(
                   {40, 100, 60, 0}}),
     [](const auto& info) { return info.param.name; });
 
-TEST(NodeAffinityTest, EventsAndName) {
-  auto pl = makePlugin();
-  EXPECT_EQ(pl->name(), "NodeAffinity");
-  auto events = pl->eventsToRegister();
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
-  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodDelete));
-}
-
 std::string argsError(const json& args) {
   testutil::FakeHandle h;
   try {
@@ -389,6 +379,124 @@ std::string argsError(const json& args) {
 json addedRequired(const json& term) {
   return {{"addedAffinity",
            {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", {term}}}}}}};
+}
+
+TEST(NodeAffinityTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::NodeWrapper;
+  using testutil::obj;
+  constexpr auto kNode = EventResource::kNode;
+  const api::Pod selector = podFrom({{"nodeSelector", {{"zone", "a"}}}});
+  json bothSpec = required({{{"matchExpressions", {expr("disk", "In", {"ssd"})}}}});
+  const api::Pod affinity = podFrom(bothSpec);
+  bothSpec["nodeSelector"] = {{"zone", "a"}};
+  const api::Pod both = podFrom(bothSpec);
+  const api::Pod any = podFrom(json::object());
+  const auto plain = NodeWrapper("n1");
+  const auto zoneA = NodeWrapper("n1").label("zone", "a");
+  const auto zoneB = NodeWrapper("n1").label("zone", "b");
+  const auto ssd = NodeWrapper("n1").label("disk", "ssd");
+  const auto zoneAssd = NodeWrapper("n1").label("zone", "a").label("disk", "ssd");
+
+  auto pl = makePlugin();
+  EXPECT_EQ(pl->name(), "NodeAffinity");
+  testutil::expectHints(
+      *pl, {
+               {"added node matches nodeSelector",
+                event(kNode, kAdd),
+                selector,
+                {},
+                obj(zoneA),
+                kWantQueue},
+               {"added node does not match nodeSelector",
+                event(kNode, kAdd),
+                selector,
+                {},
+                obj(zoneB),
+                kWantSkip},
+               {"added node matches required affinity",
+                event(kNode, kAdd),
+                affinity,
+                {},
+                obj(ssd),
+                kWantQueue},
+               {"added node does not match required affinity",
+                event(kNode, kAdd),
+                affinity,
+                {},
+                obj(plain),
+                kWantSkip},
+               {"added node matches required affinity, not nodeSelector",
+                event(kNode, kAdd),
+                both,
+                {},
+                obj(ssd),
+                kWantSkip},
+               {"added node matches both", event(kNode, kAdd), both, {}, obj(zoneAssd), kWantQueue},
+               {"added node, pod without constraints",
+                event(kNode, kAdd),
+                any,
+                {},
+                obj(plain),
+                kWantQueue},
+               {"label added makes the node match", event(kNode, kUpdateNodeLabel), selector,
+                obj(plain), obj(zoneA), kWantQueue},
+               {"label changed makes the node match", event(kNode, kUpdateNodeLabel), selector,
+                obj(zoneB), obj(zoneA), kWantQueue},
+               {"label changed, node still does not match", event(kNode, kUpdateNodeLabel),
+                selector, obj(plain), obj(zoneB), kWantSkip},
+               {"label changed, node matched before", event(kNode, kUpdateNodeLabel), selector,
+                obj(zoneA), obj(zoneAssd), kWantSkip},
+               {"label removed, node no longer matches", event(kNode, kUpdateNodeLabel), affinity,
+                obj(ssd), obj(plain), kWantSkip},
+               {"label added completes both constraints", event(kNode, kUpdateNodeLabel), both,
+                obj(zoneA), obj(zoneAssd), kWantQueue},
+               {"node taint update", event(kNode, kUpdateNodeTaint), selector, obj(zoneB),
+                obj(zoneA), kNotRegistered},
+               {"node allocatable update", event(kNode, kUpdateNodeAllocatable), selector,
+                obj(zoneB), obj(zoneA), kNotRegistered},
+               {"node deleted", event(kNode, kDelete), selector, obj(zoneA), {}, kNotRegistered},
+               {"assigned pod deleted",
+                event(EventResource::kAssignedPod, kDelete),
+                selector,
+                obj(testutil::PodWrapper("other").nodeName("n1")),
+                {},
+                kNotRegistered},
+           });
+
+  // addedAffinity must match too, in the old node as in the new one.
+  auto enforced = makePlugin(addedRequired({{"matchExpressions", {expr("pool", "In", {"x"})}}}));
+  const auto poolX = NodeWrapper("n1").label("pool", "x");
+  testutil::expectHints(
+      *enforced,
+      {
+          {"added node outside addedAffinity",
+           event(kNode, kAdd),
+           selector,
+           {},
+           obj(zoneA),
+           kWantSkip},
+          {"added node matches addedAffinity and pod",
+           event(kNode, kAdd),
+           selector,
+           {},
+           obj(NodeWrapper("n1").label("zone", "a").label("pool", "x")),
+           kWantQueue},
+          {"added node matches addedAffinity, pod without constraints",
+           event(kNode, kAdd),
+           any,
+           {},
+           obj(poolX),
+           kWantQueue},
+          {"label added makes the node match addedAffinity", event(kNode, kUpdateNodeLabel),
+           selector, obj(zoneA), obj(NodeWrapper("n1").label("zone", "a").label("pool", "x")),
+           kWantQueue},
+          {"label changed, node matched before", event(kNode, kUpdateNodeLabel), any, obj(poolX),
+           obj(NodeWrapper("n1").label("pool", "x").label("zone", "b")), kWantSkip},
+      });
 }
 
 TEST(NodeAffinityArgsTest, Decoding) {

@@ -19,7 +19,7 @@ Status NodeName::filter(const CycleState& /*state*/, const api::Pod& pod,
 }
 
 std::vector<ClusterEventWithHint> NodeName::eventsToRegister() const {
-  return {{EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel}};
+  return {{EventResource::kNode, kAdd}};
 }
 
 std::unique_ptr<Plugin> newNodeName(const nlohmann::json& /*args*/, Handle& /*handle*/) {

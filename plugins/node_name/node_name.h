@@ -20,7 +20,7 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions {
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // Node Add (plus taint/label updates, as upstream registers without queueing hints).
+  // Node added (no hint: any new node is worth a retry).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // True when the pod names no node or names this one (upstream nodename.Fits).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -44,16 +45,36 @@ INSTANTIATE_TEST_SUITE_P(
                                    {"node(s) didn't match the requested node name"}}),
     [](const auto& info) { return info.param.name; });
 
-TEST(NodeNameTest, EventsAndFactory) {
+TEST(NodeNameTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::obj;
+  constexpr auto kNode = EventResource::kNode;
+  const api::Pod pod = PodWrapper().nodeName("foo").obj();
   testutil::FakeHandle h;
   auto pl = newNodeName(nullptr, h);
   EXPECT_EQ(pl->name(), "NodeName");
   auto* ext = dynamic_cast<EnqueueExtensions*>(pl.get());
   ASSERT_NE(ext, nullptr);
-  auto events = ext->eventsToRegister();
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
-  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodDelete));
+  // No hint: every added node is worth a retry.
+  testutil::expectHints(
+      *ext,
+      {
+          {"named node added", event(kNode, kAdd), pod, {}, obj(NodeWrapper("foo")), kWantQueue},
+          {"other node added", event(kNode, kAdd), pod, {}, obj(NodeWrapper("bar")), kWantQueue},
+          {"node label update", event(kNode, kUpdateNodeLabel), pod, obj(NodeWrapper("foo")),
+           obj(NodeWrapper("foo").label("k", "v")), kNotRegistered},
+          {"node taint update", event(kNode, kUpdateNodeTaint), pod, obj(NodeWrapper("foo")),
+           obj(NodeWrapper("foo").taint("k", "v", "NoSchedule")), kNotRegistered},
+          {"node deleted", event(kNode, kDelete), pod, obj(NodeWrapper("foo")), {}, kNotRegistered},
+          {"assigned pod deleted",
+           event(EventResource::kAssignedPod, kDelete),
+           pod,
+           obj(PodWrapper("other").nodeName("foo")),
+           {},
+           kNotRegistered},
+      });
 }
 
 }  // namespace

@@ -37,7 +37,10 @@ std::vector<api::ContainerPort> NodePorts::hostPorts(const api::Pod& pod) {
 }
 
 bool NodePorts::fitsPorts(const std::vector<api::ContainerPort>& want, const NodeInfo& nodeInfo) {
-  const HostPortInfo& used = nodeInfo.usedPorts();
+  return fitsPorts(want, nodeInfo.usedPorts());
+}
+
+bool NodePorts::fitsPorts(const std::vector<api::ContainerPort>& want, const HostPortInfo& used) {
   for (const auto& p : want) {
     if (used.conflicts(p.hostIP, p.protocol, p.hostPort)) return false;
   }
@@ -66,9 +69,22 @@ Status NodePorts::filter(const CycleState& state, const api::Pod& /*pod*/,
 
 std::vector<ClusterEventWithHint> NodePorts::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete},
-      {EventResource::kNode, kAdd | kUpdateOther},
+      {EventResource::kPod, kDelete, &isSchedulableAfterPodDeleted},
+      {EventResource::kNode, kAdd},
   };
+}
+
+QueueingHint NodePorts::isSchedulableAfterPodDeleted(const api::Pod& pod, const EventObject& oldObj,
+                                                     const EventObject& /*newObj*/) {
+  const api::Pod* deleted = as<api::Pod>(oldObj);
+  if (deleted == nullptr) return QueueingHint::kQueue;
+  if (deleted->spec.nodeName.empty() && deleted->status.nominatedNodeName.empty()) {
+    return QueueingHint::kSkip;
+  }
+  HostPortInfo freed;
+  for (const auto& p : hostPorts(*deleted)) freed.add(p.hostIP, p.protocol, p.hostPort);
+  if (freed.size() == 0) return QueueingHint::kSkip;
+  return fitsPorts(hostPorts(pod), freed) ? QueueingHint::kSkip : QueueingHint::kQueue;
 }
 
 std::unique_ptr<Plugin> newNodePorts(const nlohmann::json& /*args*/, Handle& /*handle*/) {

@@ -30,7 +30,8 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // Assigned pod deleted; node added or otherwise updated.
+  // Pod deleted (isSchedulableAfterPodDeleted); node added (no hint). Host ports cannot change
+  // in a pod update.
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's container ports with hostPort > 0: sidecar init containers first, then
@@ -39,6 +40,16 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
   // No wanted port conflicts with the node's used ports.
   [[nodiscard]] static bool fitsPorts(const std::vector<api::ContainerPort>& want,
                                       const NodeInfo& nodeInfo);
+  // No wanted port conflicts with `used`.
+  [[nodiscard]] static bool fitsPorts(const std::vector<api::ContainerPort>& want,
+                                      const HostPortInfo& used);
+
+ private:
+  // Queueing hint: kQueue if the deleted pod was on a node (or nominated to one) and held a host
+  // port that conflicts with one `pod` wants.
+  [[nodiscard]] static QueueingHint isSchedulableAfterPodDeleted(const api::Pod& pod,
+                                                                 const EventObject& oldObj,
+                                                                 const EventObject& newObj);
 };
 
 // Takes no args (ignored).

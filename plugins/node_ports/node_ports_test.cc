@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -162,18 +163,110 @@ TEST(NodePortsTest, FilterWithoutPreFilterIsError) {
   EXPECT_EQ(s.message(), "reading \"PreFilterNodePorts\" from cycleState: not found");
 }
 
-TEST(NodePortsTest, EventsAndFactory) {
+TEST(NodePortsTest, Factory) {
   testutil::FakeHandle h;
   auto plugin = newNodePorts(nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "NodePorts");
-  auto events = dynamic_cast<NodePorts&>(*plugin).eventsToRegister();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
-  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateOther, ""}));
-  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
+  EXPECT_NE(dynamic_cast<EnqueueExtensions*>(plugin.get()), nullptr);
+}
+
+TEST(NodePortsTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kAssigned = EventResource::kAssignedPod;
+  constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
+  constexpr auto kNode = EventResource::kNode;
+  const api::Pod pod = podWithPorts({{"TCP", "", 8080}});
+  const api::Pod onIP = podWithPorts({{"TCP", "127.0.0.2", 8080}});
+  auto assigned = [](const std::vector<Port>& ports) {
+    api::Pod p = podWithPorts(ports, "other");
+    p.spec.nodeName = "n1";
+    return obj(p);
+  };
+  auto nominated = [](const std::vector<Port>& ports) {
+    api::Pod p = podWithPorts(ports, "other");
+    p.status.nominatedNodeName = "n1";
+    return obj(p);
+  };
+
+  NodePorts pl;
+  testutil::expectHints(
+      pl, {
+              {"assigned pod with the port deleted",
+               event(kAssigned, kDelete),
+               pod,
+               assigned({{"TCP", "", 8080}}),
+               {},
+               kWantQueue},
+              {"assigned pod with the port on one IP deleted",
+               event(kAssigned, kDelete),
+               pod,
+               assigned({{"TCP", "127.0.0.1", 8080}}),
+               {},
+               kWantQueue},
+              {"assigned pod with the port on all IPs deleted",
+               event(kAssigned, kDelete),
+               onIP,
+               assigned({{"TCP", "0.0.0.0", 8080}}),
+               {},
+               kWantQueue},
+              {"assigned pod with the port on another IP deleted",
+               event(kAssigned, kDelete),
+               onIP,
+               assigned({{"TCP", "127.0.0.1", 8080}}),
+               {},
+               kWantSkip},
+              {"assigned pod with another port deleted",
+               event(kAssigned, kDelete),
+               pod,
+               assigned({{"TCP", "", 8081}}),
+               {},
+               kWantSkip},
+              {"assigned pod with the port over UDP deleted",
+               event(kAssigned, kDelete),
+               pod,
+               assigned({{"UDP", "", 8080}}),
+               {},
+               kWantSkip},
+              {"assigned pod without host ports deleted",
+               event(kAssigned, kDelete),
+               pod,
+               assigned({}),
+               {},
+               kWantSkip},
+              {"nominated pod with the port deleted",
+               event(kUnscheduled, kDelete),
+               pod,
+               nominated({{"TCP", "", 8080}}),
+               {},
+               kWantQueue},
+              {"unscheduled pod with the port deleted",
+               event(kUnscheduled, kDelete),
+               pod,
+               obj(podWithPorts({{"TCP", "", 8080}}, "other")),
+               {},
+               kWantSkip},
+              {"assigned pod added",
+               event(kAssigned, kAdd),
+               pod,
+               {},
+               assigned({{"TCP", "", 8081}}),
+               kNotRegistered},
+              {"assigned pod updated", event(kAssigned, kUpdateOther), pod,
+               assigned({{"TCP", "", 8080}}), assigned({{"TCP", "", 8080}}), kNotRegistered},
+              {"node added", event(kNode, kAdd), pod, {}, obj(NodeWrapper("n1")), kWantQueue},
+              {"node label update", event(kNode, kUpdateNodeLabel), pod, obj(NodeWrapper("n1")),
+               obj(NodeWrapper("n1").label("k", "v")), kNotRegistered},
+              {"node taint update", event(kNode, kUpdateNodeTaint), pod, obj(NodeWrapper("n1")),
+               obj(NodeWrapper("n1").taint("k", "v", "NoSchedule")), kNotRegistered},
+              {"node allocatable update", event(kNode, kUpdateNodeAllocatable), pod,
+               obj(NodeWrapper("n1")), obj(NodeWrapper("n1").capacity({{"pods", "10"}})),
+               kNotRegistered},
+          });
 }
 
 }  // namespace

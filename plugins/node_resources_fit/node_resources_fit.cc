@@ -1,6 +1,7 @@
 #include "plugins/node_resources_fit/node_resources_fit.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include <ksched/api/pod_resources.h>
@@ -64,11 +65,14 @@ bool NodeResourcesFit::ignored(const std::string& resourceName) const {
 
 std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsRequest(
     const api::Resource& podRequest, const NodeInfo& nodeInfo) const {
-  std::vector<InsufficientResource> out;
-  const api::Resource& alloc = nodeInfo.allocatable();
-  const api::Resource& used = nodeInfo.requested();
+  return fitsAllocatable(podRequest, nodeInfo.allocatable(), nodeInfo.requested(),
+                         static_cast<int64_t>(nodeInfo.pods().size()));
+}
 
-  const auto podCount = static_cast<int64_t>(nodeInfo.pods().size());
+std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAllocatable(
+    const api::Resource& podRequest, const api::Resource& alloc, const api::Resource& used,
+    int64_t podCount) const {
+  std::vector<InsufficientResource> out;
   if (podCount + 1 > alloc.allowedPodNumber) {
     out.push_back({std::string(api::kResourcePods), std::string(kReasonTooManyPods), 1, podCount,
                    alloc.allowedPodNumber, false});
@@ -146,9 +150,70 @@ Status NodeResourcesFit::score(const CycleState& state, const api::Pod& pod,
 
 std::vector<ClusterEventWithHint> NodeResourcesFit::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete | kUpdatePodScaleDown},
-      {EventResource::kNode, kAdd | kUpdateNodeAllocatable | kUpdateNodeTaint | kUpdateNodeLabel},
+      {EventResource::kPod, kDelete | kUpdatePodScaleDown,
+       std::bind_front(&NodeResourcesFit::isSchedulableAfterPodEvent, this)},
+      {EventResource::kNode, kAdd | kUpdateNodeAllocatable,
+       std::bind_front(&NodeResourcesFit::isSchedulableAfterNodeChange, this)},
   };
+}
+
+QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
+                                                          const EventObject& oldObj,
+                                                          const EventObject& newObj) const {
+  const api::Pod* original = as<api::Pod>(oldObj);
+  const api::Pod* modified = as<api::Pod>(newObj);
+  if (original == nullptr) return QueueingHint::kQueue;
+  if (modified == nullptr) {
+    // Deleted: only a pod on a node held resources.
+    return original->spec.nodeName.empty() ? QueueingHint::kSkip : QueueingHint::kQueue;
+  }
+  // Scaled down.
+  if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
+  if (modified->spec.nodeName.empty()) return QueueingHint::kSkip;
+  const api::Resource before = computePodResourceRequest(*original);
+  const api::Resource after = computePodResourceRequest(*modified);
+  for (const auto& [name, q] : api::effectiveRequests(pod)) {
+    if (q.isZero()) continue;
+    bool freed = false;
+    if (name == api::kResourceCPU) {
+      freed = before.milliCPU > after.milliCPU;
+    } else if (name == api::kResourceMemory) {
+      freed = before.memory > after.memory;
+    } else if (name == api::kResourceEphemeralStorage) {
+      freed = before.ephemeralStorage > after.ephemeralStorage;
+    } else if (api::isScalarResourceName(name)) {
+      freed = before.scalarValue(name) > after.scalarValue(name);
+    }
+    if (freed) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                            const EventObject& oldObj,
+                                                            const EventObject& newObj) const {
+  const api::Node* modified = as<api::Node>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  const api::Resource podRequest = computePodResourceRequest(pod);
+  const api::Resource alloc = api::Resource::fromList(modified->status.allocatable);
+  if (!fitsAllocatable(podRequest, alloc, api::Resource{}, 0).empty()) return QueueingHint::kSkip;
+  const api::Node* original = as<api::Node>(oldObj);
+  if (original == nullptr) return QueueingHint::kQueue;
+
+  // Updated: only more of something the pod needs can make it fit.
+  const api::Resource was = api::Resource::fromList(original->status.allocatable);
+  if (alloc.allowedPodNumber > was.allowedPodNumber) return QueueingHint::kQueue;
+  if ((podRequest.milliCPU > 0 && alloc.milliCPU > was.milliCPU) ||
+      (podRequest.memory > 0 && alloc.memory > was.memory) ||
+      (podRequest.ephemeralStorage > 0 && alloc.ephemeralStorage > was.ephemeralStorage)) {
+    return QueueingHint::kQueue;
+  }
+  for (const auto& [name, quantity] : podRequest.scalar) {
+    if (quantity != 0 && alloc.scalarValue(name) > was.scalarValue(name)) {
+      return QueueingHint::kQueue;
+    }
+  }
+  return QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& /*handle*/) {

@@ -71,8 +71,8 @@ class NodeResourcesFit final : public PreFilterPlugin,
   // Uses the PreScore data, or computes the pod's requests when absent. Thread-safe.
   [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
                              int64_t& score) const override;
-  // Assigned pod deleted or scaled down; node added or its allocatable changed (also taint and
-  // label updates, as upstream registers without queueing hints).
+  // Pod deleted or scaled down (isSchedulableAfterPodEvent); node added or its allocatable
+  // changed (isSchedulableAfterNodeChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's requests as the Filter checks them (upstream computePodResourceRequest).
@@ -82,7 +82,22 @@ class NodeResourcesFit final : public PreFilterPlugin,
                                                               const NodeInfo& nodeInfo) const;
 
  private:
+  // Queueing hints. A deleted pod: kQueue if it was on a node. A scaled-down pod: kQueue if it is
+  // `pod` itself, or if it is on a node and a resource `pod` requests went down in its requests.
+  [[nodiscard]] QueueingHint isSchedulableAfterPodEvent(const api::Pod& pod,
+                                                        const EventObject& oldObj,
+                                                        const EventObject& newObj) const;
+  // kSkip if `pod` would not fit on the new node even empty; else kQueue for an add, and for an
+  // update only if the allocatable of a resource `pod` requests (or of pods) went up.
+  [[nodiscard]] QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                          const EventObject& oldObj,
+                                                          const EventObject& newObj) const;
   [[nodiscard]] bool ignored(const std::string& resourceName) const;
+  // fitsRequest on a node with this allocatable, requested resources and number of pods.
+  [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(const api::Resource& podRequest,
+                                                                  const api::Resource& alloc,
+                                                                  const api::Resource& used,
+                                                                  int64_t podCount) const;
 
   // Constant after construction.
   const std::set<std::string, std::less<>> ignoredResources_;

@@ -10,6 +10,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -275,16 +276,135 @@ TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
   EXPECT_FALSE(got[0].unresolvable);
 }
 
-TEST(NodeResourcesFitTest, EventsToRegister) {
-  auto pl = makeFit();
-  auto events = pl->eventsToRegister();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
-  EXPECT_TRUE(events[0].event.matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
-  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
-  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeCondition, ""}));
+// ---- Queueing hints ------------------------------------------------------------------------
+
+TEST(NodeResourcesFitTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kAssigned = EventResource::kAssignedPod;
+  constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
+  constexpr auto kNode = EventResource::kNode;
+  const api::Pod pod = PodWrapper("pod").req({{"cpu", "1"}, {"example.com/gpu", "1"}}).obj();
+  const api::Pod cpuOnly = PodWrapper("pod").req({{"cpu", "1"}, {"memory", "0"}}).obj();
+  const api::Pod noRequests = PodWrapper("pod").obj();
+  auto other = [](const ResourcePairs& r) { return PodWrapper("other").nodeName("n1").req(r); };
+  auto node = [](const ResourcePairs& r) { return NodeWrapper("n1").capacity(r); };
+  const ResourcePairs big{
+      {"cpu", "4"}, {"memory", "4Gi"}, {"example.com/gpu", "2"}, {"pods", "10"}};
+
+  testutil::expectHints(
+      *makeFit(),
+      {
+          // Pod deleted or scaled down.
+          {"assigned pod deleted",
+           event(kAssigned, kDelete),
+           pod,
+           obj(other({{"cpu", "1"}})),
+           {},
+           kWantQueue},
+          {"unscheduled pod deleted",
+           event(kUnscheduled, kDelete),
+           pod,
+           obj(PodWrapper("other").req({{"cpu", "1"}})),
+           {},
+           kWantSkip},
+          {"the pod itself scaled down", event(kUnscheduled, kUpdatePodScaleDown), pod,
+           obj(PodWrapper("pod").req({{"cpu", "2"}})), obj(PodWrapper("pod").req({{"cpu", "1"}})),
+           kWantQueue},
+          {"unscheduled pod scaled down", event(kUnscheduled, kUpdatePodScaleDown), pod,
+           obj(PodWrapper("other").req({{"cpu", "2"}})),
+           obj(PodWrapper("other").req({{"cpu", "1"}})), kWantSkip},
+          {"assigned pod scaled down requested cpu", event(kAssigned, kUpdatePodScaleDown), pod,
+           obj(other({{"cpu", "2"}})), obj(other({{"cpu", "1"}})), kWantQueue},
+          {"assigned pod scaled down requested extended resource",
+           event(kAssigned, kUpdatePodScaleDown), pod, obj(other({{"example.com/gpu", "2"}})),
+           obj(other({{"example.com/gpu", "1"}})), kWantQueue},
+          {"assigned pod scaled down memory, not requested", event(kAssigned, kUpdatePodScaleDown),
+           pod, obj(other({{"cpu", "1"}, {"memory", "2Gi"}})),
+           obj(other({{"cpu", "1"}, {"memory", "1Gi"}})), kWantSkip},
+          {"assigned pod scaled down memory, requested as zero",
+           event(kAssigned, kUpdatePodScaleDown), cpuOnly, obj(other({{"memory", "2Gi"}})),
+           obj(other({{"memory", "1Gi"}})), kWantSkip},
+          {"assigned pod added",
+           event(kAssigned, kAdd),
+           pod,
+           {},
+           obj(other({{"cpu", "1"}})),
+           kNotRegistered},
+          {"assigned pod label update", event(kAssigned, kUpdatePodLabel), pod,
+           obj(other({{"cpu", "1"}})), obj(other({{"cpu", "1"}})), kNotRegistered},
+          {"unscheduled pod other update", event(kUnscheduled, kUpdateOther), pod,
+           obj(PodWrapper("pod")), obj(PodWrapper("pod")), kNotRegistered},
+
+          // Node added or its allocatable changed.
+          {"node added with room", event(kNode, kAdd), pod, {}, obj(node(big)), kWantQueue},
+          {"node added with too little cpu",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(node({{"cpu", "500m"}, {"example.com/gpu", "2"}, {"pods", "10"}})),
+           kWantSkip},
+          {"node added without the extended resource",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(node({{"cpu", "4"}, {"pods", "10"}})),
+           kWantSkip},
+          {"node added without pod slots",
+           event(kNode, kAdd),
+           noRequests,
+           {},
+           obj(node({{"cpu", "4"}})),
+           kWantSkip},
+          {"requested cpu increased", event(kNode, kUpdateNodeAllocatable), pod,
+           obj(node({{"cpu", "500m"}, {"example.com/gpu", "2"}, {"pods", "10"}})), obj(node(big)),
+           kWantQueue},
+          {"requested extended resource increased", event(kNode, kUpdateNodeAllocatable), pod,
+           obj(node({{"cpu", "4"}, {"example.com/gpu", "1"}, {"pods", "10"}})),
+           obj(node({{"cpu", "4"}, {"example.com/gpu", "2"}, {"pods", "10"}})), kWantQueue},
+          {"allowed pods increased", event(kNode, kUpdateNodeAllocatable), noRequests,
+           obj(node({{"pods", "1"}})), obj(node({{"pods", "2"}})), kWantQueue},
+          {"requested cpu increased, still too little", event(kNode, kUpdateNodeAllocatable), pod,
+           obj(node({{"cpu", "100m"}, {"example.com/gpu", "2"}, {"pods", "10"}})),
+           obj(node({{"cpu", "500m"}, {"example.com/gpu", "2"}, {"pods", "10"}})), kWantSkip},
+          {"only memory increased", event(kNode, kUpdateNodeAllocatable), cpuOnly,
+           obj(node({{"cpu", "4"}, {"memory", "1Gi"}, {"pods", "10"}})),
+           obj(node({{"cpu", "4"}, {"memory", "2Gi"}, {"pods", "10"}})), kWantSkip},
+          {"cpu increased, pod requests nothing", event(kNode, kUpdateNodeAllocatable), noRequests,
+           obj(node({{"cpu", "1"}, {"pods", "10"}})), obj(node({{"cpu", "2"}, {"pods", "10"}})),
+           kWantSkip},
+          {"allocatable decreased", event(kNode, kUpdateNodeAllocatable), pod, obj(node(big)),
+           obj(node({{"cpu", "2"}, {"example.com/gpu", "1"}, {"pods", "10"}})), kWantSkip},
+          {"node taint update", event(kNode, kUpdateNodeTaint), pod, obj(node(big)),
+           obj(node(big).taint("k", "v", "NoSchedule")), kNotRegistered},
+          {"node label update", event(kNode, kUpdateNodeLabel), pod, obj(node(big)),
+           obj(node(big).label("k", "v")), kNotRegistered},
+          {"node condition update", event(kNode, kUpdateNodeCondition), pod, obj(node(big)),
+           obj(node(big)), kNotRegistered},
+          {"node deleted", event(kNode, kDelete), pod, obj(node(big)), {}, kNotRegistered},
+      });
+}
+
+TEST(NodeResourcesFitTest, QueueingHintsIgnoredResources) {
+  using testutil::event;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  const api::Pod pod = PodWrapper("pod").req({{"cpu", "1"}, {"example.com/gpu", "1"}}).obj();
+  const auto node = NodeWrapper("n1").capacity({{"cpu", "4"}, {"pods", "10"}});
+  // The Filter does not check ignored resources, nor does the hint.
+  testutil::expectHints(
+      *makeFit({{"ignoredResources", {"example.com/gpu"}}}),
+      {{"ignored resource", event(EventResource::kNode, kAdd), pod, {}, obj(node), kWantQueue}});
+  testutil::expectHints(
+      *makeFit({{"ignoredResourceGroups", {"example.com"}}}),
+      {{"ignored group", event(EventResource::kNode, kAdd), pod, {}, obj(node), kWantQueue}});
+  testutil::expectHints(
+      *makeFit({{"ignoredResourceGroups", {"other.com"}}}),
+      {{"other group", event(EventResource::kNode, kAdd), pod, {}, obj(node), kWantSkip}});
 }
 
 TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {

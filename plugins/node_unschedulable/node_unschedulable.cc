@@ -7,23 +7,53 @@
 #include <ksched/api/taints.h>
 
 namespace ksched::plugins {
+namespace {
+
+// The pod tolerates node.kubernetes.io/unschedulable:NoSchedule.
+bool toleratesUnschedulable(const api::Pod& pod) {
+  const api::Taint unschedulable{std::string(NodeUnschedulable::kTaintNodeUnschedulable), "",
+                                 std::string(api::kTaintEffectNoSchedule), std::nullopt};
+  return api::tolerationsTolerateTaint(pod.spec.tolerations, unschedulable);
+}
+
+}  // namespace
 
 Status NodeUnschedulable::filter(const CycleState& /*state*/, const api::Pod& pod,
                                  const NodeInfo& nodeInfo) const {
   const api::Node* node = nodeInfo.node();
   if (node == nullptr) return Status::unresolvable(std::string(kErrReasonUnknownCondition));
   if (!node->spec.unschedulable) return {};
-  const api::Taint unschedulable{std::string(kTaintNodeUnschedulable), "",
-                                 std::string(api::kTaintEffectNoSchedule), std::nullopt};
-  if (api::tolerationsTolerateTaint(pod.spec.tolerations, unschedulable)) return {};
+  if (toleratesUnschedulable(pod)) return {};
   return Status::unresolvable(std::string(kErrReasonUnschedulable));
 }
 
 std::vector<ClusterEventWithHint> NodeUnschedulable::eventsToRegister() const {
   return {
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel | kUpdateOther},
-      {EventResource::kPod, kUpdatePodTolerations},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint, &isSchedulableAfterNodeChange},
+      {EventResource::kPod, kUpdatePodTolerations, &isSchedulableAfterPodTolerationChange},
   };
+}
+
+QueueingHint NodeUnschedulable::isSchedulableAfterNodeChange(const api::Pod& /*pod*/,
+                                                             const EventObject& oldObj,
+                                                             const EventObject& newObj) {
+  const api::Node* modified = as<api::Node>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  if (modified->spec.unschedulable) return QueueingHint::kSkip;
+  const api::Node* original = as<api::Node>(oldObj);
+  if (original != nullptr && !original->spec.unschedulable) return QueueingHint::kSkip;
+  return QueueingHint::kQueue;
+}
+
+QueueingHint NodeUnschedulable::isSchedulableAfterPodTolerationChange(const api::Pod& pod,
+                                                                      const EventObject& /*oldObj*/,
+                                                                      const EventObject& newObj) {
+  const api::Pod* modified = as<api::Pod>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  // Tolerations can only be added: a pod this plugin rejected did not have this one before.
+  return modified->metadata.uid == pod.metadata.uid && toleratesUnschedulable(*modified)
+             ? QueueingHint::kQueue
+             : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newNodeUnschedulable(const nlohmann::json& /*args*/, Handle& /*handle*/) {

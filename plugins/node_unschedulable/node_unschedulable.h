@@ -24,9 +24,19 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // Node Add, taint/label updates and other updates (spec.unschedulable flips are UpdateOther);
-  // a pod's toleration update.
+  // Node added or its taints changed, which includes spec.unschedulable turning false
+  // (isSchedulableAfterNodeChange); a pod's tolerations changed
+  // (isSchedulableAfterPodTolerationChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+ private:
+  // Queueing hints. kQueue if the node was added schedulable or turned schedulable.
+  [[nodiscard]] static QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                                 const EventObject& oldObj,
+                                                                 const EventObject& newObj);
+  // kQueue if the changed pod is `pod` itself and now tolerates the unschedulable taint.
+  [[nodiscard]] static QueueingHint isSchedulableAfterPodTolerationChange(
+      const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj);
 };
 
 // Takes no args (ignored).

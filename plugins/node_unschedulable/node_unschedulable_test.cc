@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -75,17 +76,51 @@ TEST(NodeUnschedulableTest, NoNodeIsUnknownCondition) {
   EXPECT_EQ(s.reasons(), std::vector<std::string>{"node(s) had unknown conditions"});
 }
 
-TEST(NodeUnschedulableTest, Events) {
+TEST(NodeUnschedulableTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kNode = EventResource::kNode;
+  constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
+  const api::Pod pod = PodWrapper("pod").obj();
+  const auto schedulable = NodeWrapper("n1");
+  const auto cordoned = NodeWrapper("n1").unschedulable();
+  const auto tolerating =
+      PodWrapper("pod").toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule");
+
   testutil::FakeHandle h;
   auto pl = newNodeUnschedulable(nullptr, h);
   EXPECT_EQ(pl->name(), "NodeUnschedulable");
-  auto events = dynamic_cast<EnqueueExtensions&>(*pl).eventsToRegister();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].event.matches({EventResource::kPod, kUpdatePodTolerations, ""}));
-  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateOther, ""}));
-  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  testutil::expectHints(
+      dynamic_cast<EnqueueExtensions&>(*pl),
+      {
+          {"schedulable node added", event(kNode, kAdd), pod, {}, obj(schedulable), kWantQueue},
+          {"unschedulable node added", event(kNode, kAdd), pod, {}, obj(cordoned), kWantSkip},
+          {"node uncordoned", event(kNode, kUpdateNodeTaint), pod, obj(cordoned), obj(schedulable),
+           kWantQueue},
+          {"taint added to a schedulable node", event(kNode, kUpdateNodeTaint), pod,
+           obj(schedulable), obj(NodeWrapper("n1").taint("k", "v", "NoSchedule")), kWantSkip},
+          {"taint changed on an unschedulable node", event(kNode, kUpdateNodeTaint), pod,
+           obj(cordoned), obj(NodeWrapper("n1").unschedulable().taint("k", "v", "NoSchedule")),
+           kWantSkip},
+          {"node label update", event(kNode, kUpdateNodeLabel), pod, obj(cordoned),
+           obj(schedulable), kNotRegistered},
+          {"node other update", event(kNode, kUpdateOther), pod, obj(cordoned), obj(schedulable),
+           kNotRegistered},
+          {"the pod now tolerates unschedulable", event(kUnscheduled, kUpdatePodTolerations), pod,
+           obj(pod), obj(tolerating), kWantQueue},
+          {"the pod got another toleration", event(kUnscheduled, kUpdatePodTolerations), pod,
+           obj(pod), obj(PodWrapper("pod").toleration("k", "Exists", "", "")), kWantSkip},
+          {"another pod now tolerates unschedulable", event(kUnscheduled, kUpdatePodTolerations),
+           pod, obj(PodWrapper("other")),
+           obj(PodWrapper("other").toleration("node.kubernetes.io/unschedulable", "Exists", "",
+                                              "NoSchedule")),
+           kWantSkip},
+          {"the pod's labels changed", event(kUnscheduled, kUpdatePodLabel), pod, obj(pod),
+           obj(pod), kNotRegistered},
+      });
 }
 
 }  // namespace

@@ -20,7 +20,15 @@ Status SchedulingGates::preEnqueue(const api::Pod& pod) {
 }
 
 std::vector<ClusterEventWithHint> SchedulingGates::eventsToRegister() const {
-  return {{EventResource::kPod, kUpdatePodSchedulingGatesEliminated}};
+  return {{EventResource::kPod, kUpdatePodSchedulingGatesEliminated,
+           &isSchedulableAfterUpdatePodSchedulingGatesEliminated}};
+}
+
+QueueingHint SchedulingGates::isSchedulableAfterUpdatePodSchedulingGatesEliminated(
+    const api::Pod& pod, const EventObject& /*oldObj*/, const EventObject& newObj) {
+  const api::Pod* modified = as<api::Pod>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  return modified->metadata.uid == pod.metadata.uid ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& /*args*/, Handle& /*handle*/) {

@@ -21,8 +21,13 @@ class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions 
   [[nodiscard]] std::string_view name() const override { return kName; }
   // UnschedulableAndUnresolvable "waiting for scheduling gates: [a b]" while gated.
   Status preEnqueue(const api::Pod& pod) override;
-  // The pod's own update removing its gates (upstream's registration with queueing hints).
+  // A pod's scheduling gates all removed (isSchedulableAfterUpdatePodSchedulingGatesEliminated).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+ private:
+  // Queueing hint: kQueue if the changed pod is `pod` itself.
+  [[nodiscard]] static QueueingHint isSchedulableAfterUpdatePodSchedulingGatesEliminated(
+      const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj);
 };
 
 // Takes no args (ignored).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -39,13 +40,37 @@ INSTANTIATE_TEST_SUITE_P(Table, SchedulingGatesTest,
                                                      {"waiting for scheduling gates: [foo bar]"}}),
                          [](const auto& info) { return info.param.name; });
 
-TEST(SchedulingGatesTest, RegistersGateRemoval) {
+TEST(SchedulingGatesTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  using testutil::PodWrapper;
+  constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
+  const api::Pod pod = PodWrapper("pod").schedulingGates({"foo"}).obj();
   SchedulingGates pl;
-  auto events = pl.eventsToRegister();
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_TRUE(
-      events[0].event.matches({EventResource::kPod, kUpdatePodSchedulingGatesEliminated, ""}));
-  EXPECT_FALSE(events[0].event.matches(events::kNodeAdd));
+  testutil::expectHints(
+      pl,
+      {
+          {"the pod's gates removed", event(kUnscheduled, kUpdatePodSchedulingGatesEliminated), pod,
+           obj(pod), obj(PodWrapper("pod")), kWantQueue},
+          {"another pod's gates removed", event(kUnscheduled, kUpdatePodSchedulingGatesEliminated),
+           pod, obj(PodWrapper("other").schedulingGates({"foo"})), obj(PodWrapper("other")),
+           kWantSkip},
+          {"one of the pod's gates removed", event(kUnscheduled, kUpdateOther), pod,
+           obj(PodWrapper("pod").schedulingGates({"foo", "bar"})), obj(pod), kNotRegistered},
+          {"the pod's tolerations changed", event(kUnscheduled, kUpdatePodTolerations), pod,
+           obj(pod),
+           obj(PodWrapper("pod").schedulingGates({"foo"}).toleration("k", "Exists", "", "")),
+           kNotRegistered},
+          {"node added",
+           event(EventResource::kNode, kAdd),
+           pod,
+           {},
+           obj(testutil::NodeWrapper("n1")),
+           kNotRegistered},
+      });
 }
 
 TEST(SchedulingGatesTest, Factory) {

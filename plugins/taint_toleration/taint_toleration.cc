@@ -83,9 +83,32 @@ Status TaintToleration::normalizeScore(const CycleState& /*state*/, const api::P
 
 std::vector<ClusterEventWithHint> TaintToleration::eventsToRegister() const {
   return {
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel},
-      {EventResource::kPod, kUpdatePodTolerations},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint, &isSchedulableAfterNodeChange},
+      {EventResource::kPod, kUpdatePodTolerations, &isSchedulableAfterPodTolerationChange},
   };
+}
+
+QueueingHint TaintToleration::isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                           const EventObject& oldObj,
+                                                           const EventObject& newObj) {
+  const api::Node* modified = as<api::Node>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  auto untolerated = [&pod](const api::Node& node) {
+    return api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
+                                     api::isDoNotScheduleTaint) != nullptr;
+  };
+  if (untolerated(*modified)) return QueueingHint::kSkip;
+  const api::Node* original = as<api::Node>(oldObj);
+  if (original != nullptr && !untolerated(*original)) return QueueingHint::kSkip;
+  return QueueingHint::kQueue;
+}
+
+QueueingHint TaintToleration::isSchedulableAfterPodTolerationChange(const api::Pod& pod,
+                                                                    const EventObject& /*oldObj*/,
+                                                                    const EventObject& newObj) {
+  const api::Pod* modified = as<api::Pod>(newObj);
+  if (modified == nullptr) return QueueingHint::kQueue;
+  return modified->metadata.uid == pod.metadata.uid ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newTaintToleration(const nlohmann::json& /*args*/, Handle& /*handle*/) {

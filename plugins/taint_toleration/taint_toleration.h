@@ -41,8 +41,19 @@ class TaintToleration final : public FilterPlugin,
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
-  // Node Add and taint/label updates; a pod's toleration update.
+  // Node added or its taints changed (isSchedulableAfterNodeChange); a pod's tolerations changed
+  // (isSchedulableAfterPodTolerationChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+ private:
+  // Queueing hints. kQueue if the pod tolerates the new node's NoSchedule/NoExecute taints and
+  // (for an update) did not tolerate the old node's.
+  [[nodiscard]] static QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
+                                                                 const EventObject& oldObj,
+                                                                 const EventObject& newObj);
+  // kQueue if the changed pod is `pod` itself.
+  [[nodiscard]] static QueueingHint isSchedulableAfterPodTolerationChange(
+      const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj);
 };
 
 // Takes no args (ignored).

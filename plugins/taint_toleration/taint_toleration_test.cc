@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plugins/testing/plugin_test_util.h"
+#include "plugins/testing/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {
@@ -177,13 +178,84 @@ TEST(TaintTolerationTest, ScoreWithoutPreScoreIsError) {
   EXPECT_EQ(s.message(), "failed to read \"PreScoreTaintToleration\" from cycleState: not found");
 }
 
-TEST(TaintTolerationTest, Events) {
+TEST(TaintTolerationTest, QueueingHints) {
+  using testutil::event;
+  using testutil::kNotRegistered;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kNode = EventResource::kNode;
+  const api::Pod pod = PodWrapper("pod").toleration("a", "Equal", "1", "NoSchedule").obj();
+  const auto clean = NodeWrapper("n1");
+  const auto taintA = NodeWrapper("n1").taint("a", "1", "NoSchedule");
+  const auto taintB = NodeWrapper("n1").taint("b", "1", "NoSchedule");
+  const auto taintBExecute = NodeWrapper("n1").taint("b", "1", "NoExecute");
+  const auto taintBPrefer = NodeWrapper("n1").taint("b", "1", "PreferNoSchedule");
+  const auto tolerating = PodWrapper("pod").toleration("b", "Exists", "", "");
+
   TaintToleration pl;
-  auto events = pl.eventsToRegister();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[0].event.matches({EventResource::kNode, kUpdateNodeTaint, ""}));
-  EXPECT_FALSE(events[0].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
+  testutil::expectHints(
+      pl,
+      {
+          {"added node without taints", event(kNode, kAdd), pod, {}, obj(clean), kWantQueue},
+          {"added node with a tolerated taint",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(taintA),
+           kWantQueue},
+          {"added node with an untolerated NoSchedule taint",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(taintB),
+           kWantSkip},
+          {"added node with an untolerated NoExecute taint",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(taintBExecute),
+           kWantSkip},
+          {"added node with an untolerated PreferNoSchedule taint",
+           event(kNode, kAdd),
+           pod,
+           {},
+           obj(taintBPrefer),
+           kWantQueue},
+          {"untolerated taint removed", event(kNode, kUpdateNodeTaint), pod, obj(taintB),
+           obj(clean), kWantQueue},
+          {"untolerated taint replaced by a tolerated one", event(kNode, kUpdateNodeTaint), pod,
+           obj(taintB), obj(taintA), kWantQueue},
+          {"untolerated taint replaced by another", event(kNode, kUpdateNodeTaint), pod,
+           obj(taintB), obj(taintBExecute), kWantSkip},
+          {"tolerated before and after", event(kNode, kUpdateNodeTaint), pod, obj(clean),
+           obj(taintA), kWantSkip},
+          {"untolerated taint added", event(kNode, kUpdateNodeTaint), pod, obj(clean), obj(taintB),
+           kWantSkip},
+          {"node label update", event(kNode, kUpdateNodeLabel), pod, obj(taintB), obj(clean),
+           kNotRegistered},
+          {"node allocatable update", event(kNode, kUpdateNodeAllocatable), pod, obj(taintB),
+           obj(clean), kNotRegistered},
+          {"the pod's tolerations changed",
+           event(EventResource::kUnscheduledPod, kUpdatePodTolerations), pod, obj(pod),
+           obj(tolerating), kWantQueue},
+          {"another pod's tolerations changed",
+           event(EventResource::kUnscheduledPod, kUpdatePodTolerations), pod,
+           obj(PodWrapper("other")), obj(PodWrapper("other").toleration("b", "Exists", "", "")),
+           kWantSkip},
+          {"an assigned pod's tolerations changed",
+           event(EventResource::kAssignedPod, kUpdatePodTolerations), pod,
+           obj(PodWrapper("other").nodeName("n1")),
+           obj(PodWrapper("other").nodeName("n1").toleration("b", "Exists", "", "")), kWantSkip},
+          {"the pod's labels changed", event(EventResource::kUnscheduledPod, kUpdatePodLabel), pod,
+           obj(pod), obj(pod), kNotRegistered},
+          {"assigned pod deleted",
+           event(EventResource::kAssignedPod, kDelete),
+           pod,
+           obj(PodWrapper("other").nodeName("n1")),
+           {},
+           kNotRegistered},
+      });
 }
 
 }  // namespace
