@@ -34,8 +34,9 @@ std::string NodeResourcesFit::insufficientReason(std::string_view resourceName) 
   return "Insufficient " + std::string(resourceName);
 }
 
-NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args)
-    : ignoredResources_(args.ignoredResources.begin(), args.ignoredResources.end()),
+NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle)
+    : handle_(handle),
+      ignoredResources_(args.ignoredResources.begin(), args.ignoredResources.end()),
       ignoredResourceGroups_(args.ignoredResourceGroups.begin(), args.ignoredResourceGroups.end()),
       scorer_(args.scoringStrategy) {}
 
@@ -165,7 +166,8 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   if (original == nullptr) return QueueingHint::kQueue;
   if (modified == nullptr) {
     // Deleted: only a pod on a node held resources.
-    return original->spec.nodeName.empty() ? QueueingHint::kSkip : QueueingHint::kQueue;
+    if (original->spec.nodeName.empty()) return QueueingHint::kSkip;
+    return fitsCurrentNode(pod, original->spec.nodeName);
   }
   // Scaled down.
   if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
@@ -184,9 +186,18 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
     } else if (api::isScalarResourceName(name)) {
       freed = before.scalarValue(name) > after.scalarValue(name);
     }
-    if (freed) return QueueingHint::kQueue;
+    if (freed) return fitsCurrentNode(pod, modified->spec.nodeName);
   }
   return QueueingHint::kSkip;
+}
+
+QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod,
+                                               const std::string& nodeName) const {
+  std::shared_ptr<const NodeInfo> ni =
+      handle_ != nullptr ? handle_->currentNodeInfo(nodeName) : nullptr;
+  if (ni == nullptr) return QueueingHint::kQueue;
+  return fitsRequest(computePodResourceRequest(pod), *ni).empty() ? QueueingHint::kQueue
+                                                                  : QueueingHint::kSkip;
 }
 
 QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
@@ -216,10 +227,10 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
   return QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& /*handle*/) {
+std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& handle) {
   NodeResourcesFitArgs typed = NodeResourcesFitArgs::fromJson(args);
   typed.validate();
-  return std::make_unique<NodeResourcesFit>(typed);
+  return std::make_unique<NodeResourcesFit>(typed, &handle);
 }
 
 }  // namespace ksched::plugins

@@ -56,8 +56,10 @@ class NodeResourcesFit final : public PreFilterPlugin,
     bool unresolvable = false;
   };
 
-  // `args` must be valid (NodeResourcesFitArgs::validate()).
-  explicit NodeResourcesFit(const NodeResourcesFitArgs& args);
+  // `args` must be valid (NodeResourcesFitArgs::validate()). `handle` (may be null) gives the
+  // queueing hints the cache's current node (Handle::currentNodeInfo); it must outlive the
+  // plugin.
+  explicit NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle = nullptr);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
 
@@ -84,6 +86,9 @@ class NodeResourcesFit final : public PreFilterPlugin,
  private:
   // Queueing hints. A deleted pod: kQueue if it was on a node. A scaled-down pod: kQueue if it is
   // `pod` itself, or if it is on a node and a resource `pod` requests went down in its requests.
+  // Where upstream would queue for a pod that left or shrank on a node, the node as the cache
+  // holds it now (the change included) must also fit `pod`: one freed slot does not retry
+  // every pending pod. Without a cache (no handle, unknown node), as upstream.
   [[nodiscard]] QueueingHint isSchedulableAfterPodEvent(const api::Pod& pod,
                                                         const EventObject& oldObj,
                                                         const EventObject& newObj) const;
@@ -92,6 +97,9 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
                                                           const EventObject& oldObj,
                                                           const EventObject& newObj) const;
+  // kQueue if `pod` fits the cache's current `nodeName` (or there is no cache to ask).
+  [[nodiscard]] QueueingHint fitsCurrentNode(const api::Pod& pod,
+                                             const std::string& nodeName) const;
   [[nodiscard]] bool ignored(const std::string& resourceName) const;
   // fitsRequest on a node with this allocatable, requested resources and number of pods.
   [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(const api::Resource& podRequest,
@@ -100,6 +108,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
                                                                   int64_t podCount) const;
 
   // Constant after construction.
+  const Handle* handle_;
   const std::set<std::string, std::less<>> ignoredResources_;
   const std::set<std::string, std::less<>> ignoredResourceGroups_;
   const ResourceAllocationScorer scorer_;

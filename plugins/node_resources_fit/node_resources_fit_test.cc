@@ -19,8 +19,11 @@ using testutil::NodeWrapper;
 using testutil::PodWrapper;
 using testutil::ResourcePairs;
 
-std::unique_ptr<NodeResourcesFit> makeFit(const nlohmann::json& args = nullptr) {
-  testutil::FakeHandle h;
+// Without a cache: the hints answer as upstream's.
+testutil::FakeHandle noCache;
+
+std::unique_ptr<NodeResourcesFit> makeFit(const nlohmann::json& args = nullptr,
+                                          testutil::FakeHandle& h = noCache) {
   std::unique_ptr<Plugin> p = newNodeResourcesFit(args, h);
   return std::unique_ptr<NodeResourcesFit>(dynamic_cast<NodeResourcesFit*>(p.release()));
 }
@@ -405,6 +408,42 @@ TEST(NodeResourcesFitTest, QueueingHintsIgnoredResources) {
   testutil::expectHints(
       *makeFit({{"ignoredResourceGroups", {"other.com"}}}),
       {{"other group", event(EventResource::kNode, kAdd), pod, {}, obj(node), kWantSkip}});
+}
+
+TEST(NodeResourcesFitTest, QueueingHintsAskTheCacheWhetherTheFreedNodeFits) {
+  using testutil::event;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kAssigned = EventResource::kAssignedPod;
+  // n1 (4 cpu) as the cache holds it after the change: 3 cpu in use, 1 free.
+  const auto n1 = NodeWrapper("n1").capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "10"}});
+  testutil::FakeHandle cache(testutil::FakeLister(
+      {testutil::makeNodeInfo(n1, {PodWrapper("a").nodeName("n1").req({{"cpu", "2"}}),
+                                   PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})})}));
+  auto fit = makeFit(nullptr, cache);
+  const api::Pod one = PodWrapper("one").req({{"cpu", "1"}}).obj();
+  const api::Pod two = PodWrapper("two").req({{"cpu", "2"}}).obj();
+  const auto gone = PodWrapper("gone").nodeName("n1").req({{"cpu", "1"}});
+  const auto elsewhere = PodWrapper("gone").nodeName("n9").req({{"cpu", "1"}});
+  testutil::expectHints(
+      *fit,
+      {
+          {"fits the freed node", event(kAssigned, kDelete), one, obj(gone), {}, kWantQueue},
+          {"does not fit the freed node", event(kAssigned, kDelete), two, obj(gone), {}, kWantSkip},
+          {"node unknown to the cache: as upstream",
+           event(kAssigned, kDelete),
+           two,
+           obj(elsewhere),
+           {},
+           kWantQueue},
+          {"scaled down, now fits", event(kAssigned, kUpdatePodScaleDown), one,
+           obj(PodWrapper("b").nodeName("n1").req({{"cpu", "2"}})),
+           obj(PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})), kWantQueue},
+          {"scaled down, still does not fit", event(kAssigned, kUpdatePodScaleDown), two,
+           obj(PodWrapper("b").nodeName("n1").req({{"cpu", "2"}})),
+           obj(PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})), kWantSkip},
+      });
 }
 
 TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {

@@ -1,5 +1,7 @@
 #include "plugins/taint_toleration/taint_toleration.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 
 #include <ksched/api/node.h>
@@ -40,10 +42,6 @@ int64_t countIntolerablePreferNoSchedule(const std::vector<api::Taint>& taints,
 
 }  // namespace
 
-std::string TaintToleration::untoleratedTaintReason(const api::Taint& taint) {
-  return "node(s) had untolerated taint {" + taint.key + ": " + taint.value + "}";
-}
-
 Status TaintToleration::filter(const CycleState& /*state*/, const api::Pod& pod,
                                const NodeInfo& nodeInfo) const {
   const api::Node* node = nodeInfo.node();
@@ -51,7 +49,10 @@ Status TaintToleration::filter(const CycleState& /*state*/, const api::Pod& pod,
   const api::Taint* taint =
       api::findUntoleratedTaint(node->spec.taints, pod.spec.tolerations, api::isDoNotScheduleTaint);
   if (taint == nullptr) return {};
-  return Status::unresolvable(untoleratedTaintReason(*taint));
+  // The taint is not in the reason, as upstream; it is logged at -v 4.
+  spdlog::debug("node {} had untolerated taint {}={}:{} for pod {}", node->metadata.name,
+                taint->key, taint->value, taint->effect, pod.metadata.key());
+  return Status::unresolvable(std::string(kUntoleratedTaintReason));
 }
 
 Status TaintToleration::preScore(CycleState& state, const api::Pod& pod,

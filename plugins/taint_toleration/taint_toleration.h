@@ -16,6 +16,8 @@
 
 namespace ksched::plugins {
 
+inline constexpr std::string_view kUntoleratedTaintReason = "node(s) had untolerated taint(s)";
+
 class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
@@ -24,9 +26,6 @@ class TaintToleration final : public FilterPlugin,
   static constexpr std::string_view kName = "TaintToleration";
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
-
-  // Upstream's Filter reason: "node(s) had untolerated taint {<key>: <value>}".
-  [[nodiscard]] static std::string untoleratedTaintReason(const api::Taint& taint);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   // Stateless: thread-safe.

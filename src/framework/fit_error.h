@@ -20,7 +20,7 @@ struct Diagnosis {
 struct FitError {
   int numAllNodes = 0;
   Diagnosis diagnosis;
-  // Upstream's text: "0/5 nodes are available: 2 node(s) had untolerated taint {k: v}, 3
+  // Upstream's text: "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3
   // Insufficient cpu." — one count per distinct reason over all nodes, sorted as strings; a
   // PreFilter rejection replaces the list; a PostFilter message is appended.
   [[nodiscard]] std::string message() const;

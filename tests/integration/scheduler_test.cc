@@ -123,7 +123,7 @@ TEST(SchedulerIntegration, TaintsAreAvoidedAndTolerationsLandOnTaintedNodes) {
     const auto* c = p.condition("PodScheduled");
     return c != nullptr &&
            c->message ==
-               "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 "
+               "0/2 nodes are available: 1 node(s) had untolerated taint(s), 1 "
                "node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is "
                "not helpful for scheduling.";
   }));

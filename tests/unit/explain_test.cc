@@ -72,7 +72,7 @@ TEST(Explain, EveryRejectingFilterIsKeptAndTheFirstMakesUpstreamsMessage) {
   EXPECT_TRUE(e.feasible.empty());
   EXPECT_TRUE(e.selected.empty());
   EXPECT_EQ(e.fitError,
-            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}. "
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
             "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
             "1 Preemption is not helpful for scheduling.");
   ASSERT_TRUE(e.preemption.has_value());
@@ -163,8 +163,7 @@ TEST(Explain, DiagnosisAnnotationCountsReasonsNamesExamplesAndTheClosestNodes) {
   }
   nodes.push_back(NodeWrapper("t").capacity({{"cpu", "64"}}).ptr());
   d.nodeToStatus.emplace(
-      "t",
-      Status::unresolvable("node(s) had untolerated taint {k: v}").withPlugin("TaintToleration"));
+      "t", Status::unresolvable("node(s) had untolerated taint(s)").withPlugin("TaintToleration"));
   cache::Snapshot snap = cache::Snapshot::fromForTest({}, nodes);
   auto pod = PodWrapper("p").req({{"cpu", "10"}}).obj();
 

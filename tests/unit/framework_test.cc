@@ -214,15 +214,15 @@ TEST(FitErrorTest, MessageCountsReasonsSortedLikeUpstream) {
   e.diagnosis.nodeToStatus["b"] = Status::unschedulable("Insufficient cpu");
   e.diagnosis.nodeToStatus["c"] =
       Status(Code::kUnschedulable, {"Insufficient cpu", "Insufficient memory"});
-  e.diagnosis.nodeToStatus["d"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
-  e.diagnosis.nodeToStatus["e"] = Status::unresolvable("node(s) had untolerated taint {k: v}");
+  e.diagnosis.nodeToStatus["d"] = Status::unresolvable("node(s) had untolerated taint(s)");
+  e.diagnosis.nodeToStatus["e"] = Status::unresolvable("node(s) had untolerated taint(s)");
   EXPECT_EQ(e.message(),
-            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint "
-            "{k: v}, 3 Insufficient cpu.");
+            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint(s), "
+            "3 Insufficient cpu.");
   e.diagnosis.postFilterMsg = "preemption: not eligible.";
   EXPECT_EQ(e.message(),
-            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint "
-            "{k: v}, 3 Insufficient cpu. preemption: not eligible.");
+            "0/5 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint(s), "
+            "3 Insufficient cpu. preemption: not eligible.");
   scheduler::FitError pre;
   pre.numAllNodes = 3;
   pre.diagnosis.preFilterMsg = "node(s) didn't match the requested node name";
