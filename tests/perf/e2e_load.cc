@@ -3,7 +3,8 @@
 // `--clients` parallel clients, and time how long until every measured pod is bound.
 //
 //   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
-//                   [--workload basic|anti-affinity|topology-spread|preemption]
+//                   [--workload basic|anti-affinity|topology-spread|preemption|churn]
+//                   [--metrics-url URL --scheduler-pid PID]   (churn)
 //
 // Workloads (upstream scheduler_perf templates):
 //   basic            init and measured pods request 100m / 500Mi
@@ -13,6 +14,11 @@
 //                    DoNotSchedule, color=blue)
 //   preemption       init pods are low priority 900m; measured pods 3000m of PriorityClass
 //                    value 10 (created here), each evicting three init pods
+//   churn            init pods 2000m fill the nodes (2 per node); the measured pods (2000m)
+//                    stay pending. Then 60 s of kubelet-style status updates of the init pods
+//                    at 50/s: the scheduler's attempts (from its /metrics) and CPU seconds
+//                    (from /proc/PID/stat) in that window; then 200 init pods are deleted and
+//                    the time until 200 pending pods are bound is measured.
 //
 // Prints one line of key=value figures. The scheduler under test is started by the caller
 // (tests/perf/e2e.sh), which also measures its CPU and memory.
@@ -24,6 +30,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
+#include <iterator>
+
+#include <httplib.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "client/config.h"
 #include "client/rest_client.h"
@@ -43,6 +57,8 @@ struct Args {
   std::string schedulerName = "default-scheduler";
   std::string workload = "basic";
   int timeoutSeconds = 600;
+  std::string metricsUrl;  // churn: the scheduler's /metrics
+  int schedulerPid = 0;    // churn: for its CPU time
 };
 
 nlohmann::json node(int i) {
@@ -91,6 +107,8 @@ nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
   } else if (a.workload == "preemption") {
     requests = {{"cpu", measured ? "3000m" : "900m"}, {"memory", "500Mi"}};
     if (measured) p["spec"]["priorityClassName"] = "perf-high";
+  } else if (a.workload == "churn") {
+    requests = {{"cpu", "2000m"}, {"memory", "500Mi"}};
   }
   return p;
 }
@@ -111,6 +129,84 @@ int countBound(client::RestClient& c, const std::string& ns) {
     if (!p["spec"].value("nodeName", "").empty()) ++bound;
   }
   return bound;
+}
+
+// Sum of every scheduler_schedule_attempts_total sample of a scrape (-1 if unreachable).
+double scheduleAttempts(const std::string& url) {
+  const auto schemeEnd = url.find("://");
+  const auto pathStart = url.find('/', schemeEnd + 3);
+  httplib::Client cli(url.substr(0, pathStart));
+  cli.enable_server_certificate_verification(false);
+  auto res = cli.Get(url.substr(pathStart));
+  if (!res || res->status != 200) return -1;
+  std::istringstream in(res->body);
+  double sum = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("scheduler_schedule_attempts_total{", 0) != 0) continue;
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+double cpuSeconds(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::istringstream in(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> fields{std::istream_iterator<std::string>(in), {}};
+  // utime and stime are fields 14 and 15; fields[0] is field 3.
+  return (std::stod(fields.at(11)) + std::stod(fields.at(12))) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The churn workload's second phase (see the top of the file).
+int churn(client::RestClient& c, const Args& a) {
+  // Let the scheduler try every pending pod once.
+  double before = scheduleAttempts(a.metricsUrl);
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double now = scheduleAttempts(a.metricsUrl);
+    if (now >= a.initPods + a.pods && now == before) break;
+    before = now;
+  }
+  const double attempts0 = scheduleAttempts(a.metricsUrl);
+  const double cpu0 = cpuSeconds(a.schedulerPid);
+  const auto start = Clock::now();
+  constexpr int kSeconds = 60;
+  constexpr int kPerSecond = 50;
+  for (int i = 0; i < kSeconds * kPerSecond; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(1000 * i / kPerSecond));
+    const std::string name = "init-" + std::to_string(i % std::min(a.initPods, 1000));
+    nlohmann::json status = {
+        {"status",
+         {{"phase", "Running"},
+          {"podIP", "10.2." + std::to_string((i / 250) % 250) + "." + std::to_string(i % 250)},
+          {"conditions", {{{"type", "Ready"}, {"status", i % 2 ? "True" : "False"}}}}}}};
+    c.patch("/api/v1/namespaces/" + a.ns + "/pods/" + name + "/status", status,
+            "application/strategic-merge-patch+json");
+  }
+  const double churnAttempts = scheduleAttempts(a.metricsUrl) - attempts0;
+  const double churnCpu = cpuSeconds(a.schedulerPid) - cpu0;
+
+  constexpr int kFreed = 200;
+  const int boundBefore = countBound(c, a.ns);
+  const auto t0 = Clock::now();
+  parallel(kFreed, a.clients, [&](int i) {
+    c.del("/api/v1/namespaces/" + a.ns + "/pods/init-" + std::to_string(i),
+          {{"gracePeriodSeconds", 0}});
+  });
+  // 200 init pods gone, 200 pending pods in their place: back to the same count.
+  const auto deadline = t0 + std::chrono::seconds(a.timeoutSeconds);
+  int bound = 0;
+  while ((bound = countBound(c, a.ns)) < boundBefore && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double refill = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "workload=churn nodes=%d init_pods=%d pods=%d churn_updates=%d churn_attempts=%.0f "
+      "churn_cpu_s=%.2f freed=%d refill_s=%.2f bound=%d\n",
+      a.nodes, a.initPods, a.pods, kSeconds * kPerSecond, churnAttempts, churnCpu, kFreed, refill,
+      bound);
+  return bound >= boundBefore ? 0 : 1;
 }
 
 }  // namespace
@@ -137,6 +233,10 @@ int main(int argc, char** argv) {
       a.workload = v;
     else if (k == "--timeout")
       a.timeoutSeconds = std::stoi(v);
+    else if (k == "--metrics-url")
+      a.metricsUrl = v;
+    else if (k == "--scheduler-pid")
+      a.schedulerPid = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -158,6 +258,11 @@ int main(int argc, char** argv) {
     } catch (const client::ApiError& e) {
       if (!e.isConflict()) throw;
     }
+  } else if (a.workload == "churn") {
+    if (a.metricsUrl.empty() || a.schedulerPid == 0) {
+      std::fprintf(stderr, "churn needs --metrics-url and --scheduler-pid\n");
+      return 2;
+    }
   } else if (a.workload != "basic" && a.workload != "anti-affinity" &&
              a.workload != "topology-spread") {
     std::fprintf(stderr, "unknown workload %s\n", a.workload.c_str());
@@ -174,6 +279,12 @@ int main(int argc, char** argv) {
   }
   std::printf("phase=measure\n");
   std::fflush(stdout);
+  if (a.workload == "churn") {
+    parallel(a.pods, a.clients, [&](int i) {
+      c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i), true));
+    });
+    return churn(c, a);
+  }
 
   // Watch for bindings while the measured pods are created.
   auto rv = c.list("/api/v1/namespaces/" + a.ns + "/pods", {.limit = 1}).resourceVersion;
