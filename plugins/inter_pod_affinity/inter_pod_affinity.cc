@@ -289,6 +289,18 @@ QueueingHint InterPodAffinity::podChangeHint(const api::Pod& pod, const EventObj
       return QueueingHint::kQueue;
     }
   }
+  // It may have been the last pod of the group: a pod matching its own affinity terms then
+  // fits where the topology keys are (Filter's first pod of a group).
+  if (matchesAllTerms(*oldPod)) {
+    const api::Labels ownNsLabels =
+        usesNamespaceSelector(terms)
+            ? interpodaffinity::namespaceLabels(handle_.listers(), pod.metadata.namespace_)
+            : api::Labels{};
+    if (std::all_of(terms.begin(), terms.end(),
+                    [&](const auto& t) { return existingTermMatches(t, pod, pod, ownNsLabels); })) {
+      return QueueingHint::kQueue;
+    }
+  }
   return QueueingHint::kSkip;
 }
 

@@ -112,7 +112,8 @@ class InterPodAffinity final : public PreFilterPlugin,
   //     on a node; an added pod must match all affinity terms; an updated pod must newly
   //     match all affinity terms or stop matching an anti-affinity term that matched it; a
   //     deleted pod must match an anti-affinity term, or one of its own required
-  //     anti-affinity terms must select the pod. Namespace labels come from the listers.
+  //     anti-affinity terms must select the pod, or it matched all affinity terms of a pod
+  //     that matches them itself. Namespace labels come from the listers.
   //   node change: a new node with an affinity topology key, a node that gains one or whose
   //     value changes; for anti-affinity terms any new node, a node that loses a topology key
   //     or whose value changes.

@@ -104,6 +104,8 @@ TEST(InterPodAffinityHints, Table) {
       {"deleted pod did not match the anti-affinity", kPodDelete, antiPod, bound("e", other), none,
        kSkip},
       {"deleted pod matched the affinity", kPodDelete, affPod, bound("e", scan), none, kSkip},
+      {"deleted pod matched the affinity of a pod that matches it too", kPodDelete,
+       makePod("p", "default", scan, "", affinity), bound("e", scan), none, kQueue},
       {"deleted pod's anti-affinity selected the pod", kPodDelete, web,
        bound("e", json::object(), repelsWeb), none, kQueue},
       {"deleted pod's anti-affinity selected other pods", kPodDelete, web,
