@@ -64,23 +64,12 @@ TEST(InterPodAffinityArgs, Errors) {
   EXPECT_EQ(argsError(nullptr), "");
 }
 
-TEST(InterPodAffinityPlugin, NameAndEvents) {
+TEST(InterPodAffinityPlugin, Name) {
   testutil::FakeHandle h;
   auto pl = makePlugin(h);
   EXPECT_EQ(pl->name(), "InterPodAffinity");
   EXPECT_TRUE(pl->hasNormalizeScore());
   EXPECT_EQ(pl->preFilterExtensions(), pl.get());
-  const auto events = pl->eventsToRegister();
-  ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0].event.resource, EventResource::kPod);
-  EXPECT_EQ(events[0].event.actions, kAdd | kUpdatePodLabel | kDelete);
-  EXPECT_EQ(events[1].event.resource, EventResource::kNode);
-  EXPECT_EQ(events[1].event.actions, kAdd | kUpdateNodeLabel | kUpdateNodeTaint);
-  EXPECT_EQ(events[2].event.resource, EventResource::kNamespace);
-  EXPECT_EQ(events[2].event.actions, kAdd | kUpdate);
-  // A pod scale-down or a node allocatable change cannot help.
-  EXPECT_FALSE(events[0].event.matches({EventResource::kPod, kUpdatePodScaleDown, ""}));
-  EXPECT_FALSE(events[1].event.matches({EventResource::kNode, kUpdateNodeAllocatable, ""}));
 }
 
 }  // namespace

@@ -60,6 +60,11 @@ void addAntiAffinity(TopologyCounts& counts, const std::vector<IncomingTerm>& te
   }
 }
 
+bool usesNamespaceSelector(const std::vector<api::PodAffinityTerm>& terms) {
+  return std::any_of(terms.begin(), terms.end(),
+                     [](const api::PodAffinityTerm& t) { return t.namespaceSelector.has_value(); });
+}
+
 bool satisfiesPodAffinity(const PreFilterState& s, const api::Labels& nodeLabels) {
   bool podsExist = true;
   for (const IncomingTerm& t : s.affinityTerms) {
@@ -219,10 +224,111 @@ Status InterPodAffinity::filter(const CycleState& state, const api::Pod& /*pod*/
 
 std::vector<ClusterEventWithHint> InterPodAffinity::eventsToRegister() const {
   return {
-      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
-      {EventResource::kNamespace, kAdd | kUpdate},
+      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete,
+       [this](const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj) {
+         return podChangeHint(pod, oldObj, newObj);
+       }},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel, &InterPodAffinity::nodeChangeHint},
   };
+}
+
+QueueingHint InterPodAffinity::podChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                             const EventObject& newObj) const {
+  const api::Pod* oldPod = as<api::Pod>(oldObj);
+  const api::Pod* newPod = as<api::Pod>(newObj);
+  if (oldPod == nullptr && newPod == nullptr) return QueueingHint::kQueue;
+  // The pod's own update: with other labels, other terms may select it.
+  if (newPod != nullptr && newPod->metadata.uid == pod.metadata.uid) {
+    return oldPod != nullptr && oldPod->metadata.labels != newPod->metadata.labels
+               ? QueueingHint::kQueue
+               : QueueingHint::kSkip;
+  }
+  if ((oldPod != nullptr && oldPod->spec.nodeName.empty()) ||
+      (newPod != nullptr && newPod->spec.nodeName.empty())) {
+    return QueueingHint::kSkip;
+  }
+  const auto& terms = interpodaffinity::requiredAffinityTerms(pod);
+  const auto& antiTerms = interpodaffinity::requiredAntiAffinityTerms(pod);
+  const api::Pod& changed = newPod != nullptr ? *newPod : *oldPod;
+  const api::Labels nsLabels =
+      usesNamespaceSelector(terms) || usesNamespaceSelector(antiTerms)
+          ? interpodaffinity::namespaceLabels(handle_.listers(), changed.metadata.namespace_)
+          : api::Labels{};
+  auto selects = [&](const api::PodAffinityTerm& t, const api::Pod& p) {
+    return existingTermMatches(t, pod, p, nsLabels);
+  };
+  // A single pod must match all affinity terms.
+  auto matchesAllTerms = [&](const api::Pod& p) {
+    return !terms.empty() &&
+           std::all_of(terms.begin(), terms.end(), [&](const auto& t) { return selects(t, p); });
+  };
+  if (oldPod != nullptr && newPod != nullptr) {
+    if (!matchesAllTerms(*oldPod) && matchesAllTerms(*newPod)) return QueueingHint::kQueue;
+    const bool leftAntiAffinity =
+        std::any_of(antiTerms.begin(), antiTerms.end(),
+                    [&](const auto& t) { return selects(t, *oldPod) && !selects(t, *newPod); });
+    return leftAntiAffinity ? QueueingHint::kQueue : QueueingHint::kSkip;
+  }
+  if (newPod != nullptr) {
+    return matchesAllTerms(*newPod) ? QueueingHint::kQueue : QueueingHint::kSkip;
+  }
+  // Deleted: it no longer repels the pod, nor the pod it.
+  if (std::any_of(antiTerms.begin(), antiTerms.end(),
+                  [&](const auto& t) { return selects(t, *oldPod); })) {
+    return QueueingHint::kQueue;
+  }
+  const auto& existingAnti = interpodaffinity::requiredAntiAffinityTerms(*oldPod);
+  if (!existingAnti.empty()) {
+    const api::Labels podNsLabels =
+        usesNamespaceSelector(existingAnti)
+            ? interpodaffinity::namespaceLabels(handle_.listers(), pod.metadata.namespace_)
+            : api::Labels{};
+    if (std::any_of(existingAnti.begin(), existingAnti.end(), [&](const auto& t) {
+          return existingTermMatches(t, *oldPod, pod, podNsLabels);
+        })) {
+      return QueueingHint::kQueue;
+    }
+  }
+  // It may have been the last pod of the group: a pod matching its own affinity terms then
+  // fits where the topology keys are (Filter's first pod of a group).
+  if (matchesAllTerms(*oldPod)) {
+    const api::Labels ownNsLabels =
+        usesNamespaceSelector(terms)
+            ? interpodaffinity::namespaceLabels(handle_.listers(), pod.metadata.namespace_)
+            : api::Labels{};
+    if (std::all_of(terms.begin(), terms.end(),
+                    [&](const auto& t) { return existingTermMatches(t, pod, pod, ownNsLabels); })) {
+      return QueueingHint::kQueue;
+    }
+  }
+  return QueueingHint::kSkip;
+}
+
+QueueingHint InterPodAffinity::nodeChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                              const EventObject& newObj) {
+  const api::Node* oldNode = as<api::Node>(oldObj);
+  const api::Node* newNode = as<api::Node>(newObj);
+  if (newNode == nullptr) return QueueingHint::kQueue;
+  auto label = [](const api::Node& n, const std::string& key) -> const std::string* {
+    auto it = n.metadata.labels.find(key);
+    return it == n.metadata.labels.end() ? nullptr : &it->second;
+  };
+  for (const api::PodAffinityTerm& t : interpodaffinity::requiredAffinityTerms(pod)) {
+    const std::string* now = label(*newNode, t.topologyKey);
+    if (now == nullptr) continue;
+    const std::string* before = oldNode == nullptr ? nullptr : label(*oldNode, t.topologyKey);
+    // A new domain member, or the node moved to another domain.
+    if (before == nullptr || *before != *now) return QueueingHint::kQueue;
+  }
+  for (const api::PodAffinityTerm& t : interpodaffinity::requiredAntiAffinityTerms(pod)) {
+    // A new node may be in a domain without the pods the pod repels.
+    if (oldNode == nullptr) return QueueingHint::kQueue;
+    const std::string* before = label(*oldNode, t.topologyKey);
+    if (before == nullptr) continue;  // a node without the key always accepted the pod
+    const std::string* now = label(*newNode, t.topologyKey);
+    if (now == nullptr || *before != *now) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
 }
 
 std::optional<InterPodAffinity::PreFilterCountsForTest> InterPodAffinity::preFilterCountsForTest(

@@ -102,9 +102,25 @@ class InterPodAffinity final : public PreFilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
 
-  // Assigned pod add, label update and delete; node add, label and taint updates; namespace
-  // add and update (namespaceSelector).
+  // Pod add, label update and delete (podChangeHint); node add and label update
+  // (nodeChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterPodChange / isSchedulableAfterNodeChange), only
+  // for the pod's required terms:
+  //   pod change: the pod's own label update queues. Otherwise Skip unless the changed pod is
+  //     on a node; an added pod must match all affinity terms; an updated pod must newly
+  //     match all affinity terms or stop matching an anti-affinity term that matched it; a
+  //     deleted pod must match an anti-affinity term, or one of its own required
+  //     anti-affinity terms must select the pod, or it matched all affinity terms of a pod
+  //     that matches them itself. Namespace labels come from the listers.
+  //   node change: a new node with an affinity topology key, a node that gains one or whose
+  //     value changes; for anti-affinity terms any new node, a node that loses a topology key
+  //     or whose value changes.
+  [[nodiscard]] QueueingHint podChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                           const EventObject& newObj) const;
+  [[nodiscard]] static QueueingHint nodeChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                                   const EventObject& newObj);
 
   // Test hook: the PreFilter counts, each as ((topologyKey, value), count) sorted; nullopt when
   // the state is absent.

@@ -248,9 +248,28 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
 std::vector<ClusterEventWithHint> NodeVolumeLimits::eventsToRegister() const {
   return {
       {EventResource::kCSINode, kAdd},
-      {EventResource::kPod, kDelete},
-      {EventResource::kPersistentVolumeClaim, kAdd},
+      {EventResource::kPod, kDelete, &NodeVolumeLimits::podDeletedHint},
+      {EventResource::kPersistentVolumeClaim, kAdd, &NodeVolumeLimits::pvcAddedHint},
   };
+}
+
+QueueingHint NodeVolumeLimits::podDeletedHint(const api::Pod& /*pod*/, const EventObject& oldObj,
+                                              const EventObject& /*newObj*/) {
+  const api::Pod* deleted = as<api::Pod>(oldObj);
+  if (deleted == nullptr) return QueueingHint::kQueue;
+  if (deleted->spec.nodeName.empty()) return QueueingHint::kSkip;
+  return usesClaims(*deleted) ? QueueingHint::kQueue : QueueingHint::kSkip;
+}
+
+QueueingHint NodeVolumeLimits::pvcAddedHint(const api::Pod& pod, const EventObject& /*oldObj*/,
+                                            const EventObject& newObj) {
+  const api::PersistentVolumeClaim* pvc = as<api::PersistentVolumeClaim>(newObj);
+  if (pvc == nullptr) return QueueingHint::kQueue;
+  if (pvc->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
+  const bool used =
+      std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                  [&](const auto& v) { return claimName(pod, v) == pvc->metadata.name; });
+  return used ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newNodeVolumeLimits(const nlohmann::json& /*args*/, Handle& handle) {

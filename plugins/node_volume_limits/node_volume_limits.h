@@ -56,8 +56,16 @@ class NodeVolumeLimits final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // CSINode added; assigned pod deleted; PVC added.
+  // CSINode added; pod deleted (podDeletedHint); PVC added (pvcAddedHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterPodDeleted / isSchedulableAfterPVCAdded): a
+  // deleted pod that was on a node and had a persistentVolumeClaim or generic ephemeral
+  // volume; an added claim of the pod.
+  [[nodiscard]] static QueueingHint podDeletedHint(const api::Pod& pod, const EventObject& oldObj,
+                                                   const EventObject& newObj);
+  [[nodiscard]] static QueueingHint pvcAddedHint(const api::Pod& pod, const EventObject& oldObj,
+                                                 const EventObject& newObj);
 
   // The node resource naming a driver's limit (upstream GetCSIAttachLimitKey):
   // "attachable-volumes-csi-<driver>", shortened with a SHA-1 suffix past 62 characters.

@@ -10,6 +10,7 @@
 #include <ksched/api/quantity.h>
 #include <ksched/api/storage.h>
 
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -384,17 +385,69 @@ TEST(NodeVolumeLimitsTest, FilterWithoutPreFilterIsError) {
   EXPECT_EQ(s.message(), "reading \"PreFilterNodeVolumeLimits\" from cycleState: not found");
 }
 
-TEST(NodeVolumeLimitsTest, EventsAndFactory) {
+TEST(NodeVolumeLimitsTest, Factory) {
   testutil::FakeHandle h;
   auto plugin = newNodeVolumeLimits(nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "NodeVolumeLimits");
-  auto events = dynamic_cast<NodeVolumeLimits&>(*plugin).eventsToRegister();
-  ASSERT_EQ(events.size(), 3u);
-  EXPECT_TRUE(events[0].event.matches({EventResource::kCSINode, kAdd, ""}));
-  EXPECT_TRUE(events[1].event.matches(events::kAssignedPodDelete));
-  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
-  EXPECT_FALSE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
+}
+
+TEST(NodeVolumeLimitsTest, QueueingHints) {
+  struct Case {
+    std::string name;
+    ClusterEvent event;
+    EventObject oldObj;
+    EventObject newObj;
+    std::optional<QueueingHint> want;
+  };
+  using testutil::obj;
+  constexpr auto kQueue = QueueingHint::kQueue;
+  constexpr auto kSkip = QueueingHint::kSkip;
+  const ClusterEvent podDelete{EventResource::kAssignedPod, kDelete, {}};
+  const ClusterEvent pvcAdd{EventResource::kPersistentVolumeClaim, kAdd, {}};
+  auto bound = [](const std::vector<std::string>& volumes) {
+    api::Pod p = podWith(volumes, "existing");
+    p.spec.nodeName = "node";
+    return obj(std::move(p));
+  };
+  auto claimIn = [](std::string name, std::string ns) {
+    api::PersistentVolumeClaim c = pvc(std::move(name), "");
+    c.metadata.namespace_ = std::move(ns);
+    return obj(std::move(c));
+  };
+
+  const EventObject none;
+  const std::vector<Case> cases = {
+      {"CSINode added", testutil::event(EventResource::kCSINode, kAdd), none,
+       obj(csiNode("node", {})), kQueue},
+      {"CSINode update is not registered", testutil::event(EventResource::kCSINode, kUpdateOther),
+       obj(csiNode("node", {})), obj(csiNode("node", {{kDriver, 1}})), std::nullopt},
+      {"deleted pod had a claim", podDelete, bound({"pvc:csi-0"}), none, kQueue},
+      {"deleted pod had an ephemeral volume", podDelete, bound({"eph:scratch"}), none, kQueue},
+      {"deleted pod had an inline CSI volume only", podDelete, bound({"inline"}), none, kSkip},
+      {"deleted pod had no volumes", podDelete, bound({}), none, kSkip},
+      {"deleted unscheduled pod had a claim",
+       testutil::event(EventResource::kUnscheduledPod, kDelete),
+       obj(podWith({"pvc:csi-0"}, "existing")), none, kSkip},
+      {"pod add is not registered", testutil::event(EventResource::kAssignedPod, kAdd), none,
+       bound({"pvc:csi-0"}), std::nullopt},
+      {"the pod's claim added", pvcAdd, none, claimIn("csi-1", "default"), kQueue},
+      {"the pod's ephemeral claim added", pvcAdd, none, claimIn("pod-scratch", "default"), kQueue},
+      {"another claim added", pvcAdd, none, claimIn("csi-2", "default"), kSkip},
+      {"a claim of that name in another namespace", pvcAdd, none, claimIn("csi-1", "other"), kSkip},
+      {"claim update is not registered",
+       testutil::event(EventResource::kPersistentVolumeClaim, kUpdateOther),
+       claimIn("csi-1", "default"), claimIn("csi-1", "default"), std::nullopt},
+  };
+
+  testutil::FakeHandle h;
+  NodeVolumeLimits pl(h.listers());
+  const api::Pod pod = podWith({"pvc:csi-1", "eph:scratch", "inline"});
+  for (const Case& c : cases) {
+    EXPECT_EQ(testutil::hintName(testutil::hintFor(pl, c.event, pod, c.oldObj, c.newObj)),
+              testutil::hintName(c.want))
+        << c.name;
+  }
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // AddPod/RemovePod updates of the PreFilter state (upstream TestPreFilterStateAddPod and
-// TestPreFilterStateRemovePod) and the plugin's registered events.
+// TestPreFilterStateRemovePod) and the plugin's QueueingHints.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/pod_topology_spread/spread_test_util.h"
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -156,17 +158,127 @@ TEST(PodTopologySpreadAddPodTest, MissingStateIsError) {
   EXPECT_EQ(pl.removePod(cs, Pod().obj(), *Pod("q").info(), *infos[0]).code(), Code::kError);
 }
 
-TEST(PodTopologySpreadEventsTest, RegistersPodAndNodeEvents) {
+TEST(PodTopologySpreadHintsTest, Table) {
+  struct Case {
+    std::string name;
+    ClusterEvent event;
+    api::Pod pod;
+    EventObject oldObj;
+    EventObject newObj;
+    std::optional<QueueingHint> want;
+  };
+  const ClusterEvent podAdd{EventResource::kAssignedPod, kAdd, {}};
+  const ClusterEvent podDelete{EventResource::kAssignedPod, kDelete, {}};
+  const ClusterEvent podLabel{EventResource::kAssignedPod, kUpdatePodLabel, {}};
+  const ClusterEvent ownTolerations{EventResource::kUnscheduledPod, kUpdatePodTolerations, {}};
+  const ClusterEvent nodeAdd{EventResource::kNode, kAdd, {}};
+  const ClusterEvent nodeDelete{EventResource::kNode, kDelete, {}};
+  const ClusterEvent nodeLabel{EventResource::kNode, kUpdateNodeLabel, {}};
+  const ClusterEvent nodeTaint{EventResource::kNode, kUpdateNodeTaint, {}};
+  constexpr auto kQueue = QueueingHint::kQueue;
+  constexpr auto kSkip = QueueingHint::kSkip;
+
+  const api::Pod spread = Pod("p")
+                              .label("foo", "")
+                              .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
+                              .spreadConstraint(1, "node", kDoNotSchedule, exists("foo"))
+                              .obj();
+  const api::Pod honor =
+      Pod("p")
+          .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"), {.nodeTaintsPolicy = "Honor"})
+          .obj();
+  const api::Pod honorTolerating =
+      Pod("p")
+          .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"), {.nodeTaintsPolicy = "Honor"})
+          .toleration("k", "Exists", "", "NoSchedule")
+          .obj();
+  const api::Pod anyway =
+      Pod("p").spreadConstraint(1, "zone", api::kScheduleAnyway, exists("foo")).obj();
+  auto pod = [](const Pod& p) -> EventObject { return p.ptr(); };
+  auto node = [](const Node& n) -> EventObject { return n.ptr(); };
+  const Node full = Node("n").label("zone", "z1").label("node", "n");
+
+  const EventObject none;
+  const std::vector<Case> cases = {
+      // Pod events.
+      {"added pod matches a selector", podAdd, spread, none,
+       pod(Pod("e").node("n").label("foo", "")), kQueue},
+      {"added pod matches no selector", podAdd, spread, none,
+       pod(Pod("e").node("n").label("bar", "")), kSkip},
+      {"added pod in another namespace", podAdd, spread, none,
+       pod(Pod("e").ns("other").node("n").label("foo", "")), kSkip},
+      {"deleted pod matched a selector", podDelete, spread,
+       pod(Pod("e").node("n").label("foo", "")), none, kQueue},
+      {"deleted pod matched no selector", podDelete, spread,
+       pod(Pod("e").node("n").label("bar", "")), none, kSkip},
+      {"deleted unscheduled pod", testutil::event(EventResource::kUnscheduledPod, kDelete), spread,
+       pod(Pod("e").label("foo", "")), none, kSkip},
+      {"label update starts matching", podLabel, spread, pod(Pod("e").node("n").label("bar", "")),
+       pod(Pod("e").node("n").label("foo", "")), kQueue},
+      {"label update stops matching", podLabel, spread, pod(Pod("e").node("n").label("foo", "")),
+       pod(Pod("e").node("n").label("bar", "")), kQueue},
+      {"label update keeps matching", podLabel, spread, pod(Pod("e").node("n").label("foo", "")),
+       pod(Pod("e").node("n").label("foo", "").label("bar", "")), kSkip},
+      {"another pod's toleration update",
+       testutil::event(EventResource::kAssignedPod, kUpdatePodTolerations), honor,
+       pod(Pod("e").node("n").label("foo", "")),
+       pod(Pod("e").node("n").label("foo", "").toleration("k", "Exists", "", "NoSchedule")), kSkip},
+      {"own new toleration, nodeTaintsPolicy Honor", ownTolerations, honorTolerating, pod(Pod("p")),
+       pod(Pod("p").toleration("k", "Exists", "", "NoSchedule")), kQueue},
+      {"own new toleration, nodeTaintsPolicy Ignore", ownTolerations, spread,
+       pod(Pod("p").label("foo", "")),
+       pod(Pod("p").label("foo", "").toleration("k", "Exists", "", "NoSchedule")), kSkip},
+      {"own label update changes its match",
+       testutil::event(EventResource::kUnscheduledPod, kUpdatePodLabel), spread, pod(Pod("p")),
+       pod(Pod("p").label("foo", "")), kQueue},
+      {"added pod, only ScheduleAnyway constraints", podAdd, anyway, none,
+       pod(Pod("e").node("n").label("foo", "")), kSkip},
+      {"pod scale-down is not registered",
+       testutil::event(EventResource::kAssignedPod, kUpdatePodScaleDown), spread,
+       pod(Pod("e").node("n").label("foo", "")), pod(Pod("e").node("n").label("foo", "")),
+       std::nullopt},
+      // Node events.
+      {"added node has every topology key", nodeAdd, spread, none, node(full), kQueue},
+      {"added node lacks a topology key", nodeAdd, spread, none,
+       node(Node("n").label("zone", "z1")), kSkip},
+      {"deleted node had every topology key", nodeDelete, spread, node(full), none, kQueue},
+      {"deleted node lacked a topology key", nodeDelete, spread, node(Node("n").label("node", "n")),
+       none, kSkip},
+      {"node gains the last topology key", nodeLabel, spread, node(Node("n").label("zone", "z1")),
+       node(full), kQueue},
+      {"node loses a topology key", nodeLabel, spread, node(full),
+       node(Node("n").label("zone", "z1")), kQueue},
+      {"node changes a topology value", nodeLabel, spread, node(full),
+       node(Node("n").label("zone", "z2").label("node", "n")), kQueue},
+      {"matching node changes another label", nodeLabel, spread, node(full),
+       node(Node("n").label("zone", "z1").label("node", "n").label("disk", "ssd")), kSkip},
+      {"node without the keys changes a label", nodeLabel, spread,
+       node(Node("n").label("zone", "z1")),
+       node(Node("n").label("zone", "z1").label("disk", "ssd")), kSkip},
+      {"matching node changes its taints", nodeTaint, spread,
+       node(Node("n").label("zone", "z1").label("node", "n").taint("k", "v", "NoSchedule")),
+       node(full), kQueue},
+      {"node without the keys changes its taints", nodeTaint, spread,
+       node(Node("n").label("zone", "z1").taint("k", "v", "NoSchedule")),
+       node(Node("n").label("zone", "z1")), kSkip},
+      {"matching node becomes schedulable, same taints", nodeTaint, spread, node(full), node(full),
+       kSkip},
+      {"added node, no DoNotSchedule constraint", nodeAdd, anyway, none,
+       node(Node("n").label("disk", "ssd")), kQueue},
+      {"node allocatable update is not registered",
+       testutil::event(EventResource::kNode, kUpdateNodeAllocatable), spread, node(full),
+       node(full), std::nullopt},
+  };
+
   testutil::FakeHandle h;
   auto plugin = makePlugin(nullptr, h);
-  const auto events = dynamic_cast<PodTopologySpread&>(*plugin).eventsToRegister();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].event.resource, EventResource::kPod);
-  EXPECT_EQ(events[0].event.actions, static_cast<uint32_t>(kAdd | kUpdatePodLabel | kDelete));
-  EXPECT_EQ(events[1].event.resource, EventResource::kNode);
-  EXPECT_EQ(events[1].event.actions,
-            static_cast<uint32_t>(kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint));
-  EXPECT_EQ(dynamic_cast<PodTopologySpread&>(*plugin).name(), "PodTopologySpread");
+  const auto& ext = dynamic_cast<const PodTopologySpread&>(*plugin);
+  EXPECT_EQ(ext.name(), "PodTopologySpread");
+  for (const Case& c : cases) {
+    EXPECT_EQ(testutil::hintName(testutil::hintFor(ext, c.event, c.pod, c.oldObj, c.newObj)),
+              testutil::hintName(c.want))
+        << c.name;
+  }
 }
 
 }  // namespace

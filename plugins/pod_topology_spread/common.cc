@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -155,9 +156,80 @@ std::vector<Constraint> PodTopologySpread::constraintsFor(const api::Pod& pod,
 
 std::vector<ClusterEventWithHint> PodTopologySpread::eventsToRegister() const {
   return {
-      {EventResource::kPod, kAdd | kUpdatePodLabel | kDelete},
-      {EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint},
+      {EventResource::kPod, kAdd | kUpdatePodLabel | kUpdatePodTolerations | kDelete,
+       [this](const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj) {
+         return podChangeHint(pod, oldObj, newObj);
+       }},
+      {EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint,
+       [this](const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj) {
+         return nodeChangeHint(pod, oldObj, newObj);
+       }},
   };
+}
+
+QueueingHint PodTopologySpread::podChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                              const EventObject& newObj) const {
+  const api::Pod* oldPod = as<api::Pod>(oldObj);
+  const api::Pod* newPod = as<api::Pod>(newObj);
+  if (oldPod == nullptr && newPod == nullptr) return QueueingHint::kQueue;
+  // Only the pod itself and bound pods of its namespace take part in its spreading.
+  auto involved = [&](const api::Pod* p) {
+    return p->metadata.uid == pod.metadata.uid ||
+           (!p->spec.nodeName.empty() && p->metadata.namespace_ == pod.metadata.namespace_);
+  };
+  if ((newPod != nullptr && !involved(newPod)) || (oldPod != nullptr && !involved(oldPod))) {
+    return QueueingHint::kSkip;
+  }
+  const std::vector<Constraint> constraints = constraintsFor(pod, api::kDoNotSchedule);
+  auto anyMatches = [&](const api::Labels& labels) {
+    return std::any_of(constraints.begin(), constraints.end(),
+                       [&](const Constraint& c) { return c.selector.matches(labels); });
+  };
+  if (oldPod != nullptr && newPod != nullptr) {
+    // A new toleration may admit tainted nodes into the spreading.
+    if (newPod->metadata.uid == pod.metadata.uid &&
+        oldPod->spec.tolerations != newPod->spec.tolerations &&
+        std::any_of(constraints.begin(), constraints.end(),
+                    [](const Constraint& c) { return c.honorNodeTaints; })) {
+      return QueueingHint::kQueue;
+    }
+    const api::Labels& before = oldPod->metadata.labels;
+    const api::Labels& after = newPod->metadata.labels;
+    if (before == after) return QueueingHint::kSkip;
+    const bool changed = std::any_of(constraints.begin(), constraints.end(), [&](const auto& c) {
+      return c.selector.matches(before) != c.selector.matches(after);
+    });
+    return changed ? QueueingHint::kQueue : QueueingHint::kSkip;
+  }
+  const api::Pod& p = newPod != nullptr ? *newPod : *oldPod;
+  return anyMatches(p.metadata.labels) ? QueueingHint::kQueue : QueueingHint::kSkip;
+}
+
+QueueingHint PodTopologySpread::nodeChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                               const EventObject& newObj) const {
+  const api::Node* oldNode = as<api::Node>(oldObj);
+  const api::Node* newNode = as<api::Node>(newObj);
+  if (oldNode == nullptr && newNode == nullptr) return QueueingHint::kQueue;
+  const std::vector<Constraint> constraints = constraintsFor(pod, api::kDoNotSchedule);
+  auto hasAllKeys = [&](const api::Node* n) {
+    return n != nullptr && std::all_of(constraints.begin(), constraints.end(), [&](const auto& c) {
+             return n->metadata.labels.contains(c.topologyKey);
+           });
+  };
+  const bool oldMatches = hasAllKeys(oldNode);
+  const bool newMatches = hasAllKeys(newNode);
+  if (oldNode != nullptr && newNode != nullptr) {
+    if (oldMatches != newMatches) return QueueingHint::kQueue;
+    if (!newMatches) return QueueingHint::kSkip;
+    const bool valueChanged =
+        std::any_of(constraints.begin(), constraints.end(), [&](const auto& c) {
+          return oldNode->metadata.labels.at(c.topologyKey) !=
+                 newNode->metadata.labels.at(c.topologyKey);
+        });
+    return valueChanged || oldNode->spec.taints != newNode->spec.taints ? QueueingHint::kQueue
+                                                                        : QueueingHint::kSkip;
+  }
+  return oldMatches || newMatches ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newPodTopologySpread(const nlohmann::json& args, Handle& handle) {

@@ -85,8 +85,23 @@ class PodTopologySpread final : public PreFilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
 
-  // Assigned pod add, label change and delete; node add, label and taint changes and delete.
+  // Pod add, label and toleration change and delete (podChangeHint); node add, label and taint
+  // change and delete (nodeChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterPodChange / isSchedulableAfterNodeChange), for
+  // the pod's DoNotSchedule constraints:
+  //   pod change: Skip for a pod that is not the pod itself and is unscheduled or in another
+  //     namespace. The pod's own toleration change queues when a constraint honors taints. An
+  //     added (deleted) pod must match a constraint's selector; an update must change whether
+  //     it matches one.
+  //   node change: a node "matches" when it has every constraint's topology key. Queue for an
+  //     added (deleted) matching node, an update that changes whether the node matches, or
+  //     of a matching node that changes a topology value or its taints.
+  [[nodiscard]] QueueingHint podChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                           const EventObject& newObj) const;
+  [[nodiscard]] QueueingHint nodeChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                            const EventObject& newObj) const;
 
   // The pod's constraints with whenUnsatisfiable == `action`: its own when it has any, else
   // the default constraints with the selector of the workloads that select it (none when

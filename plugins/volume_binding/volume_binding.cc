@@ -42,6 +42,9 @@ VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& j) {
 
 namespace {
 
+// The in-tree plugins whose volumes a CSI driver serves on the node.
+constexpr std::string_view kAnnMigratedPlugins = "storage.alpha.kubernetes.io/migrated-plugins";
+
 // A claim a pod volume refers to.
 struct PodClaim {
   std::string name;
@@ -461,12 +464,46 @@ Status VolumeBinding::checkBindings(const api::Pod& pod, const std::string& node
 
 std::vector<ClusterEventWithHint> VolumeBinding::eventsToRegister() const {
   return {
-      {EventResource::kStorageClass, kAdd | kUpdate},
-      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate},
+      {EventResource::kStorageClass, kAdd | kUpdate, &VolumeBinding::storageClassChangeHint},
+      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate, &VolumeBinding::pvcChangeHint},
       {EventResource::kPersistentVolume, kAdd | kUpdate},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
-      {EventResource::kCSINode, kAdd | kUpdate},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel},
+      {EventResource::kCSINode, kAdd | kUpdate, &VolumeBinding::csiNodeChangeHint},
   };
+}
+
+QueueingHint VolumeBinding::storageClassChangeHint(const api::Pod& /*pod*/,
+                                                   const EventObject& oldObj,
+                                                   const EventObject& newObj) {
+  const api::StorageClass* oldSC = as<api::StorageClass>(oldObj);
+  const api::StorageClass* newSC = as<api::StorageClass>(newObj);
+  if (oldSC == nullptr || newSC == nullptr) return QueueingHint::kQueue;
+  // volumeBindingMode is immutable.
+  return oldSC->allowedTopologies != newSC->allowedTopologies ? QueueingHint::kQueue
+                                                              : QueueingHint::kSkip;
+}
+
+QueueingHint VolumeBinding::pvcChangeHint(const api::Pod& pod, const EventObject& /*oldObj*/,
+                                          const EventObject& newObj) {
+  const api::PersistentVolumeClaim* pvc = as<api::PersistentVolumeClaim>(newObj);
+  if (pvc == nullptr) return QueueingHint::kQueue;
+  if (pvc->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
+  const auto claims = podClaims(pod);
+  const bool used = std::any_of(claims.begin(), claims.end(),
+                                [&](const PodClaim& c) { return c.name == pvc->metadata.name; });
+  return used ? QueueingHint::kQueue : QueueingHint::kSkip;
+}
+
+QueueingHint VolumeBinding::csiNodeChangeHint(const api::Pod& /*pod*/, const EventObject& oldObj,
+                                              const EventObject& newObj) {
+  const api::CSINode* oldNode = as<api::CSINode>(oldObj);
+  const api::CSINode* newNode = as<api::CSINode>(newObj);
+  if (oldNode == nullptr || newNode == nullptr) return QueueingHint::kQueue;
+  auto migrated = [](const api::CSINode& n) -> std::string_view {
+    auto it = n.metadata.annotations.find(kAnnMigratedPlugins);
+    return it == n.metadata.annotations.end() ? std::string_view() : it->second;
+  };
+  return migrated(*oldNode) != migrated(*newNode) ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle) {

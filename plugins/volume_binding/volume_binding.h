@@ -127,9 +127,23 @@ class VolumeBinding final : public PreFilterPlugin,
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // API writes and the wait for the PV controller (binder threads).
   Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
-  // PVC/PV add or update, StorageClass add or update, Node add or label/taint change, CSINode
-  // add or update.
+  // StorageClass add or update (storageClassChangeHint), PVC add or update (pvcChangeHint), PV
+  // add or update, node add or label change, CSINode add or update (csiNodeChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterStorageClassChange,
+  // isSchedulableAfterPersistentVolumeClaimChange, isSchedulableAfterCSINodeChange): any new
+  // class, or a change of its allowedTopologies; a claim of the pod (persistentVolumeClaim or
+  // generic ephemeral volume); any new CSINode, or a change of its migrated-plugins
+  // annotation.
+  [[nodiscard]] static QueueingHint storageClassChangeHint(const api::Pod& pod,
+                                                           const EventObject& oldObj,
+                                                           const EventObject& newObj);
+  [[nodiscard]] static QueueingHint pvcChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                                  const EventObject& newObj);
+  [[nodiscard]] static QueueingHint csiNodeChangeHint(const api::Pod& pod,
+                                                      const EventObject& oldObj,
+                                                      const EventObject& newObj);
 
   [[nodiscard]] const volume_binding::AssumeCache& assumeCacheForTest() const { return cache_; }
   // Test hook: the poll interval of PreBind's wait (default one second).

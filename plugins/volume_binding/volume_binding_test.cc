@@ -12,6 +12,7 @@
 #include <ksched/api/quantity.h>
 #include <ksched/registry.h>
 
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -509,25 +510,98 @@ TEST(VolumeBindingArgsTest, DefaultsAndValidation) {
   EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeoutSeconds", "1"}}), PluginArgsError);
 }
 
-TEST(VolumeBindingTest, EventsToRegister) {
+TEST(VolumeBindingTest, QueueingHints) {
+  struct Case {
+    std::string name;
+    ClusterEvent event;
+    EventObject oldObj;
+    EventObject newObj;
+    std::optional<QueueingHint> want;
+  };
+  using testutil::obj;
+  constexpr auto kQueue = QueueingHint::kQueue;
+  constexpr auto kSkip = QueueingHint::kSkip;
+  const ClusterEvent scAdd{EventResource::kStorageClass, kAdd, {}};
+  const ClusterEvent scUpdate{EventResource::kStorageClass, kUpdateOther, {}};
+  const ClusterEvent pvcAdd{EventResource::kPersistentVolumeClaim, kAdd, {}};
+  const ClusterEvent pvcUpdate{EventResource::kPersistentVolumeClaim, kUpdateOther, {}};
+  const ClusterEvent csiNodeUpdate{EventResource::kCSINode, kUpdateOther, {}};
+  api::TopologySelectorTerm zoneA;
+  zoneA.matchLabelExpressions.push_back({"topology.kubernetes.io/zone", {"a"}});
+  api::TopologySelectorTerm zoneB;
+  zoneB.matchLabelExpressions.push_back({"topology.kubernetes.io/zone", {"b"}});
+  const api::StorageClass cls =
+      storageClass(kProvisionClass, api::kVolumeBindingWaitForFirstConsumer, "csi", {zoneA});
+  api::StorageClass clsZoneB = cls;
+  clsZoneB.allowedTopologies = {zoneB};
+  api::StorageClass clsParams = cls;
+  clsParams.parameters["type"] = "ssd";
+  auto claimIn = [](std::string name, std::string ns) {
+    api::PersistentVolumeClaim c = makePVC({.name = std::move(name)});
+    c.metadata.namespace_ = std::move(ns);
+    return obj(std::move(c));
+  };
+  const EventObject pv = obj(makePV({.name = "pv"}));
+  const EventObject node = obj(testutil::NodeWrapper("n").label("zone", "a").obj());
+  auto csiNode = [](std::string migrated, std::vector<std::string> drivers) {
+    api::CSINode n;
+    n.metadata.name = "n";
+    if (!migrated.empty()) {
+      n.metadata.annotations["storage.alpha.kubernetes.io/migrated-plugins"] = migrated;
+    }
+    for (auto& d : drivers) n.spec.drivers.push_back({std::move(d), "id", {}, std::nullopt});
+    return obj(std::move(n));
+  };
+
+  const EventObject none;
+  const std::vector<Case> cases = {
+      {"class added", scAdd, none, obj(cls), kQueue},
+      {"class allowedTopologies changed", scUpdate, obj(cls), obj(clsZoneB), kQueue},
+      {"class parameters changed", scUpdate, obj(cls), obj(clsParams), kSkip},
+      {"class delete is not registered", testutil::event(EventResource::kStorageClass, kDelete),
+       obj(cls), none, std::nullopt},
+      {"the pod's claim added", pvcAdd, none, claimIn("c1", "default"), kQueue},
+      {"the pod's claim updated", pvcUpdate, claimIn("c1", "default"), claimIn("c1", "default"),
+       kQueue},
+      {"the pod's ephemeral claim updated", pvcUpdate, claimIn("pod-scratch", "default"),
+       claimIn("pod-scratch", "default"), kQueue},
+      {"another claim updated", pvcUpdate, claimIn("c2", "default"), claimIn("c2", "default"),
+       kSkip},
+      {"a claim of that name in another namespace", pvcAdd, none, claimIn("c1", "other"), kSkip},
+      {"PV added", testutil::event(EventResource::kPersistentVolume, kAdd), none, pv, kQueue},
+      {"PV updated", testutil::event(EventResource::kPersistentVolume, kUpdateOther), pv, pv,
+       kQueue},
+      {"PV delete is not registered", testutil::event(EventResource::kPersistentVolume, kDelete),
+       pv, none, std::nullopt},
+      {"node added", events::kNodeAdd, none, node, kQueue},
+      {"node label update", testutil::event(EventResource::kNode, kUpdateNodeLabel), node, node,
+       kQueue},
+      {"node taint update is not registered",
+       testutil::event(EventResource::kNode, kUpdateNodeTaint), node, node, std::nullopt},
+      {"node allocatable update is not registered",
+       testutil::event(EventResource::kNode, kUpdateNodeAllocatable), node, node, std::nullopt},
+      {"CSINode added", testutil::event(EventResource::kCSINode, kAdd), none, csiNode("", {}),
+       kQueue},
+      {"CSINode migrated plugins changed", csiNodeUpdate, csiNode("", {"ebs.csi.aws.com"}),
+       csiNode("kubernetes.io/aws-ebs", {"ebs.csi.aws.com"}), kQueue},
+      {"CSINode got a driver", csiNodeUpdate, csiNode("", {}), csiNode("", {"ebs.csi.aws.com"}),
+       kSkip},
+      {"pod delete is not registered", events::kAssignedPodDelete,
+       obj(PodWrapper("e").nodeName("n").obj()), none, std::nullopt},
+  };
+
   testutil::FakeHandle h;
   VolumeBinding pl(VolumeBindingArgs{}, h);
-  auto events = pl.eventsToRegister();
-  auto covers = [&](EventResource r, uint32_t a) {
-    ClusterEvent ev{r, a, ""};
-    return std::ranges::any_of(events,
-                               [&](const ClusterEventWithHint& e) { return e.event.matches(ev); });
-  };
-  EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kAdd));
-  EXPECT_TRUE(covers(EventResource::kPersistentVolumeClaim, kUpdateOther));
-  EXPECT_TRUE(covers(EventResource::kPersistentVolume, kAdd));
-  EXPECT_TRUE(covers(EventResource::kStorageClass, kAdd));
-  EXPECT_TRUE(covers(EventResource::kCSINode, kAdd));
-  EXPECT_TRUE(covers(EventResource::kNode, kAdd));
-  EXPECT_TRUE(covers(EventResource::kNode, kUpdateNodeLabel));
-  EXPECT_FALSE(covers(EventResource::kNode, kUpdateNodeAllocatable));
-  EXPECT_FALSE(covers(EventResource::kPersistentVolume, kDelete));
-  EXPECT_FALSE(covers(EventResource::kPod, kDelete));
+  api::Pod pod = podWithClaims({"c1"});
+  api::Volume scratch;
+  scratch.name = "scratch";
+  scratch.ephemeral = true;
+  pod.spec.volumes.push_back(scratch);
+  for (const Case& c : cases) {
+    EXPECT_EQ(testutil::hintName(testutil::hintFor(pl, c.event, pod, c.oldObj, c.newObj)),
+              testutil::hintName(c.want))
+        << c.name;
+  }
 }
 
 }  // namespace

@@ -141,10 +141,43 @@ Status VolumeRestrictions::filter(const CycleState& state, const api::Pod& pod,
 
 std::vector<ClusterEventWithHint> VolumeRestrictions::eventsToRegister() const {
   return {
-      {EventResource::kPod, kDelete},
-      {EventResource::kNode, kAdd | kUpdateNodeTaint | kUpdateNodeLabel},
-      {EventResource::kPersistentVolumeClaim, kAdd},
+      {EventResource::kPod, kDelete, &VolumeRestrictions::podDeletedHint},
+      {EventResource::kNode, kAdd},
+      {EventResource::kPersistentVolumeClaim, kAdd, &VolumeRestrictions::pvcAddedHint},
   };
+}
+
+QueueingHint VolumeRestrictions::podDeletedHint(const api::Pod& pod, const EventObject& oldObj,
+                                                const EventObject& /*newObj*/) {
+  const api::Pod* deleted = as<api::Pod>(oldObj);
+  if (deleted == nullptr) return QueueingHint::kQueue;
+  if (deleted->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
+  for (const auto& v : pod.spec.volumes) {
+    if (needsRestrictionsCheck(v) && isVolumeConflict(v, *deleted)) return QueueingHint::kQueue;
+  }
+  // A shared claim may be a ReadWriteOncePod one.
+  for (const auto& v : pod.spec.volumes) {
+    if (!v.persistentVolumeClaim) continue;
+    for (const auto& d : deleted->spec.volumes) {
+      if (d.persistentVolumeClaim &&
+          d.persistentVolumeClaim->claimName == v.persistentVolumeClaim->claimName) {
+        return QueueingHint::kQueue;
+      }
+    }
+  }
+  return QueueingHint::kSkip;
+}
+
+QueueingHint VolumeRestrictions::pvcAddedHint(const api::Pod& pod, const EventObject& /*oldObj*/,
+                                              const EventObject& newObj) {
+  const api::PersistentVolumeClaim* pvc = as<api::PersistentVolumeClaim>(newObj);
+  if (pvc == nullptr) return QueueingHint::kQueue;
+  if (pvc->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
+  const bool used =
+      std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), [&](const auto& v) {
+        return v.persistentVolumeClaim && v.persistentVolumeClaim->claimName == pvc->metadata.name;
+      });
+  return used ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& /*args*/, Handle& handle) {

@@ -49,8 +49,17 @@ class VolumeRestrictions final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // Assigned pod deleted; node added (or its taints/labels updated); PVC added.
+  // Pod deleted (podDeletedHint); node added; PVC added (pvcAddedHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterPodDeleted /
+  // isSchedulableAfterPersistentVolumeClaimAdded): a deleted pod of the pod's namespace with a
+  // volume that conflicts with one of the pod's, or using one of its claims (the access mode
+  // is not looked up); an added claim of the pod.
+  [[nodiscard]] static QueueingHint podDeletedHint(const api::Pod& pod, const EventObject& oldObj,
+                                                   const EventObject& newObj);
+  [[nodiscard]] static QueueingHint pvcAddedHint(const api::Pod& pod, const EventObject& oldObj,
+                                                 const EventObject& newObj);
 
   // True when `volume` conflicts with one of `existing`'s volumes (upstream isVolumeConflict).
   [[nodiscard]] static bool isVolumeConflict(const api::Volume& volume, const api::Pod& existing);

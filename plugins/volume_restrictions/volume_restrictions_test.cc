@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <ksched/api/storage.h>
 
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -326,18 +328,82 @@ TEST(VolumeRestrictionsTest, FilterWithoutPreFilterIsError) {
   EXPECT_EQ(s.message(), "cannot read \"PreFilterVolumeRestrictions\" from cycleState");
 }
 
-TEST(VolumeRestrictionsTest, EventsAndFactory) {
+TEST(VolumeRestrictionsTest, Factory) {
   testutil::FakeHandle h;
   auto plugin = newVolumeRestrictions(nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "VolumeRestrictions");
-  auto events = dynamic_cast<VolumeRestrictions&>(*plugin).eventsToRegister();
-  ASSERT_EQ(events.size(), 3u);
-  EXPECT_TRUE(events[0].event.matches(events::kAssignedPodDelete));
-  EXPECT_FALSE(events[0].event.matches(events::kAssignedPodAdd));
-  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kAdd, ""}));
-  EXPECT_FALSE(events[2].event.matches({EventResource::kPersistentVolume, kAdd, ""}));
+}
+
+TEST(VolumeRestrictionsTest, QueueingHints) {
+  struct Case {
+    std::string name;
+    ClusterEvent event;
+    api::Pod pod;
+    EventObject oldObj;
+    EventObject newObj;
+    std::optional<QueueingHint> want;
+  };
+  using testutil::obj;
+  constexpr auto kQueue = QueueingHint::kQueue;
+  constexpr auto kSkip = QueueingHint::kSkip;
+  const ClusterEvent podDelete{EventResource::kAssignedPod, kDelete, {}};
+  const ClusterEvent pvcAdd{EventResource::kPersistentVolumeClaim, kAdd, {}};
+  auto bound = [](std::vector<api::Volume> volumes, std::string ns = "default") {
+    api::Pod p = podWith(std::move(volumes), "existing");
+    p.metadata.namespace_ = std::move(ns);
+    p.spec.nodeName = "node";
+    return obj(std::move(p));
+  };
+  auto pvcIn = [](std::string name, std::string ns) {
+    api::PersistentVolumeClaim c = pvc(std::move(name), {std::string(api::kReadWriteOncePod)});
+    c.metadata.namespace_ = std::move(ns);
+    return obj(std::move(c));
+  };
+  const api::Pod withGce = podWith({gce("pd", false)});
+  const api::Pod withEbs = podWith({ebs("vol-1")});
+  const api::Pod withClaim = podWith({claim("c1")});
+
+  const EventObject none;
+  const std::vector<Case> cases = {
+      {"deleted pod had the same GCE PD", podDelete, withGce, bound({gce("pd", false)}), none,
+       kQueue},
+      {"deleted pod had the same read-only GCE PD", podDelete, podWith({gce("pd", true)}),
+       bound({gce("pd", true)}), none, kSkip},
+      {"deleted pod had the same EBS volume", podDelete, withEbs, bound({ebs("vol-1")}), none,
+       kQueue},
+      {"deleted pod had another EBS volume", podDelete, withEbs, bound({ebs("vol-2")}), none,
+       kSkip},
+      {"deleted pod in another namespace", podDelete, withEbs, bound({ebs("vol-1")}, "other"), none,
+       kSkip},
+      {"deleted pod used the same claim", podDelete, withClaim, bound({claim("c1")}), none, kQueue},
+      {"deleted pod used another claim", podDelete, withClaim, bound({claim("c2")}), none, kSkip},
+      {"deleted pod had no volumes", podDelete, withClaim, bound({}), none, kSkip},
+      {"deleted unscheduled pod used the same claim",
+       testutil::event(EventResource::kUnscheduledPod, kDelete), withClaim,
+       obj(podWith({claim("c1")}, "e")), none, kQueue},
+      {"pod add is not registered", testutil::event(EventResource::kAssignedPod, kAdd), withClaim,
+       none, bound({claim("c1")}), std::nullopt},
+      {"node added", events::kNodeAdd, withGce, none, obj(NodeWrapper().obj()), kQueue},
+      {"node label update is not registered",
+       testutil::event(EventResource::kNode, kUpdateNodeLabel), withGce, obj(NodeWrapper().obj()),
+       obj(NodeWrapper().label("a", "b").obj()), std::nullopt},
+      {"the pod's claim added", pvcAdd, withClaim, none, pvcIn("c1", "default"), kQueue},
+      {"another claim added", pvcAdd, withClaim, none, pvcIn("c2", "default"), kSkip},
+      {"a claim of that name added in another namespace", pvcAdd, withClaim, none,
+       pvcIn("c1", "other"), kSkip},
+      {"claim update is not registered",
+       testutil::event(EventResource::kPersistentVolumeClaim, kUpdateOther), withClaim,
+       pvcIn("c1", "default"), pvcIn("c1", "default"), std::nullopt},
+  };
+
+  testutil::FakeHandle h;
+  VolumeRestrictions pl(h.listers());
+  for (const Case& c : cases) {
+    EXPECT_EQ(testutil::hintName(testutil::hintFor(pl, c.event, c.pod, c.oldObj, c.newObj)),
+              testutil::hintName(c.want))
+        << c.name;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "plugins/volume_zone/volume_zone.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
 #include <string>
@@ -28,6 +29,8 @@ struct PVTopology {
   std::string pvName;
   std::string key;
   std::set<std::string, std::less<>> values;
+
+  friend bool operator==(const PVTopology&, const PVTopology&) = default;
 };
 
 struct PreFilterState final : StateData {
@@ -61,6 +64,19 @@ bool labelZonesToSet(std::string_view value, std::set<std::string, std::less<>>&
   }
 }
 
+// The PV's zone/region labels; malformed ones are ignored.
+std::vector<PVTopology> pvTopologies(const api::PersistentVolume& pv) {
+  std::vector<PVTopology> out;
+  for (std::string_view key : kTopologyLabels) {
+    auto it = pv.metadata.labels.find(key);
+    if (it == pv.metadata.labels.end()) continue;
+    PVTopology t{pv.metadata.name, std::string(key), {}};
+    if (!labelZonesToSet(it->second, t.values)) continue;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status VolumeZone::preFilter(CycleState& state, const api::Pod& pod,
@@ -89,13 +105,7 @@ Status VolumeZone::preFilter(CycleState& state, const api::Pod& pod,
     }
     auto pv = listers_.getPersistentVolume(pvName);
     if (pv == nullptr) return Status::unresolvable("persistentvolume \"" + pvName + "\" not found");
-    for (std::string_view key : kTopologyLabels) {
-      auto it = pv->metadata.labels.find(key);
-      if (it == pv->metadata.labels.end()) continue;
-      PVTopology t{pv->metadata.name, std::string(key), {}};
-      if (!labelZonesToSet(it->second, t.values)) continue;  // malformed label: ignored
-      s->topologies.push_back(std::move(t));
-    }
+    for (PVTopology& t : pvTopologies(*pv)) s->topologies.push_back(std::move(t));
   }
   if (s->topologies.empty()) return Status::skip();
   state.write(kPreFilterKey, std::move(s));
@@ -129,11 +139,40 @@ Status VolumeZone::filter(const CycleState& state, const api::Pod& pod,
 
 std::vector<ClusterEventWithHint> VolumeZone::eventsToRegister() const {
   return {
-      {EventResource::kStorageClass, kAdd},
-      {EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeTaint},
-      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate},
-      {EventResource::kPersistentVolume, kAdd | kUpdate},
+      {EventResource::kStorageClass, kAdd, &VolumeZone::storageClassAddedHint},
+      {EventResource::kNode, kAdd | kUpdateNodeLabel},
+      {EventResource::kPersistentVolumeClaim, kAdd | kUpdate, &VolumeZone::pvcChangeHint},
+      {EventResource::kPersistentVolume, kAdd | kUpdate, &VolumeZone::pvChangeHint},
   };
+}
+
+QueueingHint VolumeZone::storageClassAddedHint(const api::Pod& /*pod*/,
+                                               const EventObject& /*oldObj*/,
+                                               const EventObject& newObj) {
+  const api::StorageClass* sc = as<api::StorageClass>(newObj);
+  if (sc == nullptr) return QueueingHint::kQueue;
+  return sc->volumeBindingMode == api::kVolumeBindingWaitForFirstConsumer ? QueueingHint::kQueue
+                                                                          : QueueingHint::kSkip;
+}
+
+QueueingHint VolumeZone::pvcChangeHint(const api::Pod& pod, const EventObject& /*oldObj*/,
+                                       const EventObject& newObj) {
+  const api::PersistentVolumeClaim* pvc = as<api::PersistentVolumeClaim>(newObj);
+  if (pvc == nullptr) return QueueingHint::kQueue;
+  if (pvc->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
+  const bool used =
+      std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), [&](const auto& v) {
+        return v.persistentVolumeClaim && v.persistentVolumeClaim->claimName == pvc->metadata.name;
+      });
+  return used ? QueueingHint::kQueue : QueueingHint::kSkip;
+}
+
+QueueingHint VolumeZone::pvChangeHint(const api::Pod& /*pod*/, const EventObject& oldObj,
+                                      const EventObject& newObj) {
+  const api::PersistentVolume* oldPV = as<api::PersistentVolume>(oldObj);
+  const api::PersistentVolume* newPV = as<api::PersistentVolume>(newObj);
+  if (oldPV == nullptr || newPV == nullptr) return QueueingHint::kQueue;
+  return pvTopologies(*oldPV) != pvTopologies(*newPV) ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 std::unique_ptr<Plugin> newVolumeZone(const nlohmann::json& /*args*/, Handle& handle) {

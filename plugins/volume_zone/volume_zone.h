@@ -40,8 +40,21 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public Enq
   // Reads the PreFilter data (Error when absent and the pod has volumes). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
-  // StorageClass added; node added or its labels/taints updated; PVC and PV added or updated.
+  // StorageClass added (storageClassAddedHint); node added or its labels updated; PVC added
+  // or updated (pvcChangeHint); PV added or updated (pvChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // QueueingHints (upstream isSchedulableAfterStorageClassAdded,
+  // isSchedulableAfterPersistentVolumeClaimChange, isSchedulableAfterPersistentVolumeChange):
+  // a WaitForFirstConsumer class; a claim of the pod (persistentVolumeClaim volumes); any new
+  // PV, or a PV whose zone/region labels changed.
+  [[nodiscard]] static QueueingHint storageClassAddedHint(const api::Pod& pod,
+                                                          const EventObject& oldObj,
+                                                          const EventObject& newObj);
+  [[nodiscard]] static QueueingHint pvcChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                                  const EventObject& newObj);
+  [[nodiscard]] static QueueingHint pvChangeHint(const api::Pod& pod, const EventObject& oldObj,
+                                                 const EventObject& newObj);
 
  private:
   const ClusterListers& listers_;

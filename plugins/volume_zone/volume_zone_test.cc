@@ -10,6 +10,7 @@
 
 #include <ksched/api/storage.h>
 
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -258,19 +259,84 @@ TEST(VolumeZoneTest, FilterWithoutPreFilterIsError) {
   EXPECT_EQ(s.message(), "reading \"PreFilterVolumeZone\" from cycleState: not found");
 }
 
-TEST(VolumeZoneTest, EventsAndFactory) {
+TEST(VolumeZoneTest, Factory) {
   testutil::FakeHandle h;
   auto plugin = newVolumeZone(nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "VolumeZone");
-  auto events = dynamic_cast<VolumeZone&>(*plugin).eventsToRegister();
-  ASSERT_EQ(events.size(), 4u);
-  EXPECT_TRUE(events[0].event.matches({EventResource::kStorageClass, kAdd, ""}));
-  EXPECT_FALSE(events[0].event.matches({EventResource::kStorageClass, kUpdateOther, ""}));
-  EXPECT_TRUE(events[1].event.matches(events::kNodeAdd));
-  EXPECT_TRUE(events[1].event.matches({EventResource::kNode, kUpdateNodeLabel, ""}));
-  EXPECT_TRUE(events[2].event.matches({EventResource::kPersistentVolumeClaim, kUpdateOther, ""}));
-  EXPECT_TRUE(events[3].event.matches({EventResource::kPersistentVolume, kAdd, ""}));
+}
+
+TEST(VolumeZoneTest, QueueingHints) {
+  struct Case {
+    std::string name;
+    ClusterEvent event;
+    EventObject oldObj;
+    EventObject newObj;
+    std::optional<QueueingHint> want;
+  };
+  using testutil::obj;
+  constexpr auto kQueue = QueueingHint::kQueue;
+  constexpr auto kSkip = QueueingHint::kSkip;
+  const ClusterEvent scAdd{EventResource::kStorageClass, kAdd, {}};
+  const ClusterEvent pvcAdd{EventResource::kPersistentVolumeClaim, kAdd, {}};
+  const ClusterEvent pvcUpdate{EventResource::kPersistentVolumeClaim, kUpdateOther, {}};
+  const ClusterEvent pvAdd{EventResource::kPersistentVolume, kAdd, {}};
+  const ClusterEvent pvUpdate{EventResource::kPersistentVolume, kUpdateOther, {}};
+  auto claimIn = [](std::string name, std::string ns) {
+    api::PersistentVolumeClaim c = pvc(std::move(name), "");
+    c.metadata.namespace_ = std::move(ns);
+    return obj(std::move(c));
+  };
+  const EventObject node = obj(NodeWrapper("n").label(kZone, "us-west1-a").obj());
+
+  const EventObject none;
+  const std::vector<Case> cases = {
+      {"WaitForFirstConsumer class added", scAdd, none,
+       obj(storageClass("wffc", api::kVolumeBindingWaitForFirstConsumer)), kQueue},
+      {"Immediate class added", scAdd, none, obj(storageClass("imm", api::kVolumeBindingImmediate)),
+       kSkip},
+      {"class update is not registered",
+       testutil::event(EventResource::kStorageClass, kUpdateOther),
+       obj(storageClass("wffc", api::kVolumeBindingWaitForFirstConsumer)),
+       obj(storageClass("wffc", api::kVolumeBindingWaitForFirstConsumer)), std::nullopt},
+      {"node added", events::kNodeAdd, none, node, kQueue},
+      {"node label update", testutil::event(EventResource::kNode, kUpdateNodeLabel), node, node,
+       kQueue},
+      {"node taint update is not registered",
+       testutil::event(EventResource::kNode, kUpdateNodeTaint), node, node, std::nullopt},
+      {"the pod's claim added", pvcAdd, none, claimIn("c1", "default"), kQueue},
+      {"the pod's claim updated", pvcUpdate, claimIn("c1", "default"), claimIn("c1", "default"),
+       kQueue},
+      {"another claim added", pvcAdd, none, claimIn("c3", "default"), kSkip},
+      {"a claim of that name in another namespace", pvcAdd, none, claimIn("c1", "other"), kSkip},
+      {"claim delete is not registered",
+       testutil::event(EventResource::kPersistentVolumeClaim, kDelete), claimIn("c1", "default"),
+       none, std::nullopt},
+      {"PV added", pvAdd, none, obj(pv("pv", {})), kQueue},
+      {"PV zone changed", pvUpdate, obj(pv("pv", {{kZone, "us-west1-a"}})),
+       obj(pv("pv", {{kZone, "us-west1-b"}})), kQueue},
+      {"PV zone set grew", pvUpdate, obj(pv("pv", {{kZone, "us-west1-a"}})),
+       obj(pv("pv", {{kZone, "us-west1-a__us-west1-b"}})), kQueue},
+      {"PV region label added", pvUpdate, obj(pv("pv", {{kZone, "us-west1-a"}})),
+       obj(pv("pv", {{kZone, "us-west1-a"}, {kRegion, "us-west1"}})), kQueue},
+      {"PV beta zone label replaced by the GA one", pvUpdate,
+       obj(pv("pv", {{kBetaZone, "us-west1-a"}})), obj(pv("pv", {{kZone, "us-west1-a"}})), kQueue},
+      {"PV unrelated label changed", pvUpdate, obj(pv("pv", {{kZone, "us-west1-a"}})),
+       obj(pv("pv", {{kZone, "us-west1-a"}, {"disk", "ssd"}})), kSkip},
+      {"PV malformed zone label changed", pvUpdate, obj(pv("pv", {{kZone, "us-west1-a____"}})),
+       obj(pv("pv", {{kZone, "__"}})), kSkip},
+      {"PV delete is not registered", testutil::event(EventResource::kPersistentVolume, kDelete),
+       obj(pv("pv", {})), none, std::nullopt},
+  };
+
+  testutil::FakeHandle h;
+  VolumeZone pl(h.listers());
+  const api::Pod pod = podWithClaims({"c1", "c2"});
+  for (const Case& c : cases) {
+    EXPECT_EQ(testutil::hintName(testutil::hintFor(pl, c.event, pod, c.oldObj, c.newObj)),
+              testutil::hintName(c.want))
+        << c.name;
+  }
 }
 
 }  // namespace

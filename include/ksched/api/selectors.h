@@ -147,12 +147,16 @@ void from_json(const nlohmann::json& j, NodeSelector& s);
 struct TopologySelectorLabelRequirement {
   std::string key;
   std::vector<std::string> values;
+
+  friend bool operator==(const TopologySelectorLabelRequirement&,
+                         const TopologySelectorLabelRequirement&) = default;
 };
 
 struct TopologySelectorTerm {
   std::vector<TopologySelectorLabelRequirement> matchLabelExpressions;
 
   [[nodiscard]] bool matches(const Labels& labels) const noexcept;
+  friend bool operator==(const TopologySelectorTerm&, const TopologySelectorTerm&) = default;
 };
 
 // Upstream MatchTopologySelectorTerms: no terms match everything, else any term must match.
