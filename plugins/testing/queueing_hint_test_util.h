@@ -13,6 +13,7 @@
 #include <ksched/cluster_event.h>
 #include <ksched/plugin.h>
 
+#include "plugins/testing/hint_test_util.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins::testutil {
@@ -32,17 +33,9 @@ struct HintCase {
   std::optional<QueueingHint> want;
 };
 
-inline ClusterEvent event(EventResource resource, uint32_t actions) {
-  return {resource, actions, {}};
-}
 inline EventObject obj(const NodeWrapper& node) { return node.ptr(); }
 inline EventObject obj(const PodWrapper& pod) { return pod.ptr(); }
 inline EventObject obj(const api::Pod& pod) { return std::make_shared<const api::Pod>(pod); }
-
-inline std::string hintName(const std::optional<QueueingHint>& h) {
-  if (!h) return "not registered";
-  return *h == QueueingHint::kQueue ? "Queue" : "QueueSkip";
-}
 
 // Each case's event must match exactly one of `plugin`'s registrations (none for
 // kNotRegistered), and that registration's hint (kQueue when it has none) must say `want`.
@@ -62,9 +55,7 @@ inline void expectHints(const EnqueueExtensions& plugin, const std::vector<HintC
       ADD_FAILURE() << c.event.label() << " matches " << matched.size() << " registrations";
       continue;
     }
-    std::optional<QueueingHint> got = QueueingHint::kQueue;
-    if (matched[0]->hint) got = matched[0]->hint(c.pod, c.oldObj, c.newObj);
-    EXPECT_EQ(hintName(got), hintName(c.want));
+    EXPECT_EQ(hintName(hintFor(plugin, c.event, c.pod, c.oldObj, c.newObj)), hintName(c.want));
   }
 }
 

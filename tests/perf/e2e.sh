@@ -8,7 +8,9 @@
 #   tests/perf/e2e.sh [nodes] [init-pods] [pods] [workload]   (default 500 500 2000 basic)
 #
 # Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
-# (500 500 1000), preemption (500 2000 500).
+# (500 500 1000), preemption (500 2000 500), churn (500 1000 2000: 60 s of status updates of
+# bound pods while 2000 pods are pending; prints the schedulers' attempts and CPU in that window
+# and the time to refill 200 freed slots; each scheduler serves /metrics for it).
 #
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler.
@@ -35,15 +37,17 @@ cpu_seconds() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/s
 peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
 run_one() {
-  local name=$1; shift
+  local name=$1 metrics=$2; shift 2
   "$CLUSTER" down >/dev/null 2>&1 || true
   "$CLUSTER" up >/dev/null
   "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
   local pid=$!
   sleep 2
-  local out
+  local out extra=()
+  [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
   out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
-        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" | tail -n 1)
+        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
+        "${extra[@]}" | tail -n 1)
   local cpu rss
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
@@ -70,12 +74,20 @@ leaderElection:
 YAML
 
 echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
-run_one ksched "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
-  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=0 \
+# The churn workload reads each scheduler's /metrics: ksched's HTTPS port with /metrics open to
+# anyone, kube-scheduler v1.20.2's insecure port.
+KSCHED_PORT=0 KS_PORT=0
+if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259 KS_PORT=20251; fi
+run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
+  "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
+  --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
+  --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}
 [ "${KSCHED_ONLY:-}" = 1 ] && exit 0
-run_one kube-scheduler "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
-  --port 0 --secure-port 0 --v 0
+run_one kube-scheduler "http://127.0.0.1:$KS_PORT/metrics" \
+  "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
+  --port $KS_PORT --address 127.0.0.1 --secure-port 0 --v 0
+[ "$WORKLOAD" = churn ] && exit 0  # its figures are in each line above
 awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
     -v e="$ksched_rss" -v f="$kube_scheduler_rss" 'BEGIN {
   printf "ratios ksched/kube-scheduler: pods/s %.2f, cpu %.2f, peak rss %.2f\n", a / b, c / d, e / f }'
