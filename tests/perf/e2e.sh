@@ -72,21 +72,26 @@ clientConnection:
 leaderElection:
   leaderElect: false
 YAML
+# kube-scheduler v1.20.2 takes its insecure metrics address from the file, not from --port.
+if [ "$WORKLOAD" = churn ]; then
+  printf 'healthzBindAddress: 127.0.0.1:20251\nmetricsBindAddress: 127.0.0.1:20251\n' \
+    >> /tmp/ksched-perf-kube-scheduler.yaml
+fi
 
 echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
 # The churn workload reads each scheduler's /metrics: ksched's HTTPS port with /metrics open to
 # anyone, kube-scheduler v1.20.2's insecure port.
-KSCHED_PORT=0 KS_PORT=0
-if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259 KS_PORT=20251; fi
+KSCHED_PORT=0
+if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259; fi
 run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
   --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}
 [ "${KSCHED_ONLY:-}" = 1 ] && exit 0
-run_one kube-scheduler "http://127.0.0.1:$KS_PORT/metrics" \
+run_one kube-scheduler "http://127.0.0.1:20251/metrics" \
   "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
-  --port $KS_PORT --address 127.0.0.1 --secure-port 0 --v 0
+  $([ "$WORKLOAD" = churn ] || echo --port 0) --secure-port 0 --v 0
 [ "$WORKLOAD" = churn ] && exit 0  # its figures are in each line above
 awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
     -v e="$ksched_rss" -v f="$kube_scheduler_rss" 'BEGIN {

@@ -162,6 +162,10 @@ double cpuSeconds(int pid) {
 int churn(client::RestClient& c, const Args& a) {
   // Let the scheduler try every pending pod once.
   double before = scheduleAttempts(a.metricsUrl);
+  if (before < 0) {
+    std::fprintf(stderr, "cannot read %s\n", a.metricsUrl.c_str());
+    return 1;
+  }
   for (int i = 0; i < 600; ++i) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     const double now = scheduleAttempts(a.metricsUrl);
