@@ -288,7 +288,12 @@ std::shared_ptr<const NodeInfo> Cache::nodeInfo(std::string_view name) const {
   std::lock_guard lock(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end() || it->second->node() == nullptr) return nullptr;
-  return std::make_shared<const NodeInfo>(*it->second);
+  // One event asks about one node for every pending pod: copy it once.
+  if (lastCopy_ == nullptr || lastCopy_->name() != name ||
+      lastCopy_->generation() != it->second->generation()) {
+    lastCopy_ = std::make_shared<const NodeInfo>(*it->second);
+  }
+  return lastCopy_;
 }
 
 std::shared_ptr<const NodeInfo> Cache::copyForSnapshot(const NodeInfo& info) const {

@@ -176,6 +176,7 @@ class Cache {
   std::unordered_map<std::string, NodeList::iterator, StringHash, std::equal_to<>> nodes_;
   NodeTree tree_;
   int64_t treeGeneration_ = 0;  // stamped from nextGeneration() on every tree change
+  mutable std::shared_ptr<const NodeInfo> lastCopy_;  // nodeInfo()'s last answer
   std::unordered_map<std::string, PodState, StringHash, std::equal_to<>> pods_;
   std::unordered_set<std::string, StringHash, std::equal_to<>> assumedPods_;
   std::map<std::string, ImageState, std::less<>> images_;

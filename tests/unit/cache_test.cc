@@ -63,6 +63,25 @@ TEST_F(CacheTest, AssumeFinishBindingAddConfirms) {
   EXPECT_FALSE(cache.addPod(pod.build()).ok());  // already Added
 }
 
+TEST_F(CacheTest, NodeInfoIsTheCurrentStateCopiedOncePerChange) {
+  Cache cache(options());
+  EXPECT_EQ(cache.nodeInfo("n1"), nullptr);
+  cache.addNode(NodeBuilder("n1").build());
+  cache.addNode(NodeBuilder("n2").build());
+  auto first = cache.nodeInfo("n1");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->requested().milliCPU, 0);
+  EXPECT_EQ(cache.nodeInfo("n1"), first) << "unchanged: the same copy";
+  ASSERT_TRUE(cache.assumePod(PodBuilder("p").node("n1").container("1").info()).ok());
+  auto second = cache.nodeInfo("n1");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->requested().milliCPU, 1000);
+  EXPECT_EQ(first->requested().milliCPU, 0) << "an earlier copy does not change";
+  EXPECT_EQ(cache.nodeInfo("n2")->name(), "n2");
+  ASSERT_TRUE(cache.removeNode(*NodeBuilder("n1").build()).ok());
+  EXPECT_EQ(cache.nodeInfo("n1"), nullptr) << "only a placeholder for its pods is left";
+}
+
 TEST_F(CacheTest, AssumeThenForget) {
   Cache cache(options());
   cache.addNode(NodeBuilder("n1").build());
