@@ -97,7 +97,12 @@ TEST_F(PreemptionIntegration, HighPriorityPodsEvictTheFewestLowPriorityPods) {
   EXPECT_EQ(low, nodes);  // 3 victims per node, no more
   EXPECT_EQ(highPerNode.size(), size_t{nodes});
   expectNoNodeOvercommitted(admin);
-  auto preempted = eventsByPod(admin, ns, "Preempted");
+  // Events are sent asynchronously: they may trail the bindings.
+  std::map<std::string, std::vector<std::string>> preempted;
+  EXPECT_TRUE(eventually([&] {
+    preempted = eventsByPod(admin, ns, "Preempted");
+    return preempted.size() >= size_t{3 * nodes};
+  }));
   EXPECT_EQ(preempted.size(), size_t{3 * nodes});
   for (const auto& [pod, notes] : preempted) {
     ASSERT_FALSE(notes.empty());
