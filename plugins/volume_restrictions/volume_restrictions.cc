@@ -8,6 +8,8 @@
 #include <ksched/api/pod.h>
 #include <ksched/api/storage.h>
 
+#include "plugins/helper/claim_hint.h"
+
 namespace ksched::plugins {
 namespace {
 
@@ -170,14 +172,7 @@ QueueingHint VolumeRestrictions::podDeletedHint(const api::Pod& pod, const Event
 
 QueueingHint VolumeRestrictions::pvcAddedHint(const api::Pod& pod, const EventObject& /*oldObj*/,
                                               const EventObject& newObj) {
-  const api::PersistentVolumeClaim* pvc = as<api::PersistentVolumeClaim>(newObj);
-  if (pvc == nullptr) return QueueingHint::kQueue;
-  if (pvc->metadata.namespace_ != pod.metadata.namespace_) return QueueingHint::kSkip;
-  const bool used =
-      std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), [&](const auto& v) {
-        return v.persistentVolumeClaim && v.persistentVolumeClaim->claimName == pvc->metadata.name;
-      });
-  return used ? QueueingHint::kQueue : QueueingHint::kSkip;
+  return queueIfClaimOfPod(pod, newObj);
 }
 
 std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& /*args*/, Handle& handle) {
