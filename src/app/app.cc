@@ -30,6 +30,7 @@
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "config/command_line.h"
+#include "config/policy.h"
 #include "config/scheduler_config.h"
 #include "framework/framework.h"
 #include "leaderelection/leader_elector.h"
@@ -98,7 +99,27 @@ int run(int argc, char** argv, const Registry& outOfTree) {
 
   // The whole configuration is checked before anything is contacted.
   std::vector<std::string> warnings;
-  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry), warnings);
+  // --policy-configmap: read once, before anything else starts (as v1.20, no retry loop).
+  auto readPolicyConfigMap = [&flags](const config::ClientConnectionConfiguration& connection,
+                                      const std::string& ns, const std::string& name) {
+    client::Config cfg = client::resolveConfig(connection.kubeconfig, flags.master);
+    client::RestClient rest(cfg);
+    nlohmann::json cm;
+    try {
+      cm = rest.get("/api/v1/namespaces/" + ns + "/configmaps/" + name);
+    } catch (const client::ApiError& e) {
+      throw std::runtime_error(std::string("couldn't get policy config map: ") + e.what());
+    }
+    const auto data = cm.value("data", nlohmann::json::object());
+    auto it = data.find(config::kPolicyConfigMapKey);
+    if (it == data.end() || !it->is_string()) {
+      throw std::runtime_error("missing policy config map value at key \"" +
+                               std::string(config::kPolicyConfigMapKey) + "\"");
+    }
+    return it->get<std::string>();
+  };
+  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry), warnings,
+                                             readPolicyConfigMap);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   if (!loaded.ok()) {
     std::fprintf(stderr, "invalid configuration%s%s:\n", flags.configFile.empty() ? "" : " in ",
@@ -107,6 +128,9 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     return 1;
   }
   const config::SchedulerConfiguration& componentConfig = *loaded.config;
+  for (const auto& note : componentConfig.notes) {
+    spdlog::info("configuration{}{}: {}", note.pointer.empty() ? "" : " ", note.pointer, note.text);
+  }
   if (!flags.writeConfigTo.empty()) {
     std::ofstream out(flags.writeConfigTo, std::ios::trunc);
     out << config::toYaml(componentConfig);

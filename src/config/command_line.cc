@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <stdexcept>
+
+#include "config/policy.h"
 
 namespace ksched::config {
 namespace {
@@ -51,8 +54,11 @@ A Kubernetes scheduler, drop-in compatible with kube-scheduler.
 
 Configuration:
   --config string                     path to a KubeSchedulerConfiguration file
-                                      (kubescheduler.config.k8s.io/v1 or v1beta3)
+                                      (kubescheduler.config.k8s.io/v1, v1beta3, or the
+                                      v1beta2/v1beta1 of older clusters)
   --write-config-to string            write the effective configuration to this file and exit
+                                      (as v1; a converted v1beta1/v1beta2 file or Policy with
+                                      comments where current upstream differs)
   --master string                     the address of the Kubernetes API server (overrides the
                                       kubeconfig)
   --kubeconfig string                 DEPRECATED: path to a kubeconfig (ignored with --config;
@@ -61,6 +67,20 @@ Configuration:
                                       ignored with --config)
   --kube-api-burst int                DEPRECATED: burst towards kube-apiserver (default 100;
                                       ignored with --config)
+  --scheduler-name string             DEPRECATED: the profile's schedulerName (default
+                                      "default-scheduler"; ignored with --config)
+
+Legacy Policy (kube-scheduler v1.10-v1.22; docs/migrating.md):
+  --policy-config-file string         DEPRECATED: file with a scheduler Policy; used when
+                                      --policy-configmap is not given or with
+                                      --use-legacy-policy-config
+  --policy-configmap string           DEPRECATED: ConfigMap holding the Policy under the key
+                                      "policy.cfg", read at start-up
+  --policy-configmap-namespace string DEPRECATED: its namespace (default "kube-system")
+  --use-legacy-policy-config          DEPRECATED: read --policy-config-file, ignore
+                                      --policy-configmap
+  A Policy replaces the plugins of every profile; a --config file that sets profiles of its
+  own cannot be combined with it. --write-config-to writes the equivalent v1 configuration.
 
 Secure serving:
   --bind-address ip                   address to serve HTTPS on (default 0.0.0.0)
@@ -180,6 +200,13 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
   const std::map<std::string, Setter> valued = {
       {"config", str(f.configFile)},
       {"write-config-to", str(f.writeConfigTo)},
+      {"policy-config-file", str(f.policyConfigFile)},
+      {"policy-configmap", str(f.policyConfigMap)},
+      {"policy-configmap-namespace",
+       [&](const std::string&, const std::string& v) {
+         f.policyConfigMapNamespace = v.empty() ? "kube-system" : v;
+       }},
+      {"scheduler-name", optStr(f.schedulerName)},
       {"master", str(f.master)},
       {"kubeconfig", optStr(f.kubeconfig)},
       {"cert-dir", str(f.serving.certDir)},
@@ -266,6 +293,7 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
   const std::map<std::string, std::function<void(bool)>> booleans = {
       {"leader-elect", [&](bool v) { f.leaderElect = v; }},
       {"diagnosis-annotation", [&](bool v) { f.diagnosisAnnotation = v; }},
+      {"use-legacy-policy-config", [&](bool v) { f.useLegacyPolicyConfig = v; }},
       {"authentication-skip-lookup", [&](bool v) { authn.skipLookup = v; }},
       {"authentication-tolerate-lookup-failure", [&](bool v) { authn.tolerateLookupFailure = v; }},
   };
@@ -316,6 +344,9 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
     }
     it->second(name == "v" ? "-v" : flag, *value);
   }
+  if (f.useLegacyPolicyConfig && f.policyConfigFile.empty()) {
+    errs.push_back("--policy-config-file: required when --use-legacy-policy-config is true");
+  }
   if (f.serving.tlsCertFile.empty() != f.serving.tlsPrivateKeyFile.empty()) {
     errs.push_back("--tls-cert-file and --tls-private-key-file must be given together");
   }
@@ -329,26 +360,70 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
 }
 
 LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wiring,
-                                std::vector<std::string>& warnings) {
+                                std::vector<std::string>& warnings,
+                                const PolicyConfigMapReader& readConfigMap) {
   LoadResult r;
+  bool ownProfiles =
+      false;  // the --config file sets profiles (upstream emptySchedulerProfileConfig)
   if (flags.configFile.empty()) {
     r.config = defaultConfiguration();
     auto& cc = r.config->clientConnection;
     if (flags.kubeconfig) cc.kubeconfig = *flags.kubeconfig;
     if (flags.kubeApiQps) cc.qps = static_cast<float>(*flags.kubeApiQps);
     if (flags.kubeApiBurst) cc.burst = *flags.kubeApiBurst;
+    if (flags.schedulerName) r.config->profiles[0].schedulerName = *flags.schedulerName;
   } else {
     r = decodeConfigFile(flags.configFile);
     if (!r.ok()) return r;
+    ownProfiles = r.config->customProfiles;
     for (const auto& [given, name] :
          {std::pair{flags.kubeconfig.has_value(), "--kubeconfig"},
           std::pair{flags.kubeApiQps.has_value(), "--kube-api-qps"},
-          std::pair{flags.kubeApiBurst.has_value(), "--kube-api-burst"}}) {
+          std::pair{flags.kubeApiBurst.has_value(), "--kube-api-burst"},
+          std::pair{flags.schedulerName.has_value(), "--scheduler-name"}}) {
       if (given) {
         warnings.push_back(std::string(name) +
                            " is ignored because --config is given; set it in the file's "
                            "clientConnection");
       }
+    }
+  }
+  const bool policyFile = flags.useLegacyPolicyConfig ||
+                          (!flags.policyConfigFile.empty() && flags.policyConfigMap.empty());
+  if (policyFile || !flags.policyConfigMap.empty()) {
+    if (ownProfiles) {
+      r.errors.push_back(
+          "cannot set a Plugin config and Policy config: the --config file sets profiles; "
+          "drop the profiles' plugins and pluginConfig, or the Policy flags");
+      r.config.reset();
+      return r;
+    }
+    PolicyResult policy;
+    if (policyFile) {
+      policy = decodePolicyFile(flags.policyConfigFile);
+    } else {
+      const std::string source = "ConfigMap " + flags.policyConfigMapNamespace + "/" +
+                                 flags.policyConfigMap + " key " + std::string(kPolicyConfigMapKey);
+      try {
+        if (!readConfigMap) throw std::runtime_error("no API server connection to read it");
+        policy = decodePolicy(readConfigMap(r.config->clientConnection,
+                                            flags.policyConfigMapNamespace, flags.policyConfigMap),
+                              source);
+      } catch (const std::exception& e) {
+        policy.errors.push_back(source + ": " + e.what());
+      }
+    }
+    if (policy.policy) {
+      policy.errors = applyPolicy(
+          *policy.policy,
+          policyFile ? flags.policyConfigFile
+                     : "ConfigMap " + flags.policyConfigMapNamespace + "/" + flags.policyConfigMap,
+          *r.config);
+    }
+    if (!policy.errors.empty()) {
+      r.errors = std::move(policy.errors);
+      r.config.reset();
+      return r;
     }
   }
   auto& le = r.config->leaderElection;

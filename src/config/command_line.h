@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,12 @@ struct CommandLine {
   std::optional<std::string> resourceLock;       // --leader-elect-resource-lock
   std::optional<std::string> resourceName;       // --leader-elect-resource-name
   std::optional<std::string> resourceNamespace;  // --leader-elect-resource-namespace
+  // The legacy Policy (config/policy.h), as kube-scheduler v1.20's deprecated flags.
+  std::string policyConfigFile;                          // --policy-config-file
+  std::string policyConfigMap;                           // --policy-configmap
+  std::string policyConfigMapNamespace = "kube-system";  // --policy-configmap-namespace
+  bool useLegacyPolicyConfig = false;                    // --use-legacy-policy-config
+  std::optional<std::string> schedulerName;              // --scheduler-name (without --config)
 };
 
 struct ParsedCommandLine {
@@ -90,11 +97,21 @@ struct ParsedCommandLine {
 // The --help text.
 [[nodiscard]] std::string usage();
 
+// Reads the Policy ConfigMap `ns`/`name` through `connection` and returns the text of its key
+// "policy.cfg"; throws std::runtime_error saying what failed.
+using PolicyConfigMapReader =
+    std::function<std::string(const ClientConnectionConfiguration& connection,
+                              const std::string& ns, const std::string& name)>;
+
 // The configuration kube-scheduler would run with, in its order: the --config file (or the
-// defaults), then the leader election flags; --kubeconfig, --kube-api-qps and --kube-api-burst
-// (deprecated upstream) only when there is no --config, otherwise they are ignored with a
-// warning. Then validateConfig() with `wiring`.
+// defaults), then the leader election flags; --kubeconfig, --kube-api-qps, --kube-api-burst and
+// --scheduler-name (deprecated upstream) only when there is no --config, otherwise they are
+// ignored with a warning. Then the Policy, as v1.20: --use-legacy-policy-config or
+// --policy-config-file without --policy-configmap reads the file, else --policy-configmap
+// reads the ConfigMap through `readConfigMap`; it replaces the plugins of every profile, and is
+// an error when the --config file sets profiles of its own. Then validateConfig() with `wiring`.
 [[nodiscard]] LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wiring,
-                                              std::vector<std::string>& warnings);
+                                              std::vector<std::string>& warnings,
+                                              const PolicyConfigMapReader& readConfigMap = {});
 
 }  // namespace ksched::config

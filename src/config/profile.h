@@ -37,6 +37,10 @@ struct Profile {
   std::optional<int32_t> percentageOfNodesToScore;
   Plugins plugins;
   std::vector<PluginConfig> pluginConfig;
+  // Converted from v1beta1 or a Policy (config/legacy_config.h): Score weights follow v1.20's
+  // rule (any positive weight whose total fits in int64, NodePreferAvoidPods has 10000)
+  // instead of v1's [1, 100]. Not written by toYaml(), which caps them with a note.
+  bool v120ScoreWeights = false;
 };
 
 // Upstream v1's default plugins (multiPoint, with score weights) restricted to the plugins

@@ -12,152 +12,17 @@
 #include <sstream>
 
 #include "client/config.h"
+#include "config/legacy_config.h"
+#include "config/strict_decoder.h"
 #include "config/yaml_json.h"
 
 namespace ksched::config {
 namespace {
 
+using decode::child;
+using decode::Decoder;
+using decode::index;
 using nlohmann::json;
-
-std::string child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-// Strict decoding that records every problem and goes on.
-class Decoder {
- public:
-  explicit Decoder(std::vector<std::string>& errors) : errors_(errors) {}
-
-  void error(const std::string& path, const std::string& what) {
-    errors_.push_back(path + ": " + what);
-  }
-
-  // j must be an object; unknown keys are reported. False if j is not an object.
-  bool object(const json& j, const std::string& path,
-              std::initializer_list<std::string_view> known) {
-    if (!j.is_object()) {
-      typeError(path, "an object", j);
-      return false;
-    }
-    for (const auto& [key, _] : j.items()) {
-      bool ok = false;
-      for (auto k : known) ok = ok || k == key;
-      if (!ok) error(child(path, key), "unknown field");
-    }
-    return true;
-  }
-
-  // Null or a missing member counts as absent (like JSON null into a Go pointer).
-  static const json* member(const json& j, std::string_view key) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-
-  std::optional<int64_t> integer(const json& j, std::string_view key, const std::string& path,
-                                 int64_t lo, int64_t hi) {
-    const json* v = member(j, key);
-    if (v == nullptr) return std::nullopt;
-    const std::string p = child(path, key);
-    if (v->is_number_unsigned()) {
-      if (v->get<uint64_t>() > static_cast<uint64_t>(hi)) {
-        error(p, "integer " + v->dump() + " out of range");
-        return std::nullopt;
-      }
-      return static_cast<int64_t>(v->get<uint64_t>());
-    }
-    if (!v->is_number_integer()) {
-      typeError(p, "an integer", *v);
-      return std::nullopt;
-    }
-    const auto i = v->get<int64_t>();
-    if (i < lo || i > hi) {
-      error(p, "integer " + v->dump() + " out of range");
-      return std::nullopt;
-    }
-    return i;
-  }
-
-  std::optional<int32_t> int32(const json& j, std::string_view key, const std::string& path) {
-    auto v = integer(j, key, path, std::numeric_limits<int32_t>::min(),
-                     std::numeric_limits<int32_t>::max());
-    if (!v) return std::nullopt;
-    return static_cast<int32_t>(*v);
-  }
-
-  std::optional<int64_t> int64(const json& j, std::string_view key, const std::string& path) {
-    return integer(j, key, path, std::numeric_limits<int64_t>::min(),
-                   std::numeric_limits<int64_t>::max());
-  }
-
-  std::optional<double> number(const json& j, std::string_view key, const std::string& path) {
-    const json* v = member(j, key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_number()) {
-      typeError(child(path, key), "a number", *v);
-      return std::nullopt;
-    }
-    return v->get<double>();
-  }
-
-  std::optional<bool> boolean(const json& j, std::string_view key, const std::string& path) {
-    const json* v = member(j, key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_boolean()) {
-      typeError(child(path, key), "a boolean", *v);
-      return std::nullopt;
-    }
-    return v->get<bool>();
-  }
-
-  std::optional<std::string> string(const json& j, std::string_view key, const std::string& path) {
-    const json* v = member(j, key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) {
-      typeError(child(path, key), "a string", *v);
-      return std::nullopt;
-    }
-    return v->get<std::string>();
-  }
-
-  std::optional<Duration> duration(const json& j, std::string_view key, const std::string& path) {
-    auto s = string(j, key, path);
-    if (!s) return std::nullopt;
-    auto d = parseDuration(*s);
-    if (!d) error(child(path, key), "invalid duration \"" + *s + "\"");
-    return d;
-  }
-
-  std::optional<std::string> bytes(const json& j, std::string_view key, const std::string& path) {
-    auto s = string(j, key, path);
-    if (!s) return std::nullopt;
-    auto d = client::base64Decode(*s);
-    if (!d) error(child(path, key), "illegal base64 data");
-    return d;
-  }
-
-  // The array at key (absent: empty); reports a non-array.
-  const json* array(const json& j, std::string_view key, const std::string& path) {
-    const json* v = member(j, key);
-    if (v == nullptr) return nullptr;
-    if (!v->is_array()) {
-      typeError(child(path, key), "an array", *v);
-      return nullptr;
-    }
-    return v;
-  }
-
- private:
-  void typeError(const std::string& path, const char* expected, const json& got) {
-    error(path, std::string("expected ") + expected + ", got " + got.type_name());
-  }
-
-  std::vector<std::string>& errors_;
-};
 
 void decodePluginList(Decoder& d, const json& j, std::string_view key, const std::string& path,
                       std::vector<PluginRef>& out) {
@@ -196,18 +61,45 @@ constexpr PointField kPointFields[] = {
     {"multiPoint", &Plugins::multiPoint},
 };
 
-void decodePlugins(Decoder& d, const json& j, const std::string& path, bool v1, Plugins& out) {
-  bool isObject =
-      v1 ? d.object(j, path,
-                    {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-                     "score", "reserve", "permit", "preBind", "bind", "postBind", "multiPoint"})
-         : d.object(j, path,
-                    {"queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-                     "reserve", "permit", "preBind", "bind", "postBind", "multiPoint"});
-  if (!isObject) return;
+// What a version's files may hold beyond v1beta3's fields.
+struct VersionFields {
+  bool preEnqueue = false;         // v1
+  bool multiPoint = true;          // v1, v1beta3
+  bool profilePercentage = false;  // v1: profiles[].percentageOfNodesToScore
+  bool bindAddresses = false;      // v1beta1, v1beta2: healthz/metricsBindAddress
+  bool delayCacheUntilActive = true;
+};
+
+VersionFields fieldsOf(std::string_view apiVersion) {
+  if (apiVersion == kApiVersionV1) return {.preEnqueue = true, .profilePercentage = true};
+  if (isLegacyApiVersion(apiVersion)) {
+    return {.multiPoint = false, .bindAddresses = true, .delayCacheUntilActive = false};
+  }
+  return {};
+}
+
+void decodePlugins(Decoder& d, const json& j, const std::string& path, const VersionFields& v,
+                   Plugins& out) {
+  if (!j.is_object()) {
+    d.error(path, std::string("expected an object, got ") + j.type_name());
+    return;
+  }
+  for (const auto& [key, _] : j.items()) {
+    bool ok = false;
+    for (const auto& f : kPointFields) {
+      const std::string_view name = f.name;
+      ok = ok || (key == name && (name != "preEnqueue" || v.preEnqueue) &&
+                  (name != "multiPoint" || v.multiPoint));
+    }
+    if (!ok) d.error(child(path, key), "unknown field");
+  }
   for (const auto& f : kPointFields) {
     const json* set = Decoder::member(j, f.name);
-    if (set == nullptr || (!v1 && std::string_view(f.name) == "preEnqueue")) continue;
+    const std::string_view name = f.name;
+    if (set == nullptr || (!v.preEnqueue && name == "preEnqueue") ||
+        (!v.multiPoint && name == "multiPoint")) {
+      continue;
+    }
     const std::string p = child(path, f.name);
     if (!d.object(*set, p, {"enabled", "disabled"})) continue;
     decodePluginList(d, *set, "enabled", p, (out.*f.set).enabled);
@@ -216,19 +108,21 @@ void decodePlugins(Decoder& d, const json& j, const std::string& path, bool v1, 
   }
 }
 
-Profile decodeProfile(Decoder& d, const json& j, const std::string& path, bool v1,
+Profile decodeProfile(Decoder& d, const json& j, const std::string& path, const VersionFields& v,
                       bool onlyProfile) {
   Profile p;
   p.schedulerName = onlyProfile ? kDefaultSchedulerName : "";
   bool isObject =
-      v1 ? d.object(j, path,
-                    {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
-         : d.object(j, path, {"schedulerName", "plugins", "pluginConfig"});
+      v.profilePercentage
+          ? d.object(j, path,
+                     {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
+          : d.object(j, path, {"schedulerName", "plugins", "pluginConfig"});
   if (!isObject) return p;
   if (auto name = d.string(j, "schedulerName", path)) p.schedulerName = *name;
-  if (v1) p.percentageOfNodesToScore = d.int32(j, "percentageOfNodesToScore", path);
+  if (v.profilePercentage)
+    p.percentageOfNodesToScore = d.int32(j, "percentageOfNodesToScore", path);
   if (const json* plugins = Decoder::member(j, "plugins")) {
-    decodePlugins(d, *plugins, child(path, "plugins"), v1, p.plugins);
+    decodePlugins(d, *plugins, child(path, "plugins"), v, p.plugins);
   }
   if (const json* list = d.array(j, "pluginConfig", path)) {
     const std::string listPath = child(path, "pluginConfig");
@@ -460,10 +354,14 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
   if (result.errors.empty()) {
     if (!apiVersion) {
       d.error("apiVersion", "Required value");
-    } else if (*apiVersion != kApiVersionV1 && *apiVersion != kApiVersionV1beta3) {
-      d.error("apiVersion", "Unsupported value: \"" + *apiVersion + "\": supported values: \"" +
-                                std::string(kApiVersionV1) + "\", \"" +
-                                std::string(kApiVersionV1beta3) + "\"");
+    } else if (*apiVersion != kApiVersionV1 && *apiVersion != kApiVersionV1beta3 &&
+               !isLegacyApiVersion(*apiVersion)) {
+      std::string supported;
+      for (auto v : {kApiVersionV1, kApiVersionV1beta3, kApiVersionV1beta2, kApiVersionV1beta1}) {
+        supported += (supported.empty() ? "\"" : ", \"") + std::string(v) + "\"";
+      }
+      d.error("apiVersion",
+              "Unsupported value: \"" + *apiVersion + "\": supported values: " + supported);
     }
     if (!kind) {
       d.error("kind", "Required value");
@@ -474,13 +372,23 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
   }
   if (!result.errors.empty()) return result;
 
-  const bool v1 = *apiVersion == kApiVersionV1;
+  const VersionFields fields = fieldsOf(*apiVersion);
   SchedulerConfiguration c = defaultConfiguration(*apiVersion);
-  d.object(
-      root, "",
-      {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
-       "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
-       "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
+  if (fields.bindAddresses) {
+    d.object(root, "",
+             {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+              "healthzBindAddress", "metricsBindAddress", "enableProfiling",
+              "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+              "podMaxBackoffSeconds", "profiles", "extenders"});
+    if (auto a = d.string(root, "healthzBindAddress", "")) c.healthzBindAddress = *a;
+    if (auto a = d.string(root, "metricsBindAddress", "")) c.metricsBindAddress = *a;
+  } else {
+    d.object(root, "",
+             {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+              "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+              "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+              "delayCacheUntilActive"});
+  }
   if (auto v = d.int32(root, "parallelism", "")) c.parallelism = *v;
   if (const json* le = Decoder::member(root, "leaderElection")) {
     decodeLeaderElection(d, *le, c.leaderElection);
@@ -499,16 +407,37 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
     c.profiles.clear();
     for (size_t i = 0; i < list->size(); ++i) {
       c.profiles.push_back(
-          decodeProfile(d, (*list)[i], index("profiles", i), v1, list->size() == 1));
+          decodeProfile(d, (*list)[i], index("profiles", i), fields, list->size() == 1));
     }
     if (c.profiles.empty()) c.profiles.emplace_back();
+    for (size_t i = 0; i < list->size(); ++i) {
+      const json& item = (*list)[i];
+      c.customProfiles = c.customProfiles || list->size() > 1 ||
+                         (item.is_object() && (Decoder::member(item, "plugins") != nullptr ||
+                                               Decoder::member(item, "pluginConfig") != nullptr));
+    }
   }
   if (const json* list = d.array(root, "extenders", "")) {
     for (size_t i = 0; i < list->size(); ++i) {
       c.extenders.push_back(decodeExtender(d, (*list)[i], index("extenders", i)));
     }
   }
-  if (auto v = d.boolean(root, "delayCacheUntilActive", "")) c.delayCacheUntilActive = *v;
+  if (fields.delayCacheUntilActive) {
+    if (auto b = d.boolean(root, "delayCacheUntilActive", "")) c.delayCacheUntilActive = *b;
+  }
+  if (isLegacyApiVersion(*apiVersion)) {
+    c.notes.push_back({"", "Converted from " + *apiVersion + " (" + sourceName +
+                               "). ksched runs these profiles as that release did; the notes "
+                               "below mark where current upstream differs."});
+    if (!c.healthzBindAddress.empty() || !c.metricsBindAddress.empty()) {
+      c.notes.push_back({"",
+                         "healthzBindAddress/metricsBindAddress are not in v1: health and "
+                         "metrics are served on the HTTPS --secure-port (default 10259)"});
+    }
+    for (size_t i = 0; i < c.profiles.size(); ++i) {
+      c.profiles[i] = convertLegacyProfile(c.profiles[i], *apiVersion, i, c.notes);
+    }
+  }
   if (result.errors.empty()) result.config = std::move(c);
   return result;
 }

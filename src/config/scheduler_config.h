@@ -34,6 +34,9 @@ namespace ksched::config {
 inline constexpr std::string_view kGroup = "kubescheduler.config.k8s.io";
 inline constexpr std::string_view kApiVersionV1 = "kubescheduler.config.k8s.io/v1";
 inline constexpr std::string_view kApiVersionV1beta3 = "kubescheduler.config.k8s.io/v1beta3";
+// Read for the clusters that still run them (docs/migrating.md): v1.19-v1.21 and v1.22-v1.25.
+inline constexpr std::string_view kApiVersionV1beta2 = "kubescheduler.config.k8s.io/v1beta2";
+inline constexpr std::string_view kApiVersionV1beta1 = "kubescheduler.config.k8s.io/v1beta1";
 inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 using Duration = std::chrono::nanoseconds;
@@ -97,6 +100,15 @@ struct Extender {
   bool operator==(const Extender&) const = default;
 };
 
+// Where the v1 form of a converted configuration (v1beta1, v1beta2, a Policy) behaves unlike
+// what it was converted from, or unlike current upstream: written as a YAML comment above the
+// field at `pointer` (a JSON pointer into toJson(); "" = the top of the file).
+struct ConfigNote {
+  std::string pointer;
+  std::string text;
+  bool operator==(const ConfigNote&) const = default;
+};
+
 // The effective (defaulted) configuration. Compare two of them with toJson().
 struct SchedulerConfiguration {
   // The version the file was written in; toYaml()/toJson() always write v1.
@@ -113,6 +125,17 @@ struct SchedulerConfiguration {
   std::vector<Profile> profiles{Profile{}};
   std::vector<Extender> extenders;
   bool delayCacheUntilActive = false;
+  // v1beta1/v1beta2 only (not in v1): kept to be named in notes; ksched serves health and
+  // metrics on the HTTPS port.
+  std::string healthzBindAddress;
+  std::string metricsBindAddress;
+  // The file sets profiles of its own (more than one, plugins or pluginConfig), which a legacy
+  // Policy may not replace.
+  bool customProfiles = false;
+  // Set when the profiles come from a legacy Policy (config/policy.h): what it was read from.
+  std::string policySource;
+  // Conversion notes, in order; empty for a v1/v1beta3 file.
+  std::vector<ConfigNote> notes;
 };
 
 // Either a configuration or the errors that prevent one (never both).
@@ -177,7 +200,8 @@ using WiringCheck = std::function<WiringResult(const Profile& profile, const std
 [[nodiscard]] std::vector<Profile> frameworkProfiles(const SchedulerConfiguration& config);
 
 // The effective configuration as kube-scheduler's --write-config-to writes it (apiVersion v1,
-// every field, keys sorted). Loads back to a configuration with the same toJson().
+// every field, keys sorted), with `notes` as comments. Loads back to a configuration with the
+// same toJson(); a converted one (v1beta1, v1beta2, Policy) loads back to the same decisions.
 [[nodiscard]] std::string toYaml(const SchedulerConfiguration& config);
 [[nodiscard]] nlohmann::json toJson(const SchedulerConfiguration& config);
 

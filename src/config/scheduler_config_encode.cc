@@ -1,4 +1,5 @@
 // KubeSchedulerConfiguration -> v1 JSON / YAML (what --write-config-to writes).
+#include <algorithm>
 #include <cmath>
 
 #include "config/scheduler_config.h"
@@ -43,7 +44,8 @@ json pluginList(const std::vector<PluginRef>& refs, bool withWeight) {
   json out = json::array();
   for (const auto& r : refs) {
     json p = {{"name", r.name}};
-    if (withWeight && r.weight != 0) p["weight"] = r.weight;
+    // v1 allows at most 100 (a converted v1.20 profile may have more: see its note).
+    if (withWeight && r.weight != 0) p["weight"] = std::min(r.weight, 100);
     out.push_back(std::move(p));
   }
   return out;
@@ -171,6 +173,10 @@ json toJson(const SchedulerConfiguration& c) {
   return out;
 }
 
-std::string toYaml(const SchedulerConfiguration& c) { return jsonToYaml(toJson(c)); }
+std::string toYaml(const SchedulerConfiguration& c) {
+  std::vector<std::pair<std::string, std::string>> comments;
+  for (const auto& n : c.notes) comments.emplace_back(n.pointer, n.text);
+  return jsonToYaml(toJson(c), comments);
+}
 
 }  // namespace ksched::config

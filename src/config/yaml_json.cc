@@ -109,52 +109,89 @@ bool isEmptyContainer(const nlohmann::json& v) {
   return (v.is_object() || v.is_array()) && v.empty();
 }
 
-void emit(const nlohmann::json& v, int indent, std::string& out);
+// Comments by JSON pointer, written above the key (or sequence item) they point at.
+using Comments = std::vector<std::pair<std::string, std::string>>;
 
-void emitValueAfterKey(const nlohmann::json& v, int indent, std::string& out) {
-  if (v.is_object() && !v.empty()) {
-    out += "\n";
-    emit(v, indent + 2, out);
-  } else if (v.is_array() && !v.empty()) {
-    out += "\n";
-    emit(v, indent, out);  // sequences under a key are not indented further
-  } else {
-    out += ' ';
-    out += isEmptyContainer(v) ? std::string(v.is_object() ? "{}" : "[]") : scalar(v);
-    out += '\n';
-  }
-}
+class Emitter {
+ public:
+  Emitter(std::string& out, const Comments& comments) : out_(out), comments_(comments) {}
 
-void emit(const nlohmann::json& v, int indent, std::string& out) {
-  const std::string pad(static_cast<size_t>(indent), ' ');
-  if (v.is_object()) {
-    for (const auto& [k, child] : v.items()) {
-      out += pad + scalar(nlohmann::json(k)) + ":";
-      emitValueAfterKey(child, indent, out);
-    }
-  } else if (v.is_array()) {
-    for (const auto& item : v) {
-      if (item.is_object() && !item.empty()) {
-        bool first = true;
-        for (const auto& [k, child] : item.items()) {
-          out += (first ? pad + "- " : pad + "  ") + scalar(nlohmann::json(k)) + ":";
-          emitValueAfterKey(child, indent + 2, out);
-          first = false;
+  void emit(const nlohmann::json& v, int indent, const std::string& pointer) {
+    const std::string pad(static_cast<size_t>(indent), ' ');
+    if (v.is_object()) {
+      for (const auto& [k, child] : v.items()) {
+        const std::string p = pointer + "/" + escape(k);
+        comment(p, pad);
+        out_ += pad + scalar(nlohmann::json(k)) + ":";
+        emitValueAfterKey(child, indent, p);
+      }
+    } else if (v.is_array()) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        const auto& item = v[i];
+        const std::string ip = pointer + "/" + std::to_string(i);
+        comment(ip, pad);
+        if (item.is_object() && !item.empty()) {
+          bool first = true;
+          for (const auto& [k, child] : item.items()) {
+            const std::string p = ip + "/" + escape(k);
+            comment(p, pad + "  ");  // the first key's above the "- " line
+            out_ += (first ? pad + "- " : pad + "  ") + scalar(nlohmann::json(k)) + ":";
+            emitValueAfterKey(child, indent + 2, p);
+            first = false;
+          }
+        } else if (item.is_array() && !item.empty()) {
+          out_ += pad + "-\n";
+          emit(item, indent + 2, ip);
+        } else {
+          out_ += pad + "- " +
+                  (isEmptyContainer(item) ? std::string(item.is_object() ? "{}" : "[]")
+                                          : scalar(item)) +
+                  "\n";
         }
-      } else if (item.is_array() && !item.empty()) {
-        out += pad + "-\n";
-        emit(item, indent + 2, out);
+      }
+    } else {
+      out_ += pad + scalar(v) + "\n";
+    }
+  }
+
+  void comment(const std::string& pointer, const std::string& pad) {
+    for (const auto& [p, text] : comments_) {
+      if (p == pointer) out_ += pad + "# " + text + "\n";
+    }
+  }
+
+ private:
+  static std::string escape(const std::string& key) {
+    std::string out;
+    for (char c : key) {
+      if (c == '~') {
+        out += "~0";
+      } else if (c == '/') {
+        out += "~1";
       } else {
-        out +=
-            pad + "- " +
-            (isEmptyContainer(item) ? std::string(item.is_object() ? "{}" : "[]") : scalar(item)) +
-            "\n";
+        out += c;
       }
     }
-  } else {
-    out += pad + scalar(v) + "\n";
+    return out;
   }
-}
+
+  void emitValueAfterKey(const nlohmann::json& v, int indent, const std::string& pointer) {
+    if (v.is_object() && !v.empty()) {
+      out_ += "\n";
+      emit(v, indent + 2, pointer);
+    } else if (v.is_array() && !v.empty()) {
+      out_ += "\n";
+      emit(v, indent, pointer);  // sequences under a key are not indented further
+    } else {
+      out_ += ' ';
+      out_ += isEmptyContainer(v) ? std::string(v.is_object() ? "{}" : "[]") : scalar(v);
+      out_ += '\n';
+    }
+  }
+
+  std::string& out_;
+  const Comments& comments_;
+};
 
 }  // namespace
 
@@ -170,10 +207,13 @@ nlohmann::json yamlToJson(std::string_view text) {
   return convert(root);
 }
 
-std::string jsonToYaml(const nlohmann::json& value) {
+std::string jsonToYaml(const nlohmann::json& value,
+                       const std::vector<std::pair<std::string, std::string>>& comments) {
   std::string out;
-  if (isEmptyContainer(value)) return value.is_object() ? "{}\n" : "[]\n";
-  emit(value, 0, out);
+  Emitter e(out, comments);
+  e.comment("", "");
+  if (isEmptyContainer(value)) return out + (value.is_object() ? "{}\n" : "[]\n");
+  e.emit(value, 0, "");
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ksched::config {
 
@@ -23,6 +25,10 @@ class YamlSyntaxError : public std::runtime_error {
 
 // Block-style YAML of `value`: keys as JSON sorts them, strings double-quoted only when plain
 // style would read back differently, empty objects/arrays as {} and []. Ends with a newline.
-[[nodiscard]] std::string jsonToYaml(const nlohmann::json& value);
+// `comments` (JSON pointer, text) are written as "# text" lines above the key or sequence item
+// the pointer names, in their order; pointer "" puts them at the top.
+[[nodiscard]] std::string jsonToYaml(
+    const nlohmann::json& value,
+    const std::vector<std::pair<std::string, std::string>>& comments = {});
 
 }  // namespace ksched::config

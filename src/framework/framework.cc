@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "framework/cluster_api.h"
 
@@ -194,9 +196,11 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
 
   // Expand per extension point: explicit plugins that override multiPoint keep their place
   // first, then the other multiPoint plugins, then the remaining explicit ones.
+  std::map<std::string_view, std::set<std::string>> disabledAt;  // point -> names ("*": all)
+  int64_t legacyWeightTotal = 0;
   for (const auto& point : kPoints) {
     const auto& set = profile.plugins.*point.set;
-    std::set<std::string> disabled;
+    std::set<std::string>& disabled = disabledAt[point.display];
     bool disableAll = false;
     for (const auto& d : set.disabled) {
       if (d.name == "*") disableAll = true;
@@ -257,7 +261,14 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
           if (e.name == ref.name && e.weight != 0) w = e.weight;
         }
         if (w == 0) w = 1;
-        if (w < 0 || w > 100) {
+        if (profile.v120ScoreWeights && w > 0) {
+          if (w > std::numeric_limits<int64_t>::max() / kMaxNodeScore - legacyWeightTotal) {
+            errors.push_back((path.empty() ? prefix + ".plugins.multiPoint" : path) +
+                             ".weight: total score of Score plugins could overflow");
+            continue;
+          }
+          legacyWeightTotal += w;
+        } else if (w < 0 || w > 100) {
           errors.push_back((path.empty() ? prefix + ".plugins.multiPoint" : path) +
                            ".weight: must be in range [1, 100]");
           continue;
@@ -271,6 +282,7 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
       if (d == "PostBind") postBind_.push_back(dynamic_cast<PostBindPlugin*>(p));
     }
   }
+  completeCompanionPoints(disabledAt);
   if (queueSort_ == nullptr) {
     errors.push_back(prefix + ".plugins.queueSort: no queue sort plugin is enabled");
   }
@@ -288,6 +300,35 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
     throw FrameworkError(all);
   }
+}
+
+// A plugin enabled at one point of a pair also runs at its companion point when it implements
+// it and the profile does not disable it there: its Filter reads the state its PreFilter
+// writes, its Score what its PreScore computed, and DefaultPreemption's PreEnqueue holds a
+// preemptor until its victims are gone. Per-point profiles (v1beta1/v1beta2, Policy) list only
+// the points v1.20's plugins had; multiPoint profiles already have every point.
+void Framework::completeCompanionPoints(
+    const std::map<std::string_view, std::set<std::string>>& disabledAt) {
+  auto disabled = [&](std::string_view point, std::string_view name) {
+    auto it = disabledAt.find(point);
+    return it != disabledAt.end() &&
+           (it->second.contains("*") || it->second.contains(std::string(name)));
+  };
+  auto complete = [&](const auto& from, auto& to, std::string_view point) {
+    using Target = std::remove_pointer_t<typename std::decay_t<decltype(to)>::value_type>;
+    for (Plugin* p : from) {
+      auto* t = dynamic_cast<Target*>(p);
+      if (t == nullptr || disabled(point, p->name())) continue;
+      if (std::find(to.begin(), to.end(), t) == to.end()) to.push_back(t);
+    }
+  };
+  std::vector<Plugin*> filters(filter_.begin(), filter_.end());
+  std::vector<Plugin*> scores;
+  for (const auto& s : score_) scores.push_back(s.plugin);
+  std::vector<Plugin*> postFilters(postFilter_.begin(), postFilter_.end());
+  complete(filters, preFilter_, "PreFilter");
+  complete(scores, preScore_, "PreScore");
+  complete(postFilters, preEnqueue_, "PreEnqueue");
 }
 
 std::map<std::string, std::vector<ClusterEventWithHint>> Framework::enqueueEvents() const {

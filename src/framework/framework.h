@@ -16,8 +16,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -176,6 +178,7 @@ class Framework final : public Handle {
   };
 
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
+  void completeCompanionPoints(const std::map<std::string_view, std::set<std::string>>& disabledAt);
   Status filterWithNominatedPods(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                                  std::vector<Status>* all) const;
 

@@ -325,10 +325,11 @@ INSTANTIATE_TEST_SUITE_P(
                   {"apiVersion: Required value", "kind: Required value"}},
         BadConfig{
             "UnsupportedApiVersion",
-            "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n",
-            {"apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta2\": "
+            "apiVersion: kubescheduler.config.k8s.io/v1alpha2\nkind: KubeSchedulerConfiguration\n",
+            {"apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1alpha2\": "
              "supported values: \"kubescheduler.config.k8s.io/v1\", "
-             "\"kubescheduler.config.k8s.io/v1beta3\""}},
+             "\"kubescheduler.config.k8s.io/v1beta3\", \"kubescheduler.config.k8s.io/v1beta2\", "
+             "\"kubescheduler.config.k8s.io/v1beta1\""}},
         BadConfig{"WrongKind",
                   "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Policy\n",
                   {"kind: Unsupported value: \"Policy\": supported values: "

@@ -1,0 +1,650 @@
+#include "config/policy.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/legacy_config.h"
+#include "config/strict_decoder.h"
+#include "config/yaml_json.h"
+
+namespace ksched::config {
+namespace {
+
+using decode::child;
+using decode::Decoder;
+using decode::index;
+using nlohmann::json;
+
+std::vector<std::string> strings(Decoder& d, const json& j, std::string_view key,
+                                 const std::string& path) {
+  std::vector<std::string> out;
+  const json* list = d.array(j, key, path);
+  if (list == nullptr) return out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    if ((*list)[i].is_string()) {
+      out.push_back((*list)[i].get<std::string>());
+    } else {
+      d.error(index(child(path, key), i),
+              std::string("expected a string, got ") + (*list)[i].type_name());
+    }
+  }
+  return out;
+}
+
+PolicyPredicate decodePredicate(Decoder& d, const json& j, const std::string& path) {
+  PolicyPredicate p;
+  if (!d.object(j, path, {"name", "argument"})) return p;
+  p.name = d.string(j, "name", path).value_or("");
+  const json* arg = Decoder::member(j, "argument");
+  if (arg == nullptr) return p;
+  const std::string ap = child(path, "argument");
+  if (!d.object(*arg, ap, {"serviceAffinity", "labelsPresence"})) return p;
+  if (const json* sa = Decoder::member(*arg, "serviceAffinity")) {
+    const std::string sp = child(ap, "serviceAffinity");
+    if (d.object(*sa, sp, {"labels"})) p.serviceAffinityLabels = strings(d, *sa, "labels", sp);
+  }
+  if (const json* lp = Decoder::member(*arg, "labelsPresence")) {
+    const std::string lpp = child(ap, "labelsPresence");
+    if (d.object(*lp, lpp, {"labels", "presence"})) {
+      p.labelsPresence = PolicyPredicate::LabelsPresence{
+          strings(d, *lp, "labels", lpp), d.boolean(*lp, "presence", lpp).value_or(false)};
+    }
+  }
+  const int n = (p.serviceAffinityLabels ? 1 : 0) + (p.labelsPresence ? 1 : 0);
+  if (n != 1) d.error(ap, "exactly 1 predicate argument is required, got " + std::to_string(n));
+  return p;
+}
+
+PolicyPriority decodePriority(Decoder& d, const json& j, const std::string& path) {
+  PolicyPriority p;
+  if (!d.object(j, path, {"name", "weight", "argument"})) return p;
+  p.name = d.string(j, "name", path).value_or("");
+  p.weight = d.int64(j, "weight", path).value_or(0);
+  const json* arg = Decoder::member(j, "argument");
+  if (arg == nullptr) return p;
+  const std::string ap = child(path, "argument");
+  if (!d.object(*arg, ap,
+                {"serviceAntiAffinity", "labelPreference", "requestedToCapacityRatioArguments"})) {
+    return p;
+  }
+  if (const json* sa = Decoder::member(*arg, "serviceAntiAffinity")) {
+    const std::string sp = child(ap, "serviceAntiAffinity");
+    if (d.object(*sa, sp, {"label"})) p.serviceAntiAffinityLabel = d.string(*sa, "label", sp);
+    if (!p.serviceAntiAffinityLabel) p.serviceAntiAffinityLabel = "";
+  }
+  if (const json* lp = Decoder::member(*arg, "labelPreference")) {
+    const std::string lpp = child(ap, "labelPreference");
+    if (d.object(*lp, lpp, {"label", "presence"})) {
+      p.labelPreference =
+          PolicyPriority::LabelPreference{d.string(*lp, "label", lpp).value_or(""),
+                                          d.boolean(*lp, "presence", lpp).value_or(false)};
+    }
+  }
+  if (const json* r = Decoder::member(*arg, "requestedToCapacityRatioArguments")) {
+    const std::string rp = child(ap, "requestedToCapacityRatioArguments");
+    if (d.object(*r, rp, {"shape", "resources"})) {
+      // Checked field by field by the RequestedToCapacityRatio plugin's args decoding.
+      p.requestedToCapacityRatio = *r;
+    }
+  }
+  const int n = (p.serviceAntiAffinityLabel ? 1 : 0) + (p.labelPreference ? 1 : 0) +
+                (p.requestedToCapacityRatio ? 1 : 0);
+  if (n != 1) d.error(ap, "exactly 1 priority argument is required, got " + std::to_string(n));
+  return p;
+}
+
+// v1's LegacyExtender: "enableHttps", and httpTimeout as a Go time.Duration (nanoseconds).
+Extender decodeLegacyExtender(Decoder& d, const json& j, const std::string& path) {
+  Extender e;
+  if (!d.object(j, path,
+                {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+                 "enableHttps", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+                 "ignorable"})) {
+    return e;
+  }
+  auto str = [&](std::string_view key, std::string& out) {
+    if (auto v = d.string(j, key, path)) out = *v;
+  };
+  str("urlPrefix", e.urlPrefix);
+  str("filterVerb", e.filterVerb);
+  str("preemptVerb", e.preemptVerb);
+  str("prioritizeVerb", e.prioritizeVerb);
+  str("bindVerb", e.bindVerb);
+  e.weight = d.int64(j, "weight", path).value_or(0);
+  e.enableHTTPS = d.boolean(j, "enableHttps", path).value_or(false);
+  if (const json* tls = Decoder::member(j, "tlsConfig")) {
+    const std::string tp = child(path, "tlsConfig");
+    if (d.object(*tls, tp,
+                 {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
+                  "caData"})) {
+      ExtenderTLSConfig t;
+      t.insecure = d.boolean(*tls, "insecure", tp).value_or(false);
+      t.serverName = d.string(*tls, "serverName", tp).value_or("");
+      t.certFile = d.string(*tls, "certFile", tp).value_or("");
+      t.keyFile = d.string(*tls, "keyFile", tp).value_or("");
+      t.caFile = d.string(*tls, "caFile", tp).value_or("");
+      t.certData = d.bytes(*tls, "certData", tp).value_or("");
+      t.keyData = d.bytes(*tls, "keyData", tp).value_or("");
+      t.caData = d.bytes(*tls, "caData", tp).value_or("");
+      e.tlsConfig = std::move(t);
+    }
+  }
+  if (auto ns = d.int64(j, "httpTimeout", path)) e.httpTimeout = Duration(*ns);
+  e.nodeCacheCapable = d.boolean(j, "nodeCacheCapable", path).value_or(false);
+  if (const json* list = d.array(j, "managedResources", path)) {
+    const std::string lp = child(path, "managedResources");
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string ip = index(lp, i);
+      if (!d.object((*list)[i], ip, {"name", "ignoredByScheduler"})) continue;
+      e.managedResources.push_back(
+          {d.string((*list)[i], "name", ip).value_or(""),
+           d.boolean((*list)[i], "ignoredByScheduler", ip).value_or(false)});
+    }
+  }
+  e.ignorable = d.boolean(j, "ignorable", path).value_or(false);
+  return e;
+}
+
+// --- v1.20.2's legacy registry --------------------------------------------------------------
+
+// What the producers accumulate (ConfigProducerArgs).
+struct ProducerArgs {
+  int32_t weight = 0;
+  std::optional<json> nodeLabelArgs;
+  std::optional<json> serviceAffinityArgs;
+  std::optional<json> requestedToCapacityRatioArgs;
+  std::optional<json> interPodAffinityArgs;
+};
+
+struct Output {
+  Plugins plugins;
+  std::vector<PluginConfig> pluginConfig;
+};
+
+void append(PluginSet& set, const std::string& name, std::optional<int64_t> weight = {}) {
+  for (auto& e : set.enabled) {
+    if (e.name == name) {
+      if (weight && *weight > e.weight) e.weight = static_cast<int32_t>(*weight);
+      return;
+    }
+  }
+  set.enabled.push_back({name, static_cast<int32_t>(weight.value_or(0))});
+}
+
+using Producer = void (*)(const ProducerArgs&, Output&);
+
+void fitPredicate(const ProducerArgs&, Output& o) {
+  append(o.plugins.filter, "NodeResourcesFit");
+  append(o.plugins.preFilter, "NodeResourcesFit");
+}
+
+const std::map<std::string, Producer, std::less<>>& predicateProducers() {
+  static const std::map<std::string, Producer, std::less<>> m = {
+      {"GeneralPredicates",
+       [](const ProducerArgs& a, Output& o) {
+         fitPredicate(a, o);
+         append(o.plugins.filter, "NodeName");
+         append(o.plugins.filter, "NodePorts");
+         append(o.plugins.preFilter, "NodePorts");
+         append(o.plugins.filter, "NodeAffinity");
+       }},
+      {"PodToleratesNodeTaints",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "TaintToleration"); }},
+      {"PodFitsResources", fitPredicate},
+      {"HostName", [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeName"); }},
+      {"PodFitsHostPorts",
+       [](const ProducerArgs&, Output& o) {
+         append(o.plugins.filter, "NodePorts");
+         append(o.plugins.preFilter, "NodePorts");
+       }},
+      {"MatchNodeSelector",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeAffinity"); }},
+      {"CheckNodeUnschedulable",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeUnschedulable"); }},
+      {"CheckVolumeBinding",
+       [](const ProducerArgs&, Output& o) {
+         append(o.plugins.preFilter, "VolumeBinding");
+         append(o.plugins.filter, "VolumeBinding");
+         append(o.plugins.reserve, "VolumeBinding");
+         append(o.plugins.preBind, "VolumeBinding");
+       }},
+      {"NoDiskConflict",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "VolumeRestrictions"); }},
+      {"NoVolumeZoneConflict",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "VolumeZone"); }},
+      {"MaxCSIVolumeCountPred",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeVolumeLimits"); }},
+      {"MaxEBSVolumeCount",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "EBSLimits"); }},
+      {"MaxGCEPDVolumeCount",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "GCEPDLimits"); }},
+      {"MaxAzureDiskVolumeCount",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "AzureDiskLimits"); }},
+      {"MaxCinderVolumeCount",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "CinderLimits"); }},
+      {"MatchInterPodAffinity",
+       [](const ProducerArgs&, Output& o) {
+         append(o.plugins.filter, "InterPodAffinity");
+         append(o.plugins.preFilter, "InterPodAffinity");
+       }},
+      {"CheckNodeLabelPresence",
+       [](const ProducerArgs& a, Output& o) {
+         append(o.plugins.filter, "NodeLabel");
+         if (a.nodeLabelArgs) o.pluginConfig.push_back({"NodeLabel", *a.nodeLabelArgs});
+       }},
+      {"CheckServiceAffinity",
+       [](const ProducerArgs& a, Output& o) {
+         append(o.plugins.filter, "ServiceAffinity");
+         if (a.serviceAffinityArgs) {
+           o.pluginConfig.push_back({"ServiceAffinity", *a.serviceAffinityArgs});
+         }
+         append(o.plugins.preFilter, "ServiceAffinity");
+       }},
+      {"EvenPodsSpread",
+       [](const ProducerArgs&, Output& o) {
+         append(o.plugins.preFilter, "PodTopologySpread");
+         append(o.plugins.filter, "PodTopologySpread");
+       }},
+  };
+  return m;
+}
+
+// v1.20's predicateOrdering.
+const std::vector<std::string> kPredicateOrdering = {
+    "CheckNodeUnschedulable", "GeneralPredicates",       "HostName",
+    "PodFitsHostPorts",       "MatchNodeSelector",       "PodFitsResources",
+    "NoDiskConflict",         "PodToleratesNodeTaints",  "CheckNodeLabelPresence",
+    "CheckServiceAffinity",   "MaxEBSVolumeCount",       "MaxGCEPDVolumeCount",
+    "MaxCSIVolumeCountPred",  "MaxAzureDiskVolumeCount", "MaxCinderVolumeCount",
+    "CheckVolumeBinding",     "NoVolumeZoneConflict",    "EvenPodsSpread",
+    "MatchInterPodAffinity",
+};
+
+void setPodTopologySpreadArgs(Output& o, const std::string& defaultingType, bool replace) {
+  for (auto& pc : o.pluginConfig) {
+    if (pc.name == "PodTopologySpread") {
+      if (replace) pc.args = json{{"defaultingType", defaultingType}};
+      return;
+    }
+  }
+  o.pluginConfig.push_back({"PodTopologySpread", json{{"defaultingType", defaultingType}}});
+}
+
+void scoreWith(Output& o, const char* plugin, const ProducerArgs& a, bool preScore) {
+  if (preScore) append(o.plugins.preScore, plugin);
+  append(o.plugins.score, plugin, a.weight);
+}
+
+const std::map<std::string, Producer, std::less<>>& priorityProducers() {
+  static const std::map<std::string, Producer, std::less<>> m = {
+      {"SelectorSpreadPriority",
+       [](const ProducerArgs& a, Output& o) {
+         // DefaultPodTopologySpread (beta, on in v1.20): PodTopologySpread with the system
+         // default constraints replaces SelectorSpread.
+         scoreWith(o, "PodTopologySpread", a, true);
+         setPodTopologySpreadArgs(o, "System", true);
+       }},
+      {"TaintTolerationPriority",
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, "TaintToleration", a, true); }},
+      {"NodeAffinityPriority",
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, "NodeAffinity", a, false); }},
+      {"ImageLocalityPriority",
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, "ImageLocality", a, false); }},
+      {"InterPodAffinityPriority",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "InterPodAffinity", a, true);
+         if (a.interPodAffinityArgs) {
+           o.pluginConfig.push_back({"InterPodAffinity", *a.interPodAffinityArgs});
+         }
+       }},
+      {"NodePreferAvoidPodsPriority",
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, "NodePreferAvoidPods", a, false); }},
+      {"MostRequestedPriority",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "NodeResourcesMostAllocated", a, false);
+       }},
+      {"BalancedResourceAllocation",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "NodeResourcesBalancedAllocation", a, false);
+       }},
+      {"LeastRequestedPriority",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "NodeResourcesLeastAllocated", a, false);
+       }},
+      {"RequestedToCapacityRatio",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "RequestedToCapacityRatio", a, false);
+         if (a.requestedToCapacityRatioArgs) {
+           o.pluginConfig.push_back({"RequestedToCapacityRatio", *a.requestedToCapacityRatioArgs});
+         }
+       }},
+      {"NodeLabel",
+       [](const ProducerArgs& a, Output& o) {
+         ProducerArgs w = a;
+         if (a.nodeLabelArgs) {
+           w.weight *= static_cast<int32_t>(
+               a.nodeLabelArgs->value("presentLabelsPreference", json::array()).size() +
+               a.nodeLabelArgs->value("absentLabelsPreference", json::array()).size());
+         }
+         scoreWith(o, "NodeLabel", w, false);
+         if (a.nodeLabelArgs) o.pluginConfig.push_back({"NodeLabel", *a.nodeLabelArgs});
+       }},
+      {"ServiceAffinity",
+       [](const ProducerArgs& a, Output& o) {
+         ProducerArgs w = a;
+         if (a.serviceAffinityArgs) {
+           w.weight *= static_cast<int32_t>(
+               a.serviceAffinityArgs->value("antiAffinityLabelsPreference", json::array()).size());
+         }
+         scoreWith(o, "ServiceAffinity", w, false);
+         if (a.serviceAffinityArgs) {
+           o.pluginConfig.push_back({"ServiceAffinity", *a.serviceAffinityArgs});
+         }
+       }},
+      {"EvenPodsSpreadPriority",
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, "PodTopologySpread", a, true);
+         setPodTopologySpreadArgs(o, "List", false);
+       }},
+  };
+  return m;
+}
+
+const std::set<std::string> kDefaultPredicates = {
+    "NoVolumeZoneConflict",    "MaxEBSVolumeCount",      "MaxGCEPDVolumeCount",
+    "MaxAzureDiskVolumeCount", "MaxCSIVolumeCountPred",  "MatchInterPodAffinity",
+    "NoDiskConflict",          "GeneralPredicates",      "PodToleratesNodeTaints",
+    "CheckVolumeBinding",      "CheckNodeUnschedulable", "EvenPodsSpread",
+};
+
+const std::map<std::string, int64_t> kDefaultPriorities = {
+    {"SelectorSpreadPriority", 1},          {"InterPodAffinityPriority", 1},
+    {"LeastRequestedPriority", 1},          {"BalancedResourceAllocation", 1},
+    {"NodePreferAvoidPodsPriority", 10000}, {"NodeAffinityPriority", 1},
+    {"TaintTolerationPriority", 1},         {"ImageLocalityPriority", 1},
+    {"EvenPodsSpreadPriority", 2},
+};
+
+void appendStrings(json& args, const char* key, const std::vector<std::string>& values) {
+  if (!args.contains(key)) args[key] = json::array();
+  for (const auto& v : values) args[key].push_back(v);
+}
+
+}  // namespace
+
+const std::vector<std::string>& policyPredicateNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& [k, _] : predicateProducers()) n.push_back(k);
+    n.push_back("PodFitsPorts");
+    std::sort(n.begin(), n.end());
+    return n;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& policyPriorityNames() {
+  static const std::vector<std::string> names = {
+      "BalancedResourceAllocation",  "EqualPriority",
+      "EvenPodsSpreadPriority",      "ImageLocalityPriority",
+      "InterPodAffinityPriority",    "LeastRequestedPriority",
+      "MostRequestedPriority",       "NodeAffinityPriority",
+      "NodePreferAvoidPodsPriority", "RequestedToCapacityRatioPriority",
+      "SelectorSpreadPriority",      "ServiceSpreadingPriority",
+      "TaintTolerationPriority",
+  };
+  return names;
+}
+
+PolicyResult decodePolicy(std::string_view text, const std::string& sourceName) {
+  PolicyResult result;
+  json root;
+  try {
+    root = yamlToJson(text);
+  } catch (const YamlSyntaxError& e) {
+    result.errors.push_back(sourceName + ": " + e.what());
+    return result;
+  }
+  if (root.is_null()) root = json::object();
+  std::vector<std::string> errors;
+  Decoder d(errors);
+  Policy p;
+  if (d.object(root, "",
+               {"kind", "apiVersion", "predicates", "priorities", "extenders",
+                "hardPodAffinitySymmetricWeight", "alwaysCheckAllPredicates"})) {
+    const auto kind = d.string(root, "kind", "");
+    if (!kind) {
+      d.error("kind", "Required value");
+    } else if (*kind != "Policy") {
+      d.error("kind", "Unsupported value: \"" + *kind + "\": supported values: \"Policy\"");
+    }
+    const auto apiVersion = d.string(root, "apiVersion", "");
+    if (!apiVersion) {
+      d.error("apiVersion", "Required value");
+    } else if (*apiVersion != "v1" && *apiVersion != "kubescheduler.config.k8s.io/v1") {
+      d.error("apiVersion", "Unsupported value: \"" + *apiVersion +
+                                "\": supported values: \"v1\", \"kubescheduler.config.k8s.io/v1\"");
+    }
+    if (const json* list = d.array(root, "predicates", "")) {
+      p.predicates.emplace();
+      for (size_t i = 0; i < list->size(); ++i) {
+        p.predicates->push_back(decodePredicate(d, (*list)[i], index("predicates", i)));
+      }
+    }
+    if (const json* list = d.array(root, "priorities", "")) {
+      p.priorities.emplace();
+      for (size_t i = 0; i < list->size(); ++i) {
+        p.priorities->push_back(decodePriority(d, (*list)[i], index("priorities", i)));
+      }
+    }
+    if (const json* list = d.array(root, "extenders", "")) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        p.extenders.push_back(decodeLegacyExtender(d, (*list)[i], index("extenders", i)));
+      }
+    }
+    p.hardPodAffinitySymmetricWeight =
+        d.int32(root, "hardPodAffinitySymmetricWeight", "").value_or(0);
+    p.alwaysCheckAllPredicates = d.boolean(root, "alwaysCheckAllPredicates", "").value_or(false);
+  }
+  for (auto& e : errors) result.errors.push_back(sourceName + ": " + e);
+  if (result.errors.empty()) result.policy = std::move(p);
+  return result;
+}
+
+PolicyResult decodePolicyFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    PolicyResult r;
+    r.errors.push_back(path + ": cannot read: " + std::strerror(errno));
+    return r;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return decodePolicy(ss.str(), path);
+}
+
+std::vector<std::string> applyPolicy(const Policy& policy, const std::string& sourceName,
+                                     SchedulerConfiguration& config) {
+  std::vector<std::string> errors;
+  auto fail = [&](const std::string& path, const std::string& what) {
+    errors.push_back(sourceName + ": " + path + ": " + what);
+  };
+  ProducerArgs args;
+
+  // validation.ValidatePolicy: weights and custom priorities.
+  constexpr int64_t kMaxWeight = std::numeric_limits<int64_t>::max() / 10;
+  std::map<std::string, const PolicyPriority*> custom;
+  if (policy.priorities) {
+    for (size_t i = 0; i < policy.priorities->size(); ++i) {
+      const auto& pr = (*policy.priorities)[i];
+      const std::string path = index("priorities", i);
+      if (pr.weight <= 0 || pr.weight >= kMaxWeight) {
+        fail(child(path, "weight"), "Invalid value: " + std::to_string(pr.weight) + ": priority " +
+                                        pr.name +
+                                        " should have a positive weight applied to it or it "
+                                        "has overflown");
+      }
+      const char* kind = pr.labelPreference            ? "LabelPreference"
+                         : pr.serviceAntiAffinityLabel ? "ServiceAntiAffinity"
+                         : pr.requestedToCapacityRatio ? "RequestedToCapacityRatio"
+                                                       : nullptr;
+      if (kind == nullptr) continue;
+      auto [it, fresh] = custom.emplace(kind, &pr);
+      if (fresh) continue;
+      if (std::string_view(kind) == "RequestedToCapacityRatio") {
+        fail(path, "priority \"" + pr.name + "\" redeclares custom priority \"" + kind +
+                       "\", from: \"" + it->second->name + "\"");
+      } else if (it->second->weight != pr.weight) {
+        fail(child(path, "weight"), std::string(kind) + " priority \"" + pr.name +
+                                        "\" has a different weight with \"" + it->second->name +
+                                        "\"");
+      }
+    }
+  }
+  if (policy.hardPodAffinitySymmetricWeight < 0 || policy.hardPodAffinitySymmetricWeight > 100) {
+    fail("hardPodAffinitySymmetricWeight",
+         "Invalid value: " + std::to_string(policy.hardPodAffinitySymmetricWeight) +
+             ": not in valid range [0-100]");
+  }
+
+  // ProcessPredicatePolicy / ProcessPriorityPolicy.
+  std::set<std::string> predicateKeys;
+  if (!policy.predicates) {
+    predicateKeys = kDefaultPredicates;
+  } else {
+    for (size_t i = 0; i < policy.predicates->size(); ++i) {
+      const auto& pr = (*policy.predicates)[i];
+      std::string name = pr.name == "PodFitsPorts" ? "PodFitsHostPorts" : pr.name;
+      if (predicateProducers().contains(name)) {
+        predicateKeys.insert(name);
+        continue;
+      }
+      if (pr.serviceAffinityLabels) {
+        if (!args.serviceAffinityArgs) args.serviceAffinityArgs = json::object();
+        appendStrings(*args.serviceAffinityArgs, "affinityLabels", *pr.serviceAffinityLabels);
+        predicateKeys.insert("CheckServiceAffinity");
+      } else if (pr.labelsPresence) {
+        if (!args.nodeLabelArgs) args.nodeLabelArgs = json::object();
+        appendStrings(*args.nodeLabelArgs,
+                      pr.labelsPresence->presence ? "presentLabels" : "absentLabels",
+                      pr.labelsPresence->labels);
+        predicateKeys.insert("CheckNodeLabelPresence");
+      } else {
+        fail(child(index("predicates", i), "name"),
+             "Unsupported value: \"" + pr.name +
+                 "\": predicate type not found (not a predicate of v1.20, and no "
+                 "serviceAffinity or labelsPresence argument)");
+      }
+    }
+  }
+  predicateKeys.insert("PodToleratesNodeTaints");
+  predicateKeys.insert("CheckNodeUnschedulable");
+
+  std::map<std::string, int64_t> priorityKeys;
+  if (!policy.priorities) {
+    priorityKeys = kDefaultPriorities;
+  } else {
+    for (size_t i = 0; i < policy.priorities->size(); ++i) {
+      const auto& pr = (*policy.priorities)[i];
+      if (pr.name == "EqualPriority") continue;
+      std::string name = pr.name == "ServiceSpreadingPriority" ? "SelectorSpreadPriority"
+                         : pr.name == "RequestedToCapacityRatioPriority"
+                             ? "RequestedToCapacityRatio"
+                             : pr.name;
+      if (!priorityProducers().contains(name) || name == "NodeLabel" || name == "ServiceAffinity" ||
+          name == "RequestedToCapacityRatio") {
+        if (pr.serviceAntiAffinityLabel) {
+          name = "ServiceAffinity";
+          if (!args.serviceAffinityArgs) args.serviceAffinityArgs = json::object();
+          appendStrings(*args.serviceAffinityArgs, "antiAffinityLabelsPreference",
+                        {*pr.serviceAntiAffinityLabel});
+        } else if (pr.labelPreference) {
+          name = "NodeLabel";
+          if (!args.nodeLabelArgs) args.nodeLabelArgs = json::object();
+          appendStrings(
+              *args.nodeLabelArgs,
+              pr.labelPreference->presence ? "presentLabelsPreference" : "absentLabelsPreference",
+              {pr.labelPreference->label});
+        } else if (pr.requestedToCapacityRatio) {
+          name = "RequestedToCapacityRatio";
+          args.requestedToCapacityRatioArgs = *pr.requestedToCapacityRatio;
+        } else if (!priorityProducers().contains(name) || name == "NodeLabel" ||
+                   name == "ServiceAffinity") {
+          fail(child(index("priorities", i), "name"),
+               "Unsupported value: \"" + pr.name +
+                   "\": priority type not found (not a priority of v1.20, and no "
+                   "serviceAntiAffinity, labelPreference or requestedToCapacityRatioArguments "
+                   "argument)");
+          continue;
+        }
+      }
+      priorityKeys[name] = pr.weight;
+    }
+  }
+  if (policy.hardPodAffinitySymmetricWeight != 0) {
+    args.interPodAffinityArgs =
+        json{{"hardPodAffinityWeight", policy.hardPodAffinitySymmetricWeight}};
+  }
+  if (!errors.empty()) return errors;
+
+  Output out;
+  out.plugins.preEnqueue.enabled = {{"SchedulingGates", 0}};
+  out.plugins.queueSort.enabled = {{"PrioritySort", 0}};
+  out.plugins.postFilter.enabled = {{"DefaultPreemption", 0}};
+  out.plugins.bind.enabled = {{"DefaultBinder", 0}};
+  out.plugins.multiPoint.disabled = {{"*", 0}};
+  for (const auto& name : kPredicateOrdering) {
+    if (predicateKeys.erase(name) > 0) predicateProducers().at(name)(args, out);
+  }
+  for (const auto& name : predicateKeys) predicateProducers().at(name)(args, out);
+  for (const auto& [name, weight] : priorityKeys) {
+    ProducerArgs a = args;
+    a.weight = static_cast<int32_t>(std::min<int64_t>(weight, std::numeric_limits<int32_t>::max()));
+    priorityProducers().at(name)(a, out);
+  }
+  // dedupPluginConfigs.
+  std::vector<PluginConfig> configs;
+  for (const auto& pc : out.pluginConfig) {
+    auto it = std::find_if(configs.begin(), configs.end(),
+                           [&](const PluginConfig& c) { return c.name == pc.name; });
+    if (it == configs.end()) {
+      configs.push_back(pc);
+    } else if (it->args != pc.args) {
+      errors.push_back(sourceName + ": inconsistent configuration produced for plugin " + pc.name);
+    }
+  }
+  if (!errors.empty()) return errors;
+  for (const auto& ref : out.plugins.score.enabled) {
+    if (ref.name == "NodeResourcesBalancedAllocation") {
+      configs.push_back({"NodeResourcesBalancedAllocation", json{{"formula", "v1.20"}}});
+    }
+  }
+
+  config.policySource = sourceName;
+  config.extenders = policy.extenders;
+  config.notes.push_back({"", "Converted from the Policy " + sourceName +
+                                  ". ksched runs it as v1.20.2 did; the notes below mark where "
+                                  "current upstream differs."});
+  if (policy.alwaysCheckAllPredicates) {
+    config.notes.push_back(
+        {"",
+         "alwaysCheckAllPredicates is not in v1: Filter stops at the first plugin that "
+         "rejects a node (only the recorded reasons differ)"});
+  }
+  for (size_t i = 0; i < config.profiles.size(); ++i) {
+    Profile& p = config.profiles[i];
+    p.plugins = out.plugins;
+    p.pluginConfig = configs;
+    p.v120ScoreWeights = true;
+    noteLegacyPlugins(p, i, config.notes);
+  }
+  return errors;
+}
+
+}  // namespace ksched::config
