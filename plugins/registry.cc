@@ -6,14 +6,18 @@
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
+#include "plugins/node_label/node_label.h"
 #include "plugins/node_name/node_name.h"
 #include "plugins/node_ports/node_ports.h"
+#include "plugins/node_prefer_avoid_pods/node_prefer_avoid_pods.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
 #include "plugins/node_volume_limits/node_volume_limits.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
+#include "plugins/selector_spread/selector_spread.h"
+#include "plugins/service_affinity/service_affinity.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 #include "plugins/volume_binding/volume_binding.h"
 #include "plugins/volume_restrictions/volume_restrictions.h"
@@ -41,6 +45,11 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeVolumeLimits::kName), newNodeVolumeLimits);
   r.add(std::string(VolumeBinding::kName), newVolumeBinding);
   r.add(std::string(VolumeZone::kName), newVolumeZone);
+  // Kept from v1.20 for v1beta1 and Policy profiles; in no default profile.
+  r.add(std::string(SelectorSpread::kName), newSelectorSpread);
+  r.add(std::string(ServiceAffinity::kName), newServiceAffinity);
+  r.add(std::string(NodeLabel::kName), newNodeLabel);
+  r.add(std::string(NodePreferAvoidPods::kName), newNodePreferAvoidPods);
   return r;
 }
 

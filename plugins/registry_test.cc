@@ -57,15 +57,28 @@ TEST(RegistryTest, MergeRejectsDuplicatesAtomically) {
 
 TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
-  const std::vector<std::string> want = {"DefaultBinder",      "DefaultPreemption",
-                                         "ImageLocality",      "InterPodAffinity",
-                                         "NodeAffinity",       "NodeName",
-                                         "NodePorts",          "NodeResourcesBalancedAllocation",
-                                         "NodeResourcesFit",   "NodeUnschedulable",
-                                         "NodeVolumeLimits",   "PodTopologySpread",
-                                         "PrioritySort",       "SchedulingGates",
-                                         "TaintToleration",    "VolumeBinding",
-                                         "VolumeRestrictions", "VolumeZone"};
+  const std::vector<std::string> want = {"DefaultBinder",
+                                         "DefaultPreemption",
+                                         "ImageLocality",
+                                         "InterPodAffinity",
+                                         "NodeAffinity",
+                                         "NodeLabel",
+                                         "NodeName",
+                                         "NodePorts",
+                                         "NodePreferAvoidPods",
+                                         "NodeResourcesBalancedAllocation",
+                                         "NodeResourcesFit",
+                                         "NodeUnschedulable",
+                                         "NodeVolumeLimits",
+                                         "PodTopologySpread",
+                                         "PrioritySort",
+                                         "SchedulingGates",
+                                         "SelectorSpread",
+                                         "ServiceAffinity",
+                                         "TaintToleration",
+                                         "VolumeBinding",
+                                         "VolumeRestrictions",
+                                         "VolumeZone"};
   EXPECT_EQ(r.names(), want);
   testutil::FakeHandle h;
   for (const std::string& name : want) {

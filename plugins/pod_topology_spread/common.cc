@@ -4,8 +4,8 @@
 #include <utility>
 
 #include <ksched/api/node.h>
-#include <ksched/api/workloads.h>
 
+#include "plugins/helper/default_selector.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {
@@ -23,63 +23,6 @@ std::vector<api::TopologySpreadConstraint> systemDefaultConstraints() {
   zone.whenUnsatisfiable = std::string(api::kScheduleAnyway);
   zone.maxSkew = 5;
   return {std::move(hostname), std::move(zone)};
-}
-
-// ANDs the requirements of a workload's label selector (nil or invalid: nothing added, as
-// upstream ignores selectors that yield no requirements).
-void addRequirements(api::Selector& selector, const std::optional<api::LabelSelector>& ls) {
-  if (!ls || !api::labelSelectorError(*ls).empty()) return;
-  for (const auto& [k, v] : ls->matchLabels) selector.add(k, api::SelectorOperator::kIn, {v});
-  for (const api::LabelSelectorRequirement& r : ls->matchExpressions) {
-    selector.add(r.key, r.operator_, r.values);
-  }
-}
-
-template <typename T>
-std::shared_ptr<const T> findByName(const ObjectList<T>& list, std::string_view name) {
-  for (const auto& o : list) {
-    if (o->metadata.name == name) return o;
-  }
-  return nullptr;
-}
-
-// Upstream helper.DefaultSelector: the union of the selectors of the Services that select the
-// pod, ANDed with the selector of its controller (ReplicationController, ReplicaSet or
-// StatefulSet, found through its controller owner reference).
-api::Selector defaultSelector(const api::Pod& pod, const ClusterListers& listers) {
-  const std::string& ns = pod.metadata.namespace_;
-  api::Labels set;
-  for (const auto& svc : listers.services(ns)) {
-    // A Service without a selector selects no pods.
-    if (!svc->spec.selector) continue;
-    if (!api::Selector::fromSet(*svc->spec.selector).matches(pod.metadata.labels)) continue;
-    for (const auto& [k, v] : *svc->spec.selector) set[k] = v;
-  }
-  api::Selector selector = api::Selector::fromSet(set);
-
-  const api::OwnerReference* owner = nullptr;
-  for (const api::OwnerReference& ref : pod.metadata.ownerReferences) {
-    if (ref.controller) {
-      owner = &ref;
-      break;
-    }
-  }
-  if (owner == nullptr) return selector;
-  if (owner->apiVersion == "v1" && owner->kind == "ReplicationController") {
-    if (auto rc = findByName(listers.replicationControllers(ns), owner->name)) {
-      for (const auto& [k, v] : rc->spec.selector) set[k] = v;
-      selector = api::Selector::fromSet(set);
-    }
-  } else if (owner->apiVersion == "apps/v1" && owner->kind == "ReplicaSet") {
-    if (auto rs = findByName(listers.replicaSets(ns), owner->name)) {
-      addRequirements(selector, rs->spec.selector);
-    }
-  } else if (owner->apiVersion == "apps/v1" && owner->kind == "StatefulSet") {
-    if (auto ss = findByName(listers.statefulSets(ns), owner->name)) {
-      addRequirements(selector, ss->spec.selector);
-    }
-  }
-  return selector;
 }
 
 // Upstream filterTopologySpreadConstraints: compiles the constraints with that action.
@@ -148,7 +91,7 @@ std::vector<Constraint> PodTopologySpread::constraintsFor(const api::Pod& pod,
   std::vector<Constraint> constraints =
       compileConstraints(defaultConstraints_, pod.metadata.labels, action);
   if (constraints.empty()) return constraints;
-  const api::Selector selector = defaultSelector(pod, handle_->listers());
+  const api::Selector selector = helper::defaultSelector(pod, handle_->listers());
   if (selector.isEverything()) return {};
   for (Constraint& c : constraints) c.selector = selector;
   return constraints;

@@ -61,6 +61,17 @@ class PodWrapper {
     pod_.spec.nodeName = std::move(n);
     return *this;
   }
+  PodWrapper& label(std::string key, std::string value) {
+    pod_.metadata.labels[std::move(key)] = std::move(value);
+    return *this;
+  }
+  // Adds an owner reference (a controller one when `controller`).
+  PodWrapper& ownerReference(std::string kind, std::string name, std::string uid,
+                             bool controller = true, std::string apiVersion = "v1") {
+    pod_.metadata.ownerReferences.push_back(
+        {std::move(apiVersion), std::move(kind), std::move(name), std::move(uid), controller});
+    return *this;
+  }
   // Adds a container with these requests.
   PodWrapper& req(const ResourcePairs& requests) {
     api::Container c;
@@ -116,6 +127,10 @@ class NodeWrapper {
   }
   NodeWrapper& label(std::string key, std::string value) {
     node_.metadata.labels[std::move(key)] = std::move(value);
+    return *this;
+  }
+  NodeWrapper& annotation(std::string key, std::string value) {
+    node_.metadata.annotations[std::move(key)] = std::move(value);
     return *this;
   }
   NodeWrapper& unschedulable(bool u = true) {
