@@ -32,6 +32,11 @@ bool enabledAt(const PluginSet& set, std::string_view name) {
                      [&](const PluginRef& r) { return r.name == name; });
 }
 
+constexpr const char* kVolumeLimitsNote =
+    "EBSLimits, GCEPDLimits, AzureDiskLimits and CinderLimits are invalid in v1 and left out "
+    "here (this profile runs them as v1.20 did); NodeVolumeLimits counts migrated in-tree "
+    "volumes";
+
 // Plugins ksched keeps from v1.20 for these configurations, and what current upstream has
 // instead.
 const std::map<std::string, std::string, std::less<>>& removedUpstream() {
@@ -55,17 +60,10 @@ const std::map<std::string, std::string, std::less<>>& removedUpstream() {
        "ServiceAffinity is not in current upstream: use NodeAffinity or pod affinity"},
       {"NodeLabel",
        "NodeLabel is not in current upstream: use NodeAffinity (required or preferred terms)"},
-      {"EBSLimits",
-       "EBSLimits is not in current upstream: NodeVolumeLimits counts migrated in-tree volumes"},
-      {"GCEPDLimits",
-       "GCEPDLimits is not in current upstream: NodeVolumeLimits counts migrated in-tree "
-       "volumes"},
-      {"AzureDiskLimits",
-       "AzureDiskLimits is not in current upstream: NodeVolumeLimits counts migrated in-tree "
-       "volumes"},
-      {"CinderLimits",
-       "CinderLimits is not in current upstream: NodeVolumeLimits counts migrated in-tree "
-       "volumes"},
+      {"EBSLimits", kVolumeLimitsNote},
+      {"GCEPDLimits", kVolumeLimitsNote},
+      {"AzureDiskLimits", kVolumeLimitsNote},
+      {"CinderLimits", kVolumeLimitsNote},
   };
   return m;
 }
@@ -157,12 +155,12 @@ Plugins legacyDefaultPlugins(std::string_view apiVersion) {
 
 void noteLegacyPlugins(const Profile& profile, size_t index, std::vector<ConfigNote>& notes) {
   const std::string base = "/profiles/" + std::to_string(index) + "/plugins/";
-  std::map<std::string, bool> noted;
+  std::map<std::string, bool> noted;  // by note text
   for (const auto& f : kLegacyPoints) {
     for (const auto& ref : (profile.plugins.*f.set).enabled) {
       auto it = removedUpstream().find(ref.name);
-      if (it == removedUpstream().end() || noted[ref.name]) continue;
-      noted[ref.name] = true;
+      if (it == removedUpstream().end() || noted[it->second]) continue;
+      noted[it->second] = true;
       notes.push_back({base + f.name, it->second});
     }
   }

@@ -40,9 +40,17 @@ std::string base64Encode(const std::string& in) {
   return out;
 }
 
+// Plugins v1 rejects (upstream invalidPluginsByVersion); a converted v1.20 profile runs them,
+// its v1 form leaves them out (the conversion notes say so).
+bool invalidInV1(const std::string& name) {
+  return name == "AzureDiskLimits" || name == "CinderLimits" || name == "EBSLimits" ||
+         name == "GCEPDLimits";
+}
+
 json pluginList(const std::vector<PluginRef>& refs, bool withWeight) {
   json out = json::array();
   for (const auto& r : refs) {
+    if (invalidInV1(r.name)) continue;
     json p = {{"name", r.name}};
     // v1 allows at most 100 (a converted v1.20 profile may have more: see its note).
     if (withWeight && r.weight != 0) p["weight"] = std::min(r.weight, 100);

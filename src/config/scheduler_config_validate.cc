@@ -74,7 +74,8 @@ void validateProfile(const SchedulerConfiguration& c, size_t i, std::vector<std:
   for (const auto& stage : kStages) {
     const auto& set = profile.plugins.*stage.set;
     for (size_t k = 0; k < set.enabled.size(); ++k) {
-      if (isInvalidPlugin(c.apiVersion, set.enabled[k].name)) {
+      // A converted v1.20 profile (v1beta1, Policy) keeps them, as v1.20 ran them.
+      if (!profile.v120ScoreWeights && isInvalidPlugin(c.apiVersion, set.enabled[k].name)) {
         errs.push_back(invalidPluginMessage(
             path + ".plugins." + stage.name + ".enabled[" + std::to_string(k) + "]",
             set.enabled[k].name, c.apiVersion));
@@ -86,7 +87,7 @@ void validateProfile(const SchedulerConfiguration& c, size_t i, std::vector<std:
     const auto& pc = profile.pluginConfig[k];
     const std::string pcPath = path + ".pluginConfig[" + std::to_string(k) + "]";
     if (!seen.insert(pc.name).second) errs.push_back(duplicate(pcPath, pc.name));
-    if (isInvalidPlugin(c.apiVersion, pc.name)) {
+    if (!profile.v120ScoreWeights && isInvalidPlugin(c.apiVersion, pc.name)) {
       errs.push_back(invalidPluginMessage(pcPath, pc.name, c.apiVersion));
       continue;
     }
