@@ -5,6 +5,7 @@
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
+#include "plugins/legacy_resource_scoring/legacy_resource_scoring.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_label/node_label.h"
 #include "plugins/node_name/node_name.h"
@@ -13,6 +14,7 @@
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
 #include "plugins/node_volume_limits/node_volume_limits.h"
+#include "plugins/non_csi_volume_limits/non_csi_volume_limits.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
@@ -50,6 +52,14 @@ Registry inTreeRegistry() {
   r.add(std::string(ServiceAffinity::kName), newServiceAffinity);
   r.add(std::string(NodeLabel::kName), newNodeLabel);
   r.add(std::string(NodePreferAvoidPods::kName), newNodePreferAvoidPods);
+  r.add(std::string(NonCSIVolumeLimits::kEBSName), newEBSLimits);
+  r.add(std::string(NonCSIVolumeLimits::kGCEPDName), newGCEPDLimits);
+  r.add(std::string(NonCSIVolumeLimits::kAzureDiskName), newAzureDiskLimits);
+  r.add(std::string(NonCSIVolumeLimits::kCinderName), newCinderLimits);
+  r.add(std::string(LegacyResourceScoring::kLeastAllocatedName), newNodeResourcesLeastAllocated);
+  r.add(std::string(LegacyResourceScoring::kMostAllocatedName), newNodeResourcesMostAllocated);
+  r.add(std::string(LegacyResourceScoring::kRequestedToCapacityRatioName),
+        newRequestedToCapacityRatio);
   return r;
 }
 

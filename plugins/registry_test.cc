@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,8 +58,12 @@ TEST(RegistryTest, MergeRejectsDuplicatesAtomically) {
 
 TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
-  const std::vector<std::string> want = {"DefaultBinder",
+  const std::vector<std::string> want = {"AzureDiskLimits",
+                                         "CinderLimits",
+                                         "DefaultBinder",
                                          "DefaultPreemption",
+                                         "EBSLimits",
+                                         "GCEPDLimits",
                                          "ImageLocality",
                                          "InterPodAffinity",
                                          "NodeAffinity",
@@ -68,10 +73,13 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "NodePreferAvoidPods",
                                          "NodeResourcesBalancedAllocation",
                                          "NodeResourcesFit",
+                                         "NodeResourcesLeastAllocated",
+                                         "NodeResourcesMostAllocated",
                                          "NodeUnschedulable",
                                          "NodeVolumeLimits",
                                          "PodTopologySpread",
                                          "PrioritySort",
+                                         "RequestedToCapacityRatio",
                                          "SchedulingGates",
                                          "SelectorSpread",
                                          "ServiceAffinity",
@@ -84,7 +92,12 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   for (const std::string& name : want) {
     const PluginFactory* f = r.find(name);
     ASSERT_NE(f, nullptr) << name;
-    std::unique_ptr<Plugin> p = (*f)(nullptr, h);
+    // RequestedToCapacityRatio has no default shape.
+    const nlohmann::json args =
+        name == "RequestedToCapacityRatio"
+            ? nlohmann::json{{"shape", {{{"utilization", 0}, {"score", 0}}}}}
+            : nlohmann::json();
+    std::unique_ptr<Plugin> p = (*f)(args, h);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_EQ(p->name(), name);
   }

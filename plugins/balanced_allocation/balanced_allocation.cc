@@ -12,6 +12,7 @@
 #include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
+#include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
 
 namespace ksched::plugins {
@@ -40,7 +41,8 @@ NodeResourcesBalancedAllocationArgs NodeResourcesBalancedAllocationArgs::fromJso
     const nlohmann::json& j) {
   NodeResourcesBalancedAllocationArgs args;
   if (j.is_null()) return args;
-  helper::expectObject(j, "", {helper::kApiVersionKey, helper::kKindKey, "resources"});
+  helper::expectObject(j, "", {helper::kApiVersionKey, helper::kKindKey, "resources", "formula"});
+  helper::readString(j, "formula", "", args.formula);
   if (const nlohmann::json* resources = helper::member(j, "resources")) {
     if (!resources->is_array()) {
       throw PluginArgsError("resources: expected an array, got " +
@@ -75,6 +77,11 @@ std::vector<helper::FieldError> NodeResourcesBalancedAllocationArgs::validationE
     }
     if (r.weight != 1)
       errs.push_back(helper::invalid(childPath(path, "weight"), r.weight, "must be 1"));
+  }
+  if (formula != kBalancedFormulaCurrent && formula != kBalancedFormulaV120) {
+    errs.push_back(helper::notSupported(
+        "formula", formula,
+        {std::string(kBalancedFormulaCurrent), std::string(kBalancedFormulaV120)}));
   }
   return errs;
 }
@@ -120,6 +127,7 @@ int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
 
 Status NodeResourcesBalancedAllocation::preScore(CycleState& state, const api::Pod& pod,
                                                  const std::vector<const NodeInfo*>& /*nodes*/) {
+  if (v120_) return {};
   auto s = std::make_unique<PreScoreState>();
   s->podRequests = podRequests(pod);
   if (isBestEffort(s->podRequests)) return Status::skip();
@@ -129,6 +137,10 @@ Status NodeResourcesBalancedAllocation::preScore(CycleState& state, const api::P
 
 Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api::Pod& pod,
                                               const NodeInfo& nodeInfo, int64_t& score) const {
+  if (v120_) {
+    score = balancedResourceScoreV120(nodeInfo, pod);
+    return {};
+  }
   if (const PreScoreState* s = state.read(kPreScoreKey)) {
     score = scoreNode(nodeInfo, s->podRequests);
     return {};

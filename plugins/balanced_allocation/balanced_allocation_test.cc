@@ -138,6 +138,122 @@ INSTANTIATE_TEST_SUITE_P(
                   {87}}),
     [](const auto& info) { return info.param.name; });
 
+const nlohmann::json kV120 = {{"formula", "v1.20"}};
+
+PodWrapper v120CpuOnly(const std::string& name = "cpu-only") {
+  return PodWrapper(name)
+      .req({{"cpu", "1000m"}, {"memory", "0"}})
+      .req({{"cpu", "2000m"}, {"memory", "0"}});
+}
+NodeWrapper v120Node(const std::string& name, int64_t milliCPU, int64_t memory) {
+  return NodeWrapper(name).capacity(
+      {{"cpu", std::to_string(milliCPU) + "m"}, {"memory", std::to_string(memory)}});
+}
+PodWrapper on(PodWrapper p, const std::string& name, const std::string& node) {
+  return p.name(name).uid(name).nodeName(node);
+}
+
+// formula v1.20: v1.20's TestNodeResourcesBalancedAllocation (non-zero requests, cpu and
+// memory, 1 - |difference|).
+INSTANTIATE_TEST_SUITE_P(
+    V120, BalancedAllocationScoreTest,
+    ::testing::Values(
+        ScoreCase{
+            "nothingScheduledNothingRequested",
+            kV120,
+            PodWrapper(),
+            {{v120Node("machine1", 4000, 10000), {}}, {v120Node("machine2", 4000, 10000), {}}},
+            {100, 100}},
+        // machine1: cpu 0.75, memory 0.5 -> 75 (the current formula gives 87).
+        ScoreCase{
+            "differentlySizedMachines",
+            kV120,
+            cpuAndMemory(),
+            {{v120Node("machine1", 4000, 10000), {}}, {v120Node("machine2", 6000, 10000), {}}},
+            {75, 100}},
+        ScoreCase{"noResourcesRequestedPodsScheduled",
+                  kV120,
+                  PodWrapper(),
+                  {{v120Node("machine1", 4000, 10000),
+                    {on(PodWrapper(), "a", "machine1"), on(PodWrapper(), "b", "machine1")}},
+                   {v120Node("machine2", 4000, 10000),
+                    {on(PodWrapper(), "c", "machine2"), on(PodWrapper(), "d", "machine2")}}},
+                  {100, 100}},
+        ScoreCase{"noResourcesRequestedPodsScheduledWithResources",
+                  kV120,
+                  PodWrapper(),
+                  {{v120Node("machine1", 10000, 20000),
+                    {on(v120CpuOnly(), "a", "machine1"), on(v120CpuOnly(), "b", "machine1")}},
+                   {v120Node("machine2", 10000, 20000),
+                    {on(v120CpuOnly(), "c", "machine2"), on(cpuAndMemory(), "d", "machine2")}}},
+                  {40, 65}},
+        ScoreCase{"resourcesRequestedPodsScheduledWithResources",
+                  kV120,
+                  cpuAndMemory(),
+                  {{v120Node("machine1", 10000, 20000), {on(v120CpuOnly(), "a", "machine1")}},
+                   {v120Node("machine2", 10000, 20000), {on(cpuAndMemory(), "b", "machine2")}}},
+                  {65, 90}},
+        ScoreCase{"resourcesRequestedDifferentlySizedMachines",
+                  kV120,
+                  cpuAndMemory(),
+                  {{v120Node("machine1", 10000, 20000), {on(v120CpuOnly(), "a", "machine1")}},
+                   {v120Node("machine2", 10000, 50000), {on(cpuAndMemory(), "b", "machine2")}}},
+                  {65, 60}},
+        // A fraction >= 1 scores 0.
+        ScoreCase{"requestedExceedsCapacity",
+                  kV120,
+                  v120CpuOnly(),
+                  {{v120Node("machine1", 4000, 10000), {on(v120CpuOnly(), "a", "machine1")}},
+                   {v120Node("machine2", 4000, 10000), {on(cpuAndMemory(), "b", "machine2")}}},
+                  {0, 0}},
+        ScoreCase{"zeroNodeResources",
+                  kV120,
+                  PodWrapper(),
+                  {{v120Node("machine1", 0, 0), {on(v120CpuOnly(), "a", "machine1")}},
+                   {v120Node("machine2", 0, 0), {on(cpuAndMemory(), "b", "machine2")}}},
+                  {0, 0}},
+        // v1.20's volume case with BalanceAttachedNodeVolumes off (its default): machine3 cpu
+        // 3000/3500, memory 5000/40000 -> 26; machine4 cpu 0.75, memory 0.5 -> 75.
+        ScoreCase{
+            "attachedVolumesNotBalanced",
+            kV120,
+            PodWrapper(),
+            {{v120Node("machine3", 3500, 40000), {on(cpuAndMemory(), "a", "machine3")}},
+             {v120Node("machine4", 4000, 10000),
+              {on(cpuAndMemory(), "b", "machine4"), on(PodWrapper()
+                                                           .req({{"cpu", "0m"}, {"memory", "0"}})
+                                                           .req({{"cpu", "0m"}, {"memory", "0"}}),
+                                                       "c", "machine4")}}},
+            {26, 75}},
+        // A best-effort pod is scored with 100m / 200Mi: cpu 0.1, memory 0.2 -> 90.
+        ScoreCase{"bestEffortPodScored",
+                  kV120,
+                  PodWrapper().req({}),
+                  {{NodeWrapper("n").capacity({{"cpu", "1"}, {"memory", "1000Mi"}}), {}}},
+                  {90}},
+        // Only cpu and memory, whatever resources say: the GPU is not looked at.
+        ScoreCase{"cpuAndMemoryOnly",
+                  nlohmann::json{{"formula", "v1.20"},
+                                 {"resources", {{{"name", "cpu"}}, {{"name", "nvidia.com/gpu"}}}}},
+                  PodWrapper().req({{"cpu", "1000m"}, {"memory", "2000"}, {"nvidia.com/gpu", "4"}}),
+                  {{NodeWrapper("node1").capacity(
+                        {{"cpu", "4000m"}, {"memory", "4000"}, {"nvidia.com/gpu", "4"}}),
+                    {}}},
+                  {75}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(BalancedAllocationTest, V120DoesNotSkipBestEffortPods) {
+  testutil::FakeHandle h;
+  auto plugin = newNodeResourcesBalancedAllocation(kV120, h);
+  auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
+  auto ni = testutil::makeNodeInfo(NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}}));
+  CycleState state;
+  EXPECT_TRUE(pl.preScore(state, PodWrapper().obj(), {ni.get()}).ok());
+  int64_t score = -1;
+  ASSERT_TRUE(pl.score(state, PodWrapper().obj(), *ni, score).ok());
+  EXPECT_EQ(score, 100);
+}
+
 TEST(BalancedAllocationTest, BestEffortPodIsSkipped) {
   testutil::FakeHandle h;
   auto plugin = newNodeResourcesBalancedAllocation(nullptr, h);
@@ -195,6 +311,16 @@ TEST(BalancedAllocationArgsTest, Validation) {
   EXPECT_EQ(errs[0].toString(), "resources[0].weight: Invalid value: -1: must be 1");
   EXPECT_EQ(errs[1].toString(), "resources[1].name: Duplicate value: \"cpu\"");
   EXPECT_EQ(errs[2].toString(), "resources[1].weight: Invalid value: 3: must be 1");
+}
+
+TEST(BalancedAllocationArgsTest, Formula) {
+  EXPECT_EQ(NodeResourcesBalancedAllocationArgs::fromJson(nullptr).formula, "");
+  EXPECT_EQ(NodeResourcesBalancedAllocationArgs::fromJson(kV120).formula, "v1.20");
+  EXPECT_EQ(factoryError({{"formula", ""}}), "");
+  EXPECT_EQ(factoryError(kV120), "");
+  EXPECT_EQ(factoryError({{"formula", "x"}}),
+            "formula: Unsupported value: \"x\": supported values: \"\", \"v1.20\"");
+  EXPECT_EQ(factoryError({{"formula", 1}}), "formula: expected a string, got number");
 }
 
 TEST(BalancedAllocationArgsTest, StrictDecoding) {

@@ -3,12 +3,13 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <random>
 #include <unordered_map>
 #include <utility>
 
 #include <ksched/api/pod.h>
 #include <ksched/api/storage.h>
+
+#include "plugins/helper/random_prefix.h"
 
 namespace ksched::plugins {
 namespace {
@@ -64,15 +65,6 @@ bool controlledBy(const api::PersistentVolumeClaim& pvc, const api::Pod& pod) {
       [&](const api::OwnerReference& r) { return r.controller && r.uid == pod.metadata.uid; });
 }
 
-std::string randomPrefix() {
-  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::random_device rd;
-  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
-  std::string s(32, ' ');
-  for (char& c : s) c = kAlphabet[pick(rd)];
-  return s;
-}
-
 std::string sha1Hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -90,7 +82,7 @@ std::string sha1Hex(std::string_view data) {
 
 NodeVolumeLimits::NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix)
     : listers_(listers),
-      unboundVolumePrefix_(unboundVolumePrefix.empty() ? randomPrefix()
+      unboundVolumePrefix_(unboundVolumePrefix.empty() ? helper::randomString(32)
                                                        : std::move(unboundVolumePrefix)) {}
 
 std::string NodeVolumeLimits::csiAttachLimitKey(std::string_view driver) {

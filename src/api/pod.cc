@@ -129,6 +129,8 @@ void from_json(const nlohmann::json& j, Volume& v) {
   readField(j, "persistentVolumeClaim", v.persistentVolumeClaim);
   readField(j, "gcePersistentDisk", v.gcePersistentDisk);
   readField(j, "awsElasticBlockStore", v.awsElasticBlockStore);
+  readField(j, "azureDisk", v.azureDisk);
+  readField(j, "cinder", v.cinder);
   readField(j, "rbd", v.rbd);
   readField(j, "iscsi", v.iscsi);
   readField(j, "csi", v.csi);

@@ -45,6 +45,17 @@ void from_json(const nlohmann::json& j, AWSElasticBlockStoreVolumeSource& s) {
   readField(j, "readOnly", s.readOnly);
 }
 
+void from_json(const nlohmann::json& j, AzureDiskVolumeSource& s) {
+  readField(j, "diskName", s.diskName);
+  readField(j, "diskURI", s.diskURI);
+  readField(j, "readOnly", s.readOnly);
+}
+
+void from_json(const nlohmann::json& j, CinderVolumeSource& s) {
+  readField(j, "volumeID", s.volumeID);
+  readField(j, "readOnly", s.readOnly);
+}
+
 void from_json(const nlohmann::json& j, CSIPersistentVolumeSource& s) {
   readField(j, "driver", s.driver);
   readField(j, "volumeHandle", s.volumeHandle);
@@ -92,6 +103,8 @@ void from_json(const nlohmann::json& j, PersistentVolumeSpec& s) {
   readField(j, "csi", s.csi);
   readField(j, "gcePersistentDisk", s.gcePersistentDisk);
   readField(j, "awsElasticBlockStore", s.awsElasticBlockStore);
+  readField(j, "azureDisk", s.azureDisk);
+  readField(j, "cinder", s.cinder);
 }
 
 void from_json(const nlohmann::json& j, PersistentVolumeStatus& s) {

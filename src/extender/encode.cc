@@ -148,6 +148,14 @@ json encodeVolume(const api::Volume& v) {
     if (a->partition != 0) o["partition"] = a->partition;
     ro(o, a->readOnly);
     j["awsElasticBlockStore"] = std::move(o);
+  } else if (const auto& d = v.azureDisk) {
+    json o = {{"diskName", d->diskName}, {"diskURI", d->diskURI}};
+    ro(o, d->readOnly);
+    j["azureDisk"] = std::move(o);
+  } else if (const auto& c = v.cinder) {
+    json o = {{"volumeID", c->volumeID}};
+    ro(o, c->readOnly);
+    j["cinder"] = std::move(o);
   } else if (const auto& r = v.rbd) {
     json o = {{"monitors", encodeStrings(r->monitors)}, {"image", r->image}, {"pool", r->pool}};
     ro(o, r->readOnly);

@@ -23,6 +23,8 @@ bool eq(const api::PersistentVolumeClaimVolumeSource& a,
 bool eq(const api::GCEPersistentDiskVolumeSource& a, const api::GCEPersistentDiskVolumeSource& b);
 bool eq(const api::AWSElasticBlockStoreVolumeSource& a,
         const api::AWSElasticBlockStoreVolumeSource& b);
+bool eq(const api::AzureDiskVolumeSource& a, const api::AzureDiskVolumeSource& b);
+bool eq(const api::CinderVolumeSource& a, const api::CinderVolumeSource& b);
 bool eq(const api::RBDVolumeSource& a, const api::RBDVolumeSource& b);
 bool eq(const api::ISCSIVolumeSource& a, const api::ISCSIVolumeSource& b);
 bool eq(const api::CSIVolumeSource& a, const api::CSIVolumeSource& b);
@@ -115,6 +117,14 @@ bool eq(const api::AWSElasticBlockStoreVolumeSource& a,
   return a.volumeID == b.volumeID && a.partition == b.partition && a.readOnly == b.readOnly;
 }
 
+bool eq(const api::AzureDiskVolumeSource& a, const api::AzureDiskVolumeSource& b) {
+  return a.diskName == b.diskName && a.diskURI == b.diskURI && a.readOnly == b.readOnly;
+}
+
+bool eq(const api::CinderVolumeSource& a, const api::CinderVolumeSource& b) {
+  return a.volumeID == b.volumeID && a.readOnly == b.readOnly;
+}
+
 bool eq(const api::RBDVolumeSource& a, const api::RBDVolumeSource& b) {
   return a.monitors == b.monitors && a.image == b.image && a.pool == b.pool &&
          a.readOnly == b.readOnly;
@@ -132,8 +142,9 @@ bool eq(const api::CSIVolumeSource& a, const api::CSIVolumeSource& b) {
 bool eq(const api::Volume& a, const api::Volume& b) {
   return a.name == b.name && eq(a.persistentVolumeClaim, b.persistentVolumeClaim) &&
          eq(a.gcePersistentDisk, b.gcePersistentDisk) &&
-         eq(a.awsElasticBlockStore, b.awsElasticBlockStore) && eq(a.rbd, b.rbd) &&
-         eq(a.iscsi, b.iscsi) && a.ephemeral == b.ephemeral && eq(a.csi, b.csi);
+         eq(a.awsElasticBlockStore, b.awsElasticBlockStore) && eq(a.azureDisk, b.azureDisk) &&
+         eq(a.cinder, b.cinder) && eq(a.rbd, b.rbd) && eq(a.iscsi, b.iscsi) &&
+         a.ephemeral == b.ephemeral && eq(a.csi, b.csi);
 }
 
 bool metaEqual(const api::ObjectMeta& a, const api::ObjectMeta& b) {

@@ -213,6 +213,21 @@ TEST(PodTest, DecodesVolumes) {
   EXPECT_TRUE(v[7].csi->readOnly);
 }
 
+TEST(PodTest, DecodesAzureDiskAndCinderVolumes) {
+  const auto p = decodeString<Pod>(R"({"spec": {"volumes": [
+      {"name": "az", "azureDisk": {"diskName": "d1", "diskURI": "uri://d1"}},
+      {"name": "os", "cinder": {"volumeID": "c1", "readOnly": true}}]}})");
+  const auto& v = p.spec.volumes;
+  ASSERT_EQ(v.size(), 2u);
+  ASSERT_TRUE(v[0].azureDisk.has_value());
+  EXPECT_EQ(v[0].azureDisk->diskName, "d1");
+  EXPECT_EQ(v[0].azureDisk->diskURI, "uri://d1");
+  EXPECT_FALSE(v[0].cinder.has_value());
+  ASSERT_TRUE(v[1].cinder.has_value());
+  EXPECT_EQ(v[1].cinder->volumeID, "c1");
+  EXPECT_TRUE(v[1].cinder->readOnly);
+}
+
 TEST(PodTest, DecodesStatus) {
   const auto p = decodeString<Pod>(kFullPod);
   EXPECT_EQ(p.status.phase, kPodPending);

@@ -506,11 +506,10 @@ TEST(SchedulerConfigTest, V1beta3DefaultsPutSchedulingGatesLast) {
   want.push_back("SchedulingGates");
   EXPECT_EQ(names(eff.plugins.multiPoint.enabled), want);
   EXPECT_NE(names(eff.plugins.multiPoint.enabled), names(defaultMultiPoint().enabled));
-  // Removed plugins are only flagged for v1; in v1beta3 they are simply unknown.
+  // Removed plugins are only flagged for v1; v1beta3 accepts them (they are registered).
   EXPECT_THAT(errorsOf(kHeaderV1beta3 +
                        "profiles:\n- plugins:\n    filter:\n      enabled: [{name: EBSLimits}]\n"),
-              ElementsAre("profiles[0].plugins.filter.enabled[0]: plugin \"EBSLimits\" does not "
-                          "exist"));
+              ElementsAre());
 }
 
 TEST(SchedulerConfigTest, QueueSortArgsMustMatchAcrossProfiles) {

@@ -115,6 +115,21 @@ TEST(PersistentVolumeTest, InTreeSourcesAndDefaults) {
   EXPECT_EQ(persistentVolumeClass(ebs), "gp2");
 }
 
+TEST(PersistentVolumeTest, DecodesAzureDiskAndCinder) {
+  const auto azure = decodeString<PersistentVolume>(
+      R"({"spec": {"azureDisk": {"diskName": "d1", "diskURI": "uri://d1", "readOnly": true}}})");
+  ASSERT_TRUE(azure.spec.azureDisk.has_value());
+  EXPECT_EQ(azure.spec.azureDisk->diskName, "d1");
+  EXPECT_EQ(azure.spec.azureDisk->diskURI, "uri://d1");
+  EXPECT_TRUE(azure.spec.azureDisk->readOnly);
+  EXPECT_FALSE(azure.spec.cinder.has_value());
+
+  const auto cinder = decodeString<PersistentVolume>(R"({"spec": {"cinder": {"volumeID": "c1"}}})");
+  ASSERT_TRUE(cinder.spec.cinder.has_value());
+  EXPECT_EQ(cinder.spec.cinder->volumeID, "c1");
+  EXPECT_FALSE(cinder.spec.cinder->readOnly);
+}
+
 TEST(StorageClassTest, Decodes) {
   struct Case {
     std::string name;

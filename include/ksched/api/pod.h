@@ -144,6 +144,8 @@ struct Volume {
   std::optional<PersistentVolumeClaimVolumeSource> persistentVolumeClaim;
   std::optional<GCEPersistentDiskVolumeSource> gcePersistentDisk;
   std::optional<AWSElasticBlockStoreVolumeSource> awsElasticBlockStore;
+  std::optional<AzureDiskVolumeSource> azureDisk;
+  std::optional<CinderVolumeSource> cinder;
   std::optional<RBDVolumeSource> rbd;
   std::optional<ISCSIVolumeSource> iscsi;
   bool ephemeral = false;  // a generic ephemeral volume (claim "<pod name>-<volume name>")

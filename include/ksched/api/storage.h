@@ -57,6 +57,18 @@ struct AWSElasticBlockStoreVolumeSource {
   bool readOnly = false;
 };
 
+// Only the fields the scheduler reads (the in-tree volume limits count disks by name).
+struct AzureDiskVolumeSource {
+  std::string diskName;
+  std::string diskURI;
+  bool readOnly = false;
+};
+
+struct CinderVolumeSource {
+  std::string volumeID;
+  bool readOnly = false;
+};
+
 struct CSIPersistentVolumeSource {
   std::string driver;
   std::string volumeHandle;
@@ -104,6 +116,8 @@ struct PersistentVolumeSpec {
   std::optional<CSIPersistentVolumeSource> csi;
   std::optional<GCEPersistentDiskVolumeSource> gcePersistentDisk;
   std::optional<AWSElasticBlockStoreVolumeSource> awsElasticBlockStore;
+  std::optional<AzureDiskVolumeSource> azureDisk;
+  std::optional<CinderVolumeSource> cinder;
 };
 
 struct PersistentVolumeStatus {
@@ -155,6 +169,8 @@ struct CSINode {
 
 void from_json(const nlohmann::json& j, GCEPersistentDiskVolumeSource& s);
 void from_json(const nlohmann::json& j, AWSElasticBlockStoreVolumeSource& s);
+void from_json(const nlohmann::json& j, AzureDiskVolumeSource& s);
+void from_json(const nlohmann::json& j, CinderVolumeSource& s);
 void from_json(const nlohmann::json& j, CSIPersistentVolumeSource& s);
 void from_json(const nlohmann::json& j, VolumeResourceRequirements& r);
 void from_json(const nlohmann::json& j, PersistentVolumeClaimSpec& s);
