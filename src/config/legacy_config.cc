@@ -42,14 +42,14 @@ constexpr const char* kVolumeLimitsNote =
 const std::map<std::string, std::string, std::less<>>& removedUpstream() {
   static const std::map<std::string, std::string, std::less<>> m = {
       {"NodeResourcesLeastAllocated",
-       "NodeResourcesLeastAllocated is not in current upstream: NodeResourcesFit with "
-       "scoringStrategy LeastAllocated scores with the same formula"},
+       "NodeResourcesLeastAllocated is not in current upstream: its equivalent there is "
+       "NodeResourcesFit's score with scoringStrategy LeastAllocated"},
       {"NodeResourcesMostAllocated",
-       "NodeResourcesMostAllocated is not in current upstream: NodeResourcesFit with "
-       "scoringStrategy MostAllocated scores with the same formula"},
+       "NodeResourcesMostAllocated is not in current upstream: its equivalent there is "
+       "NodeResourcesFit's score with scoringStrategy MostAllocated"},
       {"RequestedToCapacityRatio",
-       "RequestedToCapacityRatio is not in current upstream: NodeResourcesFit with "
-       "scoringStrategy RequestedToCapacityRatio takes the same shape"},
+       "RequestedToCapacityRatio is not in current upstream: its equivalent there is "
+       "NodeResourcesFit's score with scoringStrategy RequestedToCapacityRatio"},
       {"NodePreferAvoidPods",
        "NodePreferAvoidPods is not in current upstream, which ignores the "
        "scheduler.alpha.kubernetes.io/preferAvoidPods annotation (use taints)"},

@@ -631,6 +631,11 @@ std::vector<std::string> applyPolicy(const Policy& policy, const std::string& so
   config.notes.push_back({"", "Converted from the Policy " + sourceName +
                                   ". ksched runs it as v1.20.2 did; the notes below mark where "
                                   "current upstream differs."});
+  if (policy.hardPodAffinitySymmetricWeight != 0 && !priorityKeys.contains("InterPodAffinityPriority")) {
+    config.notes.push_back(
+        {"", "hardPodAffinitySymmetricWeight is unused: it applies to InterPodAffinityPriority, "
+             "which this Policy does not enable (as in v1.20)"});
+  }
   if (policy.alwaysCheckAllPredicates) {
     config.notes.push_back(
         {"",
