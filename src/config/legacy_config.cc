@@ -193,6 +193,14 @@ Profile convertLegacyProfile(const Profile& profile, std::string_view apiVersion
     // The disabled names stay: they also keep the framework from adding companion points.
     out.plugins.*f.set = mergePluginSet(defaults.*f.set, profile.plugins.*f.set);
   }
+  // Args typed in the file's version are the v1 form's untyped args (v1 would reject the
+  // version); other versions stay, for validation to report.
+  for (auto& pc : out.pluginConfig) {
+    if (auto it = pc.args.is_object() ? pc.args.find("apiVersion") : pc.args.end();
+        it != pc.args.end() && it->is_string() && it->get<std::string>() == apiVersion) {
+      pc.args.erase(it);
+    }
+  }
   out.plugins.preEnqueue = names({{"SchedulingGates", 0}});
   out.plugins.multiPoint.disabled = {{"*", 0}};
   if (apiVersion == kApiVersionV1beta1) {

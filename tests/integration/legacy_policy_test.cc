@@ -204,6 +204,55 @@ TEST_F(LegacyPolicyIntegration, PolicyFromAConfigMapSchedules) {
   admin.del("/api/v1/namespaces/kube-system/configmaps/my-scheduler-policy");
 }
 
+// A v1beta1 file as a v1.20 cluster runs it: bin packing with v1beta1's
+// NodeResourcesMostAllocated (args as v1beta1 wrote them) sends the pod to the fuller node.
+TEST_F(LegacyPolicyIntegration, V1beta1ConfigSchedules) {
+  auto& admin = TestCluster::get().admin();
+  ensureNamespace(admin, "legacy-b1");
+  const std::string dir = TestCluster::get().dir();
+  const std::string config = writeFile(dir + "/v1beta1.yaml", R"(
+apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+healthzBindAddress: 0.0.0.0:10251
+leaderElection:
+  leaderElect: false
+clientConnection:
+  kubeconfig: )" + TestCluster::get().kubeconfig("scheduler") + R"(
+profiles:
+- schedulerName: packer
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesLeastAllocated
+      - name: NodeResourcesBalancedAllocation
+      enabled:
+      - name: NodeResourcesMostAllocated
+        weight: 5
+  pluginConfig:
+  - name: NodeResourcesMostAllocated
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1beta1
+      kind: NodeResourcesMostAllocatedArgs
+      resources:
+      - name: cpu
+        weight: 1
+)");
+  admin.post("/api/v1/nodes", sizedNode("b1-empty", "8", "32Gi"));
+  admin.post("/api/v1/nodes", sizedNode("b1-busy", "8", "32Gi"));
+  auto busy = sizedPod("legacy-b1", "busy", "4", "1Gi");
+  busy["spec"]["nodeName"] = "b1-busy";
+  admin.post("/api/v1/namespaces/legacy-b1/pods", busy);
+  Daemon d(dir + "/legacy-b1.log", {"--config", config, "--secure-port=0"});
+  ASSERT_TRUE(d.waitForLog("Converted from kubescheduler.config.k8s.io/v1beta1")) << d.log();
+  EXPECT_TRUE(d.logHas("healthzBindAddress/metricsBindAddress are not in v1")) << d.log();
+  std::this_thread::sleep_for(500ms);
+  auto pod = sizedPod("legacy-b1", "p", "1", "1Gi");
+  pod["spec"]["schedulerName"] = "packer";
+  admin.post("/api/v1/namespaces/legacy-b1/pods", pod);
+  EXPECT_EQ(nodeOf(admin, "legacy-b1", "p"), "b1-busy") << d.log();
+  deleteAllPods(admin, "legacy-b1");
+}
+
 // kube-scheduler v1.20.2 and ksched, the same Policy file, one randomized cluster at a time:
 // v1.20.2 places the pod first (its -v=10 log gives every node's total score), the pod is
 // deleted, and the same pod goes to ksched. Where v1.20.2's best node is unique, ksched must

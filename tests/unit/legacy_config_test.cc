@@ -128,6 +128,8 @@ profiles:
   pluginConfig:
   - name: NodeResourcesMostAllocated
     args:
+      apiVersion: kubescheduler.config.k8s.io/v1beta1
+      kind: NodeResourcesMostAllocatedArgs
       resources:
       - name: cpu
         weight: 2
@@ -143,6 +145,10 @@ profiles:
                           "VolumeBinding"));
   ASSERT_NE(argsOf(p, "NodeResourcesMostAllocated"), nullptr);
   EXPECT_EQ(argsOf(p, "NodeResourcesMostAllocated")->args["resources"][0]["weight"], 2);
+  // Typed in the file's version, they are v1's untyped args.
+  EXPECT_FALSE(argsOf(p, "NodeResourcesMostAllocated")->args.contains("apiVersion"));
+  EXPECT_EQ(argsOf(p, "NodeResourcesMostAllocated")->args["kind"],
+            "NodeResourcesMostAllocatedArgs");
 }
 
 TEST(LegacyConfigTest, VersionFieldsAreStrict) {
