@@ -81,6 +81,22 @@ Plugins legacyDefaultPlugins(std::string_view apiVersion) {
   p.reserve = names({{"VolumeBinding", 0}});
   p.preBind = names({{"VolumeBinding", 0}});
   p.bind = names({{"DefaultBinder", 0}});
+  // The same in both versions.
+  p.filter = names({{"NodeUnschedulable", 0},
+                    {"NodeName", 0},
+                    {"TaintToleration", 0},
+                    {"NodeAffinity", 0},
+                    {"NodePorts", 0},
+                    {"NodeResourcesFit", 0},
+                    {"VolumeRestrictions", 0},
+                    {"EBSLimits", 0},
+                    {"GCEPDLimits", 0},
+                    {"NodeVolumeLimits", 0},
+                    {"AzureDiskLimits", 0},
+                    {"VolumeBinding", 0},
+                    {"VolumeZone", 0},
+                    {"PodTopologySpread", 0},
+                    {"InterPodAffinity", 0}});
   if (apiVersion == kApiVersionV1beta1) {
     // v1.20.2 algorithmprovider getDefaultConfig() with DefaultPodTopologySpread (beta, on).
     p.preFilter = names({{"NodeResourcesFit", 0},
@@ -88,21 +104,6 @@ Plugins legacyDefaultPlugins(std::string_view apiVersion) {
                          {"PodTopologySpread", 0},
                          {"InterPodAffinity", 0},
                          {"VolumeBinding", 0}});
-    p.filter = names({{"NodeUnschedulable", 0},
-                      {"NodeName", 0},
-                      {"TaintToleration", 0},
-                      {"NodeAffinity", 0},
-                      {"NodePorts", 0},
-                      {"NodeResourcesFit", 0},
-                      {"VolumeRestrictions", 0},
-                      {"EBSLimits", 0},
-                      {"GCEPDLimits", 0},
-                      {"NodeVolumeLimits", 0},
-                      {"AzureDiskLimits", 0},
-                      {"VolumeBinding", 0},
-                      {"VolumeZone", 0},
-                      {"PodTopologySpread", 0},
-                      {"InterPodAffinity", 0}});
     p.preScore = names({{"InterPodAffinity", 0}, {"PodTopologySpread", 0}, {"TaintToleration", 0}});
     p.score = names({{"NodeResourcesBalancedAllocation", 1},
                      {"ImageLocality", 1},
@@ -124,21 +125,6 @@ Plugins legacyDefaultPlugins(std::string_view apiVersion) {
                        {"VolumeZone", 0},
                        {"NodeAffinity", 0}});  // (and TaintToleration, whose PreFilter
                                                // ksched's TaintToleration does not need)
-  p.filter = names({{"NodeUnschedulable", 0},
-                    {"NodeName", 0},
-                    {"TaintToleration", 0},
-                    {"NodeAffinity", 0},
-                    {"NodePorts", 0},
-                    {"NodeResourcesFit", 0},
-                    {"VolumeRestrictions", 0},
-                    {"EBSLimits", 0},
-                    {"GCEPDLimits", 0},
-                    {"NodeVolumeLimits", 0},
-                    {"AzureDiskLimits", 0},
-                    {"VolumeBinding", 0},
-                    {"VolumeZone", 0},
-                    {"PodTopologySpread", 0},
-                    {"InterPodAffinity", 0}});
   p.preScore = names({{"InterPodAffinity", 0},
                       {"PodTopologySpread", 0},
                       {"TaintToleration", 0},

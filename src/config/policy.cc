@@ -99,58 +99,6 @@ PolicyPriority decodePriority(Decoder& d, const json& j, const std::string& path
   return p;
 }
 
-// v1's LegacyExtender: "enableHttps", and httpTimeout as a Go time.Duration (nanoseconds).
-Extender decodeLegacyExtender(Decoder& d, const json& j, const std::string& path) {
-  Extender e;
-  if (!d.object(j, path,
-                {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
-                 "enableHttps", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
-                 "ignorable"})) {
-    return e;
-  }
-  auto str = [&](std::string_view key, std::string& out) {
-    if (auto v = d.string(j, key, path)) out = *v;
-  };
-  str("urlPrefix", e.urlPrefix);
-  str("filterVerb", e.filterVerb);
-  str("preemptVerb", e.preemptVerb);
-  str("prioritizeVerb", e.prioritizeVerb);
-  str("bindVerb", e.bindVerb);
-  e.weight = d.int64(j, "weight", path).value_or(0);
-  e.enableHTTPS = d.boolean(j, "enableHttps", path).value_or(false);
-  if (const json* tls = Decoder::member(j, "tlsConfig")) {
-    const std::string tp = child(path, "tlsConfig");
-    if (d.object(*tls, tp,
-                 {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
-                  "caData"})) {
-      ExtenderTLSConfig t;
-      t.insecure = d.boolean(*tls, "insecure", tp).value_or(false);
-      t.serverName = d.string(*tls, "serverName", tp).value_or("");
-      t.certFile = d.string(*tls, "certFile", tp).value_or("");
-      t.keyFile = d.string(*tls, "keyFile", tp).value_or("");
-      t.caFile = d.string(*tls, "caFile", tp).value_or("");
-      t.certData = d.bytes(*tls, "certData", tp).value_or("");
-      t.keyData = d.bytes(*tls, "keyData", tp).value_or("");
-      t.caData = d.bytes(*tls, "caData", tp).value_or("");
-      e.tlsConfig = std::move(t);
-    }
-  }
-  if (auto ns = d.int64(j, "httpTimeout", path)) e.httpTimeout = Duration(*ns);
-  e.nodeCacheCapable = d.boolean(j, "nodeCacheCapable", path).value_or(false);
-  if (const json* list = d.array(j, "managedResources", path)) {
-    const std::string lp = child(path, "managedResources");
-    for (size_t i = 0; i < list->size(); ++i) {
-      const std::string ip = index(lp, i);
-      if (!d.object((*list)[i], ip, {"name", "ignoredByScheduler"})) continue;
-      e.managedResources.push_back(
-          {d.string((*list)[i], "name", ip).value_or(""),
-           d.boolean((*list)[i], "ignoredByScheduler", ip).value_or(false)});
-    }
-  }
-  e.ignorable = d.boolean(j, "ignorable", path).value_or(false);
-  return e;
-}
-
 // --- v1.20.2's legacy registry --------------------------------------------------------------
 
 // What the producers accumulate (ConfigProducerArgs).
@@ -404,14 +352,9 @@ const std::vector<std::string>& policyPriorityNames() {
 
 PolicyResult decodePolicy(std::string_view text, const std::string& sourceName) {
   PolicyResult result;
-  json root;
-  try {
-    root = yamlToJson(text);
-  } catch (const YamlSyntaxError& e) {
-    result.errors.push_back(sourceName + ": " + e.what());
-    return result;
-  }
-  if (root.is_null()) root = json::object();
+  auto parsed = decode::parseDocument(text, sourceName, result.errors);
+  if (!parsed) return result;
+  const json& root = *parsed;
   std::vector<std::string> errors;
   Decoder d(errors);
   Policy p;
@@ -445,7 +388,8 @@ PolicyResult decodePolicy(std::string_view text, const std::string& sourceName) 
     }
     if (const json* list = d.array(root, "extenders", "")) {
       for (size_t i = 0; i < list->size(); ++i) {
-        p.extenders.push_back(decodeLegacyExtender(d, (*list)[i], index("extenders", i)));
+        p.extenders.push_back(decode::decodeExtender(d, (*list)[i], index("extenders", i),
+                                                     decode::ExtenderDialect::kPolicy));
       }
     }
     p.hardPodAffinitySymmetricWeight =
@@ -458,15 +402,9 @@ PolicyResult decodePolicy(std::string_view text, const std::string& sourceName) 
 }
 
 PolicyResult decodePolicyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    PolicyResult r;
-    r.errors.push_back(path + ": cannot read: " + std::strerror(errno));
-    return r;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return decodePolicy(ss.str(), path);
+  PolicyResult r;
+  auto text = decode::readFile(path, r.errors);
+  return text ? decodePolicy(*text, path) : r;
 }
 
 std::vector<std::string> applyPolicy(const Policy& policy, const std::string& sourceName,
@@ -631,10 +569,12 @@ std::vector<std::string> applyPolicy(const Policy& policy, const std::string& so
   config.notes.push_back({"", "Converted from the Policy " + sourceName +
                                   ". ksched runs it as v1.20.2 did; the notes below mark where "
                                   "current upstream differs."});
-  if (policy.hardPodAffinitySymmetricWeight != 0 && !priorityKeys.contains("InterPodAffinityPriority")) {
+  if (policy.hardPodAffinitySymmetricWeight != 0 &&
+      !priorityKeys.contains("InterPodAffinityPriority")) {
     config.notes.push_back(
-        {"", "hardPodAffinitySymmetricWeight is unused: it applies to InterPodAffinityPriority, "
-             "which this Policy does not enable (as in v1.20)"});
+        {"",
+         "hardPodAffinitySymmetricWeight is unused: it applies to InterPodAffinityPriority, "
+         "which this Policy does not enable (as in v1.20)"});
   }
   if (policy.alwaysCheckAllPredicates) {
     config.notes.push_back(

@@ -20,6 +20,7 @@ namespace ksched::config {
 namespace {
 
 using decode::child;
+using decode::decodeExtender;
 using decode::Decoder;
 using decode::index;
 using nlohmann::json;
@@ -180,12 +181,19 @@ void decodeClientConnection(Decoder& d, const json& j, ClientConnectionConfigura
   if (auto v = d.int32(j, "burst", path)) cc.burst = *v == 0 ? defaults.burst : *v;
 }
 
-Extender decodeExtender(Decoder& d, const json& j, const std::string& path) {
+}  // namespace
+
+namespace decode {
+
+Extender decodeExtender(Decoder& d, const json& j, const std::string& path,
+                        ExtenderDialect dialect) {
   Extender e;
-  if (!d.object(j, path,
-                {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
-                 "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
-                 "ignorable"})) {
+  const bool legacy = dialect == ExtenderDialect::kPolicy;
+  const char* https = legacy ? "enableHttps" : "enableHTTPS";
+  if (!d.object(
+          j, path,
+          {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", https,
+           "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"})) {
     return e;
   }
   auto str = [&](std::string_view key, std::string& out) {
@@ -200,7 +208,7 @@ Extender decodeExtender(Decoder& d, const json& j, const std::string& path) {
   str("prioritizeVerb", e.prioritizeVerb);
   if (auto v = d.int64(j, "weight", path)) e.weight = *v;
   str("bindVerb", e.bindVerb);
-  flag("enableHTTPS", e.enableHTTPS);
+  flag(https, e.enableHTTPS);
   if (const json* tls = Decoder::member(j, "tlsConfig")) {
     const std::string tp = child(path, "tlsConfig");
     if (d.object(*tls, tp,
@@ -224,7 +232,11 @@ Extender decodeExtender(Decoder& d, const json& j, const std::string& path) {
       e.tlsConfig = std::move(t);
     }
   }
-  if (auto v = d.duration(j, "httpTimeout", path)) e.httpTimeout = *v;
+  if (legacy) {
+    if (auto ns = d.int64(j, "httpTimeout", path)) e.httpTimeout = Duration(*ns);
+  } else if (auto v = d.duration(j, "httpTimeout", path)) {
+    e.httpTimeout = *v;
+  }
   flag("nodeCacheCapable", e.nodeCacheCapable);
   if (const json* list = d.array(j, "managedResources", path)) {
     const std::string lp = child(path, "managedResources");
@@ -240,6 +252,10 @@ Extender decodeExtender(Decoder& d, const json& j, const std::string& path) {
   flag("ignorable", e.ignorable);
   return e;
 }
+
+}  // namespace decode
+
+namespace {
 
 struct MergeOrigin {
   PluginSet set;
@@ -334,16 +350,37 @@ std::vector<Profile> frameworkProfiles(const SchedulerConfiguration& config) {
   return out;
 }
 
+namespace decode {
+
+std::optional<json> parseDocument(std::string_view text, const std::string& sourceName,
+                                  std::vector<std::string>& errors) {
+  try {
+    json root = yamlToJson(text);
+    return root.is_null() ? json::object() : root;
+  } catch (const YamlSyntaxError& e) {
+    errors.push_back(sourceName + ": " + e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> readFile(const std::string& path, std::vector<std::string>& errors) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    errors.push_back(path + ": cannot read: " + std::strerror(errno));
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace decode
+
 LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
   LoadResult result;
-  json root;
-  try {
-    root = yamlToJson(text);
-  } catch (const YamlSyntaxError& e) {
-    result.errors.push_back(sourceName + ": " + e.what());
-    return result;
-  }
-  if (root.is_null()) root = json::object();
+  auto parsed = decode::parseDocument(text, sourceName, result.errors);
+  if (!parsed) return result;
+  json& root = *parsed;
   if (!root.is_object()) {
     result.errors.push_back(sourceName + ": expected an object, got " + root.type_name());
     return result;
@@ -419,7 +456,8 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
   }
   if (const json* list = d.array(root, "extenders", "")) {
     for (size_t i = 0; i < list->size(); ++i) {
-      c.extenders.push_back(decodeExtender(d, (*list)[i], index("extenders", i)));
+      c.extenders.push_back(
+          decodeExtender(d, (*list)[i], index("extenders", i), decode::ExtenderDialect::kConfig));
     }
   }
   if (fields.delayCacheUntilActive) {
@@ -452,15 +490,9 @@ LoadResult loadConfig(std::string_view text, const std::string& sourceName,
 }
 
 LoadResult decodeConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    LoadResult r;
-    r.errors.push_back(path + ": cannot read: " + std::strerror(errno));
-    return r;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return decodeConfig(ss.str(), path);
+  LoadResult r;
+  auto text = decode::readFile(path, r.errors);
+  return text ? decodeConfig(*text, path) : r;
 }
 
 }  // namespace ksched::config

@@ -160,4 +160,17 @@ class Decoder {
   std::vector<std::string>& errors_;
 };
 
+// The first YAML/JSON document of `text` (an empty one is {}); on a syntax error appends
+// "<sourceName>: invalid YAML ..." to `errors` and returns nullopt.
+std::optional<nlohmann::json> parseDocument(std::string_view text, const std::string& sourceName,
+                                            std::vector<std::string>& errors);
+// The bytes of `path`; on failure appends "<path>: cannot read: <reason>" and returns nullopt.
+std::optional<std::string> readFile(const std::string& path, std::vector<std::string>& errors);
+
+// Extenders as the configuration file (v1 types: enableHTTPS, httpTimeout a duration string)
+// or the legacy Policy (LegacyExtender: enableHttps, httpTimeout in nanoseconds) writes them.
+enum class ExtenderDialect { kConfig, kPolicy };
+Extender decodeExtender(Decoder& d, const nlohmann::json& j, const std::string& path,
+                        ExtenderDialect dialect);
+
 }  // namespace ksched::config::decode
