@@ -1,6 +1,7 @@
 #include "plugins/registry.h"
 
 #include "plugins/balanced_allocation/balanced_allocation.h"
+#include "plugins/coscheduling/coscheduling.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
@@ -60,6 +61,8 @@ Registry inTreeRegistry() {
   r.add(std::string(LegacyResourceScoring::kMostAllocatedName), newNodeResourcesMostAllocated);
   r.add(std::string(LegacyResourceScoring::kRequestedToCapacityRatioName),
         newRequestedToCapacityRatio);
+  // scheduler-plugins' gang scheduling, in no default profile.
+  r.add(std::string(Coscheduling::kName), newCoscheduling);
   return r;
 }
 

@@ -60,6 +60,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
   Registry r = inTreeRegistry();
   const std::vector<std::string> want = {"AzureDiskLimits",
                                          "CinderLimits",
+                                         "Coscheduling",
                                          "DefaultBinder",
                                          "DefaultPreemption",
                                          "EBSLimits",

@@ -205,6 +205,12 @@ grant_scheduler_extras() {
     '{"metadata":{"name":"ksched:namespace-reader"},"rules":[{"apiGroups":[""],"resources":["namespaces"],"verbs":["get","list","watch"]}]}'
   admin_post /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
     '{"metadata":{"name":"ksched:namespace-reader"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"ksched:namespace-reader"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-scheduler"}]}'
+  # Coscheduling (docs/gang.md) reads PodGroups and keeps their status, as in
+  # deploy/manifests/rbac.yaml; the CRD itself is installed only by those who use it.
+  admin_post /apis/rbac.authorization.k8s.io/v1/clusterroles \
+    '{"metadata":{"name":"ksched:podgroups"},"rules":[{"apiGroups":["scheduling.x-k8s.io"],"resources":["podgroups"],"verbs":["get","list","watch"]},{"apiGroups":["scheduling.x-k8s.io"],"resources":["podgroups/status"],"verbs":["get","update","patch"]}]}'
+  admin_post /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
+    '{"metadata":{"name":"ksched:podgroups"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"ksched:podgroups"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-scheduler"}]}'
 }
 
 # The volume controllers of kube-controller-manager v1.20 (controller names as its --controllers

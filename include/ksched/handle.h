@@ -12,7 +12,12 @@
 #include <ksched/cycle_state.h>
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
+#include <ksched/object_watch.h>
 #include <ksched/status.h>
+
+namespace ksched::api {
+struct ObjectReference;
+}
 
 namespace ksched::extender {
 class Extender;
@@ -29,6 +34,21 @@ class EventRecorder {
   // action: e.g. "Binding", "Scheduling", "Preempting".
   virtual void event(const api::Pod& regarding, std::string_view type, std::string_view reason,
                      std::string_view action, std::string message) = 0;
+  // The same about another object (a PodGroup): `regarding` needs apiVersion, kind, namespace,
+  // name and uid. Recorders that only know pods ignore it.
+  virtual void eventFor(const api::ObjectReference& /*regarding*/, std::string_view /*type*/,
+                        std::string_view /*reason*/, std::string_view /*action*/,
+                        std::string /*message*/) {}
+};
+
+// Pod events as the scheduler's pod informer delivers them: every pod of the cluster, bound or
+// not, whatever its scheduler, after the scheduler's cache and queue have seen the event. On the
+// informer's thread, in order: quick, no apiserver calls, and never call Handle::activate()
+// while holding a lock that the plugin's QueueSort less() takes.
+struct PodEventHandlers {
+  std::function<void(const PodPtr&)> onAdd;
+  std::function<void(const PodPtr& oldPod, const PodPtr& newPod)> onUpdate;
+  std::function<void(const PodPtr&)> onDelete;
 };
 
 // A pod held at Permit. Thread-safe.
@@ -79,6 +99,21 @@ class Handle {
   [[nodiscard]] virtual std::shared_ptr<const NodeInfo> currentNodeInfo(
       std::string_view /*nodeName*/) const {
     return nullptr;
+  }
+
+  // Registers pod event handlers. Call it from the plugin's factory: handlers registered later
+  // are not called. Where no informer runs (configuration validation, explain, unit tests) the
+  // handlers are never called.
+  virtual void addPodEventHandlers(PodEventHandlers /*handlers*/) {}
+
+  // Lists and watches `what` for the plugin (object_watch.h); `handlers` may be empty. Call it
+  // from the factory: the scheduler waits for the watch to sync before it schedules, so a
+  // collection the apiserver does not serve (a CRD not installed) keeps the scheduler from
+  // starting, with the reason in the log. Where nothing runs (validation, explain, unit tests)
+  // the store is empty and synced, and the handlers are never called.
+  [[nodiscard]] virtual std::shared_ptr<const ObjectStore> watchObjects(
+      const ObjectWatch& /*what*/, ObjectEventHandlers /*handlers*/) {
+    return std::make_shared<EmptyObjectStore>();
   }
 
   // Pods nominated to `nodeName` (waiting for preemption victims to leave), any priority.

@@ -8,9 +8,9 @@
 //   - filter(), score() and the PreFilter AddPod/RemovePod extensions run concurrently for
 //     different nodes: they must be thread-safe and must not touch the apiserver.
 //   - reserve()/unreserve() must be idempotent; unreserve() runs in reverse plugin order.
-//   - permit() runs on the scheduling thread; waiting for a Wait verdict, PreBind, Bind and
-//     PostBind run on the binder pool, and only those may do network I/O. PreEnqueue runs in
-//     the queue, on whichever thread adds or moves the pod.
+//   - permit() runs on the scheduling thread; a pod that waits holds no thread until its wait
+//     is decided. PreBind, Bind and PostBind run on the binder pool, and only those may do
+//     network I/O. PreEnqueue runs in the queue, on whichever thread adds or moves the pod.
 #pragma once
 
 #include <chrono>
@@ -64,6 +64,10 @@ class Plugin {
   // work (a pool, a timer), and end waits in PreBind/Permit early. Other extension points may
   // still run (a binder finishing) and must fail fast from then on.
   virtual void close() {}
+  // Called once when this instance starts scheduling: informers have synced and, with leader
+  // election, this instance leads. Start work that writes to the apiserver on its own (a status
+  // writer) here, not in the factory: followers and configuration validation build plugins too.
+  virtual void start() {}
 };
 
 class PreEnqueuePlugin : public virtual Plugin {

@@ -1,5 +1,7 @@
 #include "framework/framework.h"
 
+#include <pthread.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -61,11 +63,11 @@ Status withPlugin(Status s, std::string_view plugin) {
 
 class Framework::WaitingPodImpl final : public WaitingPod {
  public:
-  WaitingPodImpl(const api::Pod& pod, std::map<std::string, std::chrono::milliseconds> pending)
-      : pod_(pod) {
-    auto now = std::chrono::steady_clock::now();
+  WaitingPodImpl(const api::Pod& pod, std::map<std::string, std::chrono::milliseconds> pending,
+                 std::function<void()> onResolved)
+      : pod_(pod), onResolved_(std::move(onResolved)) {
     for (auto& [plugin, timeout] : pending) {
-      auto deadline = now + timeout;
+      auto deadline = created_ + timeout;
       if (deadlinePlugin_.empty() || deadline < deadline_) {
         deadline_ = deadline;
         deadlinePlugin_ = plugin;
@@ -76,41 +78,77 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   }
 
   [[nodiscard]] const api::Pod& pod() const override { return pod_; }
+  [[nodiscard]] std::chrono::steady_clock::time_point deadline() const { return deadline_; }
 
   void allow(std::string_view plugin) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (auto it = pending_.find(plugin); it != pending_.end()) pending_.erase(it);
-    if (pending_.empty() && !result_) result_ = Status::success();
-    cv_.notify_all();
+    if (pending_.empty()) decide(lock, Status::success());
   }
 
   void reject(std::string_view plugin, std::string message) override {
-    std::lock_guard lock(mu_);
-    if (!result_) result_ = Status::unschedulable(std::move(message)).withPlugin(plugin);
-    cv_.notify_all();
+    std::unique_lock lock(mu_);
+    decide(lock, Status::unschedulable(std::move(message)).withPlugin(plugin));
   }
 
-  Status wait() {
+  // Rejects the pod if its deadline passed; true when it is decided (now or before).
+  bool expireIfDue(std::chrono::steady_clock::time_point now) {
+    std::unique_lock lock(mu_);
+    if (result_) return true;
+    if (now < deadline_) return false;
+    decide(lock, timeoutStatus());
+    return true;
+  }
+
+  [[nodiscard]] bool decided() {
+    std::lock_guard lock(mu_);
+    return result_.has_value();
+  }
+
+  Status wait(std::chrono::duration<double>* waited) {
     std::unique_lock lock(mu_);
     if (!cv_.wait_until(lock, deadline_, [&] { return result_.has_value(); })) {
-      std::ostringstream msg;
-      msg << "rejected due to timeout after waiting "
-          << std::chrono::duration<double>(deadlineTimeout_).count() << "s at plugin "
-          << deadlinePlugin_;
-      result_ = Status::unschedulable(msg.str()).withPlugin(deadlinePlugin_);
+      decide(lock, timeoutStatus());
+      lock.lock();
     }
+    if (waited != nullptr) *waited = decidedAt_ - created_;
     return *result_;
   }
 
  private:
+  Status timeoutStatus() const {
+    std::ostringstream msg;
+    msg << "rejected due to timeout after waiting "
+        << std::chrono::duration<double>(deadlineTimeout_).count() << "s at plugin "
+        << deadlinePlugin_;
+    return Status::unschedulable(msg.str()).withPlugin(deadlinePlugin_);
+  }
+
+  // Sets the verdict once; calls onResolved_ without the lock held. Unlocks `lock`.
+  void decide(std::unique_lock<std::mutex>& lock, Status s) {
+    if (result_) {
+      lock.unlock();
+      return;
+    }
+    result_ = std::move(s);
+    decidedAt_ = std::chrono::steady_clock::now();
+    cv_.notify_all();
+    auto cb = std::move(onResolved_);
+    lock.unlock();
+    if (cb) cb();
+  }
+
   const api::Pod pod_;
+  const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point deadline_{};
   std::string deadlinePlugin_;
   std::chrono::milliseconds deadlineTimeout_{0};
   std::mutex mu_;
   std::condition_variable cv_;
-  std::set<std::string, std::less<>> pending_;  // guarded by mu_
-  std::optional<Status> result_;                // guarded by mu_
+  std::function<void()> onResolved_;                 // guarded by mu_; called once
+  std::set<std::string, std::less<>> pending_;       // guarded by mu_
+  std::optional<Status> result_;                     // guarded by mu_
+  std::chrono::steady_clock::time_point decidedAt_;  // guarded by mu_
 };
 
 Framework::Framework(const config::Profile& profile, const Registry& registry, Services services,
@@ -124,9 +162,56 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
 
 void Framework::close() {
   for (auto& p : owned_) p->close();
+  stopPermitTimer();
 }
 
-Framework::~Framework() { rejectAllWaitingPods("scheduler is shutting down"); }
+void Framework::stopPermitTimer() {
+  std::jthread timer;
+  {
+    std::lock_guard lock(waitingMu_);
+    timer = std::move(permitTimer_);
+  }
+  if (timer.joinable()) {
+    timer.request_stop();
+    timerCv_.notify_all();
+    timer.join();
+  }
+}
+
+void Framework::runPermitTimer(std::stop_token st) {
+  std::unique_lock lock(waitingMu_);
+  while (!st.stop_requested()) {
+    timerKick_ = false;
+    const auto now = std::chrono::steady_clock::now();
+    auto next = now + std::chrono::hours(1);
+    std::vector<std::shared_ptr<WaitingPodImpl>> due;
+    for (auto& [uid, wp] : waiting_) {
+      if (wp->deadline() <= now) {
+        due.push_back(wp);
+      } else {
+        next = std::min(next, wp->deadline());
+      }
+    }
+    if (!due.empty()) {
+      lock.unlock();
+      for (auto& wp : due) wp->expireIfDue(now);
+      lock.lock();
+      // Decided pods stay in waiting_ until their binding cycle collects the verdict: only
+      // look at them again once they are gone.
+      next = std::min(next, now + std::chrono::milliseconds(100));
+    }
+    timerCv_.wait_until(lock, st, next, [&] { return timerKick_; });
+  }
+}
+
+void Framework::start() {
+  for (auto& p : owned_) p->start();
+}
+
+Framework::~Framework() {
+  rejectAllWaitingPods("scheduler is shutting down");
+  stopPermitTimer();
+}
 
 void Framework::build(const config::Profile& profile, const Registry& registry,
                       const std::string& prefix) {
@@ -556,15 +641,28 @@ std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& 
   std::pair<PostFilterResult, Status> out;
   (void)timed(kEpPostFilter, [&]() -> Status {
     out = [&]() -> std::pair<PostFilterResult, Status> {
-      Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
+      // As upstream: the first success wins; an unresolvable rejection ends the run; otherwise
+      // the rejections' reasons add up and the first rejecting plugin is named.
       PostFilterResult lastResult;  // the last rejection's result that asks for a change
+      std::vector<std::string> reasons;
+      std::string rejector;
       for (auto* p : postFilter_) {
         auto [result, s] = p->postFilter(state, pod, statuses);
         if (s.ok()) return {std::move(result), std::move(s)};
+        if (s.code() == Code::kUnschedulableAndUnresolvable) {
+          return {std::move(result), withPlugin(std::move(s), p->name())};
+        }
         if (!s.isRejected()) return {PostFilterResult{}, withPlugin(std::move(s), p->name())};
         if (result.nominatedNodeName) lastResult = std::move(result);
-        last = withPlugin(std::move(s), p->name());
+        reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+        if (rejector.empty()) rejector = p->name();
       }
+      if (rejector.empty()) {
+        return {PostFilterResult{},
+                Status::unschedulable("no PostFilter plugin made the pod schedulable")};
+      }
+      Status last(Code::kUnschedulable, std::move(reasons));
+      last.withPlugin(rejector);
       return {std::move(lastResult), std::move(last)};
     }();
     return out.second;
@@ -692,7 +790,7 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& po
 }
 
 Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
-                                   const std::string& node) {
+                                   const std::string& node, std::function<void()> onResolved) {
   return timed(kEpPermit, [&]() -> Status {
     std::map<std::string, std::chrono::milliseconds> pending;
     for (auto* p : permit_) {
@@ -710,14 +808,27 @@ Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
           .withPlugin(p->name());
     }
     if (pending.empty()) return {};
-    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending));
+    const bool timed = static_cast<bool>(onResolved);
+    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending), std::move(onResolved));
     std::lock_guard lock(waitingMu_);
     waiting_[pod.metadata.uid] = std::move(wp);
+    if (timed) {
+      // Nobody blocks on this pod: the timer ends its wait at the deadline.
+      if (!permitTimer_.joinable()) {
+        permitTimer_ = std::jthread([this](std::stop_token st) {
+          pthread_setname_np(pthread_self(), "permit-timer");
+          runPermitTimer(std::move(st));
+        });
+      }
+      timerKick_ = true;
+      timerCv_.notify_all();
+    }
     return Status::wait();
   });
 }
 
-Status Framework::waitOnPermit(const api::Pod& pod) {
+Status Framework::waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited) {
+  if (waited != nullptr) *waited = std::chrono::duration<double>(0);
   std::shared_ptr<WaitingPodImpl> wp;
   {
     std::lock_guard lock(waitingMu_);
@@ -725,7 +836,7 @@ Status Framework::waitOnPermit(const api::Pod& pod) {
     if (it == waiting_.end()) return {};
     wp = it->second;
   }
-  Status s = wp->wait();
+  Status s = wp->wait(waited);
   std::lock_guard lock(waitingMu_);
   waiting_.erase(pod.metadata.uid);
   return s;

@@ -17,9 +17,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +59,11 @@ struct Services {
   std::function<std::shared_ptr<const NodeInfo>(std::string_view)> currentNodeInfo;
   // scheduler_framework_extension_point_duration_seconds; null: not recorded.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // Registers plugins' pod event handlers with the pod informer; null: none are called.
+  std::function<void(PodEventHandlers)> addPodEventHandlers;
+  // Starts a watch for a plugin (Handle::watchObjects); null: an empty, synced store.
+  std::function<std::shared_ptr<const ObjectStore>(const ObjectWatch&, ObjectEventHandlers)>
+      watchObjects;
   // The configured HTTP extenders; null means none. Must outlive the framework.
   const std::vector<std::shared_ptr<const extender::Extender>>* extenders = nullptr;
 };
@@ -71,6 +78,8 @@ class Framework final : public Handle {
   // Closes every plugin (Plugin::close()), once the scheduling loop has ended: their own work
   // stops and is joined, waits in PreBind end. Idempotent.
   void close();
+  // Starts every plugin (Plugin::start()) when this instance begins scheduling. Once.
+  void start();
 
   [[nodiscard]] const std::string& profileName() const { return profileName_; }
   [[nodiscard]] const QueueSortPlugin& queueSort() const { return *queueSort_; }
@@ -141,9 +150,15 @@ class Framework final : public Handle {
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, a rejection, or Wait (the pod is registered as waiting; see waitOnPermit).
-  Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
-  // Blocks a binder thread until the waiting pod is allowed, rejected or times out.
-  Status waitOnPermit(const api::Pod& pod);
+  // `onResolved`, when set, is called once the waiting pod is allowed, rejected or timed out
+  // (on the thread that decided it, or the framework's permit timer), so that nobody has to
+  // block while the pod waits; it must not call back into the framework's waiting pods.
+  Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
+                          std::function<void()> onResolved = {});
+  // The waiting pod's verdict: at once when it is decided, else blocks until it is. Success
+  // for a pod that does not wait. `waited`, when given, receives how long the pod waited
+  // (0 s when it did not).
+  Status waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited = nullptr);
   Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
@@ -157,6 +172,14 @@ class Framework final : public Handle {
   [[nodiscard]] const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
       const override {
     return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
+  }
+  void addPodEventHandlers(PodEventHandlers handlers) override {
+    if (services_.addPodEventHandlers) services_.addPodEventHandlers(std::move(handlers));
+  }
+  [[nodiscard]] std::shared_ptr<const ObjectStore> watchObjects(
+      const ObjectWatch& what, ObjectEventHandlers handlers) override {
+    return services_.watchObjects ? services_.watchObjects(what, std::move(handlers))
+                                  : Handle::watchObjects(what, std::move(handlers));
   }
   [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override;
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
@@ -248,7 +271,14 @@ class Framework final : public Handle {
       epChildren_{};
   std::atomic<bool> recordPluginMetrics_{false};
 
+  // Ends waits whose deadline passed (started with the first wait that has `onResolved`).
+  void runPermitTimer(std::stop_token st);
+  void stopPermitTimer();
+
   std::mutex waitingMu_;
+  std::condition_variable_any timerCv_;
+  bool timerKick_ = false;  // guarded by waitingMu_: a new deadline to look at
+  std::jthread permitTimer_;  // guarded by waitingMu_ (started lazily)
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>
       waiting_;  // guarded by waitingMu_
 };

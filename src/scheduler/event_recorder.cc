@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include <ksched/api/object_reference.h>
 #include <ksched/api/rfc3339.h>
 
 namespace ksched::scheduler {
@@ -59,6 +60,27 @@ void ApiEventRecorder::event(const api::Pod& regarding, std::string_view type,
             std::string(action),
             std::move(message),
             std::chrono::system_clock::now()};
+  enqueue(std::move(p));
+}
+
+void ApiEventRecorder::eventFor(const api::ObjectReference& regarding, std::string_view type,
+                                std::string_view reason, std::string_view action,
+                                std::string message) {
+  Pending p{regarding.namespace_,
+            regarding.name,
+            regarding.uid,
+            regarding.resourceVersion,
+            std::string(type),
+            std::string(reason),
+            std::string(action),
+            std::move(message),
+            std::chrono::system_clock::now(),
+            regarding.apiVersion,
+            regarding.kind};
+  enqueue(std::move(p));
+}
+
+void ApiEventRecorder::enqueue(Pending p) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= kMaxQueued) {
@@ -133,8 +155,8 @@ void ApiEventRecorder::send(const Pending& p) {
                        {"type", p.type},
                        {"note", truncateNote(p.note)},
                        {"regarding",
-                        {{"apiVersion", "v1"},
-                         {"kind", "Pod"},
+                        {{"apiVersion", p.apiVersion},
+                         {"kind", p.kind},
                          {"namespace", p.ns},
                          {"name", p.name},
                          {"uid", p.uid},
@@ -144,7 +166,8 @@ void ApiEventRecorder::send(const Pending& p) {
     std::lock_guard lock(mu_);
     ++sent_;
   } catch (const client::ApiError& e) {
-    spdlog::warn("event {} for pod {}/{} not recorded: {}", p.reason, p.ns, p.name, e.what());
+    spdlog::warn("event {} for {} {}/{} not recorded: {}", p.reason, p.kind, p.ns, p.name,
+                 e.what());
     return;
   }
   // Forget old series so the map stays small.

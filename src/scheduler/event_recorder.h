@@ -37,6 +37,8 @@ class ApiEventRecorder final : public EventRecorder {
 
   void event(const api::Pod& regarding, std::string_view type, std::string_view reason,
              std::string_view action, std::string message) override;
+  void eventFor(const api::ObjectReference& regarding, std::string_view type,
+                std::string_view reason, std::string_view action, std::string message) override;
 
   // Sends what is queued and pending series updates, then stops the thread. Idempotent.
   void shutdown();
@@ -51,6 +53,7 @@ class ApiEventRecorder final : public EventRecorder {
     std::string ns, name, uid, resourceVersion;
     std::string type, reason, action, note;
     std::chrono::system_clock::time_point when;
+    std::string apiVersion = "v1", kind = "Pod";
   };
   struct Series {
     std::string eventName;
@@ -61,6 +64,7 @@ class ApiEventRecorder final : public EventRecorder {
     bool dirty = false;
   };
 
+  void enqueue(Pending p);
   void run(std::stop_token st);
   void send(const Pending& p);
   void flushSeries(bool all);

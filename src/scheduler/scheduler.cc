@@ -64,6 +64,19 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   };
   services.activate = [this](const std::vector<PodPtr>& pods) { queue_->activate(pods); };
   services.currentNodeInfo = [this](std::string_view node) { return cache_.nodeInfo(node); };
+  services.addPodEventHandlers = [this](PodEventHandlers h) {
+    pluginPodHandlers_.push_back(std::move(h));
+  };
+  services.watchObjects = [this](const ObjectWatch& what, ObjectEventHandlers h) {
+    // One watch per collection and selector, whichever plugins and profiles ask.
+    std::shared_ptr<ObjectInformer> inf;
+    for (auto& o : objectInformers_) {
+      if (o->what().path == what.path && o->what().labelSelector == what.labelSelector) inf = o;
+    }
+    if (!inf) inf = objectInformers_.emplace_back(std::make_shared<ObjectInformer>(client_, what));
+    inf->addHandlers(std::move(h));
+    return std::shared_ptr<const ObjectStore>(inf);
+  };
   queue::QueueingHintMap hints;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");
@@ -111,9 +124,25 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       },
       std::move(hints));
 
-  pods_.addHandlers({[this](const PodPtr& p) { onPodAdd(p); },
-                     [this](const PodPtr& o, const PodPtr& n) { onPodUpdate(o, n); },
-                     [this](const PodPtr& p) { onPodDelete(p); }});
+  // Plugins' handlers run after the cache and the queue saw the event.
+  pods_.addHandlers({[this](const PodPtr& p) {
+                       onPodAdd(p);
+                       for (auto& h : pluginPodHandlers_) {
+                         if (h.onAdd) h.onAdd(p);
+                       }
+                     },
+                     [this](const PodPtr& o, const PodPtr& n) {
+                       onPodUpdate(o, n);
+                       for (auto& h : pluginPodHandlers_) {
+                         if (h.onUpdate) h.onUpdate(o, n);
+                       }
+                     },
+                     [this](const PodPtr& p) {
+                       onPodDelete(p);
+                       for (auto& h : pluginPodHandlers_) {
+                         if (h.onDelete) h.onDelete(p);
+                       }
+                     }});
   nodes_.addHandlers({[this](const NodePtr& n) { onNodeAdd(n); },
                       [this](const NodePtr& o, const NodePtr& n) { onNodeUpdate(o, n); },
                       [this](const NodePtr& n) { onNodeDelete(n); }});
@@ -221,6 +250,7 @@ Explanation Scheduler::explain(const std::string& ns, const std::string& name,
 
 bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
   listers_.start();
+  for (auto& o : objectInformers_) o->start();
   nodes_.start();
   pods_.start();
   auto deadline = std::chrono::steady_clock::now() + syncTimeout;
@@ -229,14 +259,28 @@ bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
                         deadline - std::chrono::steady_clock::now()),
                     std::chrono::milliseconds(0));
   };
-  return nodes_.waitForSync(left()) && pods_.waitForSync(left()) && listers_.waitForSync(left());
+  if (!(nodes_.waitForSync(left()) && pods_.waitForSync(left()) && listers_.waitForSync(left()))) {
+    return false;
+  }
+  for (auto& o : objectInformers_) {
+    if (!o->waitForSync(left())) {
+      spdlog::error("{} ({}) did not sync: does the apiserver serve it (is its CRD installed)?",
+                    o->what().kind, o->what().path);
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Scheduler::informersSynced() const {
+  for (const auto& o : objectInformers_) {
+    if (!o->hasSynced()) return false;
+  }
   return nodes_.hasSynced() && pods_.hasSynced() && listers_.hasSynced();
 }
 
 void Scheduler::startScheduling() {
+  for (auto& f : frameworks_) f->start();
   cache_.startCleanup();
   queue_->run();
   loop_ = std::jthread([this](std::stop_token st) {
@@ -260,6 +304,7 @@ void Scheduler::stop() {
   pods_.stop();
   nodes_.stop();
   listers_.stop();
+  for (auto& o : objectInformers_) o->stop();
   cache_.stopCleanup();
 }
 
@@ -436,9 +481,26 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     return;
   }
   queue_->deleteNominatedPodIfExists(*pod);
+  // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
+  // is decided (allowed, rejected or timed out), whichever comes first of that and the task.
+  struct Latch {
+    std::mutex mu;
+    std::shared_ptr<BindTask> task;  // guarded by mu
+    bool decided = false;            // guarded by mu
+  };
+  auto latch = std::make_shared<Latch>();
+  auto onDecided = [this, latch] {
+    std::shared_ptr<BindTask> t;
+    {
+      std::lock_guard lock(latch->mu);
+      latch->decided = true;
+      t = std::move(latch->task);
+    }
+    if (t) submitBinding(std::move(t));
+  };
   Status s = fwk->runReservePluginsReserve(state, *assumedPod, result.suggestedHost);
   if (s.ok()) {
-    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost);
+    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost, onDecided);
     if (!s.ok() && !s.isWait()) {
       fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
     }
@@ -462,9 +524,21 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   task->state = std::move(state);
   task->cycle = cycle;
   task->start = start;
+  if (s.isWait()) {
+    std::lock_guard lock(latch->mu);
+    if (!latch->decided) {
+      latch->task = std::move(task);
+      return;
+    }
+  }
+  submitBinding(std::move(task));
+}
+
+void Scheduler::submitBinding(std::shared_ptr<BindTask> task) {
+  const std::string uid = task->assumed->pod->metadata.uid;
   if (!binders_.submit([this, task] { bindingCycle(task); })) {
-    (void)cache_.forgetPod(pod->metadata.uid);  // shutting down: the pod stays pending
-    queue_->done(pod->metadata.uid);
+    (void)cache_.forgetPod(uid);  // shutting down: the pod stays pending
+    queue_->done(uid);
   }
 }
 
@@ -474,13 +548,9 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
   framework::Framework& fwk = *task->fwk;
   const api::Pod& pod = *task->assumed->pod;
   const bool waits = options_.metrics != nullptr && fwk.getWaitingPod(pod.metadata.uid) != nullptr;
-  const auto waitStart = std::chrono::steady_clock::now();
-  Status s = fwk.waitOnPermit(pod);
-  if (waits) {
-    options_.metrics->observePermitWait(
-        s.ok(),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count());
-  }
+  std::chrono::duration<double> waited{0};
+  Status s = fwk.waitOnPermit(pod, &waited);
+  if (waits) options_.metrics->observePermitWait(s.ok(), waited.count());
   if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
   if (s.ok()) {
     // An interested binder extender binds instead of the Bind plugins.

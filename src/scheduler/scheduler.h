@@ -3,8 +3,11 @@
 //
 // Threads (all owned, all joined by stop()):
 //   refl-Pod, refl-Node   informers; their handlers update the cache and the queue
+//   refl-<Kind>           watches plugins asked for (Handle::watchObjects)
 //   sched                 the one scheduling thread: pop -> cycle -> hand to binders
-//   binder-N              binding cycles (WaitOnPermit, PreBind, Bind, PostBind)
+//   binder-N              binding cycles (PreBind, Bind, PostBind; a pod waiting at Permit
+//                         gets one only once its wait is decided)
+//   permit-timer          ends Permit waits at their deadline (per profile, on first use)
 //   status-N              PodScheduled condition patches for failed attempts
 //   cache cleanup         expires assumed pods whose binding never showed up
 //   queue flush, events, parallel-N (Filter/Score pool)
@@ -41,6 +44,7 @@
 #include "scheduler/event_recorder.h"
 #include "scheduler/explain.h"
 #include "scheduler/informer_listers.h"
+#include "scheduler/object_informer.h"
 
 namespace ksched::scheduler {
 
@@ -121,6 +125,8 @@ class Scheduler {
   void loop(std::stop_token st);
   void scheduleOne(std::unique_ptr<QueuedPodInfo> qpi);
   void bindingCycle(std::shared_ptr<BindTask> task);
+  // Hands the binding cycle to the binder pool (or, shutting down, forgets the assumed pod).
+  void submitBinding(std::shared_ptr<BindTask> task);
   // Requeues the pod (unless it is gone or bound meanwhile), records FailedScheduling and
   // patches PodScheduled=False when the message changed.
   // `nominatedNode`: set status.nominatedNodeName to it ("" clears it) in the same patch.
@@ -155,6 +161,10 @@ class Scheduler {
   informer::Informer<api::Pod> pods_;
   informer::Informer<api::Node> nodes_;
   InformerListers listers_;  // the other kinds plugins read
+  // Plugins' pod handlers and watches (Handle::addPodEventHandlers, watchObjects); constant
+  // once the frameworks are built.
+  std::vector<PodEventHandlers> pluginPodHandlers_;
+  std::vector<std::shared_ptr<ObjectInformer>> objectInformers_;
 
   // Scheduling thread only.
   cache::Snapshot snapshot_;

@@ -35,7 +35,9 @@ TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
   kubectl("apply -f " + kManifests + "/namespace.yaml");
   const std::string out = kubectl("apply --dry-run=server -k " + kManifests);
   for (const char* want :
-       {"serviceaccount/ksched created (server dry run)",
+       {"customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling.x-k8s.io created "
+        "(server dry run)",
+        "serviceaccount/ksched created (server dry run)",
         "clusterrole.rbac.authorization.k8s.io/ksched created (server dry run)",
         "role.rbac.authorization.k8s.io/ksched-leader-election created (server dry run)",
         "clusterrolebinding.rbac.authorization.k8s.io/ksched-auth-delegator created (server dry "
@@ -110,6 +112,61 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
   EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();
   const std::string log = d.log();
   // A missing permission shows up as a typed 403 in the reflector, binder or lookup logs.
+  EXPECT_EQ(log.find("Forbidden"), std::string::npos) << log;
+  EXPECT_EQ(log.find("forbidden"), std::string::npos) << log;
+}
+
+// The gang example (examples/ksched-gang-config.yaml, podgroup-crd.yaml, examples/gang-job.yaml's
+// PodGroup) under the ServiceAccount's RBAC: PodGroups are read and their status written.
+TEST(DeployIntegration, ServiceAccountRoleIsEnoughForGangScheduling) {
+  auto& admin = TestCluster::get().admin();
+  const std::string applied = kubectl("apply -f " + kManifests + "/namespace.yaml -f " +
+                                      kManifests + "/rbac.yaml -f " + kManifests +
+                                      "/podgroup-crd.yaml");
+  ASSERT_NE(applied.find("podgroups.scheduling.x-k8s.io"), std::string::npos) << applied;
+  const std::string kc = TestCluster::get().ctl(
+      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
+  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
+  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
+  std::string config = readFile(kManifests + "/examples/ksched-gang-config.yaml");
+  const std::string from = "kubeconfig: \"\"";
+  ASSERT_NE(config.find(from), std::string::npos);
+  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
+  const std::string configPath = TestCluster::get().dir() + "/deploy-gang-config.yaml";
+  std::ofstream(configPath) << config;
+
+  deleteAllNodes(admin);
+  admin.post("/api/v1/nodes", sizedNode("deploy-gang-0", "4", "8Gi"));
+  // The example's PodGroup (minMember 4) and four pods like its Job's.
+  ensureNamespace(admin, "default");
+  const std::string example = kubectl("apply -f " + kManifests + "/examples/gang-job.yaml --dry-run=server");
+  EXPECT_NE(example.find("podgroup.scheduling.x-k8s.io/train"), std::string::npos) << example;
+  EXPECT_NE(example.find("job.batch/train"), std::string::npos) << example;
+  const std::string ns = "deploy-gang";
+  ensureNamespace(admin, ns);
+  admin.post("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns + "/podgroups",
+             {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+              {"kind", "PodGroup"},
+              {"metadata", {{"name", "train"}}},
+              {"spec", {{"minMember", 4}, {"scheduleTimeoutSeconds", 60}}}});
+  Daemon d(logPath("deploy-gang"), {"--config", configPath, "--secure-port=0"});
+  ASSERT_TRUE(d.waitForLog("synced:", 60s)) << d.log();
+  for (int i = 0; i < 4; ++i) {
+    auto p = sizedPod(ns, "train-" + std::to_string(i), "500m", "256Mi");
+    p["spec"]["schedulerName"] = "ksched";
+    p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "train";
+    admin.post("/api/v1/namespaces/" + ns + "/pods", p);
+  }
+  EXPECT_EQ(waitAllBound(admin, ns, 4, 60s), 4u) << d.log();
+  nlohmann::json status;
+  EXPECT_TRUE(eventually([&] {
+    status = admin.get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns + "/podgroups/train")
+                 .value("status", nlohmann::json::object());
+    return status.value("phase", "") == "Scheduled" && status.value("scheduled", 0) == 4;
+  })) << status.dump();
+  EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();
+  deleteAllPods(admin, ns);
+  const std::string log = d.log();
   EXPECT_EQ(log.find("Forbidden"), std::string::npos) << log;
   EXPECT_EQ(log.find("forbidden"), std::string::npos) << log;
 }

@@ -10,7 +10,11 @@
 # Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
 # (500 500 1000), preemption (500 2000 500), churn (500 1000 2000: 60 s of status updates of
 # bound pods while 2000 pods are pending; prints the schedulers' attempts and CPU in that window
-# and the time to refill 200 freed slots; each scheduler serves /metrics for it).
+# and the time to refill 200 freed slots; each scheduler serves /metrics for it), gang
+# (500 0 1600: the PodGroup CRD installed, groups of GANG_SIZE (16) pods; ksched runs the
+# Coscheduling profile of deploy/manifests/examples/ksched-gang-config.yaml and prints each
+# group's time from its last pod created to its last pod bound; kube-scheduler v1.20.2, which has
+# no gang scheduling, places the same pods one by one, for reference).
 #
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler.
@@ -45,6 +49,8 @@ run_one() {
   sleep 2
   local out extra=()
   [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
+  [ "$WORKLOAD" = gang ] && extra=(--gang-size "${GANG_SIZE:-16}"
+                                   --crd "$ROOT/deploy/manifests/podgroup-crd.yaml")
   out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
         --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
         "${extra[@]}" | tail -n 1)
@@ -83,6 +89,30 @@ echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 crea
 # anyone, kube-scheduler v1.20.2's insecure port.
 KSCHED_PORT=0
 if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259; fi
+if [ "$WORKLOAD" = gang ]; then
+  cat > /tmp/ksched-perf-gang.yaml <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $KSCHED_CLUSTER_DIR/scheduler.kubeconfig
+  qps: 5000
+  burst: 5000
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+    queueSort:
+      enabled:
+      - name: Coscheduling
+      disabled:
+      - name: "*"
+YAML
+  KSCHED_EXTRA_ARGS="--config /tmp/ksched-perf-gang.yaml ${KSCHED_EXTRA_ARGS:-}"
+fi
 run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \

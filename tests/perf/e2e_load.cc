@@ -3,7 +3,8 @@
 // `--clients` parallel clients, and time how long until every measured pod is bound.
 //
 //   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
-//                   [--workload basic|anti-affinity|topology-spread|preemption|churn]
+//                   [--workload basic|anti-affinity|topology-spread|preemption|churn|gang]
+//                   [--gang-size 16 --crd deploy/manifests/podgroup-crd.yaml]   (gang)
 //                   [--metrics-url URL --scheduler-pid PID]   (churn)
 //
 // Workloads (upstream scheduler_perf templates):
@@ -19,9 +20,14 @@
 //                    at 50/s: the scheduler's attempts (from its /metrics) and CPU seconds
 //                    (from /proc/PID/stat) in that window; then 200 init pods are deleted and
 //                    the time until 200 pending pods are bound is measured.
+//   gang             basic pods in groups of --gang-size (the PodGroup CRD is installed from
+//                    --crd; one PodGroup per group, minMember = the group's size, created
+//                    before its pods); also prints, per group, the time from its last pod
+//                    created to its last pod bound (p50/p99).
 //
 // Prints one line of key=value figures. The scheduler under test is started by the caller
 // (tests/perf/e2e.sh), which also measures its CPU and memory.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +47,7 @@
 
 #include "client/config.h"
 #include "client/rest_client.h"
+#include "config/yaml_json.h"
 
 namespace {
 
@@ -59,6 +66,8 @@ struct Args {
   int timeoutSeconds = 600;
   std::string metricsUrl;  // churn: the scheduler's /metrics
   int schedulerPid = 0;    // churn: for its CPU time
+  int gangSize = 16;       // gang
+  std::string crd;         // gang: the PodGroup CRD manifest
 };
 
 nlohmann::json node(int i) {
@@ -109,6 +118,9 @@ nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
     if (measured) p["spec"]["priorityClassName"] = "perf-high";
   } else if (a.workload == "churn") {
     requests = {{"cpu", "2000m"}, {"memory", "500Mi"}};
+  } else if (a.workload == "gang" && measured) {
+    const int i = std::stoi(name.substr(name.rfind('-') + 1));
+    p["metadata"]["labels"] = {{"scheduling.x-k8s.io/pod-group", "g-" + std::to_string(i / a.gangSize)}};
   }
   return p;
 }
@@ -241,6 +253,10 @@ int main(int argc, char** argv) {
       a.metricsUrl = v;
     else if (k == "--scheduler-pid")
       a.schedulerPid = std::stoi(v);
+    else if (k == "--gang-size")
+      a.gangSize = std::stoi(v);
+    else if (k == "--crd")
+      a.crd = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -267,6 +283,25 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "churn needs --metrics-url and --scheduler-pid\n");
       return 2;
     }
+  } else if (a.workload == "gang") {
+    std::ifstream f(a.crd);
+    std::stringstream text;
+    text << f.rdbuf();
+    try {
+      c.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+             config::yamlToJson(text.str()));
+    } catch (const client::ApiError& e) {
+      if (!e.isConflict()) throw;
+    }
+    for (int tries = 0;; ++tries) {
+      try {
+        c.get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups");
+        break;
+      } catch (const client::ApiError&) {
+        if (tries > 100) return std::fprintf(stderr, "PodGroup CRD not served\n"), 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
   } else if (a.workload != "basic" && a.workload != "anti-affinity" &&
              a.workload != "topology-spread") {
     std::fprintf(stderr, "unknown workload %s\n", a.workload.c_str());
@@ -290,6 +325,19 @@ int main(int argc, char** argv) {
     return churn(c, a);
   }
 
+  const int groups = a.workload == "gang" ? (a.pods + a.gangSize - 1) / a.gangSize : 0;
+  for (int g = 0; g < groups; ++g) {
+    const int size = std::min(a.gangSize, a.pods - g * a.gangSize);
+    c.post("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + a.ns + "/podgroups",
+           {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+            {"kind", "PodGroup"},
+            {"metadata", {{"name", "g-" + std::to_string(g)}}},
+            {"spec", {{"minMember", size}}}});
+  }
+  // Per group: when its last pod was created and its last pod bound (ns since t0).
+  std::vector<std::atomic<int64_t>> groupCreated(static_cast<size_t>(groups));
+  std::vector<std::atomic<int64_t>> groupBound(static_cast<size_t>(groups));
+
   // Watch for bindings while the measured pods are created.
   auto rv = c.list("/api/v1/namespaces/" + a.ns + "/pods", {.limit = 1}).resourceVersion;
   std::atomic<int> bound{0};
@@ -310,6 +358,10 @@ int main(int argc, char** argv) {
                   seen.insert(name).second) {
                 lastBoundNs =
                     std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+                if (groups > 0) {
+                  const int g = std::stoi(name.substr(2)) / a.gangSize;
+                  groupBound[static_cast<size_t>(g)] = lastBoundNs.load();
+                }
                 if (bound.fetch_add(1) + 1 >= a.pods) return false;
               }
               return true;
@@ -323,6 +375,13 @@ int main(int argc, char** argv) {
   });
   parallel(a.pods, a.clients, [&](int i) {
     c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i), true));
+    if (groups > 0) {
+      auto& created = groupCreated[static_cast<size_t>(i / a.gangSize)];
+      const int64_t now =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+      for (int64_t cur = created.load(); now > cur && !created.compare_exchange_weak(cur, now);) {
+      }
+    }
   });
   const double createSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
   while (bound.load() < a.pods && Clock::now() < deadline) {
@@ -331,6 +390,19 @@ int main(int argc, char** argv) {
   stop.request_stop();
   watcher.join();
   const double seconds = static_cast<double>(lastBoundNs.load()) / 1e9;
+  if (groups > 0) {
+    std::vector<double> lat;
+    for (int g = 0; g < groups; ++g) {
+      const auto b = groupBound[static_cast<size_t>(g)].load();
+      if (b > 0) lat.push_back(static_cast<double>(b - groupCreated[static_cast<size_t>(g)].load()) / 1e6);
+    }
+    std::sort(lat.begin(), lat.end());
+    auto pct = [&](double q) {
+      return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<size_t>(q * static_cast<double>(lat.size())))];
+    };
+    std::printf("gang_groups=%d gangs_complete=%zu gang_last_created_to_last_bound_ms_p50=%.0f p99=%.0f max=%.0f ",
+                groups, lat.size(), pct(0.5), pct(0.99), lat.empty() ? 0.0 : lat.back());
+  }
   std::printf("workload=%s ", a.workload.c_str());
   std::printf("nodes=%d init_pods=%d pods=%d bound=%d create_s=%.2f seconds=%.2f pods_per_s=%.1f\n",
               a.nodes, a.initPods, a.pods, bound.load(), createSeconds, seconds,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "cache/snapshot.h"
 #include "framework/parallelizer.h"
@@ -66,8 +67,38 @@ class Fake final : public FilterPlugin, public ScorePlugin, public EnqueueExtens
   nlohmann::json args_;
 };
 
+// Permit: Wait with args.waitMs (0: allow); PostFilter: Unschedulable with args.postFilter
+// reasons (absent: no reasons).
+class Waiter final : public PermitPlugin, public PostFilterPlugin {
+ public:
+  Waiter(std::string name, nlohmann::json args) : name_(std::move(name)), args_(std::move(args)) {}
+  std::string_view name() const override { return name_; }
+  Status permit(CycleState&, const api::Pod&, const std::string&,
+                std::chrono::milliseconds& timeout) override {
+    const int ms = args_.value("waitMs", 0);
+    if (ms == 0) return {};
+    timeout = std::chrono::milliseconds(ms);
+    return Status::wait();
+  }
+  std::pair<PostFilterResult, Status> postFilter(CycleState&, const api::Pod&,
+                                                 const NodeToStatus&) override {
+    std::vector<std::string> reasons;
+    for (const auto& r : args_.value("postFilter", nlohmann::json::array())) reasons.push_back(r);
+    return {{}, Status(Code::kUnschedulable, reasons)};
+  }
+
+ private:
+  std::string name_;
+  nlohmann::json args_;
+};
+
 Registry testRegistry() {
   Registry r;
+  for (const char* n : {"W1", "W2"}) {
+    r.add(n, [n](const nlohmann::json& args, Handle&) -> std::unique_ptr<Plugin> {
+      return std::make_unique<Waiter>(n, args);
+    });
+  }
   r.add("Sort", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
   r.add("Binder", [](const nlohmann::json&, Handle&) { return std::make_unique<Binder>(); });
   for (const char* n : {"A", "B", "C"}) {
@@ -322,6 +353,95 @@ TEST(AlgorithmTest, NominatedPodsOfHigherPriorityReserveRoom) {
   CycleState state;
   EXPECT_FALSE(f.runFilterPluginsWithNominatedPods(state, low, *snap.get("n1")).ok());
   EXPECT_TRUE(f.runFilterPluginsWithNominatedPods(state, high, *snap.get("n1")).ok());
+}
+
+config::Profile waitProfile(int w1Ms, int w2Ms) {
+  auto p = profile({{"Sort", 0}, {"W1", 0}, {"W2", 0}, {"Binder", 0}});
+  p.pluginConfig.push_back({"W1", {{"waitMs", w1Ms}, {"postFilter", {"w1 says no"}}}});
+  p.pluginConfig.push_back({"W2", {{"waitMs", w2Ms}}});
+  return p;
+}
+
+api::Pod podWithUid(const std::string& uid) {
+  api::Pod p;
+  p.metadata.name = uid;
+  p.metadata.namespace_ = "default";
+  p.metadata.uid = uid;
+  return p;
+}
+
+TEST(FrameworkPermitTest, AWaitEndsWhenEveryWaitingPluginAllows) {
+  Env env;
+  Framework f(waitProfile(60000, 60000), testRegistry(), env.services());
+  CycleState state;
+  const api::Pod pod = podWithUid("u1");
+  std::atomic<int> decided{0};
+  ASSERT_TRUE(f.runPermitPlugins(state, pod, "n1", [&] { ++decided; }).isWait());
+  auto wp = f.getWaitingPod("u1");
+  ASSERT_NE(wp, nullptr);
+  wp->allow("W1");
+  EXPECT_EQ(decided.load(), 0);  // W2 still waits
+  wp->allow("W2");
+  EXPECT_EQ(decided.load(), 1);
+  wp->reject("W1", "too late");  // decided already: no second call, no change
+  EXPECT_EQ(decided.load(), 1);
+  std::chrono::duration<double> waited{-1};
+  EXPECT_TRUE(f.waitOnPermit(pod, &waited).ok());
+  EXPECT_GE(waited.count(), 0.0);
+  EXPECT_EQ(f.getWaitingPod("u1"), nullptr);  // collected
+  // A pod that does not wait.
+  EXPECT_TRUE(f.waitOnPermit(podWithUid("other")).ok());
+}
+
+TEST(FrameworkPermitTest, RejectionAndTimeoutDecideWithoutAnyoneBlocking) {
+  Env env;
+  Framework f(waitProfile(60000, 150), testRegistry(), env.services());
+  CycleState state;
+  std::atomic<int> decided{0};
+  const api::Pod rejected = podWithUid("r");
+  const api::Pod timedOut = podWithUid("t");
+  ASSERT_TRUE(f.runPermitPlugins(state, rejected, "n1", [&] { ++decided; }).isWait());
+  ASSERT_TRUE(f.runPermitPlugins(state, timedOut, "n1", [&] { ++decided; }).isWait());
+  f.getWaitingPod("r")->reject("W1", "group released");
+  EXPECT_EQ(decided.load(), 1);
+  Status s = f.waitOnPermit(rejected);
+  EXPECT_EQ(s.code(), Code::kUnschedulable);
+  EXPECT_EQ(s.message(), "group released");
+  EXPECT_EQ(s.plugin(), "W1");
+  // The shortest timeout (W2's 150 ms) ends the other wait: the permit timer calls back.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (decided.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(decided.load(), 2);
+  s = f.waitOnPermit(timedOut);
+  EXPECT_EQ(s.message(), "rejected due to timeout after waiting 0.15s at plugin W2");
+  EXPECT_EQ(s.plugin(), "W2");
+  f.close();
+}
+
+TEST(FrameworkPermitTest, ShutdownRejectsWaitingPods) {
+  Env env;
+  Framework f(waitProfile(60000, 0), testRegistry(), env.services());
+  CycleState state;
+  std::atomic<int> decided{0};
+  ASSERT_TRUE(f.runPermitPlugins(state, podWithUid("s"), "n1", [&] { ++decided; }).isWait());
+  f.rejectAllWaitingPods("scheduler is shutting down");
+  EXPECT_EQ(decided.load(), 1);
+  EXPECT_EQ(f.waitOnPermit(podWithUid("s")).message(), "scheduler is shutting down");
+}
+
+TEST(FrameworkPostFilterTest, RejectionsAddUpAndTheFirstRejectorIsNamed) {
+  Env env;
+  auto p = profile({{"Sort", 0}, {"W1", 0}, {"W2", 0}, {"Binder", 0}});
+  p.pluginConfig.push_back({"W1", {{"postFilter", nlohmann::json::array()}}});
+  p.pluginConfig.push_back({"W2", {{"postFilter", {"w2: no room", "w2: really"}}}});
+  Framework f(p, testRegistry(), env.services());
+  CycleState state;
+  auto [result, s] = f.runPostFilterPlugins(state, podWithUid("x"), {});
+  EXPECT_EQ(s.code(), Code::kUnschedulable);
+  EXPECT_EQ(s.message(), "w2: no room, w2: really");
+  EXPECT_EQ(s.plugin(), "W1");
 }
 
 TEST(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include <ksched/api/node.h>
+#include <ksched/api/object_reference.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/quantity.h>
 #include <ksched/api/resources.h>
@@ -187,10 +189,65 @@ class FakeLister final : public NodeInfoLister {
   std::vector<const NodeInfo*> empty_;
 };
 
+// Records every event. Thread-safe.
 class FakeEventRecorder final : public EventRecorder {
  public:
-  void event(const api::Pod& /*regarding*/, std::string_view /*type*/, std::string_view /*reason*/,
-             std::string_view /*action*/, std::string /*message*/) override {}
+  struct Recorded {
+    std::string kind;  // "Pod", or the kind eventFor() named
+    std::string key;   // "<namespace>/<name>"
+    std::string type, reason, message;
+  };
+  void event(const api::Pod& regarding, std::string_view type, std::string_view reason,
+             std::string_view /*action*/, std::string message) override {
+    std::lock_guard lock(mu_);
+    events_.push_back({"Pod", regarding.metadata.namespace_ + "/" + regarding.metadata.name,
+                       std::string(type), std::string(reason), std::move(message)});
+  }
+  void eventFor(const api::ObjectReference& regarding, std::string_view type,
+                std::string_view reason, std::string_view /*action*/,
+                std::string message) override {
+    std::lock_guard lock(mu_);
+    events_.push_back({regarding.kind, regarding.namespace_ + "/" + regarding.name,
+                       std::string(type), std::string(reason), std::move(message)});
+  }
+  [[nodiscard]] std::vector<Recorded> events() const {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Recorded> events_;
+};
+
+// A pod held at Permit in a FakeHandle: records the verdicts it gets. Thread-safe.
+class FakeWaitingPod final : public WaitingPod {
+ public:
+  explicit FakeWaitingPod(api::Pod pod) : pod_(std::move(pod)) {}
+  [[nodiscard]] const api::Pod& pod() const override { return pod_; }
+  void allow(std::string_view plugin) override {
+    std::lock_guard lock(mu_);
+    allowedBy_.emplace_back(plugin);
+  }
+  void reject(std::string_view plugin, std::string message) override {
+    std::lock_guard lock(mu_);
+    rejected_ = std::string(plugin) + ": " + message;
+  }
+  [[nodiscard]] std::vector<std::string> allowedBy() const {
+    std::lock_guard lock(mu_);
+    return allowedBy_;
+  }
+  // "<plugin>: <message>" of the last reject(), "" when none.
+  [[nodiscard]] std::string rejected() const {
+    std::lock_guard lock(mu_);
+    return rejected_;
+  }
+
+ private:
+  const api::Pod pod_;
+  mutable std::mutex mu_;
+  std::vector<std::string> allowedBy_;
+  std::string rejected_;
 };
 
 class InlineParallelizer final : public Parallelizer {
@@ -252,8 +309,9 @@ class FakeClusterApi final : public ClusterApi {
   ApiResult answer_;
 };
 
-// A Handle without an API client for plugin tests and benchmarks: in-memory listers, no
-// waiting pods, no nominated pods, and plugin runners that succeed (no other plugins run).
+// A Handle without an API client for plugin tests and benchmarks: in-memory listers, waiting
+// pods only from addWaitingPod(), activate() recorded, no nominated pods, and plugin runners
+// that succeed (no other plugins run).
 // Subclasses provide the snapshot.
 class HandleBase : public Handle {
  public:
@@ -270,10 +328,57 @@ class HandleBase : public Handle {
   }
   // Runs parallel work on `p` (not owned) instead of inline.
   void setParallelizer(Parallelizer* p) { parallelizer_ = p; }
-  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view /*uid*/) override {
-    return nullptr;
+  // Waiting pods are the ones addWaitingPod() added.
+  std::shared_ptr<FakeWaitingPod> addWaitingPod(const api::Pod& pod) {
+    std::lock_guard lock(mu_);
+    return waiting_[pod.metadata.uid] = std::make_shared<FakeWaitingPod>(pod);
   }
-  void iterateWaitingPods(const std::function<void(WaitingPod&)>& /*fn*/) override {}
+  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override {
+    std::lock_guard lock(mu_);
+    auto it = waiting_.find(std::string(uid));
+    return it == waiting_.end() ? nullptr : it->second;
+  }
+  void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override {
+    std::vector<std::shared_ptr<FakeWaitingPod>> all;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [uid, wp] : waiting_) all.push_back(wp);
+    }
+    for (auto& wp : all) fn(*wp);
+  }
+  // activate() records the pods ("<namespace>/<name>"), in call order.
+  void activate(const std::vector<PodPtr>& pods) override {
+    std::lock_guard lock(mu_);
+    for (const auto& p : pods) activated_.push_back(p->metadata.namespace_ + "/" + p->metadata.name);
+  }
+  [[nodiscard]] std::vector<std::string> activated() const {
+    std::lock_guard lock(mu_);
+    return activated_;
+  }
+  void clearActivated() {
+    std::lock_guard lock(mu_);
+    activated_.clear();
+  }
+  // Pod handlers and watches are recorded (the plugin's own handlers run nothing here).
+  void addPodEventHandlers(PodEventHandlers handlers) override {
+    std::lock_guard lock(mu_);
+    podHandlers_.push_back(std::move(handlers));
+  }
+  [[nodiscard]] std::shared_ptr<const ObjectStore> watchObjects(
+      const ObjectWatch& what, ObjectEventHandlers /*handlers*/) override {
+    std::lock_guard lock(mu_);
+    watched_.push_back(what.path);
+    return std::make_shared<EmptyObjectStore>();
+  }
+  [[nodiscard]] size_t podHandlerCount() const {
+    std::lock_guard lock(mu_);
+    return podHandlers_.size();
+  }
+  [[nodiscard]] std::vector<std::string> watchedPaths() const {
+    std::lock_guard lock(mu_);
+    return watched_;
+  }
+  [[nodiscard]] FakeEventRecorder& fakeEvents() { return recorder_; }
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
       const std::string& /*nodeName*/) const override {
     return {};
@@ -303,6 +408,11 @@ class HandleBase : public Handle {
  private:
   StaticClusterListers listers_;
   FakeEventRecorder recorder_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<FakeWaitingPod>> waiting_;  // guarded by mu_
+  std::vector<std::string> activated_;                               // guarded by mu_
+  std::vector<PodEventHandlers> podHandlers_;                        // guarded by mu_
+  std::vector<std::string> watched_;                                 // guarded by mu_
   InlineParallelizer inline_;
   Parallelizer* parallelizer_ = nullptr;
   ClusterApi* api_ = nullptr;

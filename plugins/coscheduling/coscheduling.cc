@@ -1,0 +1,574 @@
+#include "plugins/coscheduling/coscheduling.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include <ksched/api/object_reference.h>
+#include <ksched/api/rfc3339.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/registry.h>
+
+namespace ksched::plugins {
+
+using coscheduling::GroupRef;
+using coscheduling::groupOf;
+using coscheduling::PodGroup;
+using coscheduling::PodGroupStatus;
+
+namespace {
+
+bool terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
+
+// Counted as a member: not finished, not being deleted.
+bool active(const api::Pod& p) { return !terminal(p) && !p.metadata.deletionTimestamp; }
+
+bool sameGroup(const api::Pod& pod, const GroupRef& ref) {
+  auto other = groupOf(pod);
+  return other && other->key() == ref.key();
+}
+
+// "<namespace>/<name>" of the pod's controller, as scheduler-plugins' controller fills occupiedBy.
+std::string occupiedBy(const api::Pod& pod) {
+  for (const auto& o : pod.metadata.ownerReferences) {
+    if (o.controller) return pod.metadata.namespace_ + "/" + o.name;
+  }
+  return "";
+}
+
+}  // namespace
+
+CoschedulingArgs CoschedulingArgs::fromJson(const nlohmann::json& j) {
+  CoschedulingArgs args;
+  if (j.is_null()) return args;
+  helper::expectObject(j, "",
+                       {helper::kApiVersionKey, helper::kKindKey, "permitWaitingTimeSeconds",
+                        "podGroupBackoffSeconds"});
+  helper::readInt64(j, "permitWaitingTimeSeconds", "", args.permitWaitingTimeSeconds);
+  helper::readInt64(j, "podGroupBackoffSeconds", "", args.podGroupBackoffSeconds);
+  if (args.permitWaitingTimeSeconds < 0) {
+    throw PluginArgsError("permitWaitingTimeSeconds: Invalid value: " +
+                          std::to_string(args.permitWaitingTimeSeconds) +
+                          ": must be greater than or equal to 0");
+  }
+  if (args.podGroupBackoffSeconds < 0) {
+    throw PluginArgsError("podGroupBackoffSeconds: Invalid value: " +
+                          std::to_string(args.podGroupBackoffSeconds) +
+                          ": must be greater than or equal to 0");
+  }
+  return args;
+}
+
+Coscheduling::Coscheduling(CoschedulingArgs args, Handle& handle)
+    : args_(args),
+      handle_(handle),
+      steadyToSystem_(std::chrono::system_clock::now().time_since_epoch() -
+                      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                          std::chrono::steady_clock::now().time_since_epoch())) {
+  handle_.addPodEventHandlers({[this](const PodPtr& p) { onPod(nullptr, p); },
+                               [this](const PodPtr& o, const PodPtr& n) { onPod(o, n); },
+                               [this](const PodPtr& p) { onPod(p, nullptr); }});
+  podGroups_ = handle_.watchObjects(
+      {std::string(coscheduling::kKind), std::string(coscheduling::kCollectionPath), ""},
+      {[this](const UnstructuredPtr& o) { onPodGroup(nullptr, o); },
+       [this](const UnstructuredPtr& o, const UnstructuredPtr& n) { onPodGroup(o, n); },
+       [this](const UnstructuredPtr& o) { onPodGroup(o, nullptr); }});
+}
+
+Coscheduling::~Coscheduling() { close(); }
+
+void Coscheduling::start() {
+  if (handle_.api() == nullptr || writer_.joinable()) return;
+  writer_ = std::jthread([this](std::stop_token st) {
+    pthread_setname_np(pthread_self(), "podgroup-status");
+    writeStatus(std::move(st));
+  });
+}
+
+void Coscheduling::close() {
+  if (!writer_.joinable()) return;
+  writer_.request_stop();
+  cv_.notify_all();
+  writer_.join();
+}
+
+// ---- group bookkeeping (informer threads) ----
+
+int32_t Coscheduling::minMember(const Group& g, const GroupRef& ref) {
+  if (ref.labelForm) return ref.minAvailable;
+  return g.podGroup ? g.podGroup->minMember : 0;
+}
+
+int Coscheduling::activeCount(const Group& g) {
+  int n = 0;
+  for (const auto& [uid, p] : g.pods) n += active(*p) ? 1 : 0;
+  return n;
+}
+
+int Coscheduling::assignedCount(const Group& g, std::string_view exceptUid) {
+  int n = 0;
+  for (const auto& [uid, p] : g.pods) {
+    if (uid != exceptUid && active(*p) && !p->spec.nodeName.empty()) ++n;
+  }
+  for (const auto& uid : g.reserved) {
+    if (uid == exceptUid) continue;
+    auto it = g.pods.find(uid);
+    if (it == g.pods.end() || it->second->spec.nodeName.empty()) ++n;
+  }
+  return n;
+}
+
+std::vector<PodPtr> Coscheduling::pendingPods(const Group& g) {
+  std::vector<PodPtr> out;
+  for (const auto& [uid, p] : g.pods) {
+    if (active(*p) && p->spec.nodeName.empty() && !g.reserved.contains(uid)) out.push_back(p);
+  }
+  return out;
+}
+
+void Coscheduling::updateCreated(Group& g, const GroupRef& ref) {
+  if (!ref.labelForm && g.podGroup) {
+    g.created = g.podGroup->created;
+    return;
+  }
+  // Label form (or a PodGroup not seen yet): the first pod's creation.
+  std::optional<std::chrono::system_clock::time_point> first;
+  for (const auto& [uid, p] : g.pods) {
+    if (auto t = api::parseRFC3339(p->metadata.creationTimestamp); t && (!first || *t < *first)) {
+      first = *t;
+    }
+  }
+  g.created = first.value_or(std::chrono::system_clock::time_point{});
+}
+
+void Coscheduling::markDirty(const std::string& key) {
+  dirty_.insert(key);
+  cv_.notify_all();
+}
+
+void Coscheduling::onPod(const PodPtr& oldPod, const PodPtr& newPod) {
+  const auto oldRef = oldPod ? groupOf(*oldPod) : std::nullopt;
+  const auto newRef = newPod ? groupOf(*newPod) : std::nullopt;
+  if (!oldRef && !newRef) return;
+  std::vector<PodPtr> activate;
+  {
+    std::lock_guard lock(mu_);
+    if (oldRef && (!newRef || oldRef->key() != newRef->key())) {
+      auto it = groups_.find(oldRef->key());
+      if (it != groups_.end()) {
+        it->second.pods.erase(oldPod->metadata.uid);
+        it->second.reserved.erase(oldPod->metadata.uid);
+        updateCreated(it->second, *oldRef);
+        if (!oldRef->labelForm) markDirty(oldRef->key());
+        if (it->second.pods.empty() && !it->second.podGroup) groups_.erase(it);
+      }
+    }
+    if (newRef) {
+      Group& g = groups_[newRef->key()];
+      const int32_t min = minMember(g, *newRef);
+      const int before = activeCount(g);
+      g.pods[newPod->metadata.uid] = newPod;
+      if (!newPod->spec.nodeName.empty()) g.reserved.erase(newPod->metadata.uid);
+      const int after = activeCount(g);
+      if (!oldPod || before == 0) updateCreated(g, *newRef);
+      if (!newRef->labelForm) markDirty(newRef->key());
+      // The group just got enough pods: its pods rejected for want of siblings can go.
+      if (min > 0 && before < min && after >= min) activate = pendingPods(g);
+    }
+  }
+  if (!activate.empty()) handle_.activate(activate);
+}
+
+void Coscheduling::onPodGroup(const UnstructuredPtr& oldObj, const UnstructuredPtr& newObj) {
+  const UnstructuredPtr& obj = newObj ? newObj : oldObj;
+  const std::string key = obj->metadata.namespace_ + "/" + obj->metadata.name;
+  std::shared_ptr<const PodGroup> pg;
+  if (newObj) {
+    try {
+      pg = std::make_shared<const PodGroup>(coscheduling::decodePodGroup(newObj->object));
+    } catch (const api::DecodeError& e) {
+      spdlog::warn("Coscheduling: skipping malformed PodGroup {}: {}", key, e.what());
+    }
+  }
+  std::vector<PodPtr> activate;
+  {
+    std::lock_guard lock(mu_);
+    Group& g = groups_[key];
+    const bool specChanged = !g.podGroup || !pg || g.podGroup->minMember != pg->minMember ||
+                             g.podGroup->minResources != pg->minResources ||
+                             g.podGroup->metadata.uid != pg->metadata.uid;
+    g.podGroup = pg;
+    if (pg) {
+      g.created = pg->created;
+      if (specChanged) {
+        g.permittedUntil = {};
+        activate = pendingPods(g);
+      }
+      markDirty(key);
+    } else if (g.pods.empty()) {
+      groups_.erase(key);
+    }
+  }
+  if (!activate.empty()) handle_.activate(activate);
+}
+
+// ---- QueueSort ----
+
+std::chrono::system_clock::time_point Coscheduling::sortTime(const QueuedPodInfo& qpi,
+                                                             std::string& groupKey) const {
+  if (auto ref = groupOf(qpi.pod())) {
+    groupKey = ref->key();
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(groupKey);
+    if (it != groups_.end() && it->second.created != std::chrono::system_clock::time_point{}) {
+      return it->second.created;
+    }
+  }
+  return std::chrono::system_clock::time_point(std::chrono::duration_cast<
+                                                   std::chrono::system_clock::duration>(
+                                                   qpi.initialAttemptTimestamp.time_since_epoch()) +
+                                               steadyToSystem_);
+}
+
+bool Coscheduling::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+  const int32_t pa = api::podPriority(a.pod());
+  const int32_t pb = api::podPriority(b.pod());
+  if (pa != pb) return pa > pb;
+  std::string ga;
+  std::string gb;
+  const auto ta = sortTime(a, ga);
+  const auto tb = sortTime(b, gb);
+  if (ta != tb) return ta < tb;
+  if (ga != gb) return ga < gb;
+  return a.pod().metadata.key() < b.pod().metadata.key();
+}
+
+// ---- scheduling cycle ----
+
+Status Coscheduling::checkMinResources(const Group& g, const GroupRef& ref, const PodGroup& pg,
+                                       const NodeInfoLister& nodes) const {
+  api::Resource want = api::Resource::fromList(*pg.minResources);
+  want.allowedPodNumber = pg.minMember;
+  for (const NodeInfo* ni : nodes.list()) {
+    if (ni == nullptr || ni->node() == nullptr) continue;
+    // The node's free room, with the group's own pods on it counted as free.
+    api::Resource free = ni->allocatable();
+    api::Resource used = ni->requested();
+    int64_t pods = static_cast<int64_t>(ni->pods().size());
+    for (const auto& pi : ni->pods()) {
+      if (pi->pod->metadata.namespace_ == ref.ns && g.pods.contains(pi->pod->metadata.uid)) {
+        used.sub(pi->requests);
+        --pods;
+      }
+    }
+    auto take = [](int64_t& need, int64_t avail) { need -= std::min(need, std::max<int64_t>(avail, 0)); };
+    take(want.milliCPU, free.milliCPU - used.milliCPU);
+    take(want.memory, free.memory - used.memory);
+    take(want.ephemeralStorage, free.ephemeralStorage - used.ephemeralStorage);
+    take(want.allowedPodNumber, free.allowedPodNumber - pods);
+    for (auto& [name, need] : want.scalar) {
+      auto a = free.scalar.find(name);
+      auto u = used.scalar.find(name);
+      take(need, (a == free.scalar.end() ? 0 : a->second) - (u == used.scalar.end() ? 0 : u->second));
+    }
+  }
+  std::string gap;
+  auto add = [&](std::string_view name, int64_t v, std::string_view unit = "") {
+    if (v <= 0) return;
+    gap += (gap.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(v) + std::string(unit);
+  };
+  add("cpu", want.milliCPU, "m");
+  add("memory", want.memory);
+  add("ephemeral-storage", want.ephemeralStorage);
+  add("pods", want.allowedPodNumber);
+  for (const auto& [name, v] : want.scalar) add(name, v);
+  if (gap.empty()) return {};
+  return Status::unresolvable("resource gap: PodGroup " + ref.fullName() +
+                              " needs more than the cluster has free: " + gap);
+}
+
+Status Coscheduling::preFilter(CycleState& /*state*/, const api::Pod& pod,
+                               const NodeInfoLister& nodes, PreFilterResult& /*result*/) {
+  const auto ref = groupOf(pod);
+  if (!ref) return Status::skip();
+  if (ref->labelForm && ref->minAvailable <= 0) {
+    return Status::unresolvable("pod group " + ref->fullName() + ": label " +
+                                std::string(coscheduling::kLegacyMinAvailableLabel) +
+                                " must be a positive integer");
+  }
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(ref->key());
+  if (!ref->labelForm && (it == groups_.end() || !it->second.podGroup)) {
+    return Status::unresolvable("PodGroup " + ref->fullName() + " not found (named by the pod's " +
+                                std::string(coscheduling::kPodGroupLabel) + " label)");
+  }
+  if (it == groups_.end()) return Status::skip();  // not seen by the informer yet
+  Group& g = it->second;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < g.backoffUntil) {
+    return Status::unresolvable("podGroup " + ref->fullName() + " failed recently");
+  }
+  const int32_t min = minMember(g, *ref);
+  const int count = activeCount(g);
+  if (count < min) {
+    return Status::unresolvable("pre-filter pod " + pod.metadata.name +
+                                " cannot find enough sibling pods, current pods number: " +
+                                std::to_string(count) +
+                                ", minMember of group: " + std::to_string(min));
+  }
+  if (g.scheduleStartTime.empty()) {
+    g.scheduleStartTime = api::formatRFC3339(std::chrono::system_clock::now());
+  }
+  if (ref->labelForm || !g.podGroup->minResources || now < g.permittedUntil) return {};
+  Status s = checkMinResources(g, *ref, *g.podGroup, nodes);
+  if (s.ok()) g.permittedUntil = now + waitTime(g);
+  return s;
+}
+
+std::chrono::milliseconds Coscheduling::waitTime(const Group& g) const {
+  if (g.podGroup && g.podGroup->scheduleTimeoutSeconds && *g.podGroup->scheduleTimeoutSeconds > 0) {
+    return std::chrono::seconds(*g.podGroup->scheduleTimeoutSeconds);
+  }
+  return std::chrono::seconds(args_.permitWaitingTimeSeconds);
+}
+
+void Coscheduling::rejectWaiting(const GroupRef& ref, const std::string& message) {
+  handle_.iterateWaitingPods([&](WaitingPod& wp) {
+    if (sameGroup(wp.pod(), ref)) wp.reject(kName, message);
+  });
+}
+
+std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& /*state*/,
+                                                             const api::Pod& pod,
+                                                             const NodeToStatus& filtered) {
+  const auto ref = groupOf(pod);
+  // Not a gang pod: nothing to add to the other PostFilter plugins' verdict.
+  if (!ref) return {{}, Status(Code::kUnschedulable, {})};
+  std::shared_ptr<const PodGroup> pg;
+  int32_t min = 0;
+  int assigned = 0;
+  int count = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(ref->key());
+    if (it == groups_.end()) return {{}, Status(Code::kUnschedulable, {})};
+    const Group& g = it->second;
+    pg = g.podGroup;
+    min = minMember(g, *ref);
+    assigned = assignedCount(g, pod.metadata.uid);
+    count = activeCount(g);
+  }
+  if (min <= 0 || (!ref->labelForm && !pg)) return {{}, Status(Code::kUnschedulable, {})};
+  // Enough of the group is placed already, or it is within 10% of its quorum: later pods may
+  // still complete it.
+  if (assigned >= min) return {{}, Status(Code::kUnschedulable, {})};
+  if (static_cast<double>(min - assigned) / min <= 0.1) return {{}, Status(Code::kUnschedulable, {})};
+
+  // The group cannot be placed whole now: free the room its waiting pods hold.
+  int released = 0;
+  handle_.iterateWaitingPods([&](WaitingPod& wp) {
+    if (sameGroup(wp.pod(), *ref)) {
+      wp.reject(kName, "optimistic rejection in PostFilter: pod " + pod.metadata.name +
+                           " of PodGroup " + ref->fullName() + " fits no node");
+      ++released;
+    }
+  });
+  {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(ref->key());
+    if (it != groups_.end()) {
+      it->second.permittedUntil = {};
+      if (args_.podGroupBackoffSeconds > 0 && count >= min) {
+        it->second.backoffUntil =
+            std::chrono::steady_clock::now() + std::chrono::seconds(args_.podGroupBackoffSeconds);
+      }
+    }
+  }
+  if (pg) {
+    // Why, on the PodGroup: the commonest reasons the pod was refused.
+    std::map<std::string, int> reasons;
+    for (const auto& [node, s] : filtered) {
+      for (const auto& r : s.reasons()) ++reasons[r];
+    }
+    std::string why;
+    for (const auto& [r, n] : reasons) why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + r;
+    handle_.eventRecorder().eventFor(
+        api::objectReferenceTo(std::string(coscheduling::kApiVersion), std::string(coscheduling::kKind),
+                               pg->metadata),
+        "Warning", "FailedScheduling", "Scheduling",
+        std::to_string(assigned) + "/" + std::to_string(min) + " pods of the group placed; pod " +
+            pod.metadata.name + " fits no node" + (why.empty() ? "" : " (" + why + ")") +
+            "; released " + std::to_string(released) + " waiting pods");
+  }
+  return {{},
+          Status::unschedulable("PodGroup " + ref->fullName() + " gets rejected due to Pod " +
+                                pod.metadata.name + " is unschedulable even after PostFilter")};
+}
+
+Status Coscheduling::reserve(CycleState& /*state*/, const api::Pod& pod,
+                             const std::string& /*nodeName*/) {
+  const auto ref = groupOf(pod);
+  if (!ref) return {};
+  std::lock_guard lock(mu_);
+  groups_[ref->key()].reserved.insert(pod.metadata.uid);
+  return {};
+}
+
+void Coscheduling::unreserve(CycleState& /*state*/, const api::Pod& pod,
+                             const std::string& /*nodeName*/) {
+  const auto ref = groupOf(pod);
+  if (!ref) return;
+  bool known = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(ref->key());
+    if (it != groups_.end()) {
+      it->second.reserved.erase(pod.metadata.uid);
+      it->second.permittedUntil = {};
+      known = ref->labelForm || it->second.podGroup != nullptr;
+    }
+  }
+  if (known) rejectWaiting(*ref, "rejection in Unreserve");
+}
+
+Status Coscheduling::permit(CycleState& /*state*/, const api::Pod& pod,
+                            const std::string& /*nodeName*/, std::chrono::milliseconds& timeout) {
+  const auto ref = groupOf(pod);
+  if (!ref) return {};
+  std::vector<PodPtr> siblings;
+  bool wait = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(ref->key());
+    if (it == groups_.end() || (!ref->labelForm && !it->second.podGroup)) {
+      return Status::unschedulable("PodGroup not found");
+    }
+    const Group& g = it->second;
+    const int assigned = assignedCount(g, pod.metadata.uid);
+    wait = assigned + 1 < minMember(g, *ref);
+    if (wait) {
+      timeout = waitTime(g);
+      // The group's first waiting pod brings its siblings back from backoff.
+      if (assigned == 0) {
+        siblings = pendingPods(g);
+        std::erase_if(siblings,
+                      [&](const PodPtr& p) { return p->metadata.uid == pod.metadata.uid; });
+      }
+    }
+  }
+  if (wait) {
+    if (!siblings.empty()) handle_.activate(siblings);
+    spdlog::debug("Coscheduling: pod {}/{} waits for its group {}", pod.metadata.namespace_,
+                  pod.metadata.name, ref->fullName());
+    return Status::wait();
+  }
+  handle_.iterateWaitingPods([&](WaitingPod& wp) {
+    if (sameGroup(wp.pod(), *ref)) wp.allow(kName);
+  });
+  return {};
+}
+
+std::vector<ClusterEventWithHint> Coscheduling::eventsToRegister() const {
+  return {ClusterEventWithHint(EventResource::kPod, kAdd | kDelete),
+          ClusterEventWithHint(EventResource::kNode, kAdd | kUpdateNodeAllocatable)};
+}
+
+// ---- PodGroup status ----
+
+PodGroupStatus Coscheduling::computeStatus(const Group& g, const PodGroup& pg) const {
+  PodGroupStatus s = pg.status;
+  s.scheduled = s.running = s.succeeded = s.failed = 0;
+  int pods = 0;
+  const api::Pod* first = nullptr;
+  for (const auto& [uid, p] : g.pods) {
+    if (p->metadata.deletionTimestamp) continue;
+    ++pods;
+    // occupiedBy: the controller of the earliest pod that has one.
+    if (!occupiedBy(*p).empty() &&
+        (first == nullptr || p->metadata.creationTimestamp < first->metadata.creationTimestamp)) {
+      first = p.get();
+    }
+    if (!p->spec.nodeName.empty()) ++s.scheduled;
+    if (p->status.phase == "Running") ++s.running;
+    if (p->status.phase == "Succeeded") ++s.succeeded;
+    if (p->status.phase == "Failed") ++s.failed;
+  }
+  const int32_t min = pg.minMember;
+  if (pods < min) {
+    s.phase = std::string(coscheduling::kPhasePending);
+  } else {
+    s.phase = std::string(coscheduling::kPhaseScheduling);
+    if (s.scheduled >= min) s.phase = std::string(coscheduling::kPhaseScheduled);
+    if (s.running + s.succeeded >= min) s.phase = std::string(coscheduling::kPhaseRunning);
+    if (s.failed != 0 && s.failed + s.running + s.succeeded >= min) {
+      s.phase = std::string(coscheduling::kPhaseFailed);
+    }
+    if (s.succeeded >= min) s.phase = std::string(coscheduling::kPhaseFinished);
+    if (s.occupiedBy.empty() && first != nullptr) s.occupiedBy = occupiedBy(*first);
+    if (s.scheduleStartTime.empty()) {
+      s.scheduleStartTime = g.scheduleStartTime.empty()
+                                ? api::formatRFC3339(std::chrono::system_clock::now())
+                                : g.scheduleStartTime;
+    }
+  }
+  return s;
+}
+
+std::optional<PodGroupStatus> Coscheduling::desiredStatus(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(key);
+  if (it == groups_.end() || !it->second.podGroup) return std::nullopt;
+  return computeStatus(it->second, *it->second.podGroup);
+}
+
+void Coscheduling::writeStatus(std::stop_token st) {
+  ClusterApi* api = handle_.api();
+  while (!st.stop_requested()) {
+    std::set<std::string> keys;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, st, [&] { return !dirty_.empty(); });
+      if (st.stop_requested()) return;
+    }
+    // Let a burst of pod events settle into one write per group.
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, st, std::chrono::milliseconds(200), [] { return false; });
+      keys.swap(dirty_);
+    }
+    for (const auto& key : keys) {
+      std::shared_ptr<const PodGroup> pg;
+      PodGroupStatus want;
+      {
+        std::lock_guard lock(mu_);
+        auto it = groups_.find(key);
+        if (it == groups_.end() || !it->second.podGroup) continue;
+        pg = it->second.podGroup;
+        want = computeStatus(it->second, *pg);
+      }
+      if (want == pg->status) continue;
+      auto w = written_.find(key);
+      if (w != written_.end() && w->second == want) continue;
+      const std::string path = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" +
+                               pg->metadata.namespace_ + "/podgroups/" + pg->metadata.name +
+                               "/status";
+      if (auto err = api->patch(path, {{"status", coscheduling::statusToJson(want)}}, nullptr)) {
+        if (!err->isNotFound()) {
+          spdlog::warn("Coscheduling: updating the status of PodGroup {}: {}", key, err->message);
+          std::lock_guard lock(mu_);
+          dirty_.insert(key);  // next round
+        }
+        continue;
+      }
+      written_[key] = want;
+    }
+  }
+}
+
+std::unique_ptr<Plugin> newCoscheduling(const nlohmann::json& args, Handle& handle) {
+  return std::make_unique<Coscheduling>(CoschedulingArgs::fromJson(args), handle);
+}
+
+}  // namespace ksched::plugins

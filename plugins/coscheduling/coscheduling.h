@@ -1,0 +1,145 @@
+// Coscheduling (QueueSort, PreFilter, PostFilter, Reserve, Permit): all-or-nothing placement of
+// a group of pods, compatible with scheduler-plugins' Coscheduling and its PodGroup API
+// (podgroup.h says how a pod names its group). Built on the public plugin API only.
+//
+//   QueueSort:  priority (higher first), then the group's creation time (the PodGroup's; for a
+//               label-form group its first pod's; for a pod without a group its first attempt),
+//               then the group, then the pod: a group's pods leave the queue together.
+//   PreFilter:  rejects (UnschedulableAndUnresolvable) a pod whose PodGroup does not exist, whose
+//               group is backing off, has fewer than minMember pods, or whose minResources the
+//               cluster cannot hold (free room counted with the group's own pods taken out).
+//   Reserve:    counts the pod as assigned to its group (Unreserve takes it back and rejects
+//               every pod of the group waiting at Permit).
+//   Permit:     Wait (scheduleTimeoutSeconds, else permitWaitingTimeSeconds) until minMember
+//               pods of the group are assigned, then allows them all. The group's first waiting
+//               pod activates its pending siblings.
+//   PostFilter: when a pod of a group cannot fit and the group is more than 10% short of
+//               minMember, rejects the group's waiting pods (their room is freed at once), backs
+//               the group off for podGroupBackoffSeconds, and records a FailedScheduling Event
+//               on the PodGroup.
+//
+// PodGroup status (phase, scheduled/running/succeeded/failed, scheduleStartTime, occupiedBy) is
+// kept by this plugin, on its own thread, once the instance schedules (the leader), as
+// scheduler-plugins' controller keeps it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <ksched/handle.h>
+#include <ksched/plugin.h>
+
+#include "plugins/coscheduling/podgroup.h"
+
+namespace ksched::plugins {
+
+// CoschedulingArgs (scheduler-plugins config v1).
+struct CoschedulingArgs {
+  int64_t permitWaitingTimeSeconds = 60;  // JSON "permitWaitingTimeSeconds", >= 0
+  int64_t podGroupBackoffSeconds = 0;     // JSON "podGroupBackoffSeconds", >= 0; 0 = none
+
+  // Decodes strictly (null: defaults) and validates. Throws PluginArgsError.
+  [[nodiscard]] static CoschedulingArgs fromJson(const nlohmann::json& j);
+};
+
+class Coscheduling final : public QueueSortPlugin,
+                           public PreFilterPlugin,
+                           public PostFilterPlugin,
+                           public ReservePlugin,
+                           public PermitPlugin,
+                           public EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "Coscheduling";
+
+  // Registers its pod handlers and the PodGroup watch with `handle`.
+  Coscheduling(CoschedulingArgs args, Handle& handle);
+  ~Coscheduling() override;
+  Coscheduling(const Coscheduling&) = delete;
+  Coscheduling& operator=(const Coscheduling&) = delete;
+
+  [[nodiscard]] std::string_view name() const override { return kName; }
+  void start() override;
+  void close() override;
+
+  [[nodiscard]] bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override;
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
+                                                 const NodeToStatus& filteredStatuses) override;
+  Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  Status permit(CycleState& state, const api::Pod& pod, const std::string& nodeName,
+                std::chrono::milliseconds& timeout) override;
+  // A pod added or deleted, bound or not, and room freed: a rejected gang pod may fit now.
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // Pod and PodGroup events (public for unit tests; the handlers call them).
+  void onPod(const PodPtr& oldPod, const PodPtr& newPod);
+  void onPodGroup(const UnstructuredPtr& oldObj, const UnstructuredPtr& newObj);
+
+  // The status the group `ns/name` should have now (unit tests); nullopt for an unknown group.
+  [[nodiscard]] std::optional<coscheduling::PodGroupStatus> desiredStatus(
+      const std::string& key) const;
+
+ private:
+  struct Group {
+    std::shared_ptr<const coscheduling::PodGroup> podGroup;  // null: none (label form, missing)
+    std::map<std::string, PodPtr> pods;  // uid -> the informer's latest version
+    std::set<std::string> reserved;      // uids reserved and not yet seen bound
+    std::chrono::steady_clock::time_point backoffUntil{};
+    std::chrono::steady_clock::time_point permittedUntil{};  // minResources check passed
+    std::chrono::system_clock::time_point created{};         // QueueSort key
+    std::string scheduleStartTime;                           // when it first had enough pods
+  };
+
+  // All under mu_.
+  [[nodiscard]] static int32_t minMember(const Group& g, const coscheduling::GroupRef& ref);
+  [[nodiscard]] static int activeCount(const Group& g);
+  [[nodiscard]] static int assignedCount(const Group& g, std::string_view exceptUid);
+  [[nodiscard]] static std::vector<PodPtr> pendingPods(const Group& g);
+  void updateCreated(Group& g, const coscheduling::GroupRef& ref);
+  void markDirty(const std::string& key);
+  [[nodiscard]] coscheduling::PodGroupStatus computeStatus(const Group& g,
+                                                           const coscheduling::PodGroup& pg) const;
+
+  [[nodiscard]] std::chrono::system_clock::time_point sortTime(const QueuedPodInfo& qpi,
+                                                               std::string& groupKey) const;
+  [[nodiscard]] Status checkMinResources(const Group& g, const coscheduling::GroupRef& ref,
+                                         const coscheduling::PodGroup& pg,
+                                         const NodeInfoLister& nodes) const;
+  void rejectWaiting(const coscheduling::GroupRef& ref, const std::string& message);
+  [[nodiscard]] std::chrono::milliseconds waitTime(const Group& g) const;
+  void writeStatus(std::stop_token st);
+
+  // Constant after construction.
+  const CoschedulingArgs args_;
+  Handle& handle_;
+  // steady_clock -> system_clock, for pods without a group in QueueSort.
+  const std::chrono::system_clock::duration steadyToSystem_;
+  std::shared_ptr<const ObjectStore> podGroups_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Group> groups_;  // guarded by mu_
+  std::set<std::string> dirty_;                    // guarded by mu_: groups whose status to write
+  std::map<std::string, coscheduling::PodGroupStatus> written_;  // writer thread only
+  std::condition_variable_any cv_;
+  std::jthread writer_;
+};
+
+// Decodes and validates CoschedulingArgs (throws PluginArgsError).
+std::unique_ptr<Plugin> newCoscheduling(const nlohmann::json& args, Handle& handle);
+
+}  // namespace ksched::plugins

@@ -1,0 +1,465 @@
+// Coscheduling tables, re-derived from scheduler-plugins' coscheduling_test.go and core_test.go
+// (Less, PreFilter, Permit, PostFilter, Unreserve) and its PodGroup controller's phase rules,
+// plus the label form, args decoding and the activation of siblings.
+#include "plugins/coscheduling/coscheduling.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <ksched/api/decode.h>
+#include <ksched/registry.h>
+
+#include "plugins/registry.h"
+#include "plugins/testing/plugin_test_util.h"
+
+namespace ksched::plugins {
+namespace {
+
+using coscheduling::groupOf;
+using testutil::NodeWrapper;
+using testutil::PodWrapper;
+
+UnstructuredPtr podGroup(const std::string& name, int32_t minMember,
+                         const std::string& created = "2026-01-01T00:00:00Z",
+                         nlohmann::json extraSpec = nlohmann::json::object()) {
+  nlohmann::json j = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                      {"kind", "PodGroup"},
+                      {"metadata",
+                       {{"name", name},
+                        {"namespace", "default"},
+                        {"uid", name + "-uid"},
+                        {"resourceVersion", "1"},
+                        {"creationTimestamp", created}}},
+                      {"spec", {{"minMember", minMember}}}};
+  for (auto& [k, v] : extraSpec.items()) j["spec"][k] = v;
+  auto o = std::make_shared<UnstructuredObject>();
+  o->metadata = api::decode<api::ObjectMeta>(j["metadata"]);
+  o->object = j;
+  return o;
+}
+
+PodPtr gangPod(const std::string& name, const std::string& group, const std::string& node = "") {
+  auto w = PodWrapper(name).label(std::string(coscheduling::kPodGroupLabel), group);
+  if (!node.empty()) w.nodeName(node);
+  return std::make_shared<const api::Pod>(w.obj());
+}
+
+QueuedPodInfo queued(const PodPtr& pod, std::chrono::steady_clock::time_point initial = {}) {
+  QueuedPodInfo q;
+  q.podInfo = std::make_shared<const PodInfo>(pod);
+  q.initialAttemptTimestamp = initial;
+  return q;
+}
+
+struct Fixture {
+  explicit Fixture(CoschedulingArgs args = {}) : plugin(args, handle) {}
+  testutil::FakeHandle handle;
+  Coscheduling plugin;
+  CycleState state;
+  PreFilterResult result;
+
+  Status preFilter(const PodPtr& p) { return plugin.preFilter(state, *p, handle.snapshot(), result); }
+  Status permit(const PodPtr& p, std::chrono::milliseconds& timeout) {
+    return plugin.permit(state, *p, "node-a", timeout);
+  }
+};
+
+TEST(CoschedulingArgsTest, DefaultsValuesAndErrors) {
+  auto d = CoschedulingArgs::fromJson(nullptr);
+  EXPECT_EQ(d.permitWaitingTimeSeconds, 60);
+  EXPECT_EQ(d.podGroupBackoffSeconds, 0);
+  auto a = CoschedulingArgs::fromJson({{"permitWaitingTimeSeconds", 10}, {"podGroupBackoffSeconds", 3}});
+  EXPECT_EQ(a.permitWaitingTimeSeconds, 10);
+  EXPECT_EQ(a.podGroupBackoffSeconds, 3);
+  try {
+    (void)CoschedulingArgs::fromJson({{"permitWaitingTimeSeconds", -1}});
+    FAIL() << "no error";
+  } catch (const PluginArgsError& e) {
+    EXPECT_STREQ(e.what(),
+                 "permitWaitingTimeSeconds: Invalid value: -1: must be greater than or equal to 0");
+  }
+  EXPECT_THROW((void)CoschedulingArgs::fromJson({{"podGroupBackoffSeconds", -5}}), PluginArgsError);
+  EXPECT_THROW((void)CoschedulingArgs::fromJson({{"kubeConfigPath", "/x"}}), PluginArgsError);
+  EXPECT_THROW((void)CoschedulingArgs::fromJson({{"permitWaitingTimeSeconds", "10"}}),
+               PluginArgsError);
+}
+
+TEST(CoschedulingTest, RegistersPodHandlersAndThePodGroupWatch) {
+  Fixture f;
+  EXPECT_EQ(f.handle.podHandlerCount(), 1u);
+  EXPECT_EQ(f.handle.watchedPaths(),
+            std::vector<std::string>{"/apis/scheduling.x-k8s.io/v1alpha1/podgroups"});
+  EXPECT_NE(inTreeRegistry().find("Coscheduling"), nullptr);
+}
+
+TEST(CoschedulingGroupOfTest, LabelForms) {
+  EXPECT_FALSE(groupOf(PodWrapper("p").obj()));
+  auto crd = groupOf(*gangPod("p", "pg1"));
+  ASSERT_TRUE(crd);
+  EXPECT_EQ(crd->key(), "default/pg1");
+  EXPECT_FALSE(crd->labelForm);
+
+  auto legacy = groupOf(PodWrapper("p")
+                            .label("pod-group.scheduling.sigs.k8s.io/name", "g")
+                            .label("pod-group.scheduling.sigs.k8s.io/min-available", "3")
+                            .obj());
+  ASSERT_TRUE(legacy);
+  EXPECT_TRUE(legacy->labelForm);
+  EXPECT_EQ(legacy->minAvailable, 3);
+  EXPECT_EQ(legacy->key(), "label:default/g");
+
+  for (const char* bad : {"0", "-2", "x", "3x", ""}) {
+    auto r = groupOf(PodWrapper("p")
+                         .label("pod-group.scheduling.sigs.k8s.io/name", "g")
+                         .label("pod-group.scheduling.sigs.k8s.io/min-available", bad)
+                         .obj());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->minAvailable, -1) << bad;
+  }
+  // Both: the PodGroup label wins.
+  auto both = groupOf(PodWrapper("p")
+                          .label("scheduling.x-k8s.io/pod-group", "pg")
+                          .label("pod-group.scheduling.sigs.k8s.io/name", "g")
+                          .obj());
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->key(), "default/pg");
+}
+
+TEST(CoschedulingLessTest, PriorityThenGroupCreationThenGroupThenPod) {
+  Fixture f;
+  f.plugin.onPodGroup(nullptr, podGroup("older", 2, "2026-01-01T00:00:00Z"));
+  f.plugin.onPodGroup(nullptr, podGroup("newer", 2, "2026-01-01T00:00:05Z"));
+  f.plugin.onPodGroup(nullptr, podGroup("same-a", 2, "2026-01-01T00:00:05Z"));
+  auto o1 = queued(gangPod("z-1", "older"));
+  auto n1 = queued(gangPod("a-1", "newer"));
+  auto s1 = queued(gangPod("b-1", "same-a"));
+  auto n2 = queued(gangPod("c-2", "newer"));
+  // The older group first, whatever the pod names.
+  EXPECT_TRUE(f.plugin.less(o1, n1));
+  EXPECT_FALSE(f.plugin.less(n1, o1));
+  // Same creation second: groups stay together (by group, not interleaved by pod name).
+  EXPECT_TRUE(f.plugin.less(n1, n2));
+  EXPECT_TRUE(f.plugin.less(n2, s1));
+  EXPECT_TRUE(f.plugin.less(n1, s1));
+  // Priority beats everything.
+  auto hi = queued(std::make_shared<const api::Pod>(
+      PodWrapper("hi").label("scheduling.x-k8s.io/pod-group", "newer").priority(10).obj()));
+  EXPECT_TRUE(f.plugin.less(hi, o1));
+  // A pod of no group sorts by its first attempt against the groups' creation times: one that
+  // arrived now comes after groups created in January.
+  auto plain = queued(std::make_shared<const api::Pod>(PodWrapper("plain").obj()),
+                      std::chrono::steady_clock::now());
+  EXPECT_TRUE(f.plugin.less(o1, plain));
+  EXPECT_FALSE(f.plugin.less(plain, o1));
+}
+
+TEST(CoschedulingPreFilterTest, Table) {
+  Fixture f;
+  // No group: nothing to check.
+  EXPECT_TRUE(f.preFilter(std::make_shared<const api::Pod>(PodWrapper("p").obj())).isSkip());
+
+  // A PodGroup that does not exist.
+  Status s = f.preFilter(gangPod("p-0", "missing"));
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.message(),
+            "PodGroup default/missing not found (named by the pod's scheduling.x-k8s.io/pod-group "
+            "label)");
+
+  // Fewer pods than minMember.
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 3));
+  f.plugin.onPod(nullptr, gangPod("p-0", "pg"));
+  f.plugin.onPod(nullptr, gangPod("p-1", "pg"));
+  s = f.preFilter(gangPod("p-0", "pg"));
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.message(),
+            "pre-filter pod p-0 cannot find enough sibling pods, current pods number: 2, "
+            "minMember of group: 3");
+  // A finished or terminating pod does not count.
+  auto done = PodWrapper("p-2").label("scheduling.x-k8s.io/pod-group", "pg").obj();
+  done.status.phase = "Succeeded";
+  f.plugin.onPod(nullptr, std::make_shared<const api::Pod>(done));
+  EXPECT_FALSE(f.preFilter(gangPod("p-0", "pg")).ok());
+  f.plugin.onPod(nullptr, gangPod("p-3", "pg"));
+  EXPECT_TRUE(f.preFilter(gangPod("p-0", "pg")).ok());
+
+  // Label form: min-available must be a positive integer.
+  auto bad = std::make_shared<const api::Pod>(
+      PodWrapper("l-0").label("pod-group.scheduling.sigs.k8s.io/name", "g").obj());
+  s = f.preFilter(bad);
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.message(),
+            "pod group default/g: label pod-group.scheduling.sigs.k8s.io/min-available must be a "
+            "positive integer");
+  auto legacy = [](const std::string& name) {
+    return std::make_shared<const api::Pod>(
+        PodWrapper(name)
+            .label("pod-group.scheduling.sigs.k8s.io/name", "g")
+            .label("pod-group.scheduling.sigs.k8s.io/min-available", "2")
+            .obj());
+  };
+  f.plugin.onPod(nullptr, legacy("l-1"));
+  EXPECT_EQ(f.preFilter(legacy("l-1")).message(),
+            "pre-filter pod l-1 cannot find enough sibling pods, current pods number: 1, "
+            "minMember of group: 2");
+  f.plugin.onPod(nullptr, legacy("l-2"));
+  EXPECT_TRUE(f.preFilter(legacy("l-1")).ok());
+}
+
+TEST(CoschedulingPreFilterTest, MinResourcesAgainstTheClusterFreeRoom) {
+  // Two nodes with 4 cpu each; 3 cpu used by another pod on n1.
+  testutil::FakeHandle handle(testutil::FakeLister(
+      {testutil::makeNodeInfo(NodeWrapper("n1").capacity({{"cpu", "4"}, {"pods", "10"}}),
+                              {PodWrapper("other").req({{"cpu", "3"}}).nodeName("n1")}),
+       testutil::makeNodeInfo(NodeWrapper("n2").capacity({{"cpu", "4"}, {"pods", "10"}}))}));
+  Coscheduling plugin({}, handle);
+  CycleState state;
+  PreFilterResult result;
+  plugin.onPodGroup(nullptr, podGroup("fits", 2, "2026-01-01T00:00:00Z",
+                                      {{"minResources", {{"cpu", "5"}}}}));
+  plugin.onPodGroup(nullptr, podGroup("big", 2, "2026-01-01T00:00:00Z",
+                                      {{"minResources", {{"cpu", "6"}}}}));
+  for (const char* g : {"fits", "big"}) {
+    plugin.onPod(nullptr, gangPod(std::string(g) + "-0", g));
+    plugin.onPod(nullptr, gangPod(std::string(g) + "-1", g));
+  }
+  EXPECT_TRUE(plugin.preFilter(state, *gangPod("fits-0", "fits"), handle.snapshot(), result).ok());
+  Status s = plugin.preFilter(state, *gangPod("big-0", "big"), handle.snapshot(), result);
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.message(),
+            "resource gap: PodGroup default/big needs more than the cluster has free: cpu 1000m");
+}
+
+TEST(CoschedulingPermitTest, WaitsUntilMinMemberThenAllowsTheGroup) {
+  Fixture f(CoschedulingArgs{30, 0});
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 3, "2026-01-01T00:00:00Z",
+                                        {{"scheduleTimeoutSeconds", 10}}));
+  f.plugin.onPodGroup(nullptr, podGroup("other", 2));
+  for (int i = 0; i < 3; ++i) f.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+  f.plugin.onPod(nullptr, gangPod("o-0", "other"));
+  f.plugin.onPod(nullptr, gangPod("o-1", "other"));
+
+  // No group: allowed at once.
+  std::chrono::milliseconds timeout{0};
+  EXPECT_TRUE(f.permit(std::make_shared<const api::Pod>(PodWrapper("plain").obj()), timeout).ok());
+
+  // First pod: waits with the PodGroup's scheduleTimeoutSeconds and activates its siblings.
+  f.handle.clearActivated();
+  auto p0 = gangPod("p-0", "pg");
+  ASSERT_TRUE(f.plugin.reserve(f.state, *p0, "node-a").ok());
+  EXPECT_TRUE(f.permit(p0, timeout).isWait());
+  EXPECT_EQ(timeout, std::chrono::seconds(10));
+  EXPECT_EQ(f.handle.activated(), (std::vector<std::string>{"default/p-1", "default/p-2"}));
+  auto w0 = f.handle.addWaitingPod(*p0);
+
+  // Second pod waits, no new activation.
+  f.handle.clearActivated();
+  auto p1 = gangPod("p-1", "pg");
+  ASSERT_TRUE(f.plugin.reserve(f.state, *p1, "node-a").ok());
+  EXPECT_TRUE(f.permit(p1, timeout).isWait());
+  EXPECT_TRUE(f.handle.activated().empty());
+  auto w1 = f.handle.addWaitingPod(*p1);
+  auto wOther = f.handle.addWaitingPod(*gangPod("o-0", "other"));
+
+  // Third: the group is complete: it passes and allows the group's waiting pods, only those.
+  auto p2 = gangPod("p-2", "pg");
+  ASSERT_TRUE(f.plugin.reserve(f.state, *p2, "node-a").ok());
+  EXPECT_TRUE(f.permit(p2, timeout).ok());
+  EXPECT_EQ(w0->allowedBy(), std::vector<std::string>{"Coscheduling"});
+  EXPECT_EQ(w1->allowedBy(), std::vector<std::string>{"Coscheduling"});
+  EXPECT_TRUE(wOther->allowedBy().empty());
+
+  // Without scheduleTimeoutSeconds the args' permitWaitingTimeSeconds applies.
+  auto o1 = gangPod("o-1", "other");
+  ASSERT_TRUE(f.plugin.reserve(f.state, *o1, "node-a").ok());
+  // o-0 is not reserved here: o-1 is the first of its group.
+  EXPECT_TRUE(f.permit(o1, timeout).isWait());
+  EXPECT_EQ(timeout, std::chrono::seconds(30));
+}
+
+TEST(CoschedulingPermitTest, BoundPodsCountAsAssigned) {
+  Fixture f;
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 3));
+  f.plugin.onPod(nullptr, gangPod("p-0", "pg", "n1"));
+  f.plugin.onPod(nullptr, gangPod("p-1", "pg", "n2"));
+  auto p2 = gangPod("p-2", "pg");
+  f.plugin.onPod(nullptr, p2);
+  std::chrono::milliseconds timeout{0};
+  EXPECT_TRUE(f.permit(p2, timeout).ok());
+}
+
+TEST(CoschedulingUnreserveTest, RejectsTheGroupsWaitingPods) {
+  Fixture f;
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 3));
+  f.plugin.onPodGroup(nullptr, podGroup("other", 3));
+  auto w0 = f.handle.addWaitingPod(*gangPod("p-0", "pg"));
+  auto wOther = f.handle.addWaitingPod(*gangPod("o-0", "other"));
+  auto p1 = gangPod("p-1", "pg");
+  ASSERT_TRUE(f.plugin.reserve(f.state, *p1, "n").ok());
+  f.plugin.unreserve(f.state, *p1, "n");
+  EXPECT_EQ(w0->rejected(), "Coscheduling: rejection in Unreserve");
+  EXPECT_EQ(wOther->rejected(), "");
+}
+
+TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
+  Fixture f(CoschedulingArgs{60, 20});
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 9));
+  for (int i = 0; i < 9; ++i) f.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+  // 2 of 9 assumed and waiting, p-2 fits nowhere: released.
+  std::vector<std::shared_ptr<testing::FakeWaitingPod>> waiting;
+  for (int i = 0; i < 2; ++i) {
+    auto p = gangPod("p-" + std::to_string(i), "pg");
+    ASSERT_TRUE(f.plugin.reserve(f.state, *p, "n").ok());
+    waiting.push_back(f.handle.addWaitingPod(*p));
+  }
+  NodeToStatus statuses{{"n1", Status::unschedulable("Insufficient cpu")},
+                        {"n2", Status::unschedulable("Insufficient cpu")}};
+  auto [result, s] = f.plugin.postFilter(f.state, *gangPod("p-2", "pg"), statuses);
+  EXPECT_EQ(s.code(), Code::kUnschedulable);
+  EXPECT_EQ(s.message(),
+            "PodGroup default/pg gets rejected due to Pod p-2 is unschedulable even after "
+            "PostFilter");
+  EXPECT_FALSE(result.nominatedNodeName);
+  for (auto& w : waiting) {
+    EXPECT_EQ(w->rejected(),
+              "Coscheduling: optimistic rejection in PostFilter: pod p-2 of PodGroup default/pg "
+              "fits no node");
+  }
+  auto events = f.handle.fakeEvents().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "PodGroup");
+  EXPECT_EQ(events[0].key, "default/pg");
+  EXPECT_EQ(events[0].reason, "FailedScheduling");
+  EXPECT_EQ(events[0].message,
+            "2/9 pods of the group placed; pod p-2 fits no node (2 Insufficient cpu); released 2 "
+            "waiting pods");
+  // podGroupBackoffSeconds: the group backs off.
+  EXPECT_EQ(f.preFilter(gangPod("p-0", "pg")).message(), "podGroup default/pg failed recently");
+
+  // 8 of 9 placed: within 10% of the quorum, the group is not released.
+  Fixture g;
+  g.plugin.onPodGroup(nullptr, podGroup("pg", 9));
+  std::vector<std::shared_ptr<testing::FakeWaitingPod>> held;
+  for (int i = 0; i < 9; ++i) g.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+  for (int i = 0; i < 8; ++i) {
+    auto p = gangPod("p-" + std::to_string(i), "pg");
+    ASSERT_TRUE(g.plugin.reserve(g.state, *p, "n").ok());
+    held.push_back(g.handle.addWaitingPod(*p));
+  }
+  // 8/9 placed: gap 1/9 = 11% > 10%: released; with minMember 10 and 9 placed it would not be.
+  auto [r2, s2] = g.plugin.postFilter(g.state, *gangPod("p-8", "pg"), statuses);
+  EXPECT_EQ(s2.code(), Code::kUnschedulable);
+  EXPECT_NE(held[0]->rejected(), "");
+
+  Fixture h;
+  h.plugin.onPodGroup(nullptr, podGroup("pg", 10));
+  std::vector<std::shared_ptr<testing::FakeWaitingPod>> kept;
+  for (int i = 0; i < 10; ++i) h.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+  for (int i = 0; i < 9; ++i) {
+    auto p = gangPod("p-" + std::to_string(i), "pg");
+    ASSERT_TRUE(h.plugin.reserve(h.state, *p, "n").ok());
+    kept.push_back(h.handle.addWaitingPod(*p));
+  }
+  auto [r3, s3] = h.plugin.postFilter(h.state, *gangPod("p-9", "pg"), statuses);
+  EXPECT_EQ(s3.code(), Code::kUnschedulable);
+  EXPECT_TRUE(s3.reasons().empty());
+  for (auto& w : kept) EXPECT_EQ(w->rejected(), "");
+  EXPECT_TRUE(h.handle.fakeEvents().events().empty());
+
+  // A pod of no group: nothing added to the other PostFilter plugins' verdict.
+  auto [r4, s4] = h.plugin.postFilter(h.state, PodWrapper("plain").obj(), statuses);
+  EXPECT_EQ(s4.code(), Code::kUnschedulable);
+  EXPECT_TRUE(s4.reasons().empty());
+}
+
+TEST(CoschedulingPodEventsTest, ReachingMinMemberActivatesTheGroupsPendingPods) {
+  Fixture f;
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 3));
+  f.plugin.onPod(nullptr, gangPod("p-0", "pg"));
+  f.plugin.onPod(nullptr, gangPod("p-1", "pg"));
+  EXPECT_TRUE(f.handle.activated().empty());
+  f.plugin.onPod(nullptr, gangPod("p-2", "pg"));
+  EXPECT_EQ(f.handle.activated(),
+            (std::vector<std::string>{"default/p-0", "default/p-1", "default/p-2"}));
+  // A PodGroup created after its pods activates them too.
+  f.handle.clearActivated();
+  f.plugin.onPod(nullptr, gangPod("q-0", "late"));
+  f.plugin.onPodGroup(nullptr, podGroup("late", 1));
+  EXPECT_EQ(f.handle.activated(), std::vector<std::string>{"default/q-0"});
+}
+
+TEST(CoschedulingStatusTest, PhasesAsTheControllerKeepsThem) {
+  Fixture f;
+  f.plugin.onPodGroup(nullptr, podGroup("pg", 2));
+  auto phase = [&] { return f.plugin.desiredStatus("default/pg")->phase; };
+  EXPECT_FALSE(f.plugin.desiredStatus("default/unknown"));
+  EXPECT_EQ(phase(), "Pending");
+  auto p0 = PodWrapper("p-0")
+                .label("scheduling.x-k8s.io/pod-group", "pg")
+                .ownerReference("Job", "train", "job-uid", true, "batch/v1")
+                .obj();
+  p0.metadata.creationTimestamp = "2026-01-01T00:00:00Z";
+  f.plugin.onPod(nullptr, std::make_shared<const api::Pod>(p0));
+  EXPECT_EQ(phase(), "Pending");
+  f.plugin.onPod(nullptr, gangPod("p-1", "pg"));
+  auto s = *f.plugin.desiredStatus("default/pg");
+  EXPECT_EQ(s.phase, "Scheduling");
+  EXPECT_EQ(s.scheduled, 0);
+  EXPECT_EQ(s.occupiedBy, "default/train");
+  EXPECT_FALSE(s.scheduleStartTime.empty());
+
+  auto bound = [](const std::string& name, const std::string& phase) {
+    auto p = PodWrapper(name).label("scheduling.x-k8s.io/pod-group", "pg").nodeName("n1").obj();
+    p.status.phase = phase;
+    return std::make_shared<const api::Pod>(p);
+  };
+  f.plugin.onPod(gangPod("p-0", "pg"), bound("p-0", "Pending"));
+  EXPECT_EQ(phase(), "Scheduling");
+  f.plugin.onPod(gangPod("p-1", "pg"), bound("p-1", "Pending"));
+  s = *f.plugin.desiredStatus("default/pg");
+  EXPECT_EQ(s.phase, "Scheduled");
+  EXPECT_EQ(s.scheduled, 2);
+  f.plugin.onPod(bound("p-0", "Pending"), bound("p-0", "Running"));
+  f.plugin.onPod(bound("p-1", "Pending"), bound("p-1", "Running"));
+  s = *f.plugin.desiredStatus("default/pg");
+  EXPECT_EQ(s.phase, "Running");
+  EXPECT_EQ(s.running, 2);
+  f.plugin.onPod(bound("p-0", "Running"), bound("p-0", "Failed"));
+  s = *f.plugin.desiredStatus("default/pg");
+  EXPECT_EQ(s.phase, "Failed");
+  EXPECT_EQ(s.failed, 1);
+  f.plugin.onPod(bound("p-0", "Failed"), bound("p-0", "Succeeded"));
+  f.plugin.onPod(bound("p-1", "Running"), bound("p-1", "Succeeded"));
+  s = *f.plugin.desiredStatus("default/pg");
+  EXPECT_EQ(s.phase, "Finished");
+  EXPECT_EQ(s.succeeded, 2);
+  // Pods deleted: back to Pending.
+  f.plugin.onPod(bound("p-0", "Succeeded"), nullptr);
+  EXPECT_EQ(phase(), "Pending");
+}
+
+TEST(CoschedulingStatusTest, WriterPatchesTheStatusSubresourceOnceStarted) {
+  testutil::FakeHandle handle;
+  testing::FakeClusterApi api;
+  handle.setApi(&api);
+  Coscheduling plugin({}, handle);
+  plugin.onPodGroup(nullptr, podGroup("pg", 1));
+  plugin.onPod(nullptr, gangPod("p-0", "pg", "n1"));
+  EXPECT_TRUE(api.calls().empty());  // nothing written before start(): a follower writes nothing
+  plugin.start();
+  for (int i = 0; i < 100 && api.calls().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  plugin.close();
+  auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].verb, "patch");
+  EXPECT_EQ(calls[0].target, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/pg/status");
+  EXPECT_EQ(calls[0].body["status"]["phase"], "Scheduled");
+  EXPECT_EQ(calls[0].body["status"]["scheduled"], 1);
+}
+
+}  // namespace
+}  // namespace ksched::plugins
