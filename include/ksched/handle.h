@@ -42,9 +42,10 @@ class EventRecorder {
 };
 
 // Pod events as the scheduler's pod informer delivers them: every pod of the cluster, bound or
-// not, whatever its scheduler, after the scheduler's cache and queue have seen the event. On the
-// informer's thread, in order: quick, no apiserver calls, and never call Handle::activate()
-// while holding a lock that the plugin's QueueSort less() takes.
+// not, whatever its scheduler, before the scheduler's cache and queue see the event (a plugin
+// knows a pod before the pod can be scheduled). On the informer's thread, in order: quick, no
+// apiserver calls, and never call Handle::activate() while holding a lock that the plugin's
+// QueueSort less() takes.
 struct PodEventHandlers {
   std::function<void(const PodPtr&)> onAdd;
   std::function<void(const PodPtr& oldPod, const PodPtr& newPod)> onUpdate;

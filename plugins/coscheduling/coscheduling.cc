@@ -20,6 +20,15 @@ using coscheduling::PodGroupStatus;
 
 namespace {
 
+// Written when a pod of a group passes PreFilter: PostFilter releases the group only for a pod
+// that failed on the nodes, not for one PreFilter turned away.
+struct PassedPreFilter final : StateData {
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PassedPreFilter>();
+  }
+};
+constexpr StateKey<PassedPreFilter> kPassedPreFilter{"PreFilterCoscheduling"};
+
 bool terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
 
 // Counted as a member: not finished, not being deleted.
@@ -289,7 +298,7 @@ Status Coscheduling::checkMinResources(const Group& g, const GroupRef& ref, cons
                               " needs more than the cluster has free: " + gap);
 }
 
-Status Coscheduling::preFilter(CycleState& /*state*/, const api::Pod& pod,
+Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod,
                                const NodeInfoLister& nodes, PreFilterResult& /*result*/) {
   const auto ref = groupOf(pod);
   if (!ref) return Status::skip();
@@ -304,14 +313,20 @@ Status Coscheduling::preFilter(CycleState& /*state*/, const api::Pod& pod,
     return Status::unresolvable("PodGroup " + ref->fullName() + " not found (named by the pod's " +
                                 std::string(coscheduling::kPodGroupLabel) + " label)");
   }
-  if (it == groups_.end()) return Status::skip();  // not seen by the informer yet
+  if (it == groups_.end()) {
+    return Status::unresolvable("pre-filter pod " + pod.metadata.name +
+                                " cannot find enough sibling pods, current pods number: 1, "
+                                "minMember of group: " +
+                                std::to_string(ref->minAvailable));
+  }
   Group& g = it->second;
   const auto now = std::chrono::steady_clock::now();
   if (now < g.backoffUntil) {
     return Status::unresolvable("podGroup " + ref->fullName() + " failed recently");
   }
   const int32_t min = minMember(g, *ref);
-  const int count = activeCount(g);
+  // The pod itself counts even before its own add event reached the group.
+  const int count = activeCount(g) + (g.pods.contains(pod.metadata.uid) ? 0 : 1);
   if (count < min) {
     return Status::unresolvable("pre-filter pod " + pod.metadata.name +
                                 " cannot find enough sibling pods, current pods number: " +
@@ -321,10 +336,13 @@ Status Coscheduling::preFilter(CycleState& /*state*/, const api::Pod& pod,
   if (g.scheduleStartTime.empty()) {
     g.scheduleStartTime = api::formatRFC3339(std::chrono::system_clock::now());
   }
-  if (ref->labelForm || !g.podGroup->minResources || now < g.permittedUntil) return {};
-  Status s = checkMinResources(g, *ref, *g.podGroup, nodes);
-  if (s.ok()) g.permittedUntil = now + waitTime(g);
-  return s;
+  if (!ref->labelForm && g.podGroup->minResources && now >= g.permittedUntil) {
+    Status s = checkMinResources(g, *ref, *g.podGroup, nodes);
+    if (!s.ok()) return s;
+    g.permittedUntil = now + waitTime(g);
+  }
+  state.write(kPassedPreFilter, std::make_unique<PassedPreFilter>());
+  return {};
 }
 
 std::chrono::milliseconds Coscheduling::waitTime(const Group& g) const {
@@ -340,12 +358,13 @@ void Coscheduling::rejectWaiting(const GroupRef& ref, const std::string& message
   });
 }
 
-std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& /*state*/,
+std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
                                                              const api::Pod& pod,
                                                              const NodeToStatus& filtered) {
   const auto ref = groupOf(pod);
-  // Not a gang pod: nothing to add to the other PostFilter plugins' verdict.
-  if (!ref) return {{}, Status(Code::kUnschedulable, {})};
+  // Not a gang pod, or one PreFilter turned away (its group is incomplete, missing or backing
+  // off): nothing to add to the other PostFilter plugins' verdict.
+  if (!ref || state.read(kPassedPreFilter) == nullptr) return {{}, Status(Code::kUnschedulable, {})};
   std::shared_ptr<const PodGroup> pg;
   int32_t min = 0;
   int assigned = 0;

@@ -200,6 +200,10 @@ TEST(CoschedulingPreFilterTest, Table) {
             .label("pod-group.scheduling.sigs.k8s.io/min-available", "2")
             .obj());
   };
+  // Not seen by the pod handler yet: the pod counts itself.
+  EXPECT_EQ(f.preFilter(legacy("l-1")).message(),
+            "pre-filter pod l-1 cannot find enough sibling pods, current pods number: 1, "
+            "minMember of group: 2");
   f.plugin.onPod(nullptr, legacy("l-1"));
   EXPECT_EQ(f.preFilter(legacy("l-1")).message(),
             "pre-filter pod l-1 cannot find enough sibling pods, current pods number: 1, "
@@ -316,6 +320,14 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   }
   NodeToStatus statuses{{"n1", Status::unschedulable("Insufficient cpu")},
                         {"n2", Status::unschedulable("Insufficient cpu")}};
+  // A pod PreFilter turned away releases nothing.
+  {
+    CycleState fresh;
+    auto [r0, s0] = f.plugin.postFilter(fresh, *gangPod("p-2", "pg"), statuses);
+    EXPECT_TRUE(s0.reasons().empty());
+    for (auto& w : waiting) EXPECT_EQ(w->rejected(), "");
+  }
+  ASSERT_TRUE(f.preFilter(gangPod("p-2", "pg")).ok());
   auto [result, s] = f.plugin.postFilter(f.state, *gangPod("p-2", "pg"), statuses);
   EXPECT_EQ(s.code(), Code::kUnschedulable);
   EXPECT_EQ(s.message(),
@@ -349,6 +361,7 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
     held.push_back(g.handle.addWaitingPod(*p));
   }
   // 8/9 placed: gap 1/9 = 11% > 10%: released; with minMember 10 and 9 placed it would not be.
+  ASSERT_TRUE(g.preFilter(gangPod("p-8", "pg")).ok());
   auto [r2, s2] = g.plugin.postFilter(g.state, *gangPod("p-8", "pg"), statuses);
   EXPECT_EQ(s2.code(), Code::kUnschedulable);
   EXPECT_NE(held[0]->rejected(), "");
@@ -362,6 +375,7 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
     ASSERT_TRUE(h.plugin.reserve(h.state, *p, "n").ok());
     kept.push_back(h.handle.addWaitingPod(*p));
   }
+  ASSERT_TRUE(h.preFilter(gangPod("p-9", "pg")).ok());
   auto [r3, s3] = h.plugin.postFilter(h.state, *gangPod("p-9", "pg"), statuses);
   EXPECT_EQ(s3.code(), Code::kUnschedulable);
   EXPECT_TRUE(s3.reasons().empty());

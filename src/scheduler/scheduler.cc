@@ -124,24 +124,24 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       },
       std::move(hints));
 
-  // Plugins' handlers run after the cache and the queue saw the event.
+  // Plugins' handlers run first: a plugin knows a pod before the pod can be popped.
   pods_.addHandlers({[this](const PodPtr& p) {
-                       onPodAdd(p);
                        for (auto& h : pluginPodHandlers_) {
                          if (h.onAdd) h.onAdd(p);
                        }
+                       onPodAdd(p);
                      },
                      [this](const PodPtr& o, const PodPtr& n) {
-                       onPodUpdate(o, n);
                        for (auto& h : pluginPodHandlers_) {
                          if (h.onUpdate) h.onUpdate(o, n);
                        }
+                       onPodUpdate(o, n);
                      },
                      [this](const PodPtr& p) {
-                       onPodDelete(p);
                        for (auto& h : pluginPodHandlers_) {
                          if (h.onDelete) h.onDelete(p);
                        }
+                       onPodDelete(p);
                      }});
   nodes_.addHandlers({[this](const NodePtr& n) { onNodeAdd(n); },
                       [this](const NodePtr& o, const NodePtr& n) { onNodeUpdate(o, n); },

@@ -273,15 +273,17 @@ TEST_F(GangIntegration, LabelFormGroup) {
   };
   admin.post("/api/v1/namespaces/gang/pods", legacy("lf-0"));
   admin.post("/api/v1/namespaces/gang/pods", legacy("lf-1"));
+  // The second pod's attempt counts both.
   std::string msg;
   EXPECT_TRUE(eventually(
       [&] {
-        msg = scheduledMessage(admin, "lf-0");
-        return !msg.empty();
+        msg = scheduledMessage(admin, "lf-1");
+        return msg.find("number: 2") != std::string::npos;
       },
-      30s));
-  EXPECT_THAT(msg, HasSubstr("cannot find enough sibling pods, current pods number: 2, minMember "
-                             "of group: 3"));
+      30s))
+      << msg;
+  EXPECT_THAT(msg, HasSubstr("pre-filter pod lf-1 cannot find enough sibling pods, current pods "
+                             "number: 2, minMember of group: 3"));
   EXPECT_EQ(boundCount(admin, "lf-", 2), 0u);
   admin.post("/api/v1/namespaces/gang/pods", legacy("lf-2"));
   EXPECT_TRUE(eventually([&] { return boundCount(admin, "lf-", 3) == 3; }, 30s)) << daemon_->log();
