@@ -324,6 +324,11 @@ Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod,
   if (now < g.backoffUntil) {
     return Status::unresolvable("podGroup " + ref->fullName() + " failed recently");
   }
+  if (now < g.releasedUntil) {
+    return Status::unresolvable("podGroup " + ref->fullName() +
+                                " failed recently: its pods do not all fit; it waits for room to "
+                                "free up");
+  }
   const int32_t min = minMember(g, *ref);
   // The pod itself counts even before its own add event reached the group.
   const int count = activeCount(g) + (g.pods.contains(pod.metadata.uid) ? 0 : 1);
@@ -386,12 +391,10 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
   if (static_cast<double>(min - assigned) / min <= 0.1) return {{}, Status(Code::kUnschedulable, {})};
 
   // The group cannot be placed whole now: free the room its waiting pods hold.
-  int released = 0;
   handle_.iterateWaitingPods([&](WaitingPod& wp) {
     if (sameGroup(wp.pod(), *ref)) {
       wp.reject(kName, "optimistic rejection in PostFilter: pod " + pod.metadata.name +
                            " of PodGroup " + ref->fullName() + " fits no node");
-      ++released;
     }
   });
   {
@@ -399,6 +402,7 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
     auto it = groups_.find(ref->key());
     if (it != groups_.end()) {
       it->second.permittedUntil = {};
+      it->second.releasedUntil = std::chrono::steady_clock::now() + kReleasedFor;
       if (args_.podGroupBackoffSeconds > 0 && count >= min) {
         it->second.backoffUntil =
             std::chrono::steady_clock::now() + std::chrono::seconds(args_.podGroupBackoffSeconds);
@@ -406,7 +410,9 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
     }
   }
   if (pg) {
-    // Why, on the PodGroup: the commonest reasons the pod was refused.
+    // Why, on the PodGroup: the reasons the pod was refused, per node. The message stays the
+    // same from one attempt to the next (no counts of placed pods), so that the recorder
+    // aggregates repeats into one Event's series.
     std::map<std::string, int> reasons;
     for (const auto& [node, s] : filtered) {
       for (const auto& r : s.reasons()) ++reasons[r];
@@ -417,9 +423,8 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
         api::objectReferenceTo(std::string(coscheduling::kApiVersion), std::string(coscheduling::kKind),
                                pg->metadata),
         "Warning", "FailedScheduling", "Scheduling",
-        std::to_string(assigned) + "/" + std::to_string(min) + " pods of the group placed; pod " +
-            pod.metadata.name + " fits no node" + (why.empty() ? "" : " (" + why + ")") +
-            "; released " + std::to_string(released) + " waiting pods");
+        "the group's " + std::to_string(min) + " pods do not all fit" +
+            (why.empty() ? "" : " (" + why + ")") + "; its waiting pods were released");
   }
   return {{},
           Status::unschedulable("PodGroup " + ref->fullName() + " gets rejected due to Pod " +
@@ -464,7 +469,7 @@ Status Coscheduling::permit(CycleState& /*state*/, const api::Pod& pod,
     if (it == groups_.end() || (!ref->labelForm && !it->second.podGroup)) {
       return Status::unschedulable("PodGroup not found");
     }
-    const Group& g = it->second;
+    Group& g = it->second;
     const int assigned = assignedCount(g, pod.metadata.uid);
     wait = assigned + 1 < minMember(g, *ref);
     if (wait) {
@@ -490,8 +495,25 @@ Status Coscheduling::permit(CycleState& /*state*/, const api::Pod& pod,
 }
 
 std::vector<ClusterEventWithHint> Coscheduling::eventsToRegister() const {
-  return {ClusterEventWithHint(EventResource::kPod, kAdd | kDelete),
-          ClusterEventWithHint(EventResource::kNode, kAdd | kUpdateNodeAllocatable)};
+  auto hint = [this](const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj) {
+    return roomHint(pod, oldObj, newObj);
+  };
+  return {ClusterEventWithHint(EventResource::kAssignedPod, kDelete, hint),
+          ClusterEventWithHint(EventResource::kNode, kAdd | kUpdateNodeAllocatable, hint)};
+}
+
+QueueingHint Coscheduling::roomHint(const api::Pod& pod, const EventObject& oldObj,
+                                    const EventObject& /*newObj*/) const {
+  const auto ref = groupOf(pod);
+  if (!ref) return QueueingHint::kQueue;
+  if (const api::Pod* gone = as<api::Pod>(oldObj)) {
+    if (auto other = groupOf(*gone); other && other->key() == ref->key()) {
+      return QueueingHint::kSkip;  // the group's own pod, unreserved or deleted
+    }
+  }
+  std::lock_guard lock(mu_);
+  if (auto it = groups_.find(ref->key()); it != groups_.end()) it->second.releasedUntil = {};
+  return QueueingHint::kQueue;
 }
 
 // ---- PodGroup status ----

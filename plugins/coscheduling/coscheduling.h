@@ -83,8 +83,11 @@ class Coscheduling final : public QueueSortPlugin,
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   Status permit(CycleState& state, const api::Pod& pod, const std::string& nodeName,
                 std::chrono::milliseconds& timeout) override;
-  // A pod added or deleted, bound or not, and room freed: a rejected gang pod may fit now.
+  // Room freed up: an assigned pod of another group deleted, a node added or grown (a pod of
+  // the same group unreserved does not count: the group just let it go).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+  [[nodiscard]] QueueingHint roomHint(const api::Pod& pod, const EventObject& oldObj,
+                                      const EventObject& newObj) const;
 
   // Pod and PodGroup events (public for unit tests; the handlers call them).
   void onPod(const PodPtr& oldPod, const PodPtr& newPod);
@@ -103,7 +106,12 @@ class Coscheduling final : public QueueSortPlugin,
     std::chrono::steady_clock::time_point permittedUntil{};  // minResources check passed
     std::chrono::system_clock::time_point created{};         // QueueSort key
     std::string scheduleStartTime;                           // when it first had enough pods
+    // Until then PreFilter turns the group's pods away: PostFilter released it for want of
+    // room, and room has not freed up since (a pod of another group deleted, a node added or
+    // grown: the queueing hint clears it). Bounded, as a backstop, by kReleasedFor.
+    std::chrono::steady_clock::time_point releasedUntil{};
   };
+  static constexpr std::chrono::minutes kReleasedFor{5};
 
   // All under mu_.
   [[nodiscard]] static int32_t minMember(const Group& g, const coscheduling::GroupRef& ref);
@@ -132,7 +140,7 @@ class Coscheduling final : public QueueSortPlugin,
   std::shared_ptr<const ObjectStore> podGroups_;
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Group> groups_;  // guarded by mu_
+  mutable std::unordered_map<std::string, Group> groups_;  // guarded by mu_
   std::set<std::string> dirty_;                    // guarded by mu_: groups whose status to write
   std::map<std::string, coscheduling::PodGroupStatus> written_;  // writer thread only
   std::condition_variable_any cv_;

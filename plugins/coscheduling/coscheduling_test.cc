@@ -345,8 +345,29 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   EXPECT_EQ(events[0].key, "default/pg");
   EXPECT_EQ(events[0].reason, "FailedScheduling");
   EXPECT_EQ(events[0].message,
-            "2/9 pods of the group placed; pod p-2 fits no node (2 Insufficient cpu); released 2 "
-            "waiting pods");
+            "the group's 9 pods do not all fit (2 Insufficient cpu); its waiting pods were "
+            "released");
+  // Released: the group's pods are turned away until room frees up; a sibling unreserved is
+  // not room, a pod of another group deleted or a node added is.
+  {
+    Fixture r;
+    r.plugin.onPodGroup(nullptr, podGroup("pg", 3));
+    for (int i = 0; i < 3; ++i) r.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+    ASSERT_TRUE(r.preFilter(gangPod("p-0", "pg")).ok());
+    (void)r.plugin.postFilter(r.state, *gangPod("p-0", "pg"), statuses);
+    EXPECT_EQ(r.preFilter(gangPod("p-1", "pg")).message(),
+              "podGroup default/pg failed recently: its pods do not all fit; it waits for room "
+              "to free up");
+    auto events = r.plugin.eventsToRegister();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].event.label(), "AssignedPodDelete");
+    const auto& hint = events[0].hint;
+    EXPECT_EQ(hint(*gangPod("p-1", "pg"), gangPod("p-0", "pg", "n1"), {}), QueueingHint::kSkip);
+    EXPECT_FALSE(r.preFilter(gangPod("p-1", "pg")).ok());
+    EXPECT_EQ(hint(*gangPod("p-1", "pg"), gangPod("x-0", "other", "n1"), {}),
+              QueueingHint::kQueue);
+    EXPECT_TRUE(r.preFilter(gangPod("p-1", "pg")).ok());
+  }
   // podGroupBackoffSeconds: the group backs off.
   EXPECT_EQ(f.preFilter(gangPod("p-0", "pg")).message(), "podGroup default/pg failed recently");
 

@@ -157,23 +157,31 @@ TEST_F(GangIntegration, GangThatCannotFitBindsNothing) {
   auto& admin = TestCluster::get().admin();
   admin.post(kPodGroups, podGroupJson("g9", 9));
   for (int i = 0; i < 9; ++i) admin.post(std::string("/api/v1/namespaces/gang/pods"), gangPod("g9-" + std::to_string(i), "g9"));
-  // Messages: the pod that fits nowhere, and the waiting pods released for it.
+  // Messages (the pods' FailedScheduling events): the pod that fits nowhere, and the waiting
+  // pods released for it.
   bool fitMessage = false;
   bool released = false;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (std::chrono::steady_clock::now() < deadline && !(fitMessage && released)) {
-    for (int i = 0; i < 9; ++i) {
-      const std::string m = scheduledMessage(admin, "g9-" + std::to_string(i));
-      if (m.find("Insufficient cpu") != std::string::npos &&
-          m.find("PodGroup gang/g9 gets rejected due to Pod") != std::string::npos) {
-        fitMessage = true;
-      }
-      if (m.find("optimistic rejection in PostFilter: pod g9-") != std::string::npos) released = true;
-    }
-    std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (const auto& [pod, notes] : eventsByPod(admin, kNs, "FailedScheduling")) {
+          for (const auto& m : notes) {
+            if (m.find("Insufficient cpu") != std::string::npos &&
+                m.find("PodGroup gang/g9 gets rejected due to Pod") != std::string::npos) {
+              fitMessage = true;
+            }
+            if (m.find("optimistic rejection in PostFilter: pod g9-") != std::string::npos) {
+              released = true;
+            }
+          }
+        }
+        return fitMessage && released;
+      },
+      30s))
+      << daemon_->log();
+  // Every pod says why it is pending.
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_FALSE(scheduledMessage(admin, "g9-" + std::to_string(i)).empty()) << i;
   }
-  EXPECT_TRUE(fitMessage) << daemon_->log();
-  EXPECT_TRUE(released) << daemon_->log();
   EXPECT_EQ(boundCount(admin, "g9-", 9), 0u);
   // The PodGroup: scheduling, nothing scheduled, and an Event saying why.
   nlohmann::json status;
@@ -195,8 +203,9 @@ TEST_F(GangIntegration, GangThatCannotFitBindsNothing) {
     }
     return false;
   }));
-  EXPECT_THAT(note, HasSubstr("/9 pods of the group placed; pod g9-"));
-  EXPECT_THAT(note, HasSubstr("Insufficient cpu"));
+  EXPECT_EQ(note,
+            "the group's 9 pods do not all fit (4 Insufficient cpu); its waiting pods were "
+            "released");
   // Still none bound a while later.
   std::this_thread::sleep_for(3s);
   EXPECT_EQ(boundCount(admin, "g9-", 9), 0u);
