@@ -13,8 +13,8 @@
 
 namespace ksched::plugins {
 
-using coscheduling::GroupRef;
 using coscheduling::groupOf;
+using coscheduling::GroupRef;
 using coscheduling::PodGroup;
 using coscheduling::PodGroupStatus;
 
@@ -29,7 +29,9 @@ struct PassedPreFilter final : StateData {
 };
 constexpr StateKey<PassedPreFilter> kPassedPreFilter{"PreFilterCoscheduling"};
 
-bool terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
+bool terminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
 
 // Counted as a member: not finished, not being deleted.
 bool active(const api::Pod& p) { return !terminal(p) && !p.metadata.deletionTimestamp; }
@@ -63,9 +65,9 @@ CoschedulingArgs CoschedulingArgs::fromJson(const nlohmann::json& j) {
                           ": must be greater than or equal to 0");
   }
   if (args.podGroupBackoffSeconds < 0) {
-    throw PluginArgsError("podGroupBackoffSeconds: Invalid value: " +
-                          std::to_string(args.podGroupBackoffSeconds) +
-                          ": must be greater than or equal to 0");
+    throw PluginArgsError(
+        "podGroupBackoffSeconds: Invalid value: " + std::to_string(args.podGroupBackoffSeconds) +
+        ": must be greater than or equal to 0");
   }
   return args;
 }
@@ -235,10 +237,10 @@ std::chrono::system_clock::time_point Coscheduling::sortTime(const QueuedPodInfo
       return it->second.created;
     }
   }
-  return std::chrono::system_clock::time_point(std::chrono::duration_cast<
-                                                   std::chrono::system_clock::duration>(
-                                                   qpi.initialAttemptTimestamp.time_since_epoch()) +
-                                               steadyToSystem_);
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          qpi.initialAttemptTimestamp.time_since_epoch()) +
+      steadyToSystem_);
 }
 
 bool Coscheduling::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
@@ -272,7 +274,9 @@ Status Coscheduling::checkMinResources(const Group& g, const GroupRef& ref, cons
         --pods;
       }
     }
-    auto take = [](int64_t& need, int64_t avail) { need -= std::min(need, std::max<int64_t>(avail, 0)); };
+    auto take = [](int64_t& need, int64_t avail) {
+      need -= std::min(need, std::max<int64_t>(avail, 0));
+    };
     take(want.milliCPU, free.milliCPU - used.milliCPU);
     take(want.memory, free.memory - used.memory);
     take(want.ephemeralStorage, free.ephemeralStorage - used.ephemeralStorage);
@@ -280,13 +284,15 @@ Status Coscheduling::checkMinResources(const Group& g, const GroupRef& ref, cons
     for (auto& [name, need] : want.scalar) {
       auto a = free.scalar.find(name);
       auto u = used.scalar.find(name);
-      take(need, (a == free.scalar.end() ? 0 : a->second) - (u == used.scalar.end() ? 0 : u->second));
+      take(need,
+           (a == free.scalar.end() ? 0 : a->second) - (u == used.scalar.end() ? 0 : u->second));
     }
   }
   std::string gap;
   auto add = [&](std::string_view name, int64_t v, std::string_view unit = "") {
     if (v <= 0) return;
-    gap += (gap.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(v) + std::string(unit);
+    gap +=
+        (gap.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(v) + std::string(unit);
   };
   add("cpu", want.milliCPU, "m");
   add("memory", want.memory);
@@ -298,8 +304,8 @@ Status Coscheduling::checkMinResources(const Group& g, const GroupRef& ref, cons
                               " needs more than the cluster has free: " + gap);
 }
 
-Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod,
-                               const NodeInfoLister& nodes, PreFilterResult& /*result*/) {
+Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                               PreFilterResult& /*result*/) {
   const auto ref = groupOf(pod);
   if (!ref) return Status::skip();
   if (ref->labelForm && ref->minAvailable <= 0) {
@@ -333,10 +339,10 @@ Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod,
   // The pod itself counts even before its own add event reached the group.
   const int count = activeCount(g) + (g.pods.contains(pod.metadata.uid) ? 0 : 1);
   if (count < min) {
-    return Status::unresolvable("pre-filter pod " + pod.metadata.name +
-                                " cannot find enough sibling pods, current pods number: " +
-                                std::to_string(count) +
-                                ", minMember of group: " + std::to_string(min));
+    return Status::unresolvable(
+        "pre-filter pod " + pod.metadata.name +
+        " cannot find enough sibling pods, current pods number: " + std::to_string(count) +
+        ", minMember of group: " + std::to_string(min));
   }
   if (g.scheduleStartTime.empty()) {
     g.scheduleStartTime = api::formatRFC3339(std::chrono::system_clock::now());
@@ -363,13 +369,13 @@ void Coscheduling::rejectWaiting(const GroupRef& ref, const std::string& message
   });
 }
 
-std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
-                                                             const api::Pod& pod,
+std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state, const api::Pod& pod,
                                                              const NodeToStatus& filtered) {
   const auto ref = groupOf(pod);
   // Not a gang pod, or one PreFilter turned away (its group is incomplete, missing or backing
   // off): nothing to add to the other PostFilter plugins' verdict.
-  if (!ref || state.read(kPassedPreFilter) == nullptr) return {{}, Status(Code::kUnschedulable, {})};
+  if (!ref || state.read(kPassedPreFilter) == nullptr)
+    return {{}, Status(Code::kUnschedulable, {})};
   std::shared_ptr<const PodGroup> pg;
   int32_t min = 0;
   int assigned = 0;
@@ -388,7 +394,8 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
   // Enough of the group is placed already, or it is within 10% of its quorum: later pods may
   // still complete it.
   if (assigned >= min) return {{}, Status(Code::kUnschedulable, {})};
-  if (static_cast<double>(min - assigned) / min <= 0.1) return {{}, Status(Code::kUnschedulable, {})};
+  if (static_cast<double>(min - assigned) / min <= 0.1)
+    return {{}, Status(Code::kUnschedulable, {})};
 
   // The group cannot be placed whole now: free the room its waiting pods hold.
   handle_.iterateWaitingPods([&](WaitingPod& wp) {
@@ -418,10 +425,11 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state,
       for (const auto& r : s.reasons()) ++reasons[r];
     }
     std::string why;
-    for (const auto& [r, n] : reasons) why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + r;
+    for (const auto& [r, n] : reasons)
+      why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + r;
     handle_.eventRecorder().eventFor(
-        api::objectReferenceTo(std::string(coscheduling::kApiVersion), std::string(coscheduling::kKind),
-                               pg->metadata),
+        api::objectReferenceTo(std::string(coscheduling::kApiVersion),
+                               std::string(coscheduling::kKind), pg->metadata),
         "Warning", "FailedScheduling", "Scheduling",
         "the group's " + std::to_string(min) + " pods do not all fit" +
             (why.empty() ? "" : " (" + why + ")") + "; its waiting pods were released");

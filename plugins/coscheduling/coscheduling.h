@@ -100,8 +100,8 @@ class Coscheduling final : public QueueSortPlugin,
  private:
   struct Group {
     std::shared_ptr<const coscheduling::PodGroup> podGroup;  // null: none (label form, missing)
-    std::map<std::string, PodPtr> pods;  // uid -> the informer's latest version
-    std::set<std::string> reserved;      // uids reserved and not yet seen bound
+    std::map<std::string, PodPtr> pods;                      // uid -> the informer's latest version
+    std::set<std::string> reserved;                          // uids reserved and not yet seen bound
     std::chrono::steady_clock::time_point backoffUntil{};
     std::chrono::steady_clock::time_point permittedUntil{};  // minResources check passed
     std::chrono::system_clock::time_point created{};         // QueueSort key
@@ -141,7 +141,7 @@ class Coscheduling final : public QueueSortPlugin,
 
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, Group> groups_;  // guarded by mu_
-  std::set<std::string> dirty_;                    // guarded by mu_: groups whose status to write
+  std::set<std::string> dirty_;  // guarded by mu_: groups whose status to write
   std::map<std::string, coscheduling::PodGroupStatus> written_;  // writer thread only
   std::condition_variable_any cv_;
   std::jthread writer_;

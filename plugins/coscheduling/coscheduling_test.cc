@@ -61,7 +61,9 @@ struct Fixture {
   CycleState state;
   PreFilterResult result;
 
-  Status preFilter(const PodPtr& p) { return plugin.preFilter(state, *p, handle.snapshot(), result); }
+  Status preFilter(const PodPtr& p) {
+    return plugin.preFilter(state, *p, handle.snapshot(), result);
+  }
   Status permit(const PodPtr& p, std::chrono::milliseconds& timeout) {
     return plugin.permit(state, *p, "node-a", timeout);
   }
@@ -71,7 +73,8 @@ TEST(CoschedulingArgsTest, DefaultsValuesAndErrors) {
   auto d = CoschedulingArgs::fromJson(nullptr);
   EXPECT_EQ(d.permitWaitingTimeSeconds, 60);
   EXPECT_EQ(d.podGroupBackoffSeconds, 0);
-  auto a = CoschedulingArgs::fromJson({{"permitWaitingTimeSeconds", 10}, {"podGroupBackoffSeconds", 3}});
+  auto a =
+      CoschedulingArgs::fromJson({{"permitWaitingTimeSeconds", 10}, {"podGroupBackoffSeconds", 3}});
   EXPECT_EQ(a.permitWaitingTimeSeconds, 10);
   EXPECT_EQ(a.podGroupBackoffSeconds, 3);
   try {
@@ -221,10 +224,10 @@ TEST(CoschedulingPreFilterTest, MinResourcesAgainstTheClusterFreeRoom) {
   Coscheduling plugin({}, handle);
   CycleState state;
   PreFilterResult result;
-  plugin.onPodGroup(nullptr, podGroup("fits", 2, "2026-01-01T00:00:00Z",
-                                      {{"minResources", {{"cpu", "5"}}}}));
-  plugin.onPodGroup(nullptr, podGroup("big", 2, "2026-01-01T00:00:00Z",
-                                      {{"minResources", {{"cpu", "6"}}}}));
+  plugin.onPodGroup(
+      nullptr, podGroup("fits", 2, "2026-01-01T00:00:00Z", {{"minResources", {{"cpu", "5"}}}}));
+  plugin.onPodGroup(nullptr,
+                    podGroup("big", 2, "2026-01-01T00:00:00Z", {{"minResources", {{"cpu", "6"}}}}));
   for (const char* g : {"fits", "big"}) {
     plugin.onPod(nullptr, gangPod(std::string(g) + "-0", g));
     plugin.onPod(nullptr, gangPod(std::string(g) + "-1", g));
@@ -238,8 +241,8 @@ TEST(CoschedulingPreFilterTest, MinResourcesAgainstTheClusterFreeRoom) {
 
 TEST(CoschedulingPermitTest, WaitsUntilMinMemberThenAllowsTheGroup) {
   Fixture f(CoschedulingArgs{30, 0});
-  f.plugin.onPodGroup(nullptr, podGroup("pg", 3, "2026-01-01T00:00:00Z",
-                                        {{"scheduleTimeoutSeconds", 10}}));
+  f.plugin.onPodGroup(nullptr,
+                      podGroup("pg", 3, "2026-01-01T00:00:00Z", {{"scheduleTimeoutSeconds", 10}}));
   f.plugin.onPodGroup(nullptr, podGroup("other", 2));
   for (int i = 0; i < 3; ++i) f.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
   f.plugin.onPod(nullptr, gangPod("o-0", "other"));
@@ -364,8 +367,7 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
     const auto& hint = events[0].hint;
     EXPECT_EQ(hint(*gangPod("p-1", "pg"), gangPod("p-0", "pg", "n1"), {}), QueueingHint::kSkip);
     EXPECT_FALSE(r.preFilter(gangPod("p-1", "pg")).ok());
-    EXPECT_EQ(hint(*gangPod("p-1", "pg"), gangPod("x-0", "other", "n1"), {}),
-              QueueingHint::kQueue);
+    EXPECT_EQ(hint(*gangPod("p-1", "pg"), gangPod("x-0", "other", "n1"), {}), QueueingHint::kQueue);
     EXPECT_TRUE(r.preFilter(gangPod("p-1", "pg")).ok());
   }
   // podGroupBackoffSeconds: the group backs off.
@@ -491,7 +493,8 @@ TEST(CoschedulingStatusTest, WriterPatchesTheStatusSubresourceOnceStarted) {
   auto calls = api.calls();
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].verb, "patch");
-  EXPECT_EQ(calls[0].target, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/pg/status");
+  EXPECT_EQ(calls[0].target,
+            "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/pg/status");
   EXPECT_EQ(calls[0].body["status"]["phase"], "Scheduled");
   EXPECT_EQ(calls[0].body["status"]["scheduled"], 1);
 }

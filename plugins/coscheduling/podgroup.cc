@@ -38,8 +38,10 @@ PodGroup decodePodGroup(const nlohmann::json& j) {
 }
 
 nlohmann::json statusToJson(const PodGroupStatus& s) {
-  nlohmann::json j = {{"phase", s.phase},         {"scheduled", s.scheduled},
-                      {"running", s.running},     {"succeeded", s.succeeded},
+  nlohmann::json j = {{"phase", s.phase},
+                      {"scheduled", s.scheduled},
+                      {"running", s.running},
+                      {"succeeded", s.succeeded},
                       {"failed", s.failed}};
   if (!s.occupiedBy.empty()) j["occupiedBy"] = s.occupiedBy;
   if (!s.scheduleStartTime.empty()) j["scheduleStartTime"] = s.scheduleStartTime;

@@ -1,7 +1,6 @@
 #include "framework/framework.h"
 
 #include <pthread.h>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -789,8 +788,8 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& po
   });
 }
 
-Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
-                                   const std::string& node, std::function<void()> onResolved) {
+Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
+                                   std::function<void()> onResolved) {
   return timed(kEpPermit, [&]() -> Status {
     std::map<std::string, std::chrono::milliseconds> pending;
     for (auto* p : permit_) {

@@ -17,8 +17,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <stop_token>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -277,7 +277,7 @@ class Framework final : public Handle {
 
   std::mutex waitingMu_;
   std::condition_variable_any timerCv_;
-  bool timerKick_ = false;  // guarded by waitingMu_: a new deadline to look at
+  bool timerKick_ = false;    // guarded by waitingMu_: a new deadline to look at
   std::jthread permitTimer_;  // guarded by waitingMu_ (started lazily)
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>
       waiting_;  // guarded by waitingMu_

@@ -66,17 +66,10 @@ void ApiEventRecorder::event(const api::Pod& regarding, std::string_view type,
 void ApiEventRecorder::eventFor(const api::ObjectReference& regarding, std::string_view type,
                                 std::string_view reason, std::string_view action,
                                 std::string message) {
-  Pending p{regarding.namespace_,
-            regarding.name,
-            regarding.uid,
-            regarding.resourceVersion,
-            std::string(type),
-            std::string(reason),
-            std::string(action),
-            std::move(message),
-            std::chrono::system_clock::now(),
-            regarding.apiVersion,
-            regarding.kind};
+  Pending p{regarding.namespace_,      regarding.name,     regarding.uid,
+            regarding.resourceVersion, std::string(type),  std::string(reason),
+            std::string(action),       std::move(message), std::chrono::system_clock::now(),
+            regarding.apiVersion,      regarding.kind};
   enqueue(std::move(p));
 }
 

@@ -120,9 +120,9 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
 // PodGroup) under the ServiceAccount's RBAC: PodGroups are read and their status written.
 TEST(DeployIntegration, ServiceAccountRoleIsEnoughForGangScheduling) {
   auto& admin = TestCluster::get().admin();
-  const std::string applied = kubectl("apply -f " + kManifests + "/namespace.yaml -f " +
-                                      kManifests + "/rbac.yaml -f " + kManifests +
-                                      "/podgroup-crd.yaml");
+  const std::string applied =
+      kubectl("apply -f " + kManifests + "/namespace.yaml -f " + kManifests + "/rbac.yaml -f " +
+              kManifests + "/podgroup-crd.yaml");
   ASSERT_NE(applied.find("podgroups.scheduling.x-k8s.io"), std::string::npos) << applied;
   const std::string kc = TestCluster::get().ctl(
       "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
@@ -139,7 +139,8 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughForGangScheduling) {
   admin.post("/api/v1/nodes", sizedNode("deploy-gang-0", "4", "8Gi"));
   // The example's PodGroup (minMember 4) and four pods like its Job's.
   ensureNamespace(admin, "default");
-  const std::string example = kubectl("apply -f " + kManifests + "/examples/gang-job.yaml --dry-run=server");
+  const std::string example =
+      kubectl("apply -f " + kManifests + "/examples/gang-job.yaml --dry-run=server");
   EXPECT_NE(example.find("podgroup.scheduling.x-k8s.io/train"), std::string::npos) << example;
   EXPECT_NE(example.find("job.batch/train"), std::string::npos) << example;
   const std::string ns = "deploy-gang";

@@ -66,8 +66,8 @@ nlohmann::json gangPod(const std::string& name, const std::string& group) {
 }
 
 std::string boundNode(RestClient& c, const std::string& name) {
-  return c.get(std::string("/api/v1/namespaces/") + kNs + "/pods/" + name)["spec"].value(
-      "nodeName", "");
+  return c.get(std::string("/api/v1/namespaces/") + kNs + "/pods/" + name)["spec"].value("nodeName",
+                                                                                         "");
 }
 
 std::string scheduledMessage(RestClient& c, const std::string& name) {
@@ -97,34 +97,36 @@ class GangIntegration : public NamespacedTest {
       admin.del(std::string(kPodGroups) + "/" + pg["metadata"]["name"].get<std::string>());
     }
     // 4 nodes with room for 2 one-cpu pods each.
-    for (int i = 0; i < 4; ++i) admin.post("/api/v1/nodes", sizedNode("gn-" + std::to_string(i), "2", "8Gi"));
+    for (int i = 0; i < 4; ++i)
+      admin.post("/api/v1/nodes", sizedNode("gn-" + std::to_string(i), "2", "8Gi"));
     const std::string dir = TestCluster::get().dir();
     const std::string config = dir + "/gang-config.yaml";
     std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
                              "kind: KubeSchedulerConfiguration\n"
                              "clientConnection:\n"
-                             "  kubeconfig: " + TestCluster::get().kubeconfig("scheduler") + "\n"
-                             "leaderElection:\n"
-                             "  leaderElect: false\n"
-                             "profiles:\n"
-                             "- schedulerName: gang\n"
-                             "  plugins:\n"
-                             "    multiPoint:\n"
-                             "      enabled:\n"
-                             "      - name: Coscheduling\n"
-                             "    queueSort:\n"
-                             "      enabled:\n"
-                             "      - name: Coscheduling\n"
-                             "      disabled:\n"
-                             "      - name: \"*\"\n"
-                             "  pluginConfig:\n"
-                             "  - name: Coscheduling\n"
-                             "    args:\n"
-                             "      permitWaitingTimeSeconds: 20\n";
-    daemon_ = std::make_unique<Daemon>(dir + "/gang-" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                           ".log",
-                                       std::vector<std::string>{"--config", config, "--secure-port=0", "-v", "4"});
+                             "  kubeconfig: " +
+                                 TestCluster::get().kubeconfig("scheduler") +
+                                 "\n"
+                                 "leaderElection:\n"
+                                 "  leaderElect: false\n"
+                                 "profiles:\n"
+                                 "- schedulerName: gang\n"
+                                 "  plugins:\n"
+                                 "    multiPoint:\n"
+                                 "      enabled:\n"
+                                 "      - name: Coscheduling\n"
+                                 "    queueSort:\n"
+                                 "      enabled:\n"
+                                 "      - name: Coscheduling\n"
+                                 "      disabled:\n"
+                                 "      - name: \"*\"\n"
+                                 "  pluginConfig:\n"
+                                 "  - name: Coscheduling\n"
+                                 "    args:\n"
+                                 "      permitWaitingTimeSeconds: 20\n";
+    daemon_ = std::make_unique<Daemon>(
+        dir + "/gang-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".log",
+        std::vector<std::string>{"--config", config, "--secure-port=0", "-v", "4"});
     ASSERT_TRUE(daemon_->waitForLog("synced:")) << daemon_->log();
   }
   void TearDown() override {
@@ -138,7 +140,9 @@ class GangIntegration : public NamespacedTest {
 TEST_F(GangIntegration, GangThatFitsIsBoundWhole) {
   auto& admin = TestCluster::get().admin();
   admin.post(kPodGroups, podGroupJson("g8", 8));
-  for (int i = 0; i < 8; ++i) admin.post(std::string("/api/v1/namespaces/gang/pods"), gangPod("g8-" + std::to_string(i), "g8"));
+  for (int i = 0; i < 8; ++i)
+    admin.post(std::string("/api/v1/namespaces/gang/pods"),
+               gangPod("g8-" + std::to_string(i), "g8"));
   EXPECT_TRUE(eventually([&] { return boundCount(admin, "g8-", 8) == 8; }, 60s)) << daemon_->log();
   expectNoNodeOvercommitted(admin);
   nlohmann::json status;
@@ -156,7 +160,9 @@ TEST_F(GangIntegration, GangThatFitsIsBoundWhole) {
 TEST_F(GangIntegration, GangThatCannotFitBindsNothing) {
   auto& admin = TestCluster::get().admin();
   admin.post(kPodGroups, podGroupJson("g9", 9));
-  for (int i = 0; i < 9; ++i) admin.post(std::string("/api/v1/namespaces/gang/pods"), gangPod("g9-" + std::to_string(i), "g9"));
+  for (int i = 0; i < 9; ++i)
+    admin.post(std::string("/api/v1/namespaces/gang/pods"),
+               gangPod("g9-" + std::to_string(i), "g9"));
   // Messages (the pods' FailedScheduling events): the pod that fits nowhere, and the waiting
   // pods released for it.
   bool fitMessage = false;
@@ -195,8 +201,8 @@ TEST_F(GangIntegration, GangThatCannotFitBindsNothing) {
   std::string note;
   EXPECT_TRUE(eventually([&] {
     for (const auto& e : admin.list("/apis/events.k8s.io/v1/namespaces/gang/events").items) {
-      if (e["regarding"].value("kind", "") == "PodGroup" && e["regarding"].value("name", "") == "g9" &&
-          e.value("reason", "") == "FailedScheduling") {
+      if (e["regarding"].value("kind", "") == "PodGroup" &&
+          e["regarding"].value("name", "") == "g9" && e.value("reason", "") == "FailedScheduling") {
         note = e.value("note", "");
         return true;
       }
@@ -240,7 +246,8 @@ TEST_F(GangIntegration, CompetingGangsDoNotDeadlock) {
   auto plain = sizedPod(kNs, "plain", "1", "64Mi");
   plain["spec"]["schedulerName"] = "gang";
   admin.post("/api/v1/namespaces/gang/pods", plain);
-  EXPECT_TRUE(eventually([&] { return !boundNode(admin, "plain").empty(); }, 30s)) << daemon_->log();
+  EXPECT_TRUE(eventually([&] { return !boundNode(admin, "plain").empty(); }, 30s))
+      << daemon_->log();
   // The first gang leaves: the second completes.
   for (int i = 0; i < 6; ++i) {
     admin.del("/api/v1/namespaces/gang/pods/" + first + std::to_string(i),

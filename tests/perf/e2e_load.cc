@@ -27,23 +27,21 @@
 //
 // Prints one line of key=value figures. The scheduler under test is started by the caller
 // (tests/perf/e2e.sh), which also measures its CPU and memory.
+#include <httplib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
-#include <iterator>
-
-#include <httplib.h>
-
-#include <fstream>
-#include <sstream>
 
 #include "client/config.h"
 #include "client/rest_client.h"
@@ -120,7 +118,8 @@ nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
     requests = {{"cpu", "2000m"}, {"memory", "500Mi"}};
   } else if (a.workload == "gang" && measured) {
     const int i = std::stoi(name.substr(name.rfind('-') + 1));
-    p["metadata"]["labels"] = {{"scheduling.x-k8s.io/pod-group", "g-" + std::to_string(i / a.gangSize)}};
+    p["metadata"]["labels"] = {
+        {"scheduling.x-k8s.io/pod-group", "g-" + std::to_string(i / a.gangSize)}};
   }
   return p;
 }
@@ -394,14 +393,19 @@ int main(int argc, char** argv) {
     std::vector<double> lat;
     for (int g = 0; g < groups; ++g) {
       const auto b = groupBound[static_cast<size_t>(g)].load();
-      if (b > 0) lat.push_back(static_cast<double>(b - groupCreated[static_cast<size_t>(g)].load()) / 1e6);
+      if (b > 0)
+        lat.push_back(static_cast<double>(b - groupCreated[static_cast<size_t>(g)].load()) / 1e6);
     }
     std::sort(lat.begin(), lat.end());
     auto pct = [&](double q) {
-      return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<size_t>(q * static_cast<double>(lat.size())))];
+      return lat.empty() ? 0.0
+                         : lat[std::min(lat.size() - 1,
+                                        static_cast<size_t>(q * static_cast<double>(lat.size())))];
     };
-    std::printf("gang_groups=%d gangs_complete=%zu gang_last_created_to_last_bound_ms_p50=%.0f p99=%.0f max=%.0f ",
-                groups, lat.size(), pct(0.5), pct(0.99), lat.empty() ? 0.0 : lat.back());
+    std::printf(
+        "gang_groups=%d gangs_complete=%zu gang_last_created_to_last_bound_ms_p50=%.0f p99=%.0f "
+        "max=%.0f ",
+        groups, lat.size(), pct(0.5), pct(0.99), lat.empty() ? 0.0 : lat.back());
   }
   std::printf("workload=%s ", a.workload.c_str());
   std::printf("nodes=%d init_pods=%d pods=%d bound=%d create_s=%.2f seconds=%.2f pods_per_s=%.1f\n",

@@ -349,7 +349,8 @@ class HandleBase : public Handle {
   // activate() records the pods ("<namespace>/<name>"), in call order.
   void activate(const std::vector<PodPtr>& pods) override {
     std::lock_guard lock(mu_);
-    for (const auto& p : pods) activated_.push_back(p->metadata.namespace_ + "/" + p->metadata.name);
+    for (const auto& p : pods)
+      activated_.push_back(p->metadata.namespace_ + "/" + p->metadata.name);
   }
   [[nodiscard]] std::vector<std::string> activated() const {
     std::lock_guard lock(mu_);
@@ -410,9 +411,9 @@ class HandleBase : public Handle {
   FakeEventRecorder recorder_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<FakeWaitingPod>> waiting_;  // guarded by mu_
-  std::vector<std::string> activated_;                               // guarded by mu_
-  std::vector<PodEventHandlers> podHandlers_;                        // guarded by mu_
-  std::vector<std::string> watched_;                                 // guarded by mu_
+  std::vector<std::string> activated_;                              // guarded by mu_
+  std::vector<PodEventHandlers> podHandlers_;                       // guarded by mu_
+  std::vector<std::string> watched_;                                // guarded by mu_
   InlineParallelizer inline_;
   Parallelizer* parallelizer_ = nullptr;
   ClusterApi* api_ = nullptr;
