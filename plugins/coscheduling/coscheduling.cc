@@ -59,15 +59,13 @@ CoschedulingArgs CoschedulingArgs::fromJson(const nlohmann::json& j) {
                         "podGroupBackoffSeconds"});
   helper::readInt64(j, "permitWaitingTimeSeconds", "", args.permitWaitingTimeSeconds);
   helper::readInt64(j, "podGroupBackoffSeconds", "", args.podGroupBackoffSeconds);
-  if (args.permitWaitingTimeSeconds < 0) {
-    throw PluginArgsError("permitWaitingTimeSeconds: Invalid value: " +
-                          std::to_string(args.permitWaitingTimeSeconds) +
-                          ": must be greater than or equal to 0");
-  }
-  if (args.podGroupBackoffSeconds < 0) {
-    throw PluginArgsError(
-        "podGroupBackoffSeconds: Invalid value: " + std::to_string(args.podGroupBackoffSeconds) +
-        ": must be greater than or equal to 0");
+  for (const auto& [field, value] :
+       {std::pair{"permitWaitingTimeSeconds", args.permitWaitingTimeSeconds},
+        std::pair{"podGroupBackoffSeconds", args.podGroupBackoffSeconds}}) {
+    if (value < 0) {
+      throw PluginArgsError(std::string(field) + ": Invalid value: " + std::to_string(value) +
+                            ": must be greater than or equal to 0");
+    }
   }
   return args;
 }
@@ -398,12 +396,8 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state, 
     return {{}, Status(Code::kUnschedulable, {})};
 
   // The group cannot be placed whole now: free the room its waiting pods hold.
-  handle_.iterateWaitingPods([&](WaitingPod& wp) {
-    if (sameGroup(wp.pod(), *ref)) {
-      wp.reject(kName, "optimistic rejection in PostFilter: pod " + pod.metadata.name +
-                           " of PodGroup " + ref->fullName() + " fits no node");
-    }
-  });
+  rejectWaiting(*ref, "optimistic rejection in PostFilter: pod " + pod.metadata.name +
+                          " of PodGroup " + ref->fullName() + " fits no node");
   {
     std::lock_guard lock(mu_);
     auto it = groups_.find(ref->key());

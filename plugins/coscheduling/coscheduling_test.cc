@@ -64,6 +64,22 @@ struct Fixture {
   Status preFilter(const PodPtr& p) {
     return plugin.preFilter(state, *p, handle.snapshot(), result);
   }
+  // The PodGroup `name` and its pods p-0 .. p-<pods-1>.
+  void group(const std::string& name, int32_t minMember, int pods) {
+    plugin.onPodGroup(nullptr, podGroup(name, minMember));
+    for (int i = 0; i < pods; ++i) plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), name));
+  }
+  // p-0 .. p-<n-1> of `name` reserved and waiting at Permit.
+  std::vector<std::shared_ptr<testing::FakeWaitingPod>> holdWaiting(const std::string& name,
+                                                                    int n) {
+    std::vector<std::shared_ptr<testing::FakeWaitingPod>> out;
+    for (int i = 0; i < n; ++i) {
+      auto p = gangPod("p-" + std::to_string(i), name);
+      EXPECT_TRUE(plugin.reserve(state, *p, "n").ok());
+      out.push_back(handle.addWaitingPod(*p));
+    }
+    return out;
+  }
   Status permit(const PodPtr& p, std::chrono::milliseconds& timeout) {
     return plugin.permit(state, *p, "node-a", timeout);
   }
@@ -312,15 +328,9 @@ TEST(CoschedulingUnreserveTest, RejectsTheGroupsWaitingPods) {
 
 TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   Fixture f(CoschedulingArgs{60, 20});
-  f.plugin.onPodGroup(nullptr, podGroup("pg", 9));
-  for (int i = 0; i < 9; ++i) f.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+  f.group("pg", 9, 9);
   // 2 of 9 assumed and waiting, p-2 fits nowhere: released.
-  std::vector<std::shared_ptr<testing::FakeWaitingPod>> waiting;
-  for (int i = 0; i < 2; ++i) {
-    auto p = gangPod("p-" + std::to_string(i), "pg");
-    ASSERT_TRUE(f.plugin.reserve(f.state, *p, "n").ok());
-    waiting.push_back(f.handle.addWaitingPod(*p));
-  }
+  auto waiting = f.holdWaiting("pg", 2);
   NodeToStatus statuses{{"n1", Status::unschedulable("Insufficient cpu")},
                         {"n2", Status::unschedulable("Insufficient cpu")}};
   // A pod PreFilter turned away releases nothing.
@@ -354,8 +364,7 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   // not room, a pod of another group deleted or a node added is.
   {
     Fixture r;
-    r.plugin.onPodGroup(nullptr, podGroup("pg", 3));
-    for (int i = 0; i < 3; ++i) r.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
+    r.group("pg", 3, 3);
     ASSERT_TRUE(r.preFilter(gangPod("p-0", "pg")).ok());
     (void)r.plugin.postFilter(r.state, *gangPod("p-0", "pg"), statuses);
     EXPECT_EQ(r.preFilter(gangPod("p-1", "pg")).message(),
@@ -373,31 +382,18 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   // podGroupBackoffSeconds: the group backs off.
   EXPECT_EQ(f.preFilter(gangPod("p-0", "pg")).message(), "podGroup default/pg failed recently");
 
-  // 8 of 9 placed: within 10% of the quorum, the group is not released.
-  Fixture g;
-  g.plugin.onPodGroup(nullptr, podGroup("pg", 9));
-  std::vector<std::shared_ptr<testing::FakeWaitingPod>> held;
-  for (int i = 0; i < 9; ++i) g.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
-  for (int i = 0; i < 8; ++i) {
-    auto p = gangPod("p-" + std::to_string(i), "pg");
-    ASSERT_TRUE(g.plugin.reserve(g.state, *p, "n").ok());
-    held.push_back(g.handle.addWaitingPod(*p));
-  }
   // 8/9 placed: gap 1/9 = 11% > 10%: released; with minMember 10 and 9 placed it would not be.
+  Fixture g;
+  g.group("pg", 9, 9);
+  auto held = g.holdWaiting("pg", 8);
   ASSERT_TRUE(g.preFilter(gangPod("p-8", "pg")).ok());
   auto [r2, s2] = g.plugin.postFilter(g.state, *gangPod("p-8", "pg"), statuses);
   EXPECT_EQ(s2.code(), Code::kUnschedulable);
   EXPECT_NE(held[0]->rejected(), "");
 
   Fixture h;
-  h.plugin.onPodGroup(nullptr, podGroup("pg", 10));
-  std::vector<std::shared_ptr<testing::FakeWaitingPod>> kept;
-  for (int i = 0; i < 10; ++i) h.plugin.onPod(nullptr, gangPod("p-" + std::to_string(i), "pg"));
-  for (int i = 0; i < 9; ++i) {
-    auto p = gangPod("p-" + std::to_string(i), "pg");
-    ASSERT_TRUE(h.plugin.reserve(h.state, *p, "n").ok());
-    kept.push_back(h.handle.addWaitingPod(*p));
-  }
+  h.group("pg", 10, 10);
+  auto kept = h.holdWaiting("pg", 9);
   ASSERT_TRUE(h.preFilter(gangPod("p-9", "pg")).ok());
   auto [r3, s3] = h.plugin.postFilter(h.state, *gangPod("p-9", "pg"), statuses);
   EXPECT_EQ(s3.code(), Code::kUnschedulable);

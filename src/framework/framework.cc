@@ -62,9 +62,8 @@ Status withPlugin(Status s, std::string_view plugin) {
 
 class Framework::WaitingPodImpl final : public WaitingPod {
  public:
-  WaitingPodImpl(const api::Pod& pod, std::map<std::string, std::chrono::milliseconds> pending,
-                 std::function<void()> onResolved)
-      : pod_(pod), onResolved_(std::move(onResolved)) {
+  WaitingPodImpl(const api::Pod& pod, std::map<std::string, std::chrono::milliseconds> pending)
+      : pod_(pod) {
     for (auto& [plugin, timeout] : pending) {
       auto deadline = created_ + timeout;
       if (deadlinePlugin_.empty() || deadline < deadline_) {
@@ -88,6 +87,17 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   void reject(std::string_view plugin, std::string message) override {
     std::unique_lock lock(mu_);
     decide(lock, Status::unschedulable(std::move(message)).withPlugin(plugin));
+  }
+
+  // `fn` runs once the pod is decided: now if it is already.
+  void setOnDecided(std::function<void()> fn) {
+    std::unique_lock lock(mu_);
+    if (!result_) {
+      onDecided_ = std::move(fn);
+      return;
+    }
+    lock.unlock();
+    fn();
   }
 
   // Rejects the pod if its deadline passed; true when it is decided (now or before).
@@ -123,7 +133,7 @@ class Framework::WaitingPodImpl final : public WaitingPod {
     return Status::unschedulable(msg.str()).withPlugin(deadlinePlugin_);
   }
 
-  // Sets the verdict once; calls onResolved_ without the lock held. Unlocks `lock`.
+  // Sets the verdict once; calls onDecided_ without the lock held. Unlocks `lock`.
   void decide(std::unique_lock<std::mutex>& lock, Status s) {
     if (result_) {
       lock.unlock();
@@ -132,7 +142,7 @@ class Framework::WaitingPodImpl final : public WaitingPod {
     result_ = std::move(s);
     decidedAt_ = std::chrono::steady_clock::now();
     cv_.notify_all();
-    auto cb = std::move(onResolved_);
+    auto cb = std::move(onDecided_);
     lock.unlock();
     if (cb) cb();
   }
@@ -144,7 +154,7 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   std::chrono::milliseconds deadlineTimeout_{0};
   std::mutex mu_;
   std::condition_variable cv_;
-  std::function<void()> onResolved_;                 // guarded by mu_; called once
+  std::function<void()> onDecided_;                  // guarded by mu_; called once
   std::set<std::string, std::less<>> pending_;       // guarded by mu_
   std::optional<Status> result_;                     // guarded by mu_
   std::chrono::steady_clock::time_point decidedAt_;  // guarded by mu_
@@ -788,8 +798,8 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& po
   });
 }
 
-Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
-                                   std::function<void()> onResolved) {
+Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
   return timed(kEpPermit, [&]() -> Status {
     std::map<std::string, std::chrono::milliseconds> pending;
     for (auto* p : permit_) {
@@ -807,11 +817,19 @@ Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const
           .withPlugin(p->name());
     }
     if (pending.empty()) return {};
-    const bool timed = static_cast<bool>(onResolved);
-    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending), std::move(onResolved));
+    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(pending));
     std::lock_guard lock(waitingMu_);
     waiting_[pod.metadata.uid] = std::move(wp);
-    if (timed) {
+    return Status::wait();
+  });
+}
+
+void Framework::onPermitDecided(const std::string& uid, std::function<void()> fn) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waitingMu_);
+    if (auto it = waiting_.find(uid); it != waiting_.end()) wp = it->second;
+    if (wp) {
       // Nobody blocks on this pod: the timer ends its wait at the deadline.
       if (!permitTimer_.joinable()) {
         permitTimer_ = std::jthread([this](std::stop_token st) {
@@ -822,8 +840,12 @@ Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod, const
       timerKick_ = true;
       timerCv_.notify_all();
     }
-    return Status::wait();
-  });
+  }
+  if (wp) {
+    wp->setOnDecided(std::move(fn));
+  } else {
+    fn();
+  }
 }
 
 Status Framework::waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited) {

@@ -149,12 +149,14 @@ class Framework final : public Handle {
                          ScoreBreakdown* breakdown = nullptr);
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
-  // Success, a rejection, or Wait (the pod is registered as waiting; see waitOnPermit).
-  // `onResolved`, when set, is called once the waiting pod is allowed, rejected or timed out
-  // (on the thread that decided it, or the framework's permit timer), so that nobody has to
-  // block while the pod waits; it must not call back into the framework's waiting pods.
-  Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
-                          std::function<void()> onResolved = {});
+  // Success, a rejection, or Wait (the pod is registered as waiting; see onPermitDecided and
+  // waitOnPermit).
+  Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Calls `fn` once the pod `uid` waiting at Permit is allowed, rejected or timed out: on the
+  // thread that decided it, or the framework's permit timer (started here, on first use), so
+  // that nobody blocks while the pod waits; at once when it is decided already or does not
+  // wait. `fn` must not call back into the framework's waiting pods.
+  void onPermitDecided(const std::string& uid, std::function<void()> fn);
   // The waiting pod's verdict: at once when it is decided, else blocks until it is. Success
   // for a pod that does not wait. `waited`, when given, receives how long the pod waited
   // (0 s when it did not).
@@ -271,7 +273,7 @@ class Framework final : public Handle {
       epChildren_{};
   std::atomic<bool> recordPluginMetrics_{false};
 
-  // Ends waits whose deadline passed (started with the first wait that has `onResolved`).
+  // Ends waits whose deadline passed (started by the first onPermitDecided()).
   void runPermitTimer(std::stop_token st);
   void stopPermitTimer();
 

@@ -481,26 +481,9 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     return;
   }
   queue_->deleteNominatedPodIfExists(*pod);
-  // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
-  // is decided (allowed, rejected or timed out), whichever comes first of that and the task.
-  struct Latch {
-    std::mutex mu;
-    std::shared_ptr<BindTask> task;  // guarded by mu
-    bool decided = false;            // guarded by mu
-  };
-  auto latch = std::make_shared<Latch>();
-  auto onDecided = [this, latch] {
-    std::shared_ptr<BindTask> t;
-    {
-      std::lock_guard lock(latch->mu);
-      latch->decided = true;
-      t = std::move(latch->task);
-    }
-    if (t) submitBinding(std::move(t));
-  };
   Status s = fwk->runReservePluginsReserve(state, *assumedPod, result.suggestedHost);
   if (s.ok()) {
-    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost, onDecided);
+    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost);
     if (!s.ok() && !s.isWait()) {
       fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
     }
@@ -525,11 +508,10 @@ void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   task->cycle = cycle;
   task->start = start;
   if (s.isWait()) {
-    std::lock_guard lock(latch->mu);
-    if (!latch->decided) {
-      latch->task = std::move(task);
-      return;
-    }
+    // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
+    // is decided (allowed, rejected or timed out).
+    fwk->onPermitDecided(pod->metadata.uid, [this, task] { submitBinding(task); });
+    return;
   }
   submitBinding(std::move(task));
 }

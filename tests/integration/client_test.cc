@@ -17,11 +17,6 @@ namespace {
 using client::ApiError;
 using client::RestClient;
 
-std::string readFile(const std::string& path) {
-  std::ifstream f(path);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 TEST(ClientIntegration, BearerTokenIdentityIsAdmin) {
   RestClient c(TestCluster::get().config("admin"));
   ensureNamespace(c, "client-token");

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
 
@@ -19,6 +21,11 @@ int envInt(const char* name, int def) {
 }
 
 }  // namespace
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
 
 std::string runCommand(const std::string& cmd) {
   std::string out;

@@ -58,4 +58,7 @@ void ensureNamespace(client::RestClient& c, const std::string& name);
 // Runs a shell command; returns stdout; throws std::runtime_error with output on non-zero exit.
 std::string runCommand(const std::string& cmd);
 
+// The whole file ("" when it cannot be read).
+std::string readFile(const std::string& path);
+
 }  // namespace ksched::testing

@@ -24,11 +24,22 @@ std::string kubectl(const std::string& args) {
                     " 2>&1");
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// `manifest` (a config file of deploy/manifests) with the ServiceAccount's identity as its
+// kubeconfig (a client certificate for system:serviceaccount:ksched:ksched, as its token would
+// authenticate), written to the test dir as `name`; returns its path ("" if the file has no
+// empty kubeconfig to fill).
+std::string configAsServiceAccount(const std::string& manifest, const std::string& name) {
+  const std::string kc = TestCluster::get().ctl(
+      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
+  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
+  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
+  std::string config = readFile(kManifests + "/" + manifest);
+  const std::string from = "kubeconfig: \"\"";
+  if (config.find(from) == std::string::npos) return "";
+  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
+  const std::string path = TestCluster::get().dir() + "/" + name;
+  std::ofstream(path) << config;
+  return path;
 }
 
 TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
@@ -53,21 +64,12 @@ TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
   }
 }
 
-// Runs the binary with the Deployment's config and the ServiceAccount's RBAC (a client
-// certificate for system:serviceaccount:ksched:ksched, as its token would authenticate).
+// Runs the binary with the Deployment's config and the ServiceAccount's RBAC.
 TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
   auto& admin = TestCluster::get().admin();
   kubectl("apply -f " + kManifests + "/namespace.yaml -f " + kManifests + "/rbac.yaml");
-  const std::string kc = TestCluster::get().ctl(
-      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
-  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
-  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
-  std::string config = readFile(kManifests + "/ksched-config.yaml");
-  const std::string from = "kubeconfig: \"\"";
-  ASSERT_NE(config.find(from), std::string::npos);
-  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
-  const std::string configPath = TestCluster::get().dir() + "/deploy-config.yaml";
-  std::ofstream(configPath) << config;
+  const std::string configPath = configAsServiceAccount("ksched-config.yaml", "deploy-config.yaml");
+  ASSERT_FALSE(configPath.empty());
 
   deleteAllNodes(admin);
   const std::string ns = "deploy-sa";
@@ -124,16 +126,9 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughForGangScheduling) {
       kubectl("apply -f " + kManifests + "/namespace.yaml -f " + kManifests + "/rbac.yaml -f " +
               kManifests + "/podgroup-crd.yaml");
   ASSERT_NE(applied.find("podgroups.scheduling.x-k8s.io"), std::string::npos) << applied;
-  const std::string kc = TestCluster::get().ctl(
-      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
-  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
-  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
-  std::string config = readFile(kManifests + "/examples/ksched-gang-config.yaml");
-  const std::string from = "kubeconfig: \"\"";
-  ASSERT_NE(config.find(from), std::string::npos);
-  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
-  const std::string configPath = TestCluster::get().dir() + "/deploy-gang-config.yaml";
-  std::ofstream(configPath) << config;
+  const std::string configPath =
+      configAsServiceAccount("examples/ksched-gang-config.yaml", "deploy-gang-config.yaml");
+  ASSERT_FALSE(configPath.empty());
 
   deleteAllNodes(admin);
   admin.post("/api/v1/nodes", sizedNode("deploy-gang-0", "4", "8Gi"));

@@ -24,16 +24,9 @@ using ::testing::HasSubstr;
 constexpr const char* kNs = "gang";
 constexpr const char* kPodGroups = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups";
 
-std::string readText(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 void installCrd(RestClient& admin) {
   const auto crd = config::yamlToJson(
-      readText(std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests/podgroup-crd.yaml"));
+      readFile(std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests/podgroup-crd.yaml"));
   try {
     admin.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
   } catch (const client::ApiError& e) {

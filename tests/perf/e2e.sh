@@ -68,16 +68,16 @@ run_one() {
   eval "${name//-/_}_pps=$pps ${name//-/_}_cpu=$cpu ${name//-/_}_rss=$rss"
 }
 
-cat > "/tmp/ksched-perf-kube-scheduler.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1beta1
-kind: KubeSchedulerConfiguration
+# The client and election settings both schedulers' config files share.
+CLIENT_CONFIG="kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: $KSCHED_CLUSTER_DIR/scheduler.kubeconfig
   qps: 5000
   burst: 5000
 leaderElection:
-  leaderElect: false
-YAML
+  leaderElect: false"
+printf 'apiVersion: kubescheduler.config.k8s.io/v1beta1\n%s\n' "$CLIENT_CONFIG" \
+  > /tmp/ksched-perf-kube-scheduler.yaml
 # kube-scheduler v1.20.2 takes its insecure metrics address from the file, not from --port.
 if [ "$WORKLOAD" = churn ]; then
   printf 'healthzBindAddress: 127.0.0.1:20251\nmetricsBindAddress: 127.0.0.1:20251\n' \
@@ -92,13 +92,7 @@ if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259; fi
 if [ "$WORKLOAD" = gang ]; then
   cat > /tmp/ksched-perf-gang.yaml <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: $KSCHED_CLUSTER_DIR/scheduler.kubeconfig
-  qps: 5000
-  burst: 5000
-leaderElection:
-  leaderElect: false
+$CLIENT_CONFIG
 profiles:
 - schedulerName: default-scheduler
   plugins:

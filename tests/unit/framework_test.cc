@@ -376,7 +376,8 @@ TEST(FrameworkPermitTest, AWaitEndsWhenEveryWaitingPluginAllows) {
   CycleState state;
   const api::Pod pod = podWithUid("u1");
   std::atomic<int> decided{0};
-  ASSERT_TRUE(f.runPermitPlugins(state, pod, "n1", [&] { ++decided; }).isWait());
+  ASSERT_TRUE(f.runPermitPlugins(state, pod, "n1").isWait());
+  f.onPermitDecided(pod.metadata.uid, [&] { ++decided; });
   auto wp = f.getWaitingPod("u1");
   ASSERT_NE(wp, nullptr);
   wp->allow("W1");
@@ -400,8 +401,10 @@ TEST(FrameworkPermitTest, RejectionAndTimeoutDecideWithoutAnyoneBlocking) {
   std::atomic<int> decided{0};
   const api::Pod rejected = podWithUid("r");
   const api::Pod timedOut = podWithUid("t");
-  ASSERT_TRUE(f.runPermitPlugins(state, rejected, "n1", [&] { ++decided; }).isWait());
-  ASSERT_TRUE(f.runPermitPlugins(state, timedOut, "n1", [&] { ++decided; }).isWait());
+  ASSERT_TRUE(f.runPermitPlugins(state, rejected, "n1").isWait());
+  f.onPermitDecided(rejected.metadata.uid, [&] { ++decided; });
+  ASSERT_TRUE(f.runPermitPlugins(state, timedOut, "n1").isWait());
+  f.onPermitDecided(timedOut.metadata.uid, [&] { ++decided; });
   f.getWaitingPod("r")->reject("W1", "group released");
   EXPECT_EQ(decided.load(), 1);
   Status s = f.waitOnPermit(rejected);
@@ -425,7 +428,8 @@ TEST(FrameworkPermitTest, ShutdownRejectsWaitingPods) {
   Framework f(waitProfile(60000, 0), testRegistry(), env.services());
   CycleState state;
   std::atomic<int> decided{0};
-  ASSERT_TRUE(f.runPermitPlugins(state, podWithUid("s"), "n1", [&] { ++decided; }).isWait());
+  ASSERT_TRUE(f.runPermitPlugins(state, podWithUid("s"), "n1").isWait());
+  f.onPermitDecided(podWithUid("s").metadata.uid, [&] { ++decided; });
   f.rejectAllWaitingPods("scheduler is shutting down");
   EXPECT_EQ(decided.load(), 1);
   EXPECT_EQ(f.waitOnPermit(podWithUid("s")).message(), "scheduler is shutting down");
