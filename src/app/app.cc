@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,18 @@ std::string instanceId() {
                 static_cast<unsigned>((b >> 48) & 0x3fff) | 0x8000,
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return std::string(host) + "_" + uuid;
+}
+
+// How long the Lease release (one update) may take on shutdown.
+constexpr std::chrono::seconds kReleaseTimeout{2};
+
+void logStopped(const ksched::scheduler::Scheduler& sched,
+                const ksched::scheduler::ShutdownReport& report) {
+  auto st = sched.stats();
+  spdlog::info(
+      "stopped: {} attempts, {} bound, {} unschedulable, {} errors; {} events sent, {} dropped",
+      st.attempts, st.scheduled, st.unschedulable, st.errors, report.eventsSent,
+      report.eventsDropped);
 }
 
 }  // namespace
@@ -214,6 +227,8 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
   opts.extenders = componentConfig.extenders;
   opts.diagnosisAnnotation = flags.diagnosisAnnotation;
+  opts.shutdownGracePeriod =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.shutdownGracePeriod);
   opts.queue.podInitialBackoff = std::chrono::seconds(componentConfig.podInitialBackoffSeconds);
   opts.queue.podMaxBackoff = std::chrono::seconds(componentConfig.podMaxBackoffSeconds);
   // Outlives the scheduler and the server, which record into it.
@@ -275,10 +290,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     int sig = 0;
     sigwait(&sigs, &sig);
     spdlog::info("received {}, shutting down", strsignal(sig));
-    sched->stop();
-    auto st = sched->stats();
-    spdlog::info("stopped: {} attempts, {} bound, {} unschedulable, {} errors", st.attempts,
-                 st.scheduled, st.unschedulable, st.errors);
+    logStopped(*sched, sched->stop());
     return 0;
   }
 
@@ -333,14 +345,23 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     terminating = true;
   }
   // Still holding the Lease (renewals go on) while the binders drain; then give it up.
-  sched->stop();
-  electionThread.request_stop();
-  electionThread.join();
+  const scheduler::ShutdownReport report = sched->stop();
+  {
+    // The release is one update: an apiserver that does not answer gets kReleaseTimeout.
+    std::jthread cutOff([&electionRest](const std::stop_token& st) {
+      pthread_setname_np(pthread_self(), "release-timer");
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock lock(m);
+      cv.wait_for(lock, st, kReleaseTimeout, [] { return false; });
+      if (!st.stop_requested()) electionRest.abort();
+    });
+    electionThread.request_stop();
+    electionThread.join();
+  }
   if (led && elector.leader().empty())
     spdlog::info("leaderelection: released lease {}", leaseClient.describe());
-  auto st = sched->stats();
-  spdlog::info("stopped: {} attempts, {} bound, {} unschedulable, {} errors", st.attempts,
-               st.scheduled, st.unschedulable, st.errors);
+  logStopped(*sched, report);
   return 0;
 }
 

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string_view>
 
 namespace ksched::client {
@@ -19,7 +18,8 @@ class Backoff {
   static constexpr double kDefaultFactor = 2.0;
   static constexpr double kDefaultJitter = 0.1;
 
-  // `seed` makes the jitter reproducible in tests; by default it comes from std::random_device.
+  // `seed` makes the jitter reproducible in tests; by default it comes from a per-thread engine
+  // seeded once from std::random_device.
   Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max,
           double factor = kDefaultFactor, double jitter = kDefaultJitter,
           std::optional<uint64_t> seed = std::nullopt);
@@ -37,7 +37,7 @@ class Backoff {
   double factor_;
   double jitter_;
   std::chrono::milliseconds current_;
-  std::mt19937_64 rng_;
+  uint64_t rng_;  // splitmix64 state: cheap to make, one per request
 };
 
 // The delay of an HTTP Retry-After header in its delay-seconds form: digits only, surrounding

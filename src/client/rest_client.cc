@@ -7,7 +7,9 @@
 #include <openssl/x509_vfy.h>
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <thread>
 
 #include "client/backoff.h"
@@ -160,7 +162,6 @@ std::string RestClient::bearer() const { return tokens_->token(); }
 RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
                                     const std::string& target, const std::string* body,
                                     const std::string& contentType, std::string& transportError) {
-  (void)limiter_->acquire();
   requestsSent_.fetch_add(1, std::memory_order_relaxed);
   httplib::Request req;
   req.method = method;
@@ -180,17 +181,44 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
   return a;
 }
 
+namespace {
+
+ApiError abortedError(const std::string& method, const std::string& path) {
+  return {0, "", "client stopped (shutting down)", method, path};
+}
+
+// Sleeps for `d` unless `st` is stopped first; false when stopped.
+bool sleepUnlessStopped(std::chrono::milliseconds d, const std::stop_token& st) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  return !cv.wait_for(lock, st, d, [] { return false; }) && !st.stop_requested();
+}
+
+}  // namespace
+
+void RestClient::abort() { abort_.request_stop(); }
+
 std::string RestClient::call(const std::string& method, const std::string& path,
                              const std::string& query, const std::string* body,
                              const std::string& contentType) {
   const std::string target = pathPrefix_ + path + query;
+  const std::stop_token aborted = abort_.get_token();
   Backoff backoff(options_.retryInitial, options_.retryMax);
   bool reauthed = false;
   for (int attempt = 0;; ++attempt) {
+    if (aborted.stop_requested()) throw abortedError(method, path);
     auto conn = borrow();
     std::string transportError;
-    Answer a = send(*conn, method, target, body, contentType, transportError);
+    Answer a;
+    {
+      // abort() cuts the request off (a hung apiserver must not hold a shutdown).
+      std::stop_callback cutOff(aborted, [&conn] { conn->cli->stop(); });
+      if (aborted.stop_requested() || !limiter_->acquire(aborted)) throw abortedError(method, path);
+      a = send(*conn, method, target, body, contentType, transportError);
+    }
     if (a.status == 0) {
+      if (aborted.stop_requested()) throw abortedError(method, path);
       // A broken connection is not reused, nor are the idle ones: after an apiserver restart
       // they are all dead, and retrying through each of them would use up the retries.
       conn.reset();
@@ -217,7 +245,7 @@ std::string RestClient::call(const std::string& method, const std::string& path,
     }
     spdlog::debug("{} {}: {} (retry {} in {} ms)", method, path, err.what(), attempt + 1,
                   wait.count());
-    std::this_thread::sleep_for(wait);
+    if (!sleepUnlessStopped(wait, aborted)) throw abortedError(method, path);
   }
 }
 
@@ -271,9 +299,11 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   conn->cli->set_keep_alive(false);
   conn->cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
   std::stop_callback onStop(stop, [&conn] { conn->cli->stop(); });
+  std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->cli->stop(); });
   if (stop.stop_requested()) return;
+  if (aborted()) throw abortedError("WATCH", path);
 
-  (void)limiter_->acquire();
+  (void)limiter_->acquire(stop);
   requestsSent_.fetch_add(1, std::memory_order_relaxed);
   int status = 0;
   std::string errorBody;
@@ -321,6 +351,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
       });
   if (eventError) throw *eventError;
   if (handlerStopped || stop.stop_requested()) return;
+  if (aborted()) throw abortedError("WATCH", path);
   if (status != 0 && status != 200) throw ApiError::fromResponse(status, errorBody, "WATCH", path);
   if (!res) {
     if (res.error() == httplib::Error::Canceled) return;

@@ -105,6 +105,12 @@ class RestClient {
   // The first of `candidates` (e.g. {"policy/v1", "policy/v1beta1"}) the server serves, if any.
   std::optional<std::string> pickVersion(const std::vector<std::string>& candidates);
 
+  // Ends this client's work for good (shutdown): requests in flight are cut off, retry and
+  // rate-limiter waits return at once, and every call from now on throws ApiError code 0
+  // "client stopped". Watches end as if their stop token were requested. Idempotent.
+  void abort();
+  [[nodiscard]] bool aborted() const { return abort_.stop_requested(); }
+
   [[nodiscard]] const Config& config() const { return config_; }
   [[nodiscard]] RateLimiter& limiter() { return *limiter_; }
   // Requests sent on the wire (retries included).
@@ -141,6 +147,7 @@ class RestClient {
   bool https_ = true;
 
   std::atomic<uint64_t> requestsSent_{0};
+  std::stop_source abort_;
 
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_

@@ -142,6 +142,13 @@ Explain:
                                       nodes with their shortfall) into the pod's annotation
                                       ksched.io/diagnosis, in the PodScheduled patch
 
+Shutdown:
+  --shutdown-grace-period duration    on SIGTERM, how long in-flight bindings and queued events
+                                      may still take; then requests still going are cut off,
+                                      the events left are dropped (counted in the log and in
+                                      scheduler_events_dropped_total), the Lease is released
+                                      and ksched exits 0 (default 5s)
+
 Other:
   -v, --v int                         log verbosity (0 quiet ... 4 per-pod ... 10 everything)
   --version                           print the version and exit
@@ -235,6 +242,7 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
       {"authorization-always-allow-paths", strings(authz.alwaysAllowPaths)},
       {"authorization-webhook-cache-authorized-ttl", required(authz.allowCacheTTL)},
       {"authorization-webhook-cache-unauthorized-ttl", required(authz.denyCacheTTL)},
+      {"shutdown-grace-period", required(f.shutdownGracePeriod)},
       {"leader-elect-lease-duration", dur(f.leaseDuration)},
       {"leader-elect-renew-deadline", dur(f.renewDeadline)},
       {"leader-elect-retry-period", dur(f.retryPeriod)},

@@ -66,6 +66,8 @@ struct CommandLine {
   int verbosity = 0;          // -v
   // --diagnosis-annotation: failed attempts leave a compact diagnosis on the pod.
   bool diagnosisAnnotation = false;
+  // --shutdown-grace-period: on SIGTERM, the time bindings and queued events still get.
+  Duration shutdownGracePeriod = std::chrono::seconds(5);
   ServingOptions serving;
   // Flags that feed the configuration; nullopt when not given.
   std::optional<std::string> kubeconfig;         // --kubeconfig

@@ -70,6 +70,7 @@ bool Reflector::listOnce(std::stop_token stop) {
                   r.resourceVersion);
     return true;
   } catch (const client::ApiError& e) {
+    if (client_.aborted()) return false;  // shutting down
     std::lock_guard lock(mu_);
     ++stats_.errors;
     spdlog::warn("reflector {}: list failed: {}", def_.kind, e.what());
@@ -139,6 +140,10 @@ void Reflector::run(std::stop_token stop) {
         std::lock_guard lock(mu_);
         ++stats_.relistsAfterGone;
         needList = true;
+        continue;
+      }
+      if (client_.aborted()) {  // shutting down: the reflector is stopped next
+        sleepFor(backoff.next(), stop);
         continue;
       }
       {

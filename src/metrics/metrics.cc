@@ -235,6 +235,17 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                      .Register(r);
   permitAllowed_ = &permit.Add({{"result", "allowed"}}, exponentialBuckets(0.001, 2, 15));
   permitRejected_ = &permit.Add({{"result", "rejected"}}, exponentialBuckets(0.001, 2, 15));
+  auto& dropped = BuildCounter()
+                      .Name("scheduler_events_dropped_total")
+                      .Help(
+                          "Number of Events not sent to the API server, by reason: queue_full "
+                          "(the recorder's queue was full), send_failed (the API server "
+                          "refused or did not answer), shutdown (left when the shutdown grace "
+                          "period ended).")
+                      .Register(r);
+  eventsDropped_[0] = &dropped.Add({{"reason", "queue_full"}});
+  eventsDropped_[1] = &dropped.Add({{"reason", "send_failed"}});
+  eventsDropped_[2] = &dropped.Add({{"reason", "shutdown"}});
   auto& cache = BuildGauge()
                     .Name("scheduler_cache_size")
                     .Help("Number of nodes, pods, and assumed (bound) pods in the scheduler cache.")

@@ -97,6 +97,11 @@ class SchedulerMetrics {
   void observePermitWait(bool allowed, double seconds) {
     (allowed ? permitAllowed_ : permitRejected_)->Observe(seconds);
   }
+  // scheduler_events_dropped_total{reason}: "queue_full" | "send_failed" | "shutdown".
+  void eventDropped(std::string_view reason) {
+    const size_t i = reason == "queue_full" ? 0 : reason == "send_failed" ? 1 : 2;
+    eventsDropped_[i]->Increment();
+  }
   // scheduler_queue_incoming_pods_total{queue,event}: SchedulingQueue Options::onIncoming.
   void incomingPod(std::string_view queue, std::string_view event);
 
@@ -148,6 +153,7 @@ class SchedulerMetrics {
   prometheus::Histogram* permitAllowed_;
   prometheus::Histogram* permitRejected_;
   std::array<prometheus::Gauge*, 3> cacheSize_{};
+  std::array<prometheus::Counter*, 3> eventsDropped_{};
 
   std::mutex mu_;         // guards the maps below
   std::mutex refreshMu_;  // guards refreshers_; held while they run

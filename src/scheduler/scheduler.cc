@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
 #include <random>
 #include <thread>
 
@@ -14,6 +15,13 @@ namespace ksched::scheduler {
 namespace {
 
 bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
+
+ApiEventRecorder::Options eventRecorderOptions(const Options& options) {
+  ApiEventRecorder::Options o;
+  o.senders = options.eventSenders;
+  if (auto* m = options.metrics) o.onDropped = [m](std::string_view r) { m->eventDropped(r); };
+  return o;
+}
 
 }  // namespace
 
@@ -30,11 +38,12 @@ struct Scheduler::BindTask {
 Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClient,
                      const Registry& registry, Options options)
     : client_(client),
+      eventsClient_(eventsClient),
       options_(std::move(options)),
       events_(eventsClient,
               options_.profiles.empty() ? config::kDefaultSchedulerName
                                         : options_.profiles[0].schedulerName,
-              options_.instanceId),
+              options_.instanceId, eventRecorderOptions(options_)),
       parallelizer_(
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       pods_(client, {"Pod", "/api/v1/pods"}),
@@ -289,8 +298,29 @@ void Scheduler::startScheduling() {
   });
 }
 
-void Scheduler::stop() {
-  if (stopped_.exchange(true)) return;
+ShutdownReport Scheduler::stop() {
+  if (stopped_.exchange(true)) {
+    std::lock_guard lock(stopMu_);
+    return stopReport_;
+  }
+  std::lock_guard stopLock(stopMu_);
+  const auto deadline = std::chrono::steady_clock::now() + options_.shutdownGracePeriod;
+  // At the deadline whatever still talks to the apiserver is cut off: a binding or an event
+  // retrying against an apiserver that is gone (or hangs) must not hold the process.
+  std::atomic<bool> cutOff{false};
+  std::jthread timer([&](const std::stop_token& st) {
+    pthread_setname_np(pthread_self(), "shutdown-timer");
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_until(lock, st, deadline, [] { return false; });
+    if (st.stop_requested()) return;
+    cutOff = true;
+    spdlog::warn("shutdown: the {} ms grace period is over; cutting off requests in flight",
+                 options_.shutdownGracePeriod.count());
+    client_.abort();
+    eventsClient_.abort();
+  });
   loop_.request_stop();
   queue_->close();
   if (loop_.joinable()) loop_.join();
@@ -300,12 +330,25 @@ void Scheduler::stop() {
   for (auto& f : frameworks_) f->close();
   binders_.drain();
   statusWriters_.drain();
-  events_.shutdown();
+  stopReport_.eventsDropped = events_.shutdown(deadline);
+  stopReport_.eventsSent = events_.sent();
+  timer.request_stop();
+  timer.join();
+  stopReport_.cutOff = cutOff.load();
+  // Nothing of the scheduler talks to the apiserver any more: informers retrying a LIST against
+  // an apiserver that is gone end at once instead of after their retries.
+  client_.abort();
+  eventsClient_.abort();
   pods_.stop();
   nodes_.stop();
   listers_.stop();
   for (auto& o : objectInformers_) o->stop();
   cache_.stopCleanup();
+  if (stopReport_.eventsDropped > 0) {
+    spdlog::warn("shutdown: dropped {} events not sent within the {} ms grace period",
+                 stopReport_.eventsDropped, options_.shutdownGracePeriod.count());
+  }
+  return stopReport_;
 }
 
 Stats Scheduler::stats() const {
@@ -370,6 +413,7 @@ void Scheduler::onPodDelete(const PodPtr& pod) {
   if (responsibleFor(*pod)) {
     queue_->moveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kUnscheduledPod, kDelete, {}},
                                           pod, {});
+    events_.forget(pod->metadata.uid);  // no more events about it: its series can go
   }
 }
 
@@ -557,6 +601,7 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
     events_.event(pod, "Normal", "Scheduled", "Binding",
                   "Successfully assigned " + pod.metadata.namespace_ + "/" + pod.metadata.name +
                       " to " + task->node);
+    events_.forget(pod.metadata.uid);  // bound: nothing more will be said about it
     queue_->done(pod.metadata.uid);
     return;
   }

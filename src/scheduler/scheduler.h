@@ -63,6 +63,17 @@ struct Options {
   bool diagnosisAnnotation = false;
   // HTTP extenders (KubeSchedulerConfiguration.extenders), called in this order.
   std::vector<config::Extender> extenders;
+  // stop(): how long in-flight bindings, plugins' work and queued events may still take before
+  // the requests still going are cut off and the events left are dropped.
+  std::chrono::milliseconds shutdownGracePeriod{5000};
+  // Events sent at once (ApiEventRecorder::Options::senders).
+  int eventSenders = 8;
+};
+
+struct ShutdownReport {
+  uint64_t eventsSent = 0;     // over the scheduler's life
+  uint64_t eventsDropped = 0;  // queued events not sent within the grace period
+  bool cutOff = false;         // the grace period ran out: requests in flight were cut off
 };
 
 struct Stats {
@@ -88,12 +99,17 @@ class Scheduler {
   [[nodiscard]] bool informersSynced() const;
   // Starts the scheduling loop and the queue's flush thread (after startInformers).
   void startScheduling();
-  // Stops popping, drains the binders and status writers, flushes events, stops informers.
-  // Idempotent.
-  void stop();
+  // Stops popping, drains the binders, plugins' work and status writers, sends queued events,
+  // stops informers — all within Options::shutdownGracePeriod: at its end the requests still
+  // in flight on both clients are cut off (RestClient::abort) and the events left dropped.
+  // Returns in about the grace period whether or not the apiserver answers; both clients are
+  // aborted (RestClient::abort) when it returns. Idempotent (later calls return the first one's
+  // report).
+  ShutdownReport stop();
 
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] queue::SchedulingQueue& queue() { return *queue_; }
+  [[nodiscard]] ApiEventRecorder& events() { return events_; }
   [[nodiscard]] cache::Cache& cache() { return cache_; }
   [[nodiscard]] size_t nodeCount() const { return nodes_.size(); }
   // The node as the informer last saw it, or nullptr.
@@ -147,6 +163,7 @@ class Scheduler {
 
   // Constant after construction.
   client::RestClient& client_;
+  client::RestClient& eventsClient_;
   const Options options_;
   extender::ExtenderList extenders_;
   ApiEventRecorder events_;
@@ -174,6 +191,8 @@ class Scheduler {
   std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
       bindConflicts_{0};
   std::atomic<bool> stopped_{false};
+  std::mutex stopMu_;
+  ShutdownReport stopReport_;  // guarded by stopMu_
 
   // Explain: its own snapshot and frameworks, built on first use.
   const Registry registry_;

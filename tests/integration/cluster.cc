@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 namespace ksched::testing {
 namespace {
@@ -123,11 +127,64 @@ class ClusterEnvironment : public ::testing::Environment {
 
 }  // namespace ksched::testing
 
+namespace {
+
+// Names the test and aborts the run when one test takes longer than
+// KSCHED_TEST_TIMEOUT_SECONDS (default 300): a hang fails that test in minutes, with its name,
+// instead of using up the whole suite's time limit without saying where.
+class Watchdog final : public ::testing::EmptyTestEventListener {
+ public:
+  Watchdog() : limit_(ksched::testing::envInt("KSCHED_TEST_TIMEOUT_SECONDS", 300)) {
+    thread_ = std::jthread([this](std::stop_token st) { run(st); });
+  }
+
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    std::lock_guard lock(mu_);
+    current_ = std::string(info.test_suite_name()) + "." + info.name();
+    deadline_ = std::chrono::steady_clock::now() + limit_;
+    cv_.notify_all();
+  }
+
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    std::lock_guard lock(mu_);
+    current_.clear();
+    cv_.notify_all();
+  }
+
+ private:
+  void run(const std::stop_token& st) {
+    std::unique_lock lock(mu_);
+    while (!st.stop_requested()) {
+      if (current_.empty()) {
+        cv_.wait(lock, st, [&] { return !current_.empty(); });
+        continue;
+      }
+      const std::string test = current_;
+      if (cv_.wait_until(lock, st, deadline_, [&] { return current_ != test; })) continue;
+      if (st.stop_requested()) return;
+      std::fprintf(stderr, "\n*** %s still running after %lld s: aborting the suite\n",
+                   test.c_str(), static_cast<long long>(limit_.count()));
+      std::fflush(stderr);
+      std::abort();
+    }
+  }
+
+  const std::chrono::seconds limit_;
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  std::string current_;                             // guarded by mu_
+  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_
+  std::jthread thread_;
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // spdlog creates its registry on first use inside the (uninstrumented) library; create it here,
   // before tests start threads, so ThreadSanitizer sees it published to them.
   spdlog::default_logger_raw();
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new ksched::testing::ClusterEnvironment);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new Watchdog);
   return RUN_ALL_TESTS();
 }
