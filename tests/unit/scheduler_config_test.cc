@@ -717,6 +717,21 @@ TEST(SchedulerConfigTest, YamlScalarsResolveLikeJson) {
 
 ParsedCommandLine parse(std::vector<std::string> args) { return parseCommandLine(args); }
 
+TEST(SchedulerCommandLineTest, ShutdownGracePeriod) {
+  EXPECT_EQ(parse({}).flags.shutdownGracePeriod, std::chrono::seconds(5));
+  auto p = parse({"--shutdown-grace-period=1500ms"});
+  ASSERT_TRUE(p.errors.empty()) << ::testing::PrintToString(p.errors);
+  EXPECT_EQ(p.flags.shutdownGracePeriod, std::chrono::milliseconds(1500));
+  EXPECT_EQ(parse({"--shutdown-grace-period", "0s"}).flags.shutdownGracePeriod,
+            std::chrono::seconds(0));
+  for (const char* bad : {"-1s", "soon", "5"}) {
+    auto q = parse({std::string("--shutdown-grace-period=") + bad});
+    ASSERT_EQ(q.errors.size(), 1u) << bad;
+    EXPECT_EQ(q.errors[0],
+              std::string("--shutdown-grace-period: invalid duration \"") + bad + "\"");
+  }
+}
+
 TEST(SchedulerCommandLineTest, ParsesUpstreamFlags) {
   auto p = parse({"--config=/etc/ksched.yaml",
                   "--write-config-to",
