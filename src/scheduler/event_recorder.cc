@@ -70,6 +70,15 @@ uint64_t ApiEventRecorder::shutdown(SteadyClock::time_point deadline) {
   for (auto& sh : shards_) {
     if (sh->thread.joinable()) sh->thread.join();
   }
+  // Events that raced with the stop into a queue whose sender had already left.
+  for (auto& sh : shards_) {
+    std::lock_guard lock(sh->mu);
+    for (const auto& p : sh->queue) {
+      queued_.fetch_sub(1);
+      if (!p.forget) drop(kDropShutdown);
+    }
+    sh->queue.clear();
+  }
   return droppedAtShutdown_.load();
 }
 
