@@ -220,9 +220,16 @@ TEST(Events, KeepPaceWith1500PodsBoundAtFullSpeed) {
   };
   // The apiserver's CPU sets the pace; a machine busy with something else can slow one round,
   // so a second round is allowed. A single sender (the old recorder) misses by half every time.
+  // Sanitizer builds run the scheduler (senders included) several times slower beside the same
+  // apiserver: they hold a bound that still tells 8 senders from one.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr size_t kWant = kPods * 90 / 100;
+#else
+  constexpr size_t kWant = kPods * 99 / 100;
+#endif
   size_t best = round(1);
-  if (best < kPods * 99 / 100) best = std::max(best, round(2));
-  EXPECT_GE(best, static_cast<size_t>(kPods * 99 / 100));
+  if (best < kWant) best = std::max(best, round(2));
+  EXPECT_GE(best, kWant);
   deleteAllPods(admin, ns);
   deleteEvents(admin, ns);
   deleteAllNodes(admin);
