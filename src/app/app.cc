@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -348,14 +347,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   const scheduler::ShutdownReport report = sched->stop();
   {
     // The release is one update: an apiserver that does not answer gets kReleaseTimeout.
-    std::jthread cutOff([&electionRest](const std::stop_token& st) {
-      pthread_setname_np(pthread_self(), "release-timer");
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, st, kReleaseTimeout, [] { return false; });
-      if (!st.stop_requested()) electionRest.abort();
-    });
+    client::AbortAt cutOff(std::chrono::steady_clock::now() + kReleaseTimeout, {&electionRest});
     electionThread.request_stop();
     electionThread.join();
   }

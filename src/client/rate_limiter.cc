@@ -5,18 +5,18 @@
 #include <utility>
 
 namespace ksched::client {
-namespace {
-
-constexpr double kMaxIntervalNs = 86400e9;  // slower than one token a day is treated as one a day
-constexpr double kMaxWindowNs = 1e18;       // keeps time arithmetic far from overflow
-
-bool sleepFor(std::chrono::nanoseconds d, std::stop_token st) {
+bool sleepFor(std::chrono::nanoseconds d, const std::stop_token& st) {
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
   cv.wait_for(lock, st, d, [] { return false; });
   return !st.stop_requested();
 }
+
+namespace {
+
+constexpr double kMaxIntervalNs = 86400e9;  // slower than one token a day is treated as one a day
+constexpr double kMaxWindowNs = 1e18;       // keeps time arithmetic far from overflow
 
 std::chrono::nanoseconds intervalFor(double qps) {
   if (qps <= 0) return std::chrono::nanoseconds(0);
@@ -33,7 +33,10 @@ RateLimiter::RateLimiter(double qps, int burst, Clock clock, Sleeper sleeper)
       window_(static_cast<int64_t>(
           std::min(static_cast<double>(interval_.count()) * burst_, kMaxWindowNs))),
       clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })),
-      sleeper_(sleeper ? std::move(sleeper) : Sleeper(&sleepFor)),
+      sleeper_(sleeper ? std::move(sleeper)
+                       : Sleeper([](std::chrono::nanoseconds d, std::stop_token st) {
+                           return sleepFor(d, st);
+                         })),
       emptyAt_(clock_() - window_) {}
 
 void RateLimiter::refill(TimePoint now) { emptyAt_ = std::max(emptyAt_, now - window_); }

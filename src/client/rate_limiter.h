@@ -17,6 +17,9 @@ namespace ksched::client {
 // acquire() reserves a token before sleeping, so waiters are served in call order and a
 // blocked caller never delays one that arrives later by more than its own share. A waiter that
 // is stopped gives its reservation back.
+// Sleeps for `d` unless `st` is stopped first; false when stopped (also when stopped on entry).
+bool sleepFor(std::chrono::nanoseconds d, const std::stop_token& st);
+
 class RateLimiter {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;

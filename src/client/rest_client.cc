@@ -5,11 +5,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
 #include <csignal>
-#include <mutex>
 #include <thread>
 
 #include "client/backoff.h"
@@ -187,17 +186,20 @@ ApiError abortedError(const std::string& method, const std::string& path) {
   return {0, "", "client stopped (shutting down)", method, path};
 }
 
-// Sleeps for `d` unless `st` is stopped first; false when stopped.
-bool sleepUnlessStopped(std::chrono::milliseconds d, const std::stop_token& st) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  return !cv.wait_for(lock, st, d, [] { return false; }) && !st.stop_requested();
-}
-
 }  // namespace
 
 void RestClient::abort() { abort_.request_stop(); }
+
+AbortAt::AbortAt(std::chrono::steady_clock::time_point deadline, std::vector<RestClient*> clients,
+                 std::function<void()> onFire) {
+  thread_ = std::jthread([deadline, clients = std::move(clients),
+                          onFire = std::move(onFire)](const std::stop_token& st) {
+    pthread_setname_np(pthread_self(), "abort-timer");
+    if (!sleepFor(deadline - std::chrono::steady_clock::now(), st)) return;
+    if (onFire) onFire();
+    for (auto* c : clients) c->abort();
+  });
+}
 
 std::string RestClient::call(const std::string& method, const std::string& path,
                              const std::string& query, const std::string* body,
@@ -245,7 +247,7 @@ std::string RestClient::call(const std::string& method, const std::string& path,
     }
     spdlog::debug("{} {}: {} (retry {} in {} ms)", method, path, err.what(), attempt + 1,
                   wait.count());
-    if (!sleepUnlessStopped(wait, aborted)) throw abortedError(method, path);
+    if (!sleepFor(wait, aborted)) throw abortedError(method, path);
   }
 }
 

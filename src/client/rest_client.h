@@ -22,6 +22,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/config.h"
@@ -151,6 +152,17 @@ class RestClient {
 
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
+};
+
+// Aborts `clients` at `deadline` (after calling `onFire`) unless destroyed first: the bound on
+// shutdown work that talks to the apiserver. Runs one named thread ("abort-timer").
+class AbortAt {
+ public:
+  AbortAt(std::chrono::steady_clock::time_point deadline, std::vector<RestClient*> clients,
+          std::function<void()> onFire = {});
+
+ private:
+  std::jthread thread_;
 };
 
 // Builds "?a=b&c=d" with URL-encoding; empty values are skipped.

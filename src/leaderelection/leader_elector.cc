@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -12,13 +11,7 @@ namespace ksched::leaderelection {
 
 namespace {
 
-// Sleeps for `d` unless `stop` is requested first; false when stopped.
-bool sleepFor(std::stop_token stop, Duration d) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
-}
+bool sleepFor(const std::stop_token& stop, Duration d) { return client::sleepFor(d, stop); }
 
 // wait.Jitter: d + random[0, factor*d).
 Duration jitter(Duration d, double factor) {

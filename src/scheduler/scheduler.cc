@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -299,28 +299,20 @@ void Scheduler::startScheduling() {
 }
 
 ShutdownReport Scheduler::stop() {
-  if (stopped_.exchange(true)) {
-    std::lock_guard lock(stopMu_);
-    return stopReport_;
-  }
+  // A second caller waits for the first one's report.
   std::lock_guard stopLock(stopMu_);
+  if (stopped_) return stopReport_;
+  stopped_ = true;
   const auto deadline = std::chrono::steady_clock::now() + options_.shutdownGracePeriod;
   // At the deadline whatever still talks to the apiserver is cut off: a binding or an event
   // retrying against an apiserver that is gone (or hangs) must not hold the process.
-  std::atomic<bool> cutOff{false};
-  std::jthread timer([&](const std::stop_token& st) {
-    pthread_setname_np(pthread_self(), "shutdown-timer");
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_until(lock, st, deadline, [] { return false; });
-    if (st.stop_requested()) return;
-    cutOff = true;
-    spdlog::warn("shutdown: the {} ms grace period is over; cutting off requests in flight",
-                 options_.shutdownGracePeriod.count());
-    client_.abort();
-    eventsClient_.abort();
-  });
+  std::optional<client::AbortAt> cutOff(
+      std::in_place, deadline, std::vector<client::RestClient*>{&client_, &eventsClient_}, [this] {
+        spdlog::warn(
+            "shutdown: the {} ms grace period is over; cutting "
+            "off requests in flight",
+            options_.shutdownGracePeriod.count());
+      });
   loop_.request_stop();
   queue_->close();
   if (loop_.joinable()) loop_.join();
@@ -332,9 +324,7 @@ ShutdownReport Scheduler::stop() {
   statusWriters_.drain();
   stopReport_.eventsDropped = events_.shutdown(deadline);
   stopReport_.eventsSent = events_.sent();
-  timer.request_stop();
-  timer.join();
-  stopReport_.cutOff = cutOff.load();
+  cutOff.reset();
   // Nothing of the scheduler talks to the apiserver any more: informers retrying a LIST against
   // an apiserver that is gone end at once instead of after their retries.
   client_.abort();

@@ -73,7 +73,6 @@ struct Options {
 struct ShutdownReport {
   uint64_t eventsSent = 0;     // over the scheduler's life
   uint64_t eventsDropped = 0;  // queued events not sent within the grace period
-  bool cutOff = false;         // the grace period ran out: requests in flight were cut off
 };
 
 struct Stats {
@@ -190,8 +189,8 @@ class Scheduler {
 
   std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
       bindConflicts_{0};
-  std::atomic<bool> stopped_{false};
   std::mutex stopMu_;
+  bool stopped_ = false;       // guarded by stopMu_
   ShutdownReport stopReport_;  // guarded by stopMu_
 
   // Explain: its own snapshot and frameworks, built on first use.

@@ -121,10 +121,7 @@ TEST(EventRecorder, ShutdownWithTheApiserverUnreachableEndsAtTheDeadlineAndCount
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + 500ms;
   // What Scheduler::stop() does at the deadline: cut off the requests still retrying.
-  std::jthread cutOff([&] {
-    std::this_thread::sleep_until(deadline);
-    client.abort();
-  });
+  client::AbortAt cutOff(deadline, {&client});
   const uint64_t dropped = rec.shutdown(deadline);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, 2s);
