@@ -10,6 +10,7 @@
 
 #include <ksched/cluster_api.h>
 #include <ksched/cycle_state.h>
+#include <ksched/extender.h>
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
 #include <ksched/object_watch.h>
@@ -17,10 +18,6 @@
 
 namespace ksched::api {
 struct ObjectReference;
-}
-
-namespace ksched::extender {
-class Extender;
 }
 
 namespace ksched {
@@ -81,7 +78,7 @@ class Handle {
   // Namespaces, workloads, PDBs and storage objects (informer-backed).
   [[nodiscard]] virtual const ClusterListers& listers() const = 0;
   // The apiserver, typed (cluster_api.h): binder threads and a plugin's own threads only.
-  // nullptr without one (unit tests, configuration validation).
+  // nullptr without one (unit tests; in the factory, before the services are attached).
   [[nodiscard]] virtual ClusterApi* api() = 0;
   [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;
   [[nodiscard]] virtual Parallelizer& parallelizer() = 0;
@@ -132,11 +129,10 @@ class Handle {
                                                 const PodInfo& toRemove,
                                                 const NodeInfo& node) const = 0;
 
-  // The configured HTTP extenders (src/extender/extender.h), shared by every profile, in
-  // configuration order; empty when none are configured.
-  [[nodiscard]] virtual const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
-      const {
-    static const std::vector<std::shared_ptr<const extender::Extender>> kNone;
+  // The configured extenders (<ksched/extender.h>), shared by every profile, in configuration
+  // order; empty when none are configured.
+  [[nodiscard]] virtual const ExtenderList& extenders() const {
+    static const ExtenderList kNone;
     return kNone;
   }
 };

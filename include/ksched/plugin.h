@@ -66,7 +66,7 @@ class Plugin {
   virtual void close() {}
   // Called once when this instance starts scheduling: informers have synced and, with leader
   // election, this instance leads. Start work that writes to the apiserver on its own (a status
-  // writer) here, not in the factory: followers and configuration validation build plugins too.
+  // writer) here, not in the factory: followers build plugins too.
   virtual void start() {}
 };
 

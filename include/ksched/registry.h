@@ -25,9 +25,12 @@ class PluginArgsError : public std::runtime_error {
 };
 
 // Builds a plugin from its args (JSON null when the profile has no pluginConfig for it: use
-// defaults). Decodes and validates the args, throwing PluginArgsError. Called at start-up:
-// once per profile while the configuration is validated (a Handle without services: do not
-// call eventRecorder() or parallelizer() in the factory), then once per profile that runs.
+// defaults). Decodes and validates the args, throwing PluginArgsError. Called once per profile
+// at start-up, while the configuration is validated: the Handle's services (API client, event
+// recorder, parallelizer, informers) are attached after the factory returns, before anything
+// is scheduled, so the factory keeps references (Handle&, listers()) and registers handlers
+// and watches, but calls no other service. (Scheduler instances built without validation, as
+// in tests, call it with the services in place.)
 using PluginFactory =
     std::function<std::unique_ptr<Plugin>(const nlohmann::json& args, Handle& handle)>;
 

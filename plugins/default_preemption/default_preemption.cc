@@ -13,10 +13,10 @@
 #include <ksched/api/pod.h>
 #include <ksched/api/rfc3339.h>
 #include <ksched/api/selectors.h>
+#include <ksched/extender.h>
 #include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
 
-#include "extender/extender.h"
 #include "framework/fit_error.h"
 #include "metrics/metrics.h"
 
@@ -373,7 +373,7 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
 
 Status DefaultPreemption::callExtenders(const api::Pod& pod,
                                         std::vector<Candidate>& candidates) const {
-  std::map<std::string, extender::Victims> victims;
+  std::map<std::string, ExtenderVictims> victims;
   for (const auto& c : candidates) victims[c.node] = {c.victims, c.numPDBViolations};
   for (const auto& e : handle_.extenders()) {
     if (!e->supportsPreemption() || !e->isInterested(pod)) continue;

@@ -130,8 +130,10 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     }
     return it->get<std::string>();
   };
-  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry), warnings,
-                                             readPolicyConfigMap);
+  // Validation builds every profile's plugins; the scheduler takes them from `prebuilt`.
+  auto prebuilt = std::make_shared<framework::Prebuilt>();
+  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry, prebuilt),
+                                             warnings, readPolicyConfigMap);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   if (!loaded.ok()) {
     std::fprintf(stderr, "invalid configuration%s%s:\n", flags.configFile.empty() ? "" : " in ",
@@ -225,6 +227,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
   opts.extenders = componentConfig.extenders;
+  opts.prebuilt = std::move(prebuilt);
   opts.diagnosisAnnotation = flags.diagnosisAnnotation;
   opts.shutdownGracePeriod =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.shutdownGracePeriod);

@@ -92,7 +92,9 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   config::CommandLine flags;
   flags.configFile = configFile;
   std::vector<std::string> warnings;
-  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry), warnings);
+  auto prebuilt = std::make_shared<framework::Prebuilt>();
+  auto loaded =
+      config::resolveConfiguration(flags, framework::wiringCheck(registry, prebuilt), warnings);
   if (!loaded.ok()) {
     std::fprintf(stderr, "invalid configuration%s%s:\n", configFile.empty() ? "" : " in ",
                  configFile.c_str());
@@ -120,6 +122,7 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   opts.parallelism = cc.parallelism;
   opts.percentageOfNodesToScore = cc.percentageOfNodesToScore;
   opts.binderThreads = 1;
+  opts.prebuilt = std::move(prebuilt);
   int rc = 0;
   try {
     scheduler::Scheduler sched(rest, rest, registry, opts);

@@ -12,21 +12,6 @@ PluginSet names(std::initializer_list<PluginRef> refs) {
   return s;
 }
 
-struct PointField {
-  const char* name;
-  PluginSet Plugins::*set;
-};
-
-// The per-point sets of the legacy versions (no preEnqueue, no multiPoint).
-constexpr PointField kLegacyPoints[] = {
-    {"queueSort", &Plugins::queueSort}, {"preFilter", &Plugins::preFilter},
-    {"filter", &Plugins::filter},       {"postFilter", &Plugins::postFilter},
-    {"preScore", &Plugins::preScore},   {"score", &Plugins::score},
-    {"reserve", &Plugins::reserve},     {"permit", &Plugins::permit},
-    {"preBind", &Plugins::preBind},     {"bind", &Plugins::bind},
-    {"postBind", &Plugins::postBind},
-};
-
 bool enabledAt(const PluginSet& set, std::string_view name) {
   return std::any_of(set.enabled.begin(), set.enabled.end(),
                      [&](const PluginRef& r) { return r.name == name; });
@@ -142,12 +127,12 @@ Plugins legacyDefaultPlugins(std::string_view apiVersion) {
 void noteLegacyPlugins(const Profile& profile, size_t index, std::vector<ConfigNote>& notes) {
   const std::string base = "/profiles/" + std::to_string(index) + "/plugins/";
   std::map<std::string, bool> noted;  // by note text
-  for (const auto& f : kLegacyPoints) {
+  for (const auto& f : kExtensionPoints) {
     for (const auto& ref : (profile.plugins.*f.set).enabled) {
       auto it = removedUpstream().find(ref.name);
       if (it == removedUpstream().end() || noted[it->second]) continue;
       noted[it->second] = true;
-      notes.push_back({base + f.name, it->second});
+      notes.push_back({base + std::string(f.field), it->second});
     }
   }
   for (const auto& ref : profile.plugins.score.enabled) {
@@ -175,7 +160,7 @@ Profile convertLegacyProfile(const Profile& profile, std::string_view apiVersion
   const Plugins defaults = legacyDefaultPlugins(apiVersion);
   Profile out = profile;
   out.plugins = Plugins{};
-  for (const auto& f : kLegacyPoints) {
+  for (const auto& f : kExtensionPoints) {
     // The disabled names stay: they also keep the framework from adding companion points.
     out.plugins.*f.set = mergePluginSet(defaults.*f.set, profile.plugins.*f.set);
   }

@@ -2,10 +2,12 @@
 // plugins run at which extension point, with what weights and args.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ksched::config {
@@ -26,6 +28,31 @@ struct Plugins {
   PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
       preBind, bind, postBind, multiPoint;
 };
+
+// An extension point as a profile names it: the config field, the name in messages and metrics,
+// and its set in Plugins.
+struct ExtensionPointField {
+  std::string_view field;  // "preFilter"
+  std::string_view name;   // "PreFilter"
+  PluginSet Plugins::*set;
+};
+
+// Every extension point, in upstream's order (multiPoint is not one: it expands into them).
+// The one list the decoder, the validation, the encoder and the framework iterate.
+inline constexpr std::array<ExtensionPointField, 12> kExtensionPoints = {{
+    {"preEnqueue", "PreEnqueue", &Plugins::preEnqueue},
+    {"queueSort", "QueueSort", &Plugins::queueSort},
+    {"preFilter", "PreFilter", &Plugins::preFilter},
+    {"filter", "Filter", &Plugins::filter},
+    {"postFilter", "PostFilter", &Plugins::postFilter},
+    {"preScore", "PreScore", &Plugins::preScore},
+    {"score", "Score", &Plugins::score},
+    {"reserve", "Reserve", &Plugins::reserve},
+    {"permit", "Permit", &Plugins::permit},
+    {"preBind", "PreBind", &Plugins::preBind},
+    {"bind", "Bind", &Plugins::bind},
+    {"postBind", "PostBind", &Plugins::postBind},
+}};
 
 struct PluginConfig {
   std::string name;

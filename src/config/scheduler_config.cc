@@ -41,27 +41,6 @@ void decodePluginList(Decoder& d, const json& j, std::string_view key, const std
   }
 }
 
-struct PointField {
-  const char* name;
-  PluginSet Plugins::*set;
-};
-
-constexpr PointField kPointFields[] = {
-    {"preEnqueue", &Plugins::preEnqueue},
-    {"queueSort", &Plugins::queueSort},
-    {"preFilter", &Plugins::preFilter},
-    {"filter", &Plugins::filter},
-    {"postFilter", &Plugins::postFilter},
-    {"preScore", &Plugins::preScore},
-    {"score", &Plugins::score},
-    {"reserve", &Plugins::reserve},
-    {"permit", &Plugins::permit},
-    {"preBind", &Plugins::preBind},
-    {"bind", &Plugins::bind},
-    {"postBind", &Plugins::postBind},
-    {"multiPoint", &Plugins::multiPoint},
-};
-
 // What a version's files may hold beyond v1beta3's fields.
 struct VersionFields {
   bool preEnqueue = false;         // v1
@@ -85,27 +64,25 @@ void decodePlugins(Decoder& d, const json& j, const std::string& path, const Ver
     d.error(path, std::string("expected an object, got ") + j.type_name());
     return;
   }
-  for (const auto& [key, _] : j.items()) {
-    bool ok = false;
-    for (const auto& f : kPointFields) {
-      const std::string_view name = f.name;
-      ok = ok || (key == name && (name != "preEnqueue" || v.preEnqueue) &&
-                  (name != "multiPoint" || v.multiPoint));
-    }
-    if (!ok) d.error(child(path, key), "unknown field");
+  // The version's fields: its extension points, then multiPoint.
+  std::vector<std::pair<std::string, PluginSet*>> fields;
+  for (const auto& f : kExtensionPoints) {
+    if (f.field != "preEnqueue" || v.preEnqueue) fields.emplace_back(f.field, &(out.*f.set));
   }
-  for (const auto& f : kPointFields) {
-    const json* set = Decoder::member(j, f.name);
-    const std::string_view name = f.name;
-    if (set == nullptr || (!v.preEnqueue && name == "preEnqueue") ||
-        (!v.multiPoint && name == "multiPoint")) {
-      continue;
+  if (v.multiPoint) fields.emplace_back("multiPoint", &out.multiPoint);
+  for (const auto& [key, _] : j.items()) {
+    if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == key; })) {
+      d.error(child(path, key), "unknown field");
     }
-    const std::string p = child(path, f.name);
+  }
+  for (const auto& [name, target] : fields) {
+    const json* set = Decoder::member(j, name);
+    if (set == nullptr) continue;
+    const std::string p = child(path, name);
     if (!d.object(*set, p, {"enabled", "disabled"})) continue;
-    decodePluginList(d, *set, "enabled", p, (out.*f.set).enabled);
-    decodePluginList(d, *set, "disabled", p, (out.*f.set).disabled);
-    for (auto& ref : (out.*f.set).disabled) ref.weight = 0;
+    decodePluginList(d, *set, "enabled", p, target->enabled);
+    decodePluginList(d, *set, "disabled", p, target->disabled);
+    for (auto& ref : target->disabled) ref.weight = 0;
   }
 }
 
@@ -331,8 +308,7 @@ Profile effectiveProfile(const Profile& profile, std::string_view apiVersion) {
   Profile p = profile;
   p.plugins.multiPoint =
       mergePluginSet(defaultMultiPointFor(apiVersion), profile.plugins.multiPoint);
-  for (const auto& f : kPointFields) {
-    if (std::string_view(f.name) == "multiPoint") continue;
+  for (const auto& f : kExtensionPoints) {
     p.plugins.*f.set = mergePluginSet(PluginSet{}, profile.plugins.*f.set);
   }
   return p;

@@ -71,21 +71,9 @@ json profileJson(const Profile& p) {
   out["schedulerName"] = p.schedulerName;
   if (p.percentageOfNodesToScore) out["percentageOfNodesToScore"] = *p.percentageOfNodesToScore;
   const Plugins& pl = p.plugins;
-  out["plugins"] = {
-      {"preEnqueue", pluginSet(pl.preEnqueue)},
-      {"queueSort", pluginSet(pl.queueSort)},
-      {"preFilter", pluginSet(pl.preFilter)},
-      {"filter", pluginSet(pl.filter)},
-      {"postFilter", pluginSet(pl.postFilter)},
-      {"preScore", pluginSet(pl.preScore)},
-      {"score", pluginSet(pl.score)},
-      {"reserve", pluginSet(pl.reserve)},
-      {"permit", pluginSet(pl.permit)},
-      {"preBind", pluginSet(pl.preBind)},
-      {"bind", pluginSet(pl.bind)},
-      {"postBind", pluginSet(pl.postBind)},
-      {"multiPoint", pluginSet(pl.multiPoint)},
-  };
+  json& plugins = out["plugins"] = json::object();
+  for (const auto& f : kExtensionPoints) plugins[std::string(f.field)] = pluginSet(pl.*f.set);
+  plugins["multiPoint"] = pluginSet(pl.multiPoint);
   json configs = json::array();
   for (const auto& pc : p.pluginConfig) {
     json c = {{"name", pc.name}};

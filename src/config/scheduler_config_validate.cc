@@ -41,26 +41,6 @@ std::string invalidPluginMessage(const std::string& path, const std::string& nam
                      "\")");
 }
 
-struct PointField {
-  const char* name;
-  PluginSet Plugins::*set;
-};
-
-constexpr PointField kStages[] = {
-    {"preEnqueue", &Plugins::preEnqueue},
-    {"queueSort", &Plugins::queueSort},
-    {"preFilter", &Plugins::preFilter},
-    {"filter", &Plugins::filter},
-    {"postFilter", &Plugins::postFilter},
-    {"preScore", &Plugins::preScore},
-    {"score", &Plugins::score},
-    {"reserve", &Plugins::reserve},
-    {"permit", &Plugins::permit},
-    {"preBind", &Plugins::preBind},
-    {"bind", &Plugins::bind},
-    {"postBind", &Plugins::postBind},
-};
-
 void validateProfile(const SchedulerConfiguration& c, size_t i, std::vector<std::string>& errs) {
   const Profile& profile = c.profiles[i];
   const std::string path = "profiles[" + std::to_string(i) + "]";
@@ -71,13 +51,13 @@ void validateProfile(const SchedulerConfiguration& c, size_t i, std::vector<std:
                            std::to_string(*profile.percentageOfNodesToScore),
                            "not in valid range [0-100]"));
   }
-  for (const auto& stage : kStages) {
+  for (const auto& stage : kExtensionPoints) {
     const auto& set = profile.plugins.*stage.set;
     for (size_t k = 0; k < set.enabled.size(); ++k) {
       // A converted v1.20 profile (v1beta1, Policy) keeps them, as v1.20 ran them.
       if (!profile.v120ScoreWeights && isInvalidPlugin(c.apiVersion, set.enabled[k].name)) {
         errs.push_back(invalidPluginMessage(
-            path + ".plugins." + stage.name + ".enabled[" + std::to_string(k) + "]",
+            path + ".plugins." + std::string(stage.field) + ".enabled[" + std::to_string(k) + "]",
             set.enabled[k].name, c.apiVersion));
       }
     }

@@ -224,7 +224,7 @@ std::map<std::string, MetaVictims> decodePreemptionResult(const json& j) {
 
 // ---- Extender ----
 
-Extender::Extender(const config::Extender& config)
+HttpExtender::HttpExtender(const config::Extender& config)
     : config_(config),
       timeout_(config.httpTimeout.count() == 0
                    ? std::chrono::duration_cast<std::chrono::nanoseconds>(kDefaultHTTPTimeout)
@@ -277,7 +277,7 @@ Extender::Extender(const config::Extender& config)
   }
 }
 
-bool Extender::isInterested(const api::Pod& pod) const {
+bool HttpExtender::isInterested(const api::Pod& pod) const {
   if (config_.managedResources.empty()) return true;
   auto managed = [&](const api::ResourceList& list) {
     for (const auto& r : config_.managedResources) {
@@ -293,7 +293,7 @@ bool Extender::isInterested(const api::Pod& pod) const {
   return any(pod.spec.containers) || any(pod.spec.initContainers);
 }
 
-Status Extender::send(const std::string& verb, const json& args, json& result) const {
+Status HttpExtender::send(const std::string& verb, const json& args, json& result) const {
   const std::string url = baseUrl_ + "/" + verb;
   if (!schemeError_.empty()) return Status::error("Post \"" + url + "\": " + schemeError_);
   std::unique_ptr<httplib::ClientImpl> cli;
@@ -333,8 +333,8 @@ Status Extender::send(const std::string& verb, const json& args, json& result) c
   return {};
 }
 
-Status Extender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes,
-                        FailedNodesMap& failed, FailedNodesMap& failedAndUnresolvable) const {
+Status HttpExtender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes,
+                            FailedNodesMap& failed, FailedNodesMap& failedAndUnresolvable) const {
   if (!supportsFilter()) return {};
   json answer;
   if (Status s = send(config_.filterVerb, encodeArgs(pod, nodes, config_.nodeCacheCapable), answer);
@@ -371,8 +371,8 @@ Status Extender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes
   return {};
 }
 
-Status Extender::prioritize(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
-                            std::vector<HostPriority>& scores) const {
+Status HttpExtender::prioritize(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
+                                std::vector<HostPriority>& scores) const {
   scores.clear();
   if (!supportsPrioritize()) {
     for (const NodeInfo* n : nodes) scores.push_back({n->name(), 0});
@@ -392,7 +392,7 @@ Status Extender::prioritize(const api::Pod& pod, const std::vector<const NodeInf
   return {};
 }
 
-Status Extender::bind(const api::Pod& pod, const std::string& node) const {
+Status HttpExtender::bind(const api::Pod& pod, const std::string& node) const {
   if (!isBinder()) return Status::error("unexpected empty bindVerb in extender");
   json answer;
   if (Status s = send(config_.bindVerb, encodeBindingArgs(pod, node), answer); !s.ok()) return s;
@@ -406,8 +406,8 @@ Status Extender::bind(const api::Pod& pod, const std::string& node) const {
   return {};
 }
 
-Status Extender::processPreemption(const api::Pod& pod, std::map<std::string, Victims>& victims,
-                                   const NodeInfoLister& snapshot) const {
+Status HttpExtender::processPreemption(const api::Pod& pod, std::map<std::string, Victims>& victims,
+                                       const NodeInfoLister& snapshot) const {
   if (!supportsPreemption()) {
     return Status::error("preempt verb is not defined for extender " + name() +
                          " but run into ProcessPreemption");
@@ -452,7 +452,7 @@ ExtenderList buildExtenders(const std::vector<config::Extender>& configs) {
   out.reserve(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     try {
-      out.push_back(std::make_shared<const Extender>(configs[i]));
+      out.push_back(std::make_shared<const HttpExtender>(configs[i]));
     } catch (const ExtenderError& e) {
       throw ExtenderError("extenders[" + std::to_string(i) + "]." + e.what());
     }
@@ -532,7 +532,7 @@ void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
   for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i]->name(), i);
   for (size_t e = 0; e < active.size(); ++e) {
     if (!ok[e]) continue;
-    const int64_t weight = active[e]->config().weight;
+    const int64_t weight = active[e]->weight();
     for (const auto& hp : results[e]) {
       if (auto it = index.find(hp.host); it != index.end()) {
         scores[it->second] += combinedScore(hp.score, weight);

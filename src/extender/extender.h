@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <ksched/api/pod.h>
+#include <ksched/extender.h>
 #include <ksched/node_info.h>
 #include <ksched/plugin.h>
 #include <ksched/status.h>
@@ -51,8 +52,6 @@ inline constexpr std::string_view kExtenderName = "Extender";
 // httpTimeout when the configuration leaves it 0 (upstream DefaultExtenderTimeout).
 inline constexpr std::chrono::seconds kDefaultHTTPTimeout{5};
 
-using FailedNodesMap = std::map<std::string, std::string, std::less<>>;
-
 struct FilterResult {
   // The nodes that passed: "nodes".items' names and "nodenames" (read when nodeCacheCapable);
   // nullopt when absent or null. When the one that counts is absent no node passed.
@@ -63,17 +62,9 @@ struct FilterResult {
   std::string error;
 };
 
-struct HostPriority {
-  std::string host;
-  int64_t score = 0;
-  friend bool operator==(const HostPriority&, const HostPriority&) = default;
-};
-
-// Victims on one node: the scheduler's side (pods) of extender/v1 Victims.
-struct Victims {
-  std::vector<PodInfoPtr> pods;
-  int64_t numPDBViolations = 0;
-};
+// FailedNodesMap, HostPriority and the scheduler's side of Victims are public
+// (<ksched/extender.h>).
+using Victims = ExtenderVictims;
 
 // extender/v1 MetaVictims: pod uids only.
 struct MetaVictims {
@@ -110,36 +101,38 @@ class ExtenderError : public std::runtime_error {
   explicit ExtenderError(const std::string& what) : std::runtime_error(what) {}
 };
 
-class Extender {
+// An HTTP extender (upstream HTTPExtender): the public Extender over extender/v1's wire format.
+class HttpExtender final : public Extender {
  public:
   // Throws ExtenderError when the URL or the TLS material cannot be used.
-  explicit Extender(const config::Extender& config);
+  explicit HttpExtender(const config::Extender& config);
 
   // The URL prefix (upstream Name()).
-  [[nodiscard]] const std::string& name() const { return config_.urlPrefix; }
+  [[nodiscard]] const std::string& name() const override { return config_.urlPrefix; }
   [[nodiscard]] const config::Extender& config() const { return config_; }
-  [[nodiscard]] bool isIgnorable() const { return config_.ignorable; }
-  [[nodiscard]] bool isBinder() const { return !config_.bindVerb.empty(); }
-  [[nodiscard]] bool supportsPreemption() const { return !config_.preemptVerb.empty(); }
-  [[nodiscard]] bool supportsFilter() const { return !config_.filterVerb.empty(); }
-  [[nodiscard]] bool supportsPrioritize() const { return !config_.prioritizeVerb.empty(); }
+  [[nodiscard]] bool isIgnorable() const override { return config_.ignorable; }
+  [[nodiscard]] bool isBinder() const override { return !config_.bindVerb.empty(); }
+  [[nodiscard]] int64_t weight() const override { return config_.weight; }
+  [[nodiscard]] bool supportsPreemption() const override { return !config_.preemptVerb.empty(); }
+  [[nodiscard]] bool supportsFilter() const override { return !config_.filterVerb.empty(); }
+  [[nodiscard]] bool supportsPrioritize() const override { return !config_.prioritizeVerb.empty(); }
   [[nodiscard]] std::chrono::nanoseconds timeout() const { return timeout_; }
 
   // managedResources is empty, or a container or init container requests or limits one of them.
-  [[nodiscard]] bool isInterested(const api::Pod& pod) const;
+  [[nodiscard]] bool isInterested(const api::Pod& pod) const override;
 
   // Keeps in `nodes` those the extender accepts (in the extender's order); fills the rejected
   // ones' reasons. Without a filterVerb every node passes.
   Status filter(const api::Pod& pod, std::vector<const NodeInfo*>& nodes, FailedNodesMap& failed,
-                FailedNodesMap& failedAndUnresolvable) const;
+                FailedNodesMap& failedAndUnresolvable) const override;
   // Without a prioritizeVerb every node scores 0.
   Status prioritize(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
-                    std::vector<HostPriority>& scores) const;
-  Status bind(const api::Pod& pod, const std::string& node) const;
+                    std::vector<HostPriority>& scores) const override;
+  Status bind(const api::Pod& pod, const std::string& node) const override;
   // Replaces `victims` with the extender's choice; pods are resolved by uid on the nodes of
   // `snapshot`.
   Status processPreemption(const api::Pod& pod, std::map<std::string, Victims>& victims,
-                           const NodeInfoLister& snapshot) const;
+                           const NodeInfoLister& snapshot) const override;
 
   // POST <urlPrefix>/<verb> with `args`; `result` is the decoded answer.
   Status send(const std::string& verb, const nlohmann::json& args, nlohmann::json& result) const;
@@ -160,8 +153,6 @@ class Extender {
   std::string keyPem_;
   bool insecure_ = false;
 };
-
-using ExtenderList = std::vector<std::shared_ptr<const Extender>>;
 
 // Builds every configured extender (throws ExtenderError naming "extenders[i]").
 [[nodiscard]] ExtenderList buildExtenders(const std::vector<config::Extender>& configs);

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 
 #include "framework/cluster_api.h"
 
@@ -15,27 +16,6 @@ namespace ksched::framework {
 namespace {
 
 constexpr std::chrono::minutes kMaxPermitTimeout{15};
-
-struct PointDef {
-  const char* field;  // config field name
-  const char* display;
-  config::PluginSet config::Plugins::*set;
-};
-
-const PointDef kPoints[] = {
-    {"preEnqueue", "PreEnqueue", &config::Plugins::preEnqueue},
-    {"queueSort", "QueueSort", &config::Plugins::queueSort},
-    {"preFilter", "PreFilter", &config::Plugins::preFilter},
-    {"filter", "Filter", &config::Plugins::filter},
-    {"postFilter", "PostFilter", &config::Plugins::postFilter},
-    {"preScore", "PreScore", &config::Plugins::preScore},
-    {"score", "Score", &config::Plugins::score},
-    {"reserve", "Reserve", &config::Plugins::reserve},
-    {"permit", "Permit", &config::Plugins::permit},
-    {"preBind", "PreBind", &config::Plugins::preBind},
-    {"bind", "Bind", &config::Plugins::bind},
-    {"postBind", "PostBind", &config::Plugins::postBind},
-};
 
 bool implements(const Plugin* p, std::string_view point) {
   if (point == "PreEnqueue") return dynamic_cast<const PreEnqueuePlugin*>(p) != nullptr;
@@ -160,13 +140,112 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   std::chrono::steady_clock::time_point decidedAt_;  // guarded by mu_
 };
 
+// listers(): the services' listers at each call, nothing before attach().
+class Framework::ForwardingListers final : public ClusterListers {
+ public:
+  explicit ForwardingListers(const Services& services) : services_(services) {}
+  ObjectList<api::Service> services(std::string_view ns) const override {
+    return get().services(ns);
+  }
+  ObjectList<api::ReplicaSet> replicaSets(std::string_view ns) const override {
+    return get().replicaSets(ns);
+  }
+  ObjectList<api::StatefulSet> statefulSets(std::string_view ns) const override {
+    return get().statefulSets(ns);
+  }
+  ObjectList<api::ReplicationController> replicationControllers(
+      std::string_view ns) const override {
+    return get().replicationControllers(ns);
+  }
+  ObjectList<api::Namespace> namespaces() const override { return get().namespaces(); }
+  std::shared_ptr<const api::Namespace> getNamespace(std::string_view name) const override {
+    return get().getNamespace(name);
+  }
+  ObjectList<api::PodDisruptionBudget> podDisruptionBudgets(std::string_view ns) const override {
+    return get().podDisruptionBudgets(ns);
+  }
+  std::shared_ptr<const api::PersistentVolumeClaim> getPersistentVolumeClaim(
+      std::string_view ns, std::string_view name) const override {
+    return get().getPersistentVolumeClaim(ns, name);
+  }
+  std::shared_ptr<const api::PersistentVolume> getPersistentVolume(
+      std::string_view name) const override {
+    return get().getPersistentVolume(name);
+  }
+  ObjectList<api::PersistentVolume> persistentVolumes() const override {
+    return get().persistentVolumes();
+  }
+  std::shared_ptr<const api::StorageClass> getStorageClass(std::string_view name) const override {
+    return get().getStorageClass(name);
+  }
+  std::shared_ptr<const api::CSINode> getCSINode(std::string_view name) const override {
+    return get().getCSINode(name);
+  }
+
+ private:
+  [[nodiscard]] const ClusterListers& get() const {
+    static const StaticClusterListers kNone;
+    return services_.listers != nullptr ? *services_.listers : kNone;
+  }
+  const Services& services_;
+};
+
+// watchObjects() before attach(): empty and synced, then the watch attach() starts.
+class Framework::DeferredObjectStore final : public ObjectStore {
+ public:
+  UnstructuredPtr get(std::string_view ns, std::string_view name) const override {
+    return target_ ? target_->get(ns, name) : nullptr;
+  }
+  std::vector<UnstructuredPtr> list() const override {
+    return target_ ? target_->list() : std::vector<UnstructuredPtr>{};
+  }
+  bool hasSynced() const override { return !target_ || target_->hasSynced(); }
+  // Set by attach(), before any thread reads the store.
+  void setTarget(std::shared_ptr<const ObjectStore> target) { target_ = std::move(target); }
+
+ private:
+  std::shared_ptr<const ObjectStore> target_;
+};
+
+struct Framework::PendingWatch {
+  ObjectWatch what;
+  ObjectEventHandlers handlers;
+  std::shared_ptr<DeferredObjectStore> store;
+};
+
 Framework::Framework(const config::Profile& profile, const Registry& registry, Services services,
                      const std::string& fieldPrefix)
     : profileName_(profile.schedulerName),
       percentage_(profile.percentageOfNodesToScore),
-      services_(std::move(services)) {
+      services_(std::move(services)),
+      listers_(std::make_unique<const ForwardingListers>(services_)) {
   if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   build(profile, registry, fieldPrefix);
+}
+
+void Framework::attach(Services services) {
+  services_ = std::move(services);
+  if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
+  for (auto& h : std::exchange(pendingPodHandlers_, {})) addPodEventHandlers(std::move(h));
+  for (auto& w : std::exchange(pendingWatches_, {})) {
+    if (services_.watchObjects) w.store->setTarget(services_.watchObjects(w.what, w.handlers));
+  }
+}
+
+void Framework::addPodEventHandlers(PodEventHandlers handlers) {
+  if (services_.addPodEventHandlers) {
+    services_.addPodEventHandlers(std::move(handlers));
+  } else {
+    pendingPodHandlers_.push_back(std::move(handlers));
+  }
+}
+
+std::shared_ptr<const ObjectStore> Framework::watchObjects(const ObjectWatch& what,
+                                                           ObjectEventHandlers handlers) {
+  if (services_.watchObjects) return services_.watchObjects(what, std::move(handlers));
+  auto store = std::make_shared<DeferredObjectStore>();
+  pendingWatches_.push_back({what, std::move(handlers), store});
+  return store;
 }
 
 void Framework::close() {
@@ -274,11 +353,11 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     instantiate(ref.name, prefix + ".plugins.multiPoint.enabled[" + std::to_string(i) + "]");
     multiPoint.push_back(ref);
   }
-  for (const auto& point : kPoints) {
+  for (const auto& point : config::kExtensionPoints) {
     const auto& set = profile.plugins.*point.set;
     for (size_t i = 0; i < set.enabled.size(); ++i) {
-      instantiate(set.enabled[i].name,
-                  prefix + ".plugins." + point.field + ".enabled[" + std::to_string(i) + "]");
+      instantiate(set.enabled[i].name, prefix + ".plugins." + std::string(point.field) +
+                                           ".enabled[" + std::to_string(i) + "]");
     }
   }
   for (const auto& [name, _] : argsIndex) {
@@ -292,9 +371,9 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
   // first, then the other multiPoint plugins, then the remaining explicit ones.
   std::map<std::string_view, std::set<std::string>> disabledAt;  // point -> names ("*": all)
   int64_t legacyWeightTotal = 0;
-  for (const auto& point : kPoints) {
+  for (const auto& point : config::kExtensionPoints) {
     const auto& set = profile.plugins.*point.set;
-    std::set<std::string>& disabled = disabledAt[point.display];
+    std::set<std::string>& disabled = disabledAt[point.name];
     bool disableAll = false;
     for (const auto& d : set.disabled) {
       if (d.name == "*") disableAll = true;
@@ -307,20 +386,20 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     for (const auto& m : multiPoint) inMultiPoint.insert(m.name);
     for (size_t i = 0; i < set.enabled.size(); ++i) {
       if (inMultiPoint.contains(set.enabled[i].name)) {
-        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + point.field + ".enabled[" +
-                                                 std::to_string(i) + "]");
+        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + std::string(point.field) +
+                                                 ".enabled[" + std::to_string(i) + "]");
       }
     }
     for (const auto& m : multiPoint) {
       if (explicitNames.contains(m.name) || disableAll || disabled.contains(m.name)) continue;
       Plugin* p = plugins[m.name];
-      if (p == nullptr || !implements(p, point.display)) continue;
+      if (p == nullptr || !implements(p, point.name)) continue;
       ordered.emplace_back(m, "");
     }
     for (size_t i = 0; i < set.enabled.size(); ++i) {
       if (!inMultiPoint.contains(set.enabled[i].name)) {
-        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + point.field + ".enabled[" +
-                                                 std::to_string(i) + "]");
+        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + std::string(point.field) +
+                                                 ".enabled[" + std::to_string(i) + "]");
       }
     }
     std::set<std::string> seen;
@@ -331,11 +410,12 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
         errors.push_back(path + ": plugin \"" + ref.name + "\" is enabled twice");
         continue;
       }
-      if (!implements(p, point.display)) {
-        errors.push_back(path + ": plugin \"" + ref.name + "\" does not extend " + point.display);
+      if (!implements(p, point.name)) {
+        errors.push_back(path + ": plugin \"" + ref.name + "\" does not extend " +
+                         std::string(point.name));
         continue;
       }
-      std::string_view d = point.display;
+      std::string_view d = point.name;
       if (d == "PreEnqueue") preEnqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
       if (d == "QueueSort") {
         if (queueSort_ != nullptr) {
@@ -464,10 +544,7 @@ const NodeInfoLister& Framework::snapshot() const {
   return *snapshot_;
 }
 
-const ClusterListers& Framework::listers() const {
-  static const StaticClusterListers kNone;
-  return services_.listers != nullptr ? *services_.listers : kNone;
-}
+const ClusterListers& Framework::listers() const { return *listers_; }
 
 Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
   for (auto* p : preEnqueue_) {
@@ -946,14 +1023,24 @@ void Framework::observePlugin(const Plugin* p, std::string_view ep, Code code,
       .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-config::WiringCheck wiringCheck(const Registry& registry) {
-  return [registry](const config::Profile& profile, const std::string& path) {
+std::unique_ptr<Framework> Prebuilt::take(std::string_view path, std::string_view schedulerName) {
+  auto it = byPath.find(path);
+  if (it == byPath.end() || it->second->profileName() != schedulerName) return nullptr;
+  auto f = std::move(it->second);
+  byPath.erase(it);
+  return f;
+}
+
+config::WiringCheck wiringCheck(const Registry& registry, std::shared_ptr<Prebuilt> keep) {
+  return [registry, keep](const config::Profile& profile, const std::string& path) {
     config::WiringResult r;
     try {
-      Framework f(profile, registry, Services{}, path);
-      r.queueSort = std::string(f.queueSort().name());
+      auto f = std::make_unique<Framework>(profile, registry, Services{}, path);
+      r.queueSort = std::string(f->queueSort().name());
+      if (keep) keep->byPath.insert_or_assign(path, std::move(f));
     } catch (const FrameworkError& e) {
       r.errors = e.what();
+      if (keep) keep->byPath.erase(path);
     }
     return r;
   };

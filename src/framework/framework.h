@@ -65,7 +65,7 @@ struct Services {
   std::function<std::shared_ptr<const ObjectStore>(const ObjectWatch&, ObjectEventHandlers)>
       watchObjects;
   // The configured HTTP extenders; null means none. Must outlive the framework.
-  const std::vector<std::shared_ptr<const extender::Extender>>* extenders = nullptr;
+  const ExtenderList* extenders = nullptr;
 };
 
 class Framework final : public Handle {
@@ -75,6 +75,11 @@ class Framework final : public Handle {
             const std::string& fieldPrefix = "profiles[0]");
   ~Framework() override;
 
+  // Gives a framework built without services (by configuration validation: wiringCheck with a
+  // Prebuilt) the scheduler's, so that its plugins are built once: the pod event handlers and
+  // watches its plugins asked for while they were built are registered now, and the listers
+  // they were given read the scheduler's. Once, before the framework is used; not thread-safe.
+  void attach(Services services);
   // Closes every plugin (Plugin::close()), once the scheduling loop has ended: their own work
   // stops and is joined, waits in PreBind end. Idempotent.
   void close();
@@ -171,18 +176,14 @@ class Framework final : public Handle {
   [[nodiscard]] ClusterApi* api() override { return api_.get(); }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
-  [[nodiscard]] const std::vector<std::shared_ptr<const extender::Extender>>& extenders()
-      const override {
+  [[nodiscard]] const ExtenderList& extenders() const override {
     return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
   }
-  void addPodEventHandlers(PodEventHandlers handlers) override {
-    if (services_.addPodEventHandlers) services_.addPodEventHandlers(std::move(handlers));
-  }
+  // Without services (a framework built by configuration validation), handlers and watches are
+  // kept until attach(); the store returned is then empty and synced until attach().
+  void addPodEventHandlers(PodEventHandlers handlers) override;
   [[nodiscard]] std::shared_ptr<const ObjectStore> watchObjects(
-      const ObjectWatch& what, ObjectEventHandlers handlers) override {
-    return services_.watchObjects ? services_.watchObjects(what, std::move(handlers))
-                                  : Handle::watchObjects(what, std::move(handlers));
-  }
+      const ObjectWatch& what, ObjectEventHandlers handlers) override;
   [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override;
   void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   // Rejects every waiting pod (shutdown).
@@ -248,8 +249,17 @@ class Framework final : public Handle {
   // Constant after construction.
   std::string profileName_;
   std::optional<int32_t> percentage_;
+  class ForwardingListers;
+  class DeferredObjectStore;
+  struct PendingWatch;
   Services services_;
   std::unique_ptr<ClusterApi> api_;  // over services_.client, null without one; outlives plugins
+  // What listers() hands out: services_.listers when set, else nothing (read at each call, so
+  // that attach() reaches plugins that keep the reference).
+  std::unique_ptr<const ForwardingListers> listers_;
+  // Asked for before attach(): handed to the services then.
+  std::vector<PodEventHandlers> pendingPodHandlers_;
+  std::vector<PendingWatch> pendingWatches_;
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> preEnqueue_;
   QueueSortPlugin* queueSort_ = nullptr;
@@ -285,9 +295,20 @@ class Framework final : public Handle {
       waiting_;  // guarded by waitingMu_
 };
 
+// Frameworks built by configuration validation, by profile path ("profiles[0]"), for the
+// scheduler to attach() rather than build again (scheduler::Options::prebuilt).
+struct Prebuilt {
+  std::map<std::string, std::unique_ptr<Framework>, std::less<>> byPath;
+  // The framework built for `path` when its profile has `schedulerName`, taken out; else null.
+  [[nodiscard]] std::unique_ptr<Framework> take(std::string_view path,
+                                                std::string_view schedulerName);
+};
+
 // The config layer's WiringCheck for `registry`: builds the profile's framework (without
 // services: no thread, no client) and reports its FrameworkError lines, or its QueueSort.
-// Holds a copy of `registry`.
-[[nodiscard]] config::WiringCheck wiringCheck(const Registry& registry);
+// With `keep`, the frameworks that wire are kept there (they must not outlive `keep`'s user's
+// services). Holds a copy of `registry`.
+[[nodiscard]] config::WiringCheck wiringCheck(const Registry& registry,
+                                              std::shared_ptr<Prebuilt> keep = nullptr);
 
 }  // namespace ksched::framework

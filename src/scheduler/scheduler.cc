@@ -96,8 +96,13 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       throw framework::FrameworkError(path + ".schedulerName: Duplicate value: \"" +
                                       profile.schedulerName + "\"");
     }
-    frameworks_.push_back(
-        std::make_unique<framework::Framework>(profile, registry, services, path));
+    auto built = options_.prebuilt ? options_.prebuilt->take(path, profile.schedulerName) : nullptr;
+    if (built) {
+      built->attach(services);
+    } else {
+      built = std::make_unique<framework::Framework>(profile, registry, services, path);
+    }
+    frameworks_.push_back(std::move(built));
     if (frameworks_.back()->queueSort().name() != frameworks_.front()->queueSort().name()) {
       throw framework::FrameworkError(path +
                                       ".plugins.queueSort: queueSort must be the same for all "

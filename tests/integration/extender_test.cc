@@ -461,7 +461,7 @@ TEST(ExtenderLoopback, PreemptionAnswerMapsUidsToPods) {
   config::Extender cfg;
   cfg.urlPrefix = ext.url();
   cfg.preemptVerb = "preempt";
-  const extender::Extender e(cfg);
+  const extender::HttpExtender e(cfg);
   std::map<std::string, extender::Victims> victims{{"n1", {{v1, v2}, 0}}, {"n2", {{v3}, 0}}};
   Status s = e.processPreemption(*podInfo("p")->pod, victims, lister);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -472,7 +472,7 @@ TEST(ExtenderLoopback, PreemptionAnswerMapsUidsToPods) {
 
   cfg.preemptVerb = "bogus";
   victims = {{"n1", {{v1}, 0}}};
-  s = extender::Extender(cfg).processPreemption(*podInfo("p")->pod, victims, lister);
+  s = extender::HttpExtender(cfg).processPreemption(*podInfo("p")->pod, victims, lister);
   EXPECT_EQ(s.message(), "extender: " + ext.url() +
                              " claims to preempt pod (UID: nope) on node: n1, but the pod is not "
                              "found on that node");

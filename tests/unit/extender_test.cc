@@ -223,16 +223,16 @@ config::Extender managing(std::vector<std::string> resources) {
 
 TEST(ExtenderInterest, ManagedResources) {
   const api::Pod p = pod();
-  EXPECT_TRUE(Extender(managing({})).isInterested(p));
-  EXPECT_TRUE(Extender(managing({"example.com/gpu"})).isInterested(p));   // a request
-  EXPECT_TRUE(Extender(managing({"example.com/fpga"})).isInterested(p));  // an init limit
-  EXPECT_FALSE(Extender(managing({"example.com/other"})).isInterested(p));
+  EXPECT_TRUE(HttpExtender(managing({})).isInterested(p));
+  EXPECT_TRUE(HttpExtender(managing({"example.com/gpu"})).isInterested(p));   // a request
+  EXPECT_TRUE(HttpExtender(managing({"example.com/fpga"})).isInterested(p));  // an init limit
+  EXPECT_FALSE(HttpExtender(managing({"example.com/other"})).isInterested(p));
   api::Pod limitOnly = p;
   limitOnly.spec.containers[0].resources.requests.clear();
   limitOnly.spec.containers[0].resources.limits["example.com/gpu"] = api::Quantity::parse("1");
   limitOnly.spec.initContainers.clear();
-  EXPECT_TRUE(Extender(managing({"example.com/gpu"})).isInterested(limitOnly));
-  EXPECT_FALSE(Extender(managing({"example.com/fpga"})).isInterested(limitOnly));
+  EXPECT_TRUE(HttpExtender(managing({"example.com/gpu"})).isInterested(limitOnly));
+  EXPECT_FALSE(HttpExtender(managing({"example.com/fpga"})).isInterested(limitOnly));
 }
 
 TEST(ExtenderScore, CombinedScoreScalesToTheNodeScoreRange) {
@@ -244,20 +244,20 @@ TEST(ExtenderScore, CombinedScoreScalesToTheNodeScoreRange) {
 
 TEST(ExtenderConfig, TimeoutUrlAndTls) {
   config::Extender c = managing({});
-  EXPECT_EQ(Extender(c).timeout(), std::chrono::seconds(5));
+  EXPECT_EQ(HttpExtender(c).timeout(), std::chrono::seconds(5));
   c.httpTimeout = std::chrono::milliseconds(1500);
-  EXPECT_EQ(Extender(c).timeout(), std::chrono::milliseconds(1500));
+  EXPECT_EQ(HttpExtender(c).timeout(), std::chrono::milliseconds(1500));
   c.urlPrefix = "http://127.0.0.1:99999/x";
-  EXPECT_THROW(Extender{c}, ExtenderError);
+  EXPECT_THROW(HttpExtender{c}, ExtenderError);
   c.urlPrefix = "http:///x";
-  EXPECT_THROW(Extender{c}, ExtenderError);
+  EXPECT_THROW(HttpExtender{c}, ExtenderError);
   c.urlPrefix = "https://e.example/x";
   c.tlsConfig = config::ExtenderTLSConfig{};
   c.tlsConfig->caFile = "/nonexistent/ca.crt";
-  EXPECT_THROW(Extender{c}, ExtenderError);
+  EXPECT_THROW(HttpExtender{c}, ExtenderError);
   c.tlsConfig->caFile.clear();
   c.tlsConfig->caData = "not a certificate";
-  EXPECT_THROW(Extender{c}, ExtenderError);
+  EXPECT_THROW(HttpExtender{c}, ExtenderError);
   try {
     (void)buildExtenders({managing({}), c});
     FAIL() << "expected ExtenderError";
@@ -269,7 +269,7 @@ TEST(ExtenderConfig, TimeoutUrlAndTls) {
   c.urlPrefix = "ftp://e/x";
   c.filterVerb = "filter";
   json out;
-  Status s = Extender(c).send("filter", json::object(), out);
+  Status s = HttpExtender(c).send("filter", json::object(), out);
   EXPECT_EQ(s.code(), Code::kError);
   EXPECT_EQ(s.message(), "Post \"ftp://e/x/filter\": unsupported protocol scheme \"ftp\"");
 }

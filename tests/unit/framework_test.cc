@@ -219,6 +219,69 @@ TEST(FrameworkWiringTest, DuplicateRegistrationIsRejected) {
   EXPECT_NE(r.find("Z"), nullptr);
 }
 
+// Validation builds each profile's plugins once and keeps them (Prebuilt); attach() then gives
+// them the scheduler's services: what the plugins asked for while they were built (pod event
+// handlers, a watch, the listers they kept) reaches the services.
+TEST(FrameworkWiringTest, PrebuiltFrameworkIsBuiltOnceAndAttached) {
+  struct Seen {
+    int built = 0;
+    const ClusterListers* listers = nullptr;
+    std::shared_ptr<const ObjectStore> store;
+  };
+  auto seen = std::make_shared<Seen>();
+  Registry r = testRegistry();
+  r.add("Watcher", [seen](const nlohmann::json&, Handle& h) -> std::unique_ptr<Plugin> {
+    ++seen->built;
+    seen->listers = &h.listers();
+    h.addPodEventHandlers({[](const PodPtr&) {}, nullptr, nullptr});
+    seen->store = h.watchObjects({"Thing", "/apis/x/v1/things", ""}, {});
+    return std::make_unique<Fake>("Watcher", nlohmann::json::object());
+  });
+  auto prebuilt = std::make_shared<framework::Prebuilt>();
+  auto check = framework::wiringCheck(r, prebuilt);
+  auto p = profile({{"Sort", 0}, {"Watcher", 0}, {"Binder", 0}});
+  p.schedulerName = "one";
+  EXPECT_TRUE(check(p, "profiles[0]").errors.empty());
+  EXPECT_EQ(seen->built, 1);
+  ASSERT_EQ(prebuilt->byPath.size(), 1u);
+  // Before attach: an empty, synced store and no listers.
+  EXPECT_TRUE(seen->store->hasSynced());
+  EXPECT_TRUE(seen->listers->namespaces().empty());
+
+  // Another profile name at that path is not taken; the right one is, once.
+  EXPECT_EQ(prebuilt->take("profiles[0]", "other"), nullptr);
+  std::unique_ptr<Framework> f = prebuilt->take("profiles[0]", "one");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(prebuilt->take("profiles[0]", "one"), nullptr);
+
+  Env env;
+  StaticClusterListers listers;
+  api::Namespace ns;
+  ns.metadata.name = "team-a";
+  listers.add(ns);
+  int podHandlers = 0;
+  std::vector<std::string> watched;
+  auto target = std::make_shared<EmptyObjectStore>();
+  framework::Services s = env.services();
+  s.listers = &listers;
+  s.addPodEventHandlers = [&](PodEventHandlers h) { podHandlers += h.onAdd ? 1 : 0; };
+  s.watchObjects = [&](const ObjectWatch& what, ObjectEventHandlers) {
+    watched.push_back(what.path);
+    return std::shared_ptr<const ObjectStore>(target);
+  };
+  f->attach(s);
+  EXPECT_EQ(seen->built, 1);  // not built again
+  EXPECT_EQ(podHandlers, 1);
+  EXPECT_EQ(watched, (std::vector<std::string>{"/apis/x/v1/things"}));
+  ASSERT_EQ(seen->listers->namespaces().size(), 1u);  // the reference the plugin kept
+  EXPECT_EQ(seen->listers->getNamespace("team-a")->metadata.name, "team-a");
+  // A failing profile keeps nothing.
+  auto bad = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
+  bad.pluginConfig.push_back({"A", nlohmann::json{{"bad", true}}});
+  EXPECT_FALSE(check(bad, "profiles[1]").errors.empty());
+  EXPECT_TRUE(prebuilt->byPath.empty());
+}
+
 TEST(NumFeasibleNodesToFindTest, FollowsUpstream) {
   struct Case {
     int32_t pct;
