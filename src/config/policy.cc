@@ -23,18 +23,7 @@ using nlohmann::json;
 
 std::vector<std::string> strings(Decoder& d, const json& j, std::string_view key,
                                  const std::string& path) {
-  std::vector<std::string> out;
-  const json* list = d.array(j, key, path);
-  if (list == nullptr) return out;
-  for (size_t i = 0; i < list->size(); ++i) {
-    if ((*list)[i].is_string()) {
-      out.push_back((*list)[i].get<std::string>());
-    } else {
-      d.error(index(child(path, key), i),
-              std::string("expected a string, got ") + (*list)[i].type_name());
-    }
-  }
-  return out;
+  return d.stringList(j, key, path).value_or(std::vector<std::string>{});
 }
 
 PolicyPredicate decodePredicate(Decoder& d, const json& j, const std::string& path) {

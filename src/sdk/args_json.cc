@@ -5,33 +5,6 @@
 #include <ksched/registry.h>
 
 namespace ksched::plugins::helper {
-namespace {
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw PluginArgsError(path.empty() ? what : path + ": " + what);
-}
-
-std::string got(const nlohmann::json& v) { return std::string("got ") + v.type_name(); }
-
-bool readInteger(const nlohmann::json& j, std::string_view key, const std::string& path, int64_t lo,
-                 int64_t hi, int64_t& out) {
-  const nlohmann::json* v = member(j, key);
-  if (v == nullptr) return false;
-  const std::string p = childPath(path, key);
-  if (v->is_number_unsigned()) {
-    const uint64_t u = v->get<uint64_t>();
-    if (u > static_cast<uint64_t>(hi)) fail(p, "integer " + v->dump() + " out of range");
-    out = static_cast<int64_t>(u);
-    return true;
-  }
-  if (!v->is_number_integer()) fail(p, "expected an integer, " + got(*v));
-  const int64_t i = v->get<int64_t>();
-  if (i < lo || i > hi) fail(p, "integer " + v->dump() + " out of range");
-  out = i;
-  return true;
-}
-
-}  // namespace
 
 std::string childPath(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -41,62 +14,174 @@ std::string indexPath(const std::string& path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
 
-void expectObject(const nlohmann::json& j, const std::string& path,
-                  std::initializer_list<std::string_view> known) {
-  if (!j.is_object()) fail(path, "expected an object, " + got(j));
-  for (const auto& [key, _] : j.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      fail(childPath(path, key), "unknown field");
-    }
-  }
+// ---- Decoder ----
+
+void Decoder::error(const std::string& path, const std::string& what) {
+  std::string message = path.empty() ? what : path + ": " + what;
+  if (errors_ == nullptr) throw PluginArgsError(message);
+  errors_->push_back(std::move(message));
 }
 
-const nlohmann::json* member(const nlohmann::json& j, std::string_view key) {
+void Decoder::typeError(const std::string& path, const char* expected, const json& got) {
+  error(path, std::string("expected ") + expected + ", got " + got.type_name());
+}
+
+bool Decoder::object(const json& j, const std::string& path,
+                     std::initializer_list<std::string_view> known) {
+  if (!j.is_object()) {
+    typeError(path, "an object", j);
+    return false;
+  }
+  for (const auto& [key, _] : j.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      error(childPath(path, key), "unknown field");
+    }
+  }
+  return true;
+}
+
+const nlohmann::json* Decoder::member(const json& j, std::string_view key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return nullptr;
   return &*it;
 }
 
+std::optional<int64_t> Decoder::integer(const json& j, std::string_view key,
+                                        const std::string& path, int64_t lo, int64_t hi) {
+  const json* v = member(j, key);
+  if (v == nullptr) return std::nullopt;
+  const std::string p = childPath(path, key);
+  if (v->is_number_unsigned()) {
+    if (v->get<uint64_t>() > static_cast<uint64_t>(hi)) {
+      error(p, "integer " + v->dump() + " out of range");
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(v->get<uint64_t>());
+  }
+  if (!v->is_number_integer()) {
+    typeError(p, "an integer", *v);
+    return std::nullopt;
+  }
+  const auto i = v->get<int64_t>();
+  if (i < lo || i > hi) {
+    error(p, "integer " + v->dump() + " out of range");
+    return std::nullopt;
+  }
+  return i;
+}
+
+std::optional<int32_t> Decoder::int32(const json& j, std::string_view key,
+                                      const std::string& path) {
+  auto v = integer(j, key, path, std::numeric_limits<int32_t>::min(),
+                   std::numeric_limits<int32_t>::max());
+  if (!v) return std::nullopt;
+  return static_cast<int32_t>(*v);
+}
+
+std::optional<int64_t> Decoder::int64(const json& j, std::string_view key,
+                                      const std::string& path) {
+  return integer(j, key, path, std::numeric_limits<int64_t>::min(),
+                 std::numeric_limits<int64_t>::max());
+}
+
+std::optional<double> Decoder::number(const json& j, std::string_view key,
+                                      const std::string& path) {
+  const json* v = member(j, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) {
+    typeError(childPath(path, key), "a number", *v);
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+std::optional<bool> Decoder::boolean(const json& j, std::string_view key, const std::string& path) {
+  const json* v = member(j, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) {
+    typeError(childPath(path, key), "a boolean", *v);
+    return std::nullopt;
+  }
+  return v->get<bool>();
+}
+
+std::optional<std::string> Decoder::string(const json& j, std::string_view key,
+                                           const std::string& path) {
+  const json* v = member(j, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) {
+    typeError(childPath(path, key), "a string", *v);
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<std::vector<std::string>> Decoder::stringList(const json& j, std::string_view key,
+                                                            const std::string& path) {
+  const json* v = array(j, key, path);
+  if (v == nullptr) return std::nullopt;
+  const std::string p = childPath(path, key);
+  std::vector<std::string> items;
+  bool ok = true;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    if (!item.is_string()) {
+      typeError(indexPath(p, i), "a string", item);
+      ok = false;
+      continue;
+    }
+    items.push_back(item.get<std::string>());
+  }
+  if (!ok) return std::nullopt;
+  return items;
+}
+
+const nlohmann::json* Decoder::array(const json& j, std::string_view key, const std::string& path) {
+  const json* v = member(j, key);
+  if (v == nullptr) return nullptr;
+  if (!v->is_array()) {
+    typeError(childPath(path, key), "an array", *v);
+    return nullptr;
+  }
+  return v;
+}
+
+// ---- the plugin factories' helpers ----
+
+namespace {
+
+template <typename T>
+bool assign(std::optional<T> v, T& out) {
+  if (!v) return false;
+  out = std::move(*v);
+  return true;
+}
+
+}  // namespace
+
+void expectObject(const nlohmann::json& j, const std::string& path,
+                  std::initializer_list<std::string_view> known) {
+  Decoder::throwing().object(j, path, known);
+}
+
 bool readInt64(const nlohmann::json& j, std::string_view key, const std::string& path,
                int64_t& out) {
-  return readInteger(j, key, path, std::numeric_limits<int64_t>::min(),
-                     std::numeric_limits<int64_t>::max(), out);
+  return assign(Decoder::throwing().int64(j, key, path), out);
 }
 
 bool readInt32(const nlohmann::json& j, std::string_view key, const std::string& path,
                int32_t& out) {
-  int64_t v = 0;
-  if (!readInteger(j, key, path, std::numeric_limits<int32_t>::min(),
-                   std::numeric_limits<int32_t>::max(), v)) {
-    return false;
-  }
-  out = static_cast<int32_t>(v);
-  return true;
+  return assign(Decoder::throwing().int32(j, key, path), out);
 }
 
 bool readString(const nlohmann::json& j, std::string_view key, const std::string& path,
                 std::string& out) {
-  const nlohmann::json* v = member(j, key);
-  if (v == nullptr) return false;
-  if (!v->is_string()) fail(childPath(path, key), "expected a string, " + got(*v));
-  out = v->get<std::string>();
-  return true;
+  return assign(Decoder::throwing().string(j, key, path), out);
 }
 
 bool readStringList(const nlohmann::json& j, std::string_view key, const std::string& path,
                     std::vector<std::string>& out) {
-  const nlohmann::json* v = member(j, key);
-  if (v == nullptr) return false;
-  const std::string p = childPath(path, key);
-  if (!v->is_array()) fail(p, "expected an array, " + got(*v));
-  std::vector<std::string> items;
-  for (size_t i = 0; i < v->size(); ++i) {
-    const nlohmann::json& item = (*v)[i];
-    if (!item.is_string()) fail(indexPath(p, i), "expected a string, " + got(item));
-    items.push_back(item.get<std::string>());
-  }
-  out = std::move(items);
-  return true;
+  return assign(Decoder::throwing().stringList(j, key, path), out);
 }
 
 }  // namespace ksched::plugins::helper
