@@ -67,7 +67,7 @@ TEST_F(PodTopologySpreadAddRemoveTest, UpdatesCountsAndCriticalPaths) {
   EXPECT_EQ(state(cs).criticalPaths[1][1].matchNum, 0);
   EXPECT_TRUE(pl_.filter(cs, pod_.obj(), node("node-b")).ok());
 
-  const Pod added = Pod("p-b1").node("node-b").label("foo", "");
+  const Pod added = Pod("p-b1").nodeName("node-b").label("foo", "");
   ASSERT_TRUE(pl_.addPod(cs, pod_.obj(), *added.info(), node("node-b")).ok());
   EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 2}, {"zone2", 2}}));
   EXPECT_EQ(state(cs).tpValueToMatchNum[1].at("node-b"), 1);
@@ -81,7 +81,7 @@ TEST_F(PodTopologySpreadAddRemoveTest, UpdatesCountsAndCriticalPaths) {
   EXPECT_EQ(s.reasons(), std::vector<std::string>{
                              std::string(PodTopologySpread::kErrReasonConstraintsNotMatch)});
 
-  const Pod removed = Pod("p-x1").node("node-x").label("foo", "");
+  const Pod removed = Pod("p-x1").nodeName("node-x").label("foo", "");
   ASSERT_TRUE(pl_.removePod(cs, pod_.obj(), *removed.info(), node("node-x")).ok());
   EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}}));
   EXPECT_EQ(state(cs).tpValueToMatchNum[1].at("node-x"), 1);
@@ -100,17 +100,17 @@ TEST_F(PodTopologySpreadAddRemoveTest, IgnoresPodsThatDoNotCount) {
   const spread::PreFilterState before = state(cs);
   // Another namespace, not matching the selector.
   ASSERT_TRUE(pl_.addPod(cs, pod_.obj(),
-                         *Pod("q1").ns("other").node("node-b").label("foo", "").info(),
+                         *Pod("q1").ns("other").nodeName("node-b").label("foo", "").info(),
                          node("node-b"))
                   .ok());
-  ASSERT_TRUE(
-      pl_.addPod(cs, pod_.obj(), *Pod("q2").node("node-b").label("bar", "").info(), node("node-b"))
-          .ok());
+  ASSERT_TRUE(pl_.addPod(cs, pod_.obj(), *Pod("q2").nodeName("node-b").label("bar", "").info(),
+                         node("node-b"))
+                  .ok());
   // A node missing one of the topology keys.
   const auto unlabeled = spread_test::makeNodeInfos({Node("node-z").label("zone", "zone3")}, {});
-  ASSERT_TRUE(
-      pl_.addPod(cs, pod_.obj(), *Pod("q3").node("node-z").label("foo", "").info(), *unlabeled[0])
-          .ok());
+  ASSERT_TRUE(pl_.addPod(cs, pod_.obj(), *Pod("q3").nodeName("node-z").label("foo", "").info(),
+                         *unlabeled[0])
+                  .ok());
   EXPECT_EQ(state(cs).tpValueToMatchNum, before.tpValueToMatchNum);
   EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, before.criticalPaths[0][0].matchNum);
   EXPECT_EQ(state(cs).criticalPaths[1][0].matchNum, before.criticalPaths[1][0].matchNum);
@@ -125,12 +125,12 @@ TEST_F(PodTopologySpreadAddRemoveTest, HonorsNodeAffinityOfThePreemptor) {
   PreFilterResult result;
   ASSERT_TRUE(pl_.preFilter(cs, pod.obj(), h_.snapshot(), result).ok());
   EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"node-a", 1}, {"node-b", 0}}));
-  ASSERT_TRUE(
-      pl_.addPod(cs, pod.obj(), *Pod("q1").node("node-x").label("foo", "").info(), node("node-x"))
-          .ok());
-  ASSERT_TRUE(
-      pl_.addPod(cs, pod.obj(), *Pod("q2").node("node-b").label("foo", "").info(), node("node-b"))
-          .ok());
+  ASSERT_TRUE(pl_.addPod(cs, pod.obj(), *Pod("q1").nodeName("node-x").label("foo", "").info(),
+                         node("node-x"))
+                  .ok());
+  ASSERT_TRUE(pl_.addPod(cs, pod.obj(), *Pod("q2").nodeName("node-b").label("foo", "").info(),
+                         node("node-b"))
+                  .ok());
   EXPECT_EQ(state(cs).tpValueToMatchNum[0], (spread::ValueCounts{{"node-a", 1}, {"node-b", 1}}));
   EXPECT_EQ(state(cs).criticalPaths[0][0].matchNum, 1);
 }
@@ -140,8 +140,8 @@ TEST_F(PodTopologySpreadAddRemoveTest, ClonesAreIndependent) {
   PreFilterResult result;
   ASSERT_TRUE(pl_.preFilter(cs, pod_.obj(), h_.snapshot(), result).ok());
   CycleState copy = cs.clone();
-  ASSERT_TRUE(pl_.removePod(copy, pod_.obj(), *Pod("p-a1").node("node-a").label("foo", "").info(),
-                            node("node-a"))
+  ASSERT_TRUE(pl_.removePod(copy, pod_.obj(),
+                            *Pod("p-a1").nodeName("node-a").label("foo", "").info(), node("node-a"))
                   .ok());
   EXPECT_EQ(state(copy).tpValueToMatchNum[0].at("zone1"), 0);
   EXPECT_EQ(state(cs).tpValueToMatchNum[0].at("zone1"), 1);
@@ -202,27 +202,31 @@ TEST(PodTopologySpreadHintsTest, Table) {
   const std::vector<Case> cases = {
       // Pod events.
       {"added pod matches a selector", podAdd, spread, none,
-       pod(Pod("e").node("n").label("foo", "")), kQueue},
+       pod(Pod("e").nodeName("n").label("foo", "")), kQueue},
       {"added pod matches no selector", podAdd, spread, none,
-       pod(Pod("e").node("n").label("bar", "")), kSkip},
+       pod(Pod("e").nodeName("n").label("bar", "")), kSkip},
       {"added pod in another namespace", podAdd, spread, none,
-       pod(Pod("e").ns("other").node("n").label("foo", "")), kSkip},
+       pod(Pod("e").ns("other").nodeName("n").label("foo", "")), kSkip},
       {"deleted pod matched a selector", podDelete, spread,
-       pod(Pod("e").node("n").label("foo", "")), none, kQueue},
+       pod(Pod("e").nodeName("n").label("foo", "")), none, kQueue},
       {"deleted pod matched no selector", podDelete, spread,
-       pod(Pod("e").node("n").label("bar", "")), none, kSkip},
+       pod(Pod("e").nodeName("n").label("bar", "")), none, kSkip},
       {"deleted unscheduled pod", testutil::event(EventResource::kUnscheduledPod, kDelete), spread,
        pod(Pod("e").label("foo", "")), none, kSkip},
-      {"label update starts matching", podLabel, spread, pod(Pod("e").node("n").label("bar", "")),
-       pod(Pod("e").node("n").label("foo", "")), kQueue},
-      {"label update stops matching", podLabel, spread, pod(Pod("e").node("n").label("foo", "")),
-       pod(Pod("e").node("n").label("bar", "")), kQueue},
-      {"label update keeps matching", podLabel, spread, pod(Pod("e").node("n").label("foo", "")),
-       pod(Pod("e").node("n").label("foo", "").label("bar", "")), kSkip},
+      {"label update starts matching", podLabel, spread,
+       pod(Pod("e").nodeName("n").label("bar", "")), pod(Pod("e").nodeName("n").label("foo", "")),
+       kQueue},
+      {"label update stops matching", podLabel, spread,
+       pod(Pod("e").nodeName("n").label("foo", "")), pod(Pod("e").nodeName("n").label("bar", "")),
+       kQueue},
+      {"label update keeps matching", podLabel, spread,
+       pod(Pod("e").nodeName("n").label("foo", "")),
+       pod(Pod("e").nodeName("n").label("foo", "").label("bar", "")), kSkip},
       {"another pod's toleration update",
        testutil::event(EventResource::kAssignedPod, kUpdatePodTolerations), honor,
-       pod(Pod("e").node("n").label("foo", "")),
-       pod(Pod("e").node("n").label("foo", "").toleration("k", "Exists", "", "NoSchedule")), kSkip},
+       pod(Pod("e").nodeName("n").label("foo", "")),
+       pod(Pod("e").nodeName("n").label("foo", "").toleration("k", "Exists", "", "NoSchedule")),
+       kSkip},
       {"own new toleration, nodeTaintsPolicy Honor", ownTolerations, honorTolerating, pod(Pod("p")),
        pod(Pod("p").toleration("k", "Exists", "", "NoSchedule")), kQueue},
       {"own new toleration, nodeTaintsPolicy Ignore", ownTolerations, spread,
@@ -232,10 +236,10 @@ TEST(PodTopologySpreadHintsTest, Table) {
        testutil::event(EventResource::kUnscheduledPod, kUpdatePodLabel), spread, pod(Pod("p")),
        pod(Pod("p").label("foo", "")), kQueue},
       {"added pod, only ScheduleAnyway constraints", podAdd, anyway, none,
-       pod(Pod("e").node("n").label("foo", "")), kSkip},
+       pod(Pod("e").nodeName("n").label("foo", "")), kSkip},
       {"pod scale-down is not registered",
        testutil::event(EventResource::kAssignedPod, kUpdatePodScaleDown), spread,
-       pod(Pod("e").node("n").label("foo", "")), pod(Pod("e").node("n").label("foo", "")),
+       pod(Pod("e").nodeName("n").label("foo", "")), pod(Pod("e").nodeName("n").label("foo", "")),
        std::nullopt},
       // Node events.
       {"added node has every topology key", nodeAdd, spread, none, node(full), kQueue},

@@ -74,9 +74,10 @@ std::vector<Pod> spread4213() {
 
 // p{foo} on a, p{foo,bar} on b, p{foo} and p{bar} on y.
 std::vector<Pod> mixedFooBar(const std::string& lastNode) {
-  return {Pod("p-a1").node("node-a").label("foo", ""),
-          Pod("p-b1").node("node-b").label("foo", "").label("bar", ""),
-          Pod("p-y1").node(lastNode).label("foo", ""), Pod("p-y2").node(lastNode).label("bar", "")};
+  return {Pod("p-a1").nodeName("node-a").label("foo", ""),
+          Pod("p-b1").nodeName("node-b").label("foo", "").label("bar", ""),
+          Pod("p-y1").nodeName(lastNode).label("foo", ""),
+          Pod("p-y2").nodeName(lastNode).label("bar", "")};
 }
 
 std::vector<Node> policyNodes(bool fooLabels, bool taintC) {
@@ -258,9 +259,9 @@ INSTANTIATE_TEST_SUITE_P(
                       .label("bar", "")
                       .spreadConstraint(1, "zone", kScheduleAnyway, exists("foo"))
                       .spreadConstraint(1, kHostname, kScheduleAnyway, exists("bar")),
-                  {Pod("p-b1").node("node-b").label("bar", ""),
-                   Pod("p-x1").node("node-x").label("foo", ""),
-                   Pod("p-y1").node("node-y").label("foo", "").label("bar", "")},
+                  {Pod("p-b1").nodeName("node-b").label("bar", ""),
+                   Pod("p-x1").nodeName("node-x").label("foo", ""),
+                   Pod("p-y1").nodeName("node-y").label("foo", "").label("bar", "")},
                   {zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-x", "zone2"),
                    zoned("node-y", "zone2")},
                   {},
@@ -278,18 +279,18 @@ INSTANTIATE_TEST_SUITE_P(
         ScoreCase{
             "podsInOtherNamespacesDoNotCount",
             Pod().label("foo", "").spreadConstraint(1, kHostname, kScheduleAnyway, exists("foo")),
-            {Pod("p-a1").ns("ns1").node("node-a").label("foo", ""),
-             Pod("p-a2").node("node-a").label("foo", ""),
-             Pod("p-b1").node("node-b").label("foo", ""),
-             Pod("p-b2").node("node-b").label("foo", "")},
+            {Pod("p-a1").ns("ns1").nodeName("node-a").label("foo", ""),
+             Pod("p-a2").nodeName("node-a").label("foo", ""),
+             Pod("p-b1").nodeName("node-b").label("foo", ""),
+             Pod("p-b2").nodeName("node-b").label("foo", "")},
             {host("node-a"), host("node-b")},
             {},
             {100, 33}},
         ScoreCase{
             "terminatingPodsExcluded",
             Pod().label("foo", "").spreadConstraint(1, kHostname, kScheduleAnyway, exists("foo")),
-            {Pod("p-a").node("node-a").label("foo", "").terminating(),
-             Pod("p-b").node("node-b").label("foo", "")},
+            {Pod("p-a").nodeName("node-a").label("foo", "").terminating(),
+             Pod("p-b").nodeName("node-b").label("foo", "")},
             {host("node-a"), host("node-b")},
             {},
             {100, 0}},
@@ -371,23 +372,24 @@ INSTANTIATE_TEST_SUITE_P(
                    zoned("node-d", "zone2")},
                   {},
                   {60, 20, 60, 100}},
-        ScoreCase{"matchLabelKeysWithLabelSelector",
-                  Pod()
-                      .label("foo", "")
-                      .label("bar", "")
-                      .label("baz", "")
-                      .spreadConstraint(1, "zone", kScheduleAnyway, exists("foo"))
-                      .spreadConstraint(1, kHostname, kScheduleAnyway, exists("bar"),
-                                        SpreadOptions{.matchLabelKeys = {"baz"}}),
-                  {Pod("p-a1").node("node-a").label("foo", ""),
-                   Pod("p-b1").node("node-b").label("foo", "").label("bar", "").label("baz", ""),
-                   Pod("p-c1").node("node-c").label("foo", ""),
-                   Pod("p-c2").node("node-c").label("bar", ""),
-                   Pod("p-d3").node("node-c").label("bar", "").label("baz", "")},
-                  {zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-c", "zone2"),
-                   zoned("node-d", "zone2")},
-                  {},
-                  {60, 20, 60, 100}}),
+        ScoreCase{
+            "matchLabelKeysWithLabelSelector",
+            Pod()
+                .label("foo", "")
+                .label("bar", "")
+                .label("baz", "")
+                .spreadConstraint(1, "zone", kScheduleAnyway, exists("foo"))
+                .spreadConstraint(1, kHostname, kScheduleAnyway, exists("bar"),
+                                  SpreadOptions{.matchLabelKeys = {"baz"}}),
+            {Pod("p-a1").nodeName("node-a").label("foo", ""),
+             Pod("p-b1").nodeName("node-b").label("foo", "").label("bar", "").label("baz", ""),
+             Pod("p-c1").nodeName("node-c").label("foo", ""),
+             Pod("p-c2").nodeName("node-c").label("bar", ""),
+             Pod("p-d3").nodeName("node-c").label("bar", "").label("baz", "")},
+            {zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-c", "zone2"),
+             zoned("node-d", "zone2")},
+            {},
+            {60, 20, 60, 100}}),
     [](const auto& info) { return info.param.name; });
 
 // ---- PreScore Skip and state -----------------------------------------------------------------
@@ -416,8 +418,10 @@ TEST(PodTopologySpreadPreScoreTest, SkipsWithoutSoftConstraints) {
   rs.metadata.namespace_ = "default";
   rs.spec.selector = exists("tar");
   h.mutableListers().add(rs);
-  const Pod owned =
-      Pod().label("foo", "bar").label("baz", "sup").owner("apps/v1", "ReplicaSet", "rs2");
+  const Pod owned = Pod()
+                        .label("foo", "bar")
+                        .label("baz", "sup")
+                        .ownerReference("ReplicaSet", "rs2", "", true, "apps/v1");
   EXPECT_EQ(
       dynamic_cast<PodTopologySpread&>(*listPlugin).preScore(state, owned.obj(), nodes).code(),
       Code::kSkip);
@@ -473,9 +477,9 @@ TEST(PodTopologySpreadPreScoreTest, SystemDefaultsWithReplicaSet) {
       host("node-b").label(std::string(api::kLabelTopologyZone), "mars"), host("node-c"),
       host("node-d")};
   testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(
-      nodes, {Pod("p-a1").node("node-a").label("foo", "tar"),
-              Pod("p-c1").node("node-c").label("foo", "tar"),
-              Pod("p-c2").node("node-c").label("foo", "tar").label("x", "y")})));
+      nodes, {Pod("p-a1").nodeName("node-a").label("foo", "tar"),
+              Pod("p-c1").nodeName("node-c").label("foo", "tar"),
+              Pod("p-c2").nodeName("node-c").label("foo", "tar").label("x", "y")})));
   api::ReplicaSet rs;
   rs.metadata.name = "rs1";
   rs.metadata.namespace_ = "default";
@@ -483,8 +487,10 @@ TEST(PodTopologySpreadPreScoreTest, SystemDefaultsWithReplicaSet) {
   h.mutableListers().add(rs);
   auto plugin = newPodTopologySpread(nullptr, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
-  const Pod pod =
-      Pod().label("foo", "tar").label("baz", "sup").owner("apps/v1", "ReplicaSet", "rs1");
+  const Pod pod = Pod()
+                      .label("foo", "tar")
+                      .label("baz", "sup")
+                      .ownerReference("ReplicaSet", "rs1", "", true, "apps/v1");
   CycleState state;
   ASSERT_TRUE(pl.preScore(state, pod.obj(), h.snapshot().list()).ok());
   const spread::PreScoreState* s = state.read(kStateKey);

@@ -112,10 +112,10 @@ INSTANTIATE_TEST_SUITE_P(
             "podsInOtherNamespacesDoNotCount",
             Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
             fourNodes(),
-            {Pod("p-a1").ns("ns1").node("node-a").label("foo", ""),
-             Pod("p-b1").ns("ns2").node("node-a").label("foo", ""),
-             Pod("p-x1").node("node-x").label("foo", ""),
-             Pod("p-y1").node("node-y").label("foo", "")},
+            {Pod("p-a1").ns("ns1").nodeName("node-a").label("foo", ""),
+             Pod("p-b1").ns("ns2").nodeName("node-a").label("foo", ""),
+             Pod("p-x1").nodeName("node-x").label("foo", ""),
+             Pod("p-y1").nodeName("node-y").label("foo", "")},
             {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
         FilterCase{"nullSelectorMatchesNoPods",
                    Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, std::nullopt),
@@ -176,8 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
             "terminatingPodsExcluded",
             Pod().label("foo", "").spreadConstraint(1, "node", kDoNotSchedule, exists("foo")),
             {Node("node-a").label("node", "node-a"), Node("node-b").label("node", "node-b")},
-            {Pod("p-a").node("node-a").label("foo", "").terminating(),
-             Pod("p-b").node("node-b").label("foo", "")},
+            {Pod("p-a").nodeName("node-a").label("foo", "").terminating(),
+             Pod("p-b").nodeName("node-b").label("foo", "")},
             {{"node-a", kOK}, {"node-b", kU}}},
         // 0/~2~/0/1 over zones: zone1 counts 0, zone2 counts 1.
         FilterCase{"nodeAffinityNotInExcludesNodeB",
@@ -287,9 +287,9 @@ INSTANTIATE_TEST_SUITE_P(
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"),
                                          SpreadOptions{.matchLabelKeys = {"rev"}}),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", "").label("rev", "1"),
-                    Pod("p-a2").node("node-a").label("foo", "").label("rev", "1"),
-                    Pod("p-x1").node("node-x").label("foo", "").label("rev", "2")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-a2").nodeName("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-x1").nodeName("node-x").label("foo", "").label("rev", "2")},
                    {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
         FilterCase{"withoutMatchLabelKeysAllRevisionsCount",
                    Pod()
@@ -297,9 +297,9 @@ INSTANTIATE_TEST_SUITE_P(
                        .label("rev", "2")
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo")),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", "").label("rev", "1"),
-                    Pod("p-a2").node("node-a").label("foo", "").label("rev", "1"),
-                    Pod("p-x1").node("node-x").label("foo", "").label("rev", "2")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-a2").nodeName("node-a").label("foo", "").label("rev", "1"),
+                    Pod("p-x1").nodeName("node-x").label("foo", "").label("rev", "2")},
                    {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kOK}}}),
     [](const auto& info) { return info.param.name; });
 
@@ -335,8 +335,8 @@ INSTANTIATE_TEST_SUITE_P(
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
                        .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", ""),
-                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", ""),
+                    Pod("p-y1").nodeName("node-y").label("bar", "")},
                    {{"node-a", kU}, {"node-b", kU}, {"node-x", kOK}, {"node-y", kU}}},
         FilterCase{"differentSelectors1To0And0011",
                    Pod()
@@ -345,9 +345,9 @@ INSTANTIATE_TEST_SUITE_P(
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
                        .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", ""),
-                    Pod("p-x1").node("node-x").label("bar", ""),
-                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", ""),
+                    Pod("p-x1").nodeName("node-x").label("bar", ""),
+                    Pod("p-y1").nodeName("node-y").label("bar", "")},
                    {{"node-a", kU}, {"node-b", kU}, {"node-x", kU}, {"node-y", kU}}},
         FilterCase{"differentSelectors2To3And1001",
                    Pod()
@@ -356,11 +356,11 @@ INSTANTIATE_TEST_SUITE_P(
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
                        .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", ""),
-                    Pod("p-a2").node("node-a").label("foo", "").label("bar", ""),
-                    Pod("p-y1").node("node-y").label("foo", ""),
-                    Pod("p-y2").node("node-y").label("foo", "").label("bar", ""),
-                    Pod("p-y3").node("node-y").label("foo", "")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", ""),
+                    Pod("p-a2").nodeName("node-a").label("foo", "").label("bar", ""),
+                    Pod("p-y1").nodeName("node-y").label("foo", ""),
+                    Pod("p-y2").nodeName("node-y").label("foo", "").label("bar", ""),
+                    Pod("p-y3").nodeName("node-y").label("foo", "")},
                    {{"node-a", kU}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
         FilterCase{"podDoesNotMatchItselfOnZone",
                    Pod()
@@ -368,9 +368,9 @@ INSTANTIATE_TEST_SUITE_P(
                        .spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"))
                        .spreadConstraint(1, "node", kDoNotSchedule, exists("bar")),
                    fourNodes(),
-                   {Pod("p-a1").node("node-a").label("foo", ""),
-                    Pod("p-x1").node("node-x").label("bar", ""),
-                    Pod("p-y1").node("node-y").label("bar", "")},
+                   {Pod("p-a1").nodeName("node-a").label("foo", ""),
+                    Pod("p-x1").nodeName("node-x").label("bar", ""),
+                    Pod("p-y1").nodeName("node-y").label("bar", "")},
                    {{"node-a", kOK}, {"node-b", kOK}, {"node-x", kU}, {"node-y", kU}}},
         FilterCase{"nodeXMissesNodeLabel",
                    Pod()
@@ -431,9 +431,9 @@ TEST(PodTopologySpreadPreFilterTest, FilterWithoutPreFilterStateIsError) {
 // List defaulting with a DoNotSchedule default: the selector comes from the pod's ReplicaSet.
 TEST(PodTopologySpreadPreFilterTest, ListDefaultsUseReplicaSetSelector) {
   const std::vector<Pod> existing = {
-      Pod("p-a1").node("node-a").label("foo", "tar"),
-      Pod("p-a2").node("node-a").label("foo", "tar"),
-      Pod("p-x1").node("node-x").label("foo", "other"),
+      Pod("p-a1").nodeName("node-a").label("foo", "tar"),
+      Pod("p-a2").nodeName("node-a").label("foo", "tar"),
+      Pod("p-x1").nodeName("node-x").label("foo", "other"),
   };
   testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(fourNodes(), existing)));
   api::ReplicaSet rs;
@@ -447,7 +447,8 @@ TEST(PodTopologySpreadPreFilterTest, ListDefaultsUseReplicaSetSelector) {
           {"maxSkew": 1, "topologyKey": "node", "whenUnsatisfiable": "ScheduleAnyway"}]})"),
                  h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
-  const Pod pod = Pod().label("foo", "tar").owner("apps/v1", "ReplicaSet", "rs1");
+  const Pod pod =
+      Pod().label("foo", "tar").ownerReference("ReplicaSet", "rs1", "", true, "apps/v1");
   CycleState state;
   PreFilterResult result;
   ASSERT_TRUE(pl.preFilter(state, pod.obj(), h.snapshot(), result).ok());

@@ -36,7 +36,7 @@ struct Workloads {
 // Upstream's test pods have no name, namespace "" unless set.
 Pod pod(const api::Labels& labels, const std::string& node = "", const std::string& ns = "") {
   Pod p;
-  p.ns(ns).node(node);
+  p.ns(ns).nodeName(node);
   for (const auto& [k, v] : labels) p.label(k, v);
   return p;
 }

@@ -29,7 +29,7 @@ constexpr StateKey<service_affinity::PreFilterState> kStateKey{ServiceAffinity::
 // Upstream's test pods: no name, namespace "" unless set.
 Pod pod(const api::Labels& labels, const std::string& node = "", const std::string& ns = "") {
   Pod p;
-  p.ns(ns).node(node);
+  p.ns(ns).nodeName(node);
   for (const auto& [k, v] : labels) p.label(k, v);
   return p;
 }
@@ -375,9 +375,9 @@ TEST(ServiceAffinityTest, PreFilterStateAddRemovePod) {
                                    node("nodeB", {{"region", "r1"}, {"zone", "z12"}}),
                                    node("nodeC", {{"region", "r2"}, {"zone", "z21"}})};
   const Pod pending = Pod("pending").ns("").label("foo", "bar");
-  const std::vector<Pod> existing = {Pod("p1").ns("").node("nodeA").label("foo", "bar"),
-                                     Pod("p2").ns("").node("nodeC")};
-  const Pod added = Pod("addedPod").ns("").node("nodeB").label("foo", "bar");
+  const std::vector<Pod> existing = {Pod("p1").ns("").nodeName("nodeA").label("foo", "bar"),
+                                     Pod("p2").ns("").nodeName("nodeC")};
+  const Pod added = Pod("addedPod").ns("").nodeName("nodeB").label("foo", "bar");
 
   auto names = [](const service_affinity::PreFilterState& s) {
     std::vector<std::string> out;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/api/quantity.h>
 #include <ksched/api/resources.h>
+#include <ksched/api/selectors.h>
 #include <ksched/api/taints.h>
 #include <ksched/handle.h>
 #include <ksched/node_info.h>
@@ -35,6 +37,14 @@ inline api::ResourceList makeResourceList(const ResourcePairs& pairs) {
   for (const auto& [name, q] : pairs) list[name] = api::Quantity::parse(q);
   return list;
 }
+
+// Optional fields of a topology spread constraint (PodWrapper::spreadConstraint).
+struct SpreadOptions {
+  std::optional<int32_t> minDomains;
+  std::optional<std::string> nodeAffinityPolicy;
+  std::optional<std::string> nodeTaintsPolicy;
+  std::vector<std::string> matchLabelKeys;
+};
 
 class PodWrapper {
  public:
@@ -104,6 +114,45 @@ class PodWrapper {
     pod_.spec.schedulingGates = std::move(gates);
     return *this;
   }
+  // Being deleted (a deletionTimestamp).
+  PodWrapper& terminating() {
+    pod_.metadata.deletionTimestamp = "2024-01-01T00:00:00Z";
+    return *this;
+  }
+  PodWrapper& nodeSelector(api::Labels selector) {
+    pod_.spec.nodeSelector = std::move(selector);
+    return *this;
+  }
+  // A required node affinity term: `key` `op` `values` (replaces the pod's affinity).
+  PodWrapper& nodeAffinity(std::string key, api::SelectorOperator op,
+                           std::vector<std::string> values) {
+    api::NodeSelectorTerm term;
+    term.matchExpressions.push_back({std::move(key), op, std::move(values)});
+    api::NodeSelector required;
+    required.nodeSelectorTerms.push_back(std::move(term));
+    api::NodeAffinity na;
+    na.requiredDuringSchedulingIgnoredDuringExecution = std::move(required);
+    api::Affinity a;
+    a.nodeAffinity = std::move(na);
+    pod_.spec.affinity = std::move(a);
+    return *this;
+  }
+  // Adds a topology spread constraint; `when` is DoNotSchedule or ScheduleAnyway.
+  PodWrapper& spreadConstraint(int32_t maxSkew, std::string topologyKey, std::string_view when,
+                               std::optional<api::LabelSelector> selector,
+                               SpreadOptions opts = {}) {
+    api::TopologySpreadConstraint c;
+    c.maxSkew = maxSkew;
+    c.topologyKey = std::move(topologyKey);
+    c.whenUnsatisfiable = std::string(when);
+    c.labelSelector = std::move(selector);
+    c.minDomains = opts.minDomains;
+    c.nodeAffinityPolicy = std::move(opts.nodeAffinityPolicy);
+    c.nodeTaintsPolicy = std::move(opts.nodeTaintsPolicy);
+    c.matchLabelKeys = std::move(opts.matchLabelKeys);
+    pod_.spec.topologySpreadConstraints.push_back(std::move(c));
+    return *this;
+  }
 
   [[nodiscard]] const api::Pod& obj() const { return pod_; }
   [[nodiscard]] PodPtr ptr() const { return std::make_shared<const api::Pod>(pod_); }
@@ -141,6 +190,7 @@ class NodeWrapper {
   }
 
   [[nodiscard]] const api::Node& obj() const { return node_; }
+  [[nodiscard]] const std::string& name() const { return node_.metadata.name; }
   [[nodiscard]] NodePtr ptr() const { return std::make_shared<const api::Node>(node_); }
 
  private:
