@@ -257,6 +257,22 @@ nlohmann::json RestClient::get(const std::string& path) {
 
 ListResult RestClient::list(const std::string& path, const ListOptions& options) {
   ListResult out;
+  out.resourceVersion = listPaged(
+      path, options,
+      [&](std::vector<nlohmann::json>&& items) {
+        if (out.items.empty()) {
+          out.items = std::move(items);
+        } else {
+          for (auto& item : items) out.items.push_back(std::move(item));
+        }
+      },
+      [&] { out.items.clear(); });
+  return out;
+}
+
+std::string RestClient::listPaged(const std::string& path, const ListOptions& options,
+                                  const PageHandler& onPage,
+                                  const std::function<void()>& onRestart) {
   std::string cont;
   bool restarted = false;
   while (true) {
@@ -273,18 +289,21 @@ ListResult RestClient::list(const std::string& path, const ListOptions& options)
       if (e.isGone() && !cont.empty() && !restarted) {  // continue token expired: start over
         restarted = true;
         cont.clear();
-        out = ListResult{};
+        if (onRestart) onRestart();
         continue;
       }
       throw;
     }
-    if (auto items = page.find("items"); items != page.end() && items->is_array()) {
-      for (auto& item : *items) out.items.push_back(std::move(item));
+    std::vector<nlohmann::json> items;
+    if (auto it = page.find("items"); it != page.end() && it->is_array()) {
+      items = std::move(it->get_ref<nlohmann::json::array_t&>());
     }
     const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
-    out.resourceVersion = meta.value("resourceVersion", "");
+    std::string resourceVersion = meta.value("resourceVersion", "");
     cont = meta.value("continue", "");
-    if (cont.empty()) return out;
+    page = nullptr;  // only this page's items are left
+    onPage(std::move(items));
+    if (cont.empty()) return resourceVersion;
   }
 }
 

@@ -87,6 +87,12 @@ class RestClient {
   // Follows `continue` until the collection is complete. On 410 in the middle of paging
   // (continue token expired) it restarts the LIST once from scratch.
   ListResult list(const std::string& path, const ListOptions& options = {});
+  // The same, handing each page's items to `onPage` as it arrives, so that only one page is
+  // held as JSON at a time; `onRestart` is called before a restart from scratch (the pages
+  // given so far are void). Returns the collection's resourceVersion.
+  using PageHandler = std::function<void(std::vector<nlohmann::json>&& items)>;
+  std::string listPaged(const std::string& path, const ListOptions& options,
+                        const PageHandler& onPage, const std::function<void()>& onRestart);
   // Streams events to `handler` until the server ends the stream (returns normally), the
   // handler returns false, or `stop` is requested. An ERROR event or a non-200 answer throws
   // ApiError (isGone() for an expired resourceVersion). Not retried: reflectors decide.

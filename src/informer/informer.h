@@ -20,6 +20,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <ksched/api/decode.h>
@@ -75,15 +76,25 @@ class Informer final : public ReflectorSink {
     return items_.size();
   }
 
-  void replace(std::vector<nlohmann::json>&& items, const std::string& /*rv*/) override {
-    std::unordered_map<std::string, Ptr> fresh;
-    fresh.reserve(items.size());
+  void replace(std::vector<nlohmann::json>&& items, const std::string& rv) override {
+    beginList();
+    listPage(std::move(items));
+    endList(rv);
+  }
+
+  // A paged LIST: each page is decoded as it arrives, so only one page is ever held as JSON.
+  void beginList() override { listed_.clear(); }
+  void listPage(std::vector<nlohmann::json>&& items) override {
     for (auto& j : items) {
       if (Ptr p = decodeOrLog(j)) {
         std::string key = p->metadata.key();
-        fresh.emplace(std::move(key), std::move(p));
+        listed_.insert_or_assign(std::move(key), std::move(p));
       }
+      j = nullptr;
     }
+  }
+  void endList(const std::string& /*rv*/) override {
+    std::unordered_map<std::string, Ptr> fresh = std::exchange(listed_, {});
     std::vector<Ptr> added;
     std::vector<std::pair<Ptr, Ptr>> updated;
     std::vector<Ptr> deleted;
@@ -177,7 +188,8 @@ class Informer final : public ReflectorSink {
 
   std::vector<Handlers<T>> handlers_;  // constant after start()
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Ptr> items_;  // guarded by mu_
+  std::unordered_map<std::string, Ptr> items_;   // guarded by mu_
+  std::unordered_map<std::string, Ptr> listed_;  // a LIST being paged in (reflector thread)
   std::atomic<uint64_t> decodeErrors_{0};
   Reflector reflector_;  // last: its thread stops before the members above go away
 };

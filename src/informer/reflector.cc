@@ -55,19 +55,28 @@ bool Reflector::listOnce(std::stop_token stop) {
     lo.labelSelector = def_.labelSelector;
     lo.fieldSelector = def_.fieldSelector;
     lo.limit = options_.pageSize;
-    client::ListResult r = client_.list(def_.path, lo);
+    size_t n = 0;
+    sink_.beginList();
+    const std::string rv = client_.listPaged(
+        def_.path, lo,
+        [&](std::vector<nlohmann::json>&& items) {
+          n += items.size();
+          sink_.listPage(std::move(items));
+        },
+        [&] {
+          n = 0;
+          sink_.beginList();
+        });
     if (stop.stop_requested()) return false;
-    size_t n = r.items.size();
-    sink_.replace(std::move(r.items), r.resourceVersion);
+    sink_.endList(rv);
     {
       std::lock_guard lock(mu_);
-      resourceVersion_ = r.resourceVersion;
+      resourceVersion_ = rv;
       ++stats_.lists;
       synced_.store(true);
     }
     cv_.notify_all();
-    spdlog::debug("reflector {}: listed {} objects at resourceVersion {}", def_.kind, n,
-                  r.resourceVersion);
+    spdlog::debug("reflector {}: listed {} objects at resourceVersion {}", def_.kind, n, rv);
     return true;
   } catch (const client::ApiError& e) {
     if (client_.aborted()) return false;  // shutting down

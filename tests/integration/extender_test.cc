@@ -17,6 +17,7 @@
 
 #include <ksched/api/decode.h>
 #include <ksched/api/pod.h>
+#include <ksched/testing/fakes.h>
 
 #include "cluster.h"
 #include "objects.h"
@@ -302,31 +303,7 @@ std::shared_ptr<NodeInfo> nodeInfo(const std::string& name,
   return ni;
 }
 
-class Lister final : public NodeInfoLister {
- public:
-  explicit Lister(std::vector<std::shared_ptr<NodeInfo>> nodes) : owned_(std::move(nodes)) {
-    for (const auto& n : owned_) list_.push_back(n.get());
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
-    return none_;
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
-      const override {
-    return none_;
-  }
-  [[nodiscard]] const NodeInfo* get(std::string_view name) const override {
-    for (const NodeInfo* n : list_) {
-      if (n->name() == name) return n;
-    }
-    return nullptr;
-  }
-  [[nodiscard]] bool isPVCUsedByPods(std::string_view /*key*/) const override { return false; }
-
- private:
-  std::vector<std::shared_ptr<NodeInfo>> owned_;
-  std::vector<const NodeInfo*> list_, none_;
-};
+using Lister = ksched::testing::FakeLister;
 
 std::vector<std::string> names(const std::vector<const NodeInfo*>& nodes) {
   std::vector<std::string> out;
