@@ -17,7 +17,9 @@
 # no gang scheduling, places the same pods one by one, for reference).
 #
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
-# kube-scheduler.
+# kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
+# KSCHED_WRAPPER runs ksched under a profiler ("heaptrack -o /tmp/ksched-heap": its CPU and RSS
+# figures are then the wrapper's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -108,7 +110,7 @@ YAML
   KSCHED_EXTRA_ARGS="--config /tmp/ksched-perf-gang.yaml ${KSCHED_EXTRA_ARGS:-}"
 fi
 run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
-  "$BUILD/ksched" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
+  ${KSCHED_WRAPPER:-} "${KSCHED_BIN:-$BUILD/ksched}" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
   --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}
