@@ -125,7 +125,7 @@ std::unique_ptr<RestClient::Connection> RestClient::connect() const {
       X509_STORE* store = storeFromPem(config_.caPem);
       if (store == nullptr)
         throw ConfigError("certificate authority data holds no PEM certificate");
-      ssl->set_ca_cert_store(store);  // takes ownership
+      trustOnly(*ssl, store);
     }
     conn->cli = std::move(ssl);
   } else {

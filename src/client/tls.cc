@@ -35,6 +35,14 @@ X509_STORE* storeFromPem(const std::string& pem) {
   return store;
 }
 
+void trustOnly(httplib::SSLClient& ssl, X509_STORE* store) {
+  ssl.set_ca_cert_store(store);
+  // httplib loads the default verify paths unless a CA file or directory is named; a directory
+  // lookup is only consulted for certificates the store lacks, so one that does not exist adds
+  // nothing.
+  ssl.set_ca_cert_path("", "/nonexistent/ksched-trusts-only-its-ca");
+}
+
 std::unique_ptr<httplib::SSLClient> newSSLClient(const std::string& host, int port,
                                                  const std::string& certPem,
                                                  const std::string& keyPem) {

@@ -307,7 +307,7 @@ Status HttpExtender::send(const std::string& verb, const json& args, json& resul
     if (insecure_) {
       ssl->enable_server_certificate_verification(false);
     } else if (!caPem_.empty()) {
-      ssl->set_ca_cert_store(client::storeFromPem(caPem_));  // takes ownership
+      client::trustOnly(*ssl, client::storeFromPem(caPem_));
     }
     cli = std::move(ssl);
   } else {
