@@ -7,6 +7,10 @@
 #
 #   tests/perf/e2e.sh [nodes] [init-pods] [pods] [workload]   (default 500 500 2000 basic)
 #
+# MODE=backlog (basic workload): the nodes and all pods are created before the scheduler starts;
+# pods/s is all pods over the time from the scheduler's start to the last binding, and CPU per
+# pod counts every pod.
+#
 # Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
 # (500 500 1000), preemption (500 2000 500), churn (500 1000 2000: 60 s of status updates of
 # bound pods while 2000 pods are pending; prints the schedulers' attempts and CPU in that window
@@ -46,16 +50,27 @@ run_one() {
   local name=$1 metrics=$2; shift 2
   "$CLUSTER" down >/dev/null 2>&1 || true
   "$CLUSTER" up >/dev/null
-  "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
-  local pid=$!
-  sleep 2
   local out extra=()
-  [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
-  [ "$WORKLOAD" = gang ] && extra=(--gang-size "${GANG_SIZE:-16}"
-                                   --crd "$ROOT/deploy/manifests/podgroup-crd.yaml")
-  out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
-        --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
-        "${extra[@]}" | tail -n 1)
+  if [ "${MODE:-stream}" = backlog ]; then
+    "$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
+      --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
+      --mode create >/dev/null
+    "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
+    local pid=$!
+    out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
+          --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --workload "$WORKLOAD" \
+          --mode wait | tail -n 1)
+  else
+    "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
+    local pid=$!
+    sleep 2
+    [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
+    [ "$WORKLOAD" = gang ] && extra=(--gang-size "${GANG_SIZE:-16}"
+                                     --crd "$ROOT/deploy/manifests/podgroup-crd.yaml")
+    out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
+          --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
+          "${extra[@]}" | tail -n 1)
+  fi
   local cpu rss
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
@@ -86,7 +101,7 @@ if [ "$WORKLOAD" = churn ]; then
     >> /tmp/ksched-perf-kube-scheduler.yaml
 fi
 
-echo "e2e $WORKLOAD: $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
+echo "e2e $WORKLOAD (${MODE:-stream}): $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
 # The churn workload reads each scheduler's /metrics: ksched's HTTPS port with /metrics open to
 # anyone, kube-scheduler v1.20.2's insecure port.
 KSCHED_PORT=0

@@ -6,6 +6,12 @@
 //                   [--workload basic|anti-affinity|topology-spread|preemption|churn|gang]
 //                   [--gang-size 16 --crd deploy/manifests/podgroup-crd.yaml]   (gang)
 //                   [--metrics-url URL --scheduler-pid PID]   (churn)
+//                   [--mode stream|create|wait]
+//
+// Modes: stream (the default) creates everything while the scheduler runs. A backlog run is two
+// calls around the scheduler's start: `--mode create` creates the nodes and every pod (init and
+// measured) with no scheduler running and returns; `--mode wait`, started with the scheduler,
+// times from its own start until every pod of the namespace is bound (basic workload).
 //
 // Workloads (upstream scheduler_perf templates):
 //   basic            init and measured pods request 100m / 500Mi
@@ -66,6 +72,7 @@ struct Args {
   int schedulerPid = 0;    // churn: for its CPU time
   int gangSize = 16;       // gang
   std::string crd;         // gang: the PodGroup CRD manifest
+  std::string mode = "stream";
 };
 
 nlohmann::json node(int i) {
@@ -224,6 +231,49 @@ int churn(client::RestClient& c, const Args& a) {
   return bound >= boundBefore ? 0 : 1;
 }
 
+// Backlog: every pod exists and the scheduler has just been started; the time until all of them
+// (init + measured) are bound.
+int waitForBacklog(client::RestClient& c, const Args& a) {
+  const int total = a.initPods + a.pods;
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + std::chrono::seconds(a.timeoutSeconds);
+  const std::string path = "/api/v1/namespaces/" + a.ns + "/pods";
+  std::set<std::string> bound;
+  std::string from;
+  double last = 0;
+  while (static_cast<int>(bound.size()) < total && Clock::now() < deadline) {
+    if (from.empty()) {  // a LIST: what is bound already, and where to watch from
+      auto list = c.list(path, {.limit = 1000});
+      for (const auto& p : list.items) {
+        if (!p["spec"].value("nodeName", "").empty()) bound.insert(p["metadata"].value("name", ""));
+      }
+      from = list.resourceVersion;
+      last = std::chrono::duration<double>(Clock::now() - t0).count();
+      continue;
+    }
+    try {
+      c.watch(path, {.resourceVersion = from, .timeoutSeconds = 60}, [&](client::WatchEvent&& ev) {
+        from = ev.object["metadata"].value("resourceVersion", from);
+        if (ev.type == client::WatchEventType::kBookmark) return true;
+        if (!ev.object["spec"].value("nodeName", "").empty() &&
+            bound.insert(ev.object["metadata"].value("name", "")).second) {
+          last = std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+        return static_cast<int>(bound.size()) < total;
+      });
+    } catch (const client::ApiError& e) {
+      std::fprintf(stderr, "watch: %s\n", e.what());
+      from.clear();
+    }
+  }
+  std::printf(
+      "workload=%s-backlog nodes=%d init_pods=%d pods=%d bound=%zu seconds=%.2f "
+      "pods_per_s=%.1f\n",
+      a.workload.c_str(), a.nodes, a.initPods, a.pods, bound.size(), last,
+      last > 0 ? static_cast<double>(bound.size()) / last : 0.0);
+  return static_cast<int>(bound.size()) == total ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,6 +306,8 @@ int main(int argc, char** argv) {
       a.gangSize = std::stoi(v);
     else if (k == "--crd")
       a.crd = v;
+    else if (k == "--mode")
+      a.mode = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -265,6 +317,15 @@ int main(int argc, char** argv) {
   cfg.qps = 100000;
   cfg.burst = 100000;
   client::RestClient c(cfg);
+  if (a.mode == "wait") return waitForBacklog(c, a);
+  if (a.mode != "stream" && a.mode != "create") {
+    std::fprintf(stderr, "unknown mode %s\n", a.mode.c_str());
+    return 2;
+  }
+  if (a.mode == "create" && a.workload != "basic") {
+    std::fprintf(stderr, "--mode create: only the basic workload\n");
+    return 2;
+  }
   try {
     c.post("/api/v1/namespaces", {{"metadata", {{"name", a.ns}}}});
   } catch (const client::ApiError& e) {
@@ -310,6 +371,13 @@ int main(int argc, char** argv) {
   parallel(a.initPods, a.clients, [&](int i) {
     c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "init-" + std::to_string(i), false));
   });
+  if (a.mode == "create") {
+    parallel(a.pods, a.clients, [&](int i) {
+      c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i), true));
+    });
+    std::printf("created nodes=%d pods=%d\n", a.nodes, a.initPods + a.pods);
+    return 0;
+  }
   auto deadline = Clock::now() + std::chrono::seconds(a.timeoutSeconds);
   while (countBound(c, a.ns) < a.initPods) {
     if (Clock::now() > deadline) return std::fprintf(stderr, "init pods not bound\n"), 1;
