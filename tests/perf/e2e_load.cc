@@ -26,6 +26,8 @@
 //                    at 50/s: the scheduler's attempts (from its /metrics) and CPU seconds
 //                    (from /proc/PID/stat) in that window; then 200 init pods are deleted and
 //                    the time until 200 pending pods are bound is measured.
+//   unschedulable    init pods request 9999 CPUs and stay pending (upstream's Unschedulable:
+//                    the scheduler keeps them queued while it places the measured basic pods)
 //   gang             basic pods in groups of --gang-size (the PodGroup CRD is installed from
 //                    --crd; one PodGroup per group, minMember = the group's size, created
 //                    before its pods); also prints, per group, the time from its last pod
@@ -123,6 +125,8 @@ nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
     if (measured) p["spec"]["priorityClassName"] = "perf-high";
   } else if (a.workload == "churn") {
     requests = {{"cpu", "2000m"}, {"memory", "500Mi"}};
+  } else if (a.workload == "unschedulable" && !measured) {
+    requests = {{"cpu", "9999"}, {"memory", "500Mi"}};  // fits no node
   } else if (a.workload == "gang" && measured) {
     const int i = std::stoi(name.substr(name.rfind('-') + 1));
     p["metadata"]["labels"] = {
@@ -363,7 +367,7 @@ int main(int argc, char** argv) {
       }
     }
   } else if (a.workload != "basic" && a.workload != "anti-affinity" &&
-             a.workload != "topology-spread") {
+             a.workload != "topology-spread" && a.workload != "unschedulable") {
     std::fprintf(stderr, "unknown workload %s\n", a.workload.c_str());
     return 2;
   }
@@ -379,7 +383,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto deadline = Clock::now() + std::chrono::seconds(a.timeoutSeconds);
-  while (countBound(c, a.ns) < a.initPods) {
+  while (a.workload != "unschedulable" && countBound(c, a.ns) < a.initPods) {
     if (Clock::now() > deadline) return std::fprintf(stderr, "init pods not bound\n"), 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
