@@ -84,36 +84,30 @@ std::optional<int64_t> Decoder::int64(const json& j, std::string_view key,
                  std::numeric_limits<int64_t>::max());
 }
 
-std::optional<double> Decoder::number(const json& j, std::string_view key,
-                                      const std::string& path) {
+template <typename T>
+std::optional<T> Decoder::scalar(const json& j, std::string_view key, const std::string& path,
+                                 bool (json::*is)() const noexcept, const char* expected) {
   const json* v = member(j, key);
   if (v == nullptr) return std::nullopt;
-  if (!v->is_number()) {
-    typeError(childPath(path, key), "a number", *v);
+  if (!(v->*is)()) {
+    typeError(childPath(path, key), expected, *v);
     return std::nullopt;
   }
-  return v->get<double>();
+  return v->get<T>();
+}
+
+std::optional<double> Decoder::number(const json& j, std::string_view key,
+                                      const std::string& path) {
+  return scalar<double>(j, key, path, &json::is_number, "a number");
 }
 
 std::optional<bool> Decoder::boolean(const json& j, std::string_view key, const std::string& path) {
-  const json* v = member(j, key);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_boolean()) {
-    typeError(childPath(path, key), "a boolean", *v);
-    return std::nullopt;
-  }
-  return v->get<bool>();
+  return scalar<bool>(j, key, path, &json::is_boolean, "a boolean");
 }
 
 std::optional<std::string> Decoder::string(const json& j, std::string_view key,
                                            const std::string& path) {
-  const json* v = member(j, key);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_string()) {
-    typeError(childPath(path, key), "a string", *v);
-    return std::nullopt;
-  }
-  return v->get<std::string>();
+  return scalar<std::string>(j, key, path, &json::is_string, "a string");
 }
 
 std::optional<std::vector<std::string>> Decoder::stringList(const json& j, std::string_view key,

@@ -63,6 +63,10 @@ class Decoder {
 
  private:
   Decoder() = default;
+  // j[key] as T when `is` holds for it, else reported as not `expected`.
+  template <typename T>
+  std::optional<T> scalar(const json& j, std::string_view key, const std::string& path,
+                          bool (json::*is)() const noexcept, const char* expected);
   std::vector<std::string>* errors_ = nullptr;  // null: throw
 };
 
