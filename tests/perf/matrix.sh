@@ -8,8 +8,9 @@
 #   tests/perf/matrix.sh [--sizes "500 1000 5000 15000"]
 #                        [--workloads "basic basic-backlog anti-affinity topology-spread
 #                                      preemption unschedulable"]
-#                        [--out build/perf/matrix.json] [--page docs/performance-matrix.md]
+#                        [--out docs/performance-matrix.json] [--page docs/performance-matrix.md]
 #   tests/perf/matrix.sh --render-only [--out FILE] [--page FILE]   (redraw from the JSON)
+#   --note TEXT is printed under the stamp (e.g. what else the machine was doing).
 #
 # Pods per cell (init + measured), after upstream's scheduler_perf templates, fewer where a
 # 2-core machine would take too long:
@@ -23,9 +24,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SIZES="500 1000 5000 15000"
 WORKLOADS="basic basic-backlog anti-affinity topology-spread preemption unschedulable"
-OUT=$ROOT/build/perf/matrix.json
+OUT=$ROOT/docs/performance-matrix.json
 PAGE=$ROOT/docs/performance-matrix.md
 RENDER_ONLY=0
+NOTE=
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2 ;;
@@ -33,7 +35,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --page) PAGE=$2; shift 2 ;;
     --render-only) RENDER_ONLY=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --note) NOTE=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -87,8 +90,8 @@ run_matrix() {
   machine=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   cores=$(nproc)
   {
-    printf '{"date":"%s","machine":"%s","cores":%d,"memory_gib":%d,"runs":[\n' \
-      "$(date -u +%Y-%m-%d)" "${machine//\"/}" "$cores" \
+    printf '{"date":"%s","machine":"%s","cores":%d,"memory_gib":%d,"note":"%s","runs":[\n' \
+      "$(date -u +%Y-%m-%d)" "${machine//\"/}" "$cores" "${NOTE//\"/}" \
       "$(awk '/MemTotal/ {printf "%d", $2 / 1048576 + 0.5}' /proc/meminfo)"
     paste -sd, "$lines" | sed 's/},{/},\n{/g'
     printf ']}\n'
@@ -113,6 +116,7 @@ render() {
   date=$(sed -n 's/.*"date":"\([^"]*\)".*/\1/p' "$OUT")
   machine=$(sed -n 's/.*"machine":"\([^"]*\)".*/\1/p' "$OUT")
   cores=$(sed -n 's/.*"cores":\([0-9]*\).*/\1/p' "$OUT")
+  [ -n "$NOTE" ] || NOTE=$(sed -n 's/.*"note":"\([^"]*\)".*/\1/p' "$OUT")
   img=$(dirname "$PAGE")/img
   mkdir -p "$img"
   local runs
@@ -125,6 +129,7 @@ render() {
     echo "control plane (etcd + kube-apiserver v1.20.2 on the same machine), client QPS/burst 5000."
     echo "Ratios are ksched / kube-scheduler v1.20.2. See [performance.md](performance.md) for the"
     echo "workloads and how each figure is measured."
+    [ -z "$NOTE" ] || { echo; echo "$NOTE"; }
     for workload in $(awk '{print $1}' <<<"$runs" | awk '!seen[$0]++'); do
       echo
       echo "## $workload"
