@@ -91,8 +91,8 @@ run_matrix() {
   cores=$(nproc)
   {
     printf '{"date":"%s","machine":"%s","cores":%d,"memory_gib":%d,"note":"%s","runs":[\n' \
-      "$(date -u +%Y-%m-%d)" "${machine//\"/}" "$cores" "${NOTE//\"/}" \
-      "$(awk '/MemTotal/ {printf "%d", $2 / 1048576 + 0.5}' /proc/meminfo)"
+      "$(date -u +%Y-%m-%d)" "${machine//\"/}" "$cores" \
+      "$(awk '/MemTotal/ {printf "%d", $2 / 1048576 + 0.5}' /proc/meminfo)" "${NOTE//\"/}"
     paste -sd, "$lines" | sed 's/},{/},\n{/g'
     printf ']}\n'
   } > "$OUT"
