@@ -353,11 +353,14 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     instantiate(ref.name, prefix + ".plugins.multiPoint.enabled[" + std::to_string(i) + "]");
     multiPoint.push_back(ref);
   }
+  // "<prefix>.plugins.<point>.enabled[i]"
+  auto enabledPath = [&](const config::ExtensionPointField& point, size_t i) {
+    return prefix + ".plugins." + std::string(point.field) + ".enabled[" + std::to_string(i) + "]";
+  };
   for (const auto& point : config::kExtensionPoints) {
     const auto& set = profile.plugins.*point.set;
     for (size_t i = 0; i < set.enabled.size(); ++i) {
-      instantiate(set.enabled[i].name, prefix + ".plugins." + std::string(point.field) +
-                                           ".enabled[" + std::to_string(i) + "]");
+      instantiate(set.enabled[i].name, enabledPath(point, i));
     }
   }
   for (const auto& [name, _] : argsIndex) {
@@ -386,8 +389,7 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     for (const auto& m : multiPoint) inMultiPoint.insert(m.name);
     for (size_t i = 0; i < set.enabled.size(); ++i) {
       if (inMultiPoint.contains(set.enabled[i].name)) {
-        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + std::string(point.field) +
-                                                 ".enabled[" + std::to_string(i) + "]");
+        ordered.emplace_back(set.enabled[i], enabledPath(point, i));
       }
     }
     for (const auto& m : multiPoint) {
@@ -398,8 +400,7 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     }
     for (size_t i = 0; i < set.enabled.size(); ++i) {
       if (!inMultiPoint.contains(set.enabled[i].name)) {
-        ordered.emplace_back(set.enabled[i], prefix + ".plugins." + std::string(point.field) +
-                                                 ".enabled[" + std::to_string(i) + "]");
+        ordered.emplace_back(set.enabled[i], enabledPath(point, i));
       }
     }
     std::set<std::string> seen;
