@@ -76,7 +76,8 @@ class Informer final : public ReflectorSink {
     return items_.size();
   }
 
-  void replace(std::vector<nlohmann::json>&& items, const std::string& rv) override {
+  // One whole LIST at once (beginList, one page, endList).
+  void replace(std::vector<nlohmann::json>&& items, const std::string& rv) {
     beginList();
     listPage(std::move(items));
     endList(rv);

@@ -1,6 +1,6 @@
 // Reflector: the list+watch loop for one resource kind, independent of the object type.
 //
-//   LIST (paged) ──► sink.replace(items, rv) ──► WATCH from rv ──► sink.apply(event) ...
+//   LIST (paged) ──► sink.beginList/listPage/endList(rv) ──► WATCH from rv ──► sink.apply(event)
 //        ▲                                           │
 //        │ 410 Gone / expired resourceVersion        │ stream ended (timeoutSeconds): WATCH again
 //        └───────────────────────────────────────────┤ error: back off, WATCH again from last rv
@@ -19,7 +19,6 @@
 #include <stop_token>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "client/rest_client.h"
@@ -38,25 +37,15 @@ struct ResourceDef {
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
-  // The full state as of `resourceVersion`: the sink diffs it against what it holds.
-  virtual void replace(std::vector<nlohmann::json>&& items, const std::string& resourceVersion) = 0;
   // A LIST as it is paged in: beginList(), listPage() per page (again from beginList() when
-  // the LIST restarts), then endList() with the collection's resourceVersion — the same as one
-  // replace() of every page's items. By default the pages are kept and replace()d at the end;
-  // a sink that decodes each page at once holds one page's JSON at a time.
-  virtual void beginList() { pending_.clear(); }
-  virtual void listPage(std::vector<nlohmann::json>&& items) {
-    for (auto& item : items) pending_.push_back(std::move(item));
-  }
-  virtual void endList(const std::string& resourceVersion) {
-    replace(std::exchange(pending_, {}), resourceVersion);
-  }
-
+  // the LIST restarts), then endList() with the collection's resourceVersion: the full state,
+  // which the sink diffs against what it holds. A sink that decodes each page at once holds
+  // one page's JSON at a time.
+  virtual void beginList() = 0;
+  virtual void listPage(std::vector<nlohmann::json>&& items) = 0;
+  virtual void endList(const std::string& resourceVersion) = 0;
   // One watch event (never kError; bookmarks only move the resourceVersion and are not passed).
   virtual void apply(client::WatchEventType type, nlohmann::json&& object) = 0;
-
- private:
-  std::vector<nlohmann::json> pending_;  // the reflector's thread only
 };
 
 class Reflector {
