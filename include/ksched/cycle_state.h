@@ -4,13 +4,19 @@
 // parallel Filter/Score. Every value implements clone(): preemption runs Filter on copies.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
 namespace ksched {
+
+namespace framework {
+class Framework;
+}
 
 class StateData {
  public:
@@ -55,6 +61,7 @@ class CycleState {
     for (const auto& [k, v] : data_) c.data_.emplace(k, v ? v->clone() : nullptr);
     c.skipFilterPlugins = skipFilterPlugins;
     c.skipScorePlugins = skipScorePlugins;
+    c.skippedFilters_ = skippedFilters_;
     return c;
   }
 
@@ -63,6 +70,10 @@ class CycleState {
   std::set<std::string, std::less<>> skipScorePlugins;
 
  private:
+  friend class framework::Framework;
+  // skipFilterPlugins as positions in the profile's Filter list (bit i = the i-th is skipped),
+  // set by the framework after PreFilter so the per-node loop looks no names up.
+  std::optional<uint64_t> skippedFilters_;
   std::map<std::string, std::unique_ptr<StateData>, std::less<>> data_;
 };
 

@@ -221,6 +221,7 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
       listers_(std::make_unique<const ForwardingListers>(services_)) {
   if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   build(profile, registry, fieldPrefix);
+  pluginChildren_ = std::make_unique<PluginChildren[]>(owned_.size());
 }
 
 void Framework::attach(Services services) {
@@ -603,6 +604,14 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
         }
       }
     }
+    state.skippedFilters_.reset();
+    if (filter_.size() <= 64) {
+      uint64_t mask = 0;
+      for (size_t i = 0; i < filter_.size(); ++i) {
+        if (state.skipFilterPlugins.contains(filter_[i]->name())) mask |= uint64_t{1} << i;
+      }
+      state.skippedFilters_ = mask;
+    }
     return {};
   });
 }
@@ -635,8 +644,14 @@ Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const api::P
 Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
                                    const NodeInfo& node, std::vector<Status>* all) const {
   std::optional<Status> first;
-  for (auto* p : filter_) {
-    if (!state.skipFilterPlugins.empty() && state.skipFilterPlugins.contains(p->name())) continue;
+  const std::optional<uint64_t> skipped =
+      state.skipFilterPlugins.empty() ? std::optional<uint64_t>(0) : state.skippedFilters_;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    auto* p = filter_[i];
+    if (skipped ? (i < 64 && (*skipped >> i & 1U) != 0)
+                : state.skipFilterPlugins.contains(p->name())) {
+      continue;
+    }
     Status s = timedPlugin(p, "Filter", [&] { return p->filter(state, pod, node); });
     if (!s.ok()) {
       if (s.isError()) {
@@ -783,12 +798,20 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
     totals.assign(nodes.size(), 0);
     std::vector<const Weighted<ScorePlugin>*> active;
     for (const auto& w : score_) {
-      if (!state.skipScorePlugins.contains(w.plugin->name())) active.push_back(&w);
+      if (state.skipScorePlugins.empty() || !state.skipScorePlugins.contains(w.plugin->name())) {
+        active.push_back(&w);
+      }
     }
     if (active.empty() || nodes.empty()) return {};
-    std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(nodes.size()));
+    // Kept from cycle to cycle (per thread: explain may score beside the loop), so that neither
+    // the lists nor the node names in them are allocated again for every pod.
+    thread_local std::vector<std::vector<NodeScore>> scratch;
+    auto& scores = scratch;  // the calling thread's, also inside the parallel workers
+    if (scores.size() < active.size()) scores.resize(active.size());
+    for (size_t k = 0; k < active.size(); ++k) scores[k].resize(nodes.size());
     std::mutex errMu;
-    std::optional<Status> firstError;
+    std::optional<Status> firstError;  // guarded by errMu
+    std::atomic<bool> failed{false};   // firstError is set
     parallelizer().until(
         static_cast<int>(nodes.size()),
         [&](int i) {
@@ -800,15 +823,14 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
             if (!s.ok()) {
               std::lock_guard lock(errMu);
               if (!firstError) firstError = withPlugin(std::move(s), active[k]->plugin->name());
+              failed.store(true, std::memory_order_relaxed);
               return;
             }
-            scores[k][i] = NodeScore{nodes[i]->name(), v};
+            scores[k][i].name.assign(nodes[i]->name());
+            scores[k][i].score = v;
           }
         },
-        [&] {
-          std::lock_guard lock(errMu);
-          return firstError.has_value();
-        });
+        [&] { return failed.load(std::memory_order_relaxed); });
     if (firstError) {
       return Status::error("running Score plugin \"" + firstError->plugin() +
                            "\": " + firstError->message())
@@ -1019,9 +1041,24 @@ void Framework::observeExtensionPoint(ExtensionPoint ep, Code code,
 
 void Framework::observePlugin(const Plugin* p, std::string_view ep, Code code,
                               std::chrono::steady_clock::time_point start) const {
-  // Sampled cycles only: the family's own child lookup is cheap enough here.
-  services_.metrics->pluginExecution(p->name(), ep, codeName(code))
-      .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto c = static_cast<size_t>(code);
+  const auto point = std::find(kTimedPoints.begin(), kTimedPoints.end(), ep);
+  const auto owner =
+      std::find_if(owned_.begin(), owned_.end(), [&](const auto& o) { return o.get() == p; });
+  if (c >= kNumCodes || point == kTimedPoints.end() || owner == owned_.end()) {
+    services_.metrics->pluginExecution(p->name(), ep, codeName(code)).Observe(seconds);
+    return;
+  }
+  auto& slot = pluginChildren_[static_cast<size_t>(owner - owned_.begin())]
+                              [static_cast<size_t>(point - kTimedPoints.begin())][c];
+  prometheus::Histogram* h = slot.load(std::memory_order_acquire);
+  if (h == nullptr) {
+    h = &services_.metrics->pluginExecution(p->name(), ep, codeName(code));
+    slot.store(h, std::memory_order_release);
+  }
+  h->Observe(seconds);
 }
 
 std::unique_ptr<Framework> Prebuilt::take(std::string_view path, std::string_view schedulerName) {

@@ -282,6 +282,14 @@ class Framework final : public Handle {
                      kNumExtensionPoints>
       epChildren_{};
   std::atomic<bool> recordPluginMetrics_{false};
+  // plugin_execution_duration_seconds children by plugin (position in owned_), timed point
+  // (kTimedPoints) and code, created on first use: the sampled cycles time every plugin on every
+  // node, and the registry's own lookup takes a lock.
+  static constexpr std::array<std::string_view, 6> kTimedPoints = {
+      "PreFilter", "Filter", "PreScore", "Score", "Reserve", "Permit"};
+  using PluginChildren =
+      std::array<std::array<std::atomic<prometheus::Histogram*>, kNumCodes>, kTimedPoints.size()>;
+  std::unique_ptr<PluginChildren[]> pluginChildren_;  // owned_.size() entries, set by build()
 
   // Ends waits whose deadline passed (started by the first onPermitDecided()).
   void runPermitTimer(std::stop_token st);

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace ksched::framework {
@@ -24,14 +26,25 @@ ThreadPoolParallelizer::~ThreadPoolParallelizer() {
 }
 
 void ThreadPoolParallelizer::work(const std::function<void(int)>& fn,
-                                  const std::function<bool()>& stop, int n) {
-  for (int i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n;) {
-    if (stop && stop()) {
-      next_.store(n, std::memory_order_relaxed);
-      break;
+                                  const std::function<bool()>& stop, int n, int chunk) {
+  for (int first; (first = next_.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
+    const int last = std::min(n, first + chunk);
+    for (int i = first; i < last; ++i) {
+      if (stop && stop()) {
+        next_.store(n, std::memory_order_relaxed);
+        return;
+      }
+      fn(i);
     }
-    fn(i);
   }
+}
+
+int ThreadPoolParallelizer::chunkSize(int n, int parallelism) {
+  // As upstream's chunkSizeFor: about sqrt(n) indexes per claim, fewer when that would leave a
+  // worker without any; one shared counter touched per chunk rather than per node.
+  int s = static_cast<int>(std::sqrt(static_cast<double>(n)));
+  s = std::min(s, n / parallelism + 1);
+  return std::max(s, 1);
 }
 
 void ThreadPoolParallelizer::worker(std::stop_token st) {
@@ -40,6 +53,7 @@ void ThreadPoolParallelizer::worker(std::stop_token st) {
     const std::function<void(int)>* fn = nullptr;
     const std::function<bool()>* stop = nullptr;
     int n = 0;
+    int chunk = 1;
     {
       std::unique_lock lock(mu_);
       if (!cv_.wait(lock, st, [&] { return jobGeneration_ != seen; })) return;
@@ -48,9 +62,10 @@ void ThreadPoolParallelizer::worker(std::stop_token st) {
       fn = fn_;
       stop = stop_;
       n = n_;
+      chunk = chunk_;
       ++busy_;
     }
-    work(*fn, *stop, n);
+    work(*fn, *stop, n, chunk);
     {
       std::lock_guard lock(mu_);
       --busy_;
@@ -75,11 +90,12 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
     fn_ = &fn;
     stop_ = stop ? &stop : &kNoStop;
     n_ = n;
+    chunk_ = chunkSize(n, parallelism_);
     next_.store(0, std::memory_order_relaxed);
     ++jobGeneration_;
   }
   cv_.notify_all();
-  work(fn, stop, n);
+  work(fn, stop, n, chunkSize(n, parallelism_));
   std::unique_lock lock(mu_);
   // Close the job: workers that have not joined yet must not start it late.
   fn_ = nullptr;

@@ -29,7 +29,9 @@ class ThreadPoolParallelizer final : public Parallelizer {
              const std::function<bool()>& stop = nullptr) override;
 
  private:
-  void work(const std::function<void(int)>& fn, const std::function<bool()>& stop, int n);
+  void work(const std::function<void(int)>& fn, const std::function<bool()>& stop, int n,
+            int chunk);
+  static int chunkSize(int n, int parallelism);
   void worker(std::stop_token st);
 
   const int parallelism_;
@@ -44,6 +46,7 @@ class ThreadPoolParallelizer final : public Parallelizer {
   const std::function<void(int)>* fn_ = nullptr;
   const std::function<bool()>* stop_ = nullptr;
   int n_ = 0;
+  int chunk_ = 1;
   std::atomic<int> next_{0};
   std::vector<std::jthread> threads_;
 };

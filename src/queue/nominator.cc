@@ -34,6 +34,7 @@ void Nominator::updateNominatedPod(const api::Pod& oldPod, PodInfoPtr newPodInfo
 }
 
 std::vector<PodInfoPtr> Nominator::nominatedPodsForNode(const std::string& nodeName) const {
+  if (count_.load(std::memory_order_acquire) == 0) return {};
   std::lock_guard lock(mu_);
   auto it = byNode_.find(nodeName);
   return it == byNode_.end() ? std::vector<PodInfoPtr>{} : it->second;
@@ -56,6 +57,7 @@ void Nominator::addLocked(PodInfoPtr podInfo, const std::string& nodeName) {
   if (nodeName.empty()) return;
   nodeByUid_[uid] = nodeName;
   byNode_[nodeName].push_back(std::move(podInfo));
+  count_.store(nodeByUid_.size(), std::memory_order_release);
 }
 
 void Nominator::deleteLocked(const std::string& uid) {
@@ -68,6 +70,7 @@ void Nominator::deleteLocked(const std::string& uid) {
     if (pods.empty()) byNode_.erase(nodeIt);
   }
   nodeByUid_.erase(it);
+  count_.store(nodeByUid_.size(), std::memory_order_release);
 }
 
 }  // namespace ksched::queue

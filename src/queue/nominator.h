@@ -11,6 +11,7 @@
 // deleteNominatedPodIfExists / SchedulingQueue::remove).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -50,6 +51,9 @@ class Nominator {
   // Guarded by mu_: node name -> nominated pods; uid -> node name (both always in sync).
   std::map<std::string, std::vector<PodInfoPtr>, std::less<>> byNode_;
   std::unordered_map<std::string, std::string> nodeByUid_;
+  // nodeByUid_.size(), readable without the lock: Filter asks for every node of every cycle,
+  // and there is usually nothing nominated.
+  std::atomic<size_t> count_{0};
 };
 
 }  // namespace ksched::queue

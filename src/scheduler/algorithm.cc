@@ -170,7 +170,8 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
   std::atomic<int> found{0};
   std::atomic<int> processed{0};
   std::mutex mu;
-  std::optional<Status> firstError;
+  std::optional<Status> firstError;  // guarded by mu
+  std::atomic<bool> failed{false};   // firstError is set (read by stop() without the lock)
   fwk.parallelizer().until(
       n,
       [&](int i) {
@@ -188,15 +189,15 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
         std::lock_guard lock(mu);
         if (fs.isError()) {
           if (!firstError) firstError = std::move(fs);
+          failed.store(true, std::memory_order_relaxed);
           return;
         }
         if (!fs.plugin().empty()) diagnosis.unschedulablePlugins.insert(fs.plugin());
         diagnosis.nodeToStatus.emplace(node->name(), std::move(fs));
       },
       [&] {
-        if (found.load() >= toFind) return true;
-        std::lock_guard lock(mu);
-        return firstError.has_value();
+        return found.load(std::memory_order_relaxed) >= toFind ||
+               failed.load(std::memory_order_relaxed);
       });
   if (firstError) return *firstError;
   feasible.resize(static_cast<size_t>(std::min(found.load(), toFind)));

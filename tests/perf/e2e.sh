@@ -20,6 +20,7 @@
 # group's time from its last pod created to its last pod bound; kube-scheduler v1.20.2, which has
 # no gang scheduling, places the same pods one by one, for reference).
 #
+# THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
 # KSCHED_WRAPPER runs ksched under a profiler ("heaptrack -o /tmp/ksched-heap": its CPU and RSS
@@ -72,6 +73,11 @@ run_one() {
           "${extra[@]}" | tail -n 1)
   fi
   local cpu rss
+  if [ -n "${THREADS:-}" ]; then  # CPU seconds by thread name (threads that ended are not listed)
+    for t in /proc/$pid/task/*; do
+      printf '%s %s\n' "$(cat "$t/comm")" "$(cpu_seconds "$pid/task/${t##*/}")"
+    done | awk '{sub(/-[0-9]+$/, "-*", $1); s[$1] += $2} END {for (k in s) printf "  %-18s %6.2f\n", k, s[k]}' | sort -k2 -rn
+  fi
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
   kill -TERM $pid; wait $pid 2>/dev/null || true
