@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/backoff.h"
+#include "client/object_json.h"
 #include "client/tls.h"
 #include "client/url.h"
 
@@ -284,7 +285,9 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
                     {"resourceVersion", cont.empty() ? options.resourceVersion : ""}});
     nlohmann::json page;
     try {
-      page = nlohmann::json::parse(call("GET", path, query, nullptr, ""));
+      page = parseObjectJson(call("GET", path, query, nullptr, ""));
+      if (page.is_discarded())
+        throw std::runtime_error("LIST " + path + ": the answer is not JSON");
     } catch (const ApiError& e) {
       if (e.isGone() && !cont.empty() && !restarted) {  // continue token expired: start over
         restarted = true;
@@ -333,7 +336,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   bool handlerStopped = false;
   auto onLine = [&](std::string_view line) -> bool {
     if (line.empty()) return true;
-    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    auto j = parseObjectJson(line);
     if (!j.is_object()) {
       spdlog::warn("WATCH {}: skipping an undecodable event line", path);
       return true;

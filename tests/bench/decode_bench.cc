@@ -1,0 +1,107 @@
+// Micro benchmarks of decoding what the apiserver sends: one Pod as a watch event carries it
+// (JSON, with the managedFields the apiserver adds), parsed by nlohmann's parser, by the
+// informers' parser (client::parseObjectJson) and read into api::Pod as the informer does. Figures
+// are printed, never asserted (docs/performance.md).
+#include <benchmark/benchmark.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include <ksched/api/decode.h>
+#include <ksched/api/pod.h>
+
+#include "client/object_json.h"
+
+namespace ksched {
+namespace {
+
+// A benchmark pod (tests/perf/e2e_load.cc) after its binding, as kube-apiserver v1.20.2 returns
+// it: defaulted fields, managedFields of the creating client and the scheduler, the
+// PodScheduled condition.
+const char* const kBoundPod = R"({
+  "kind": "Pod", "apiVersion": "v1",
+  "metadata": {
+    "name": "m-1234", "namespace": "perf", "uid": "6f1a2c3e-8d6b-4a9e-9b1f-2f4b5c6d7e8f",
+    "resourceVersion": "123456", "creationTimestamp": "2026-11-24T23:40:01Z",
+    "labels": {"app": "perf", "name": "m-1234"},
+    "managedFields": [
+      {"manager": "ksched_e2e_load", "operation": "Update", "apiVersion": "v1",
+       "time": "2026-11-24T23:40:01Z", "fieldsType": "FieldsV1",
+       "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}, "f:name": {}}},
+                    "f:spec": {"f:containers": {"k:{\"name\":\"pause\"}": {
+                      ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+                      "f:resources": {".": {}, "f:requests": {".": {}, "f:cpu": {},
+                                                              "f:memory": {}}},
+                      "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+                      "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {},
+                      "f:schedulerName": {}, "f:securityContext": {},
+                      "f:terminationGracePeriodSeconds": {}}}},
+      {"manager": "ksched", "operation": "Update", "apiVersion": "v1",
+       "time": "2026-11-24T23:40:02Z", "fieldsType": "FieldsV1",
+       "fieldsV1": {"f:status": {"f:conditions": {".": {}, "k:{\"type\":\"PodScheduled\"}": {
+         ".": {}, "f:lastProbeTime": {}, "f:lastTransitionTime": {}, "f:status": {},
+         "f:type": {}}}}}}
+    ]
+  },
+  "spec": {
+    "volumes": [],
+    "containers": [{
+      "name": "pause", "image": "registry.k8s.io/pause:3.9",
+      "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+      "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+      "imagePullPolicy": "IfNotPresent"
+    }],
+    "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+    "nodeName": "perf-node-321", "securityContext": {}, "schedulerName": "default-scheduler",
+    "tolerations": [
+      {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+       "tolerationSeconds": 300},
+      {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+       "tolerationSeconds": 300}
+    ],
+    "priority": 0, "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority"
+  },
+  "status": {
+    "phase": "Pending",
+    "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": null,
+                    "lastTransitionTime": "2026-11-24T23:40:02Z"}],
+    "qosClass": "Burstable"
+  }
+})";
+
+// Parse alone: the JSON text into nlohmann's tree.
+void BM_ParsePodJson(benchmark::State& state) {
+  const std::string body = kBoundPod;
+  for (auto _ : state) {
+    auto j = nlohmann::json::parse(body);
+    benchmark::DoNotOptimize(j);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_ParsePodJson)->Unit(benchmark::kMicrosecond);
+
+// What the informer does for every Pod it receives: parse (without managedFields), then read
+// into api::Pod.
+void BM_DecodePodJson(benchmark::State& state) {
+  const std::string body = kBoundPod;
+  for (auto _ : state) {
+    auto pod = api::decode<api::Pod>(client::parseObjectJson(body));
+    benchmark::DoNotOptimize(pod);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_DecodePodJson)->Unit(benchmark::kMicrosecond);
+
+// The informers' parse: the same tree without metadata.managedFields, skipped while parsing.
+void BM_ParsePodObjectJson(benchmark::State& state) {
+  const std::string body = kBoundPod;
+  for (auto _ : state) {
+    auto j = client::parseObjectJson(body);
+    benchmark::DoNotOptimize(j);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_ParsePodObjectJson)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace ksched
