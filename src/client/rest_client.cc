@@ -393,6 +393,11 @@ nlohmann::json RestClient::post(const std::string& path, const nlohmann::json& b
   return nlohmann::json::parse(call("POST", path, "", &b, "application/json"));
 }
 
+void RestClient::create(const std::string& path, const nlohmann::json& body) {
+  std::string b = body.dump();
+  (void)call("POST", path, "", &b, "application/json");
+}
+
 nlohmann::json RestClient::put(const std::string& path, const nlohmann::json& body) {
   std::string b = body.dump();
   return nlohmann::json::parse(call("PUT", path, "", &b, "application/json"));

@@ -99,6 +99,8 @@ class RestClient {
   void watch(const std::string& path, const WatchOptions& options, const WatchHandler& handler,
              std::stop_token stop = {});
   nlohmann::json post(const std::string& path, const nlohmann::json& body);
+  // POST whose answer (the created object) is not wanted: it is not parsed. Bindings, Events.
+  void create(const std::string& path, const nlohmann::json& body);
   nlohmann::json put(const std::string& path, const nlohmann::json& body);
   // contentType: application/merge-patch+json, application/strategic-merge-patch+json,
   // application/json-patch+json.

@@ -40,8 +40,7 @@ nlohmann::json RestClusterApi::bindingBody(const api::Pod& pod, const std::strin
 }
 
 ApiResult RestClusterApi::bindPod(const api::Pod& pod, const std::string& nodeName) {
-  return attempt(
-      [&] { (void)client_.post(podPath(pod) + "/binding", bindingBody(pod, nodeName)); });
+  return attempt([&] { client_.create(podPath(pod) + "/binding", bindingBody(pod, nodeName)); });
 }
 
 ApiResult RestClusterApi::deletePod(const api::Pod& pod) {

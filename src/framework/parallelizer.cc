@@ -8,8 +8,8 @@
 
 namespace ksched::framework {
 
-ThreadPoolParallelizer::ThreadPoolParallelizer(int parallelism)
-    : parallelism_(parallelism < 1 ? 1 : parallelism) {
+ThreadPoolParallelizer::ThreadPoolParallelizer(int parallelism, std::chrono::microseconds wakeAfter)
+    : parallelism_(parallelism < 1 ? 1 : parallelism), wakeAfter_(wakeAfter) {
   for (int i = 1; i < parallelism_; ++i) {
     threads_.emplace_back([this, i](std::stop_token st) {
       std::string name = "parallel-" + std::to_string(i);
@@ -85,17 +85,37 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
     }
     return;
   }
-  {
-    std::lock_guard lock(mu_);
-    fn_ = &fn;
-    stop_ = stop ? &stop : &kNoStop;
-    n_ = n;
-    chunk_ = chunkSize(n, parallelism_);
-    next_.store(0, std::memory_order_relaxed);
-    ++jobGeneration_;
+  // The caller starts alone and wakes the pool only once the job has run for wakeAfter_: waking
+  // a thread and waiting for it costs more than short jobs take (a Filter or Score pass over a
+  // few hundred nodes), long ones are shared as before.
+  const int chunk = chunkSize(n, parallelism_);
+  next_.store(0, std::memory_order_relaxed);
+  const auto started = std::chrono::steady_clock::now();
+  bool shared = false;
+  for (int first; (first = next_.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
+    const int last = std::min(n, first + chunk);
+    for (int i = first; i < last; ++i) {
+      if (stop && stop()) {
+        next_.store(n, std::memory_order_relaxed);
+        break;
+      }
+      fn(i);
+    }
+    if (!shared && next_.load(std::memory_order_relaxed) < n &&
+        std::chrono::steady_clock::now() - started >= wakeAfter_) {
+      {
+        std::lock_guard lock(mu_);
+        fn_ = &fn;
+        stop_ = stop ? &stop : &kNoStop;
+        n_ = n;
+        chunk_ = chunk;
+        ++jobGeneration_;
+      }
+      cv_.notify_all();
+      shared = true;
+    }
   }
-  cv_.notify_all();
-  work(fn, stop, n, chunkSize(n, parallelism_));
+  if (!shared) return;
   std::unique_lock lock(mu_);
   // Close the job: workers that have not joined yet must not start it late.
   fn_ = nullptr;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -18,8 +19,11 @@ namespace ksched::framework {
 
 class ThreadPoolParallelizer final : public Parallelizer {
  public:
-  // parallelism < 1 is treated as 1.
-  explicit ThreadPoolParallelizer(int parallelism);
+  // parallelism < 1 is treated as 1. A job is shared with the pool once the caller has run it
+  // alone for `wakeAfter` (0: from the start).
+  explicit ThreadPoolParallelizer(int parallelism,
+                                  std::chrono::microseconds wakeAfter = kDefaultWakeAfter);
+  static constexpr std::chrono::microseconds kDefaultWakeAfter{50};
   ~ThreadPoolParallelizer() override;
   ThreadPoolParallelizer(const ThreadPoolParallelizer&) = delete;
   ThreadPoolParallelizer& operator=(const ThreadPoolParallelizer&) = delete;
@@ -35,6 +39,7 @@ class ThreadPoolParallelizer final : public Parallelizer {
   void worker(std::stop_token st);
 
   const int parallelism_;
+  const std::chrono::microseconds wakeAfter_;
 
   std::mutex mu_;
   std::condition_variable_any cv_;  // workers wait for a job

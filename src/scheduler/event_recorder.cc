@@ -238,7 +238,7 @@ void ApiEventRecorder::send(Shard& sh, const Pending& p, uint64_t key) {
                          {"uid", p.uid},
                          {"resourceVersion", p.resourceVersion}}}};
   try {
-    client_.post("/apis/events.k8s.io/v1/namespaces/" + p.ns + "/events", ev);
+    client_.create("/apis/events.k8s.io/v1/namespaces/" + p.ns + "/events", ev);
     sent_.fetch_add(1);
   } catch (const client::ApiError& e) {
     if (client_.aborted() || pastDeadline()) {

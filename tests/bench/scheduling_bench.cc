@@ -2,6 +2,7 @@
 // asserted; docs/performance.md records them next to kube-scheduler's.
 #include <benchmark/benchmark.h>
 
+#include <optional>
 #include <thread>
 
 #include <ksched/api/quantity.h>
@@ -57,11 +58,12 @@ PodPtr makePod(const std::string& name, const std::string& node) {
 struct DefaultProfileOver {
   cache::Snapshot snap;
   NullRecorder rec;
-  framework::ThreadPoolParallelizer par{
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  std::optional<framework::ThreadPoolParallelizer> par{
+      std::in_place, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
   std::unique_ptr<framework::Framework> fwk;
 
-  explicit DefaultProfileOver(int numNodes) {
+  explicit DefaultProfileOver(int numNodes, int parallelism = 0) {
+    if (parallelism > 0) par.emplace(parallelism);
     std::vector<NodePtr> nodes;
     std::vector<PodPtr> pods;
     for (int i = 0; i < numNodes; ++i) {
@@ -74,7 +76,7 @@ struct DefaultProfileOver {
     snap = cache::Snapshot::fromForTest(pods, nodes);
     framework::Services services;
     services.events = &rec;
-    services.parallelizer = &par;
+    services.parallelizer = &*par;
     fwk = std::make_unique<framework::Framework>(config::defaultProfile(),
                                                  plugins::inTreeRegistry(), services);
     fwk->setSnapshot(&snap);
@@ -84,7 +86,7 @@ struct DefaultProfileOver {
 // One full scheduling cycle (PreFilter, Filter over the adaptive share of nodes, PreScore,
 // Score, select) with the default profile, over `nodes` nodes holding 10 pods each.
 void BM_SchedulingCycle(benchmark::State& state) {
-  DefaultProfileOver env(static_cast<int>(state.range(0)));
+  DefaultProfileOver env(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   auto& fwk = *env.fwk;
   const auto& snap = env.snap;
   scheduler::Algorithm algo(7);
@@ -103,7 +105,16 @@ void BM_SchedulingCycle(benchmark::State& state) {
   state.counters["feasible_per_cycle"] =
       benchmark::Counter(static_cast<double>(feasible) / static_cast<double>(state.iterations()));
 }
-BENCHMARK(BM_SchedulingCycle)->Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+// Args: nodes, Filter/Score parallelism (0 = one per core). CPU is the whole process's, the
+// pool's workers included.
+BENCHMARK(BM_SchedulingCycle)
+    ->Args({500, 0})
+    ->Args({5000, 0})
+    ->Args({500, 1})
+    ->Args({5000, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 // Explain for one pod over `nodes` nodes holding 10 pods each, default profile: Filter with
 // every plugin on every node, Score on every feasible node (no percentageOfNodesToScore).

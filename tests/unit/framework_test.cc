@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "cache/snapshot.h"
@@ -511,8 +514,15 @@ TEST(FrameworkPostFilterTest, RejectionsAddUpAndTheFirstRejectorIsNamed) {
   EXPECT_EQ(s.plugin(), "W1");
 }
 
-TEST(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {
-  framework::ThreadPoolParallelizer par(4);
+// The pool used from the start (wakeAfter 0) and the default (the caller starts alone).
+class ParallelizerTest : public ::testing::TestWithParam<std::chrono::microseconds> {};
+
+INSTANTIATE_TEST_SUITE_P(WakeAfter, ParallelizerTest,
+                         ::testing::Values(std::chrono::microseconds(0),
+                                           framework::ThreadPoolParallelizer::kDefaultWakeAfter));
+
+TEST_P(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {
+  framework::ThreadPoolParallelizer par(4, GetParam());
   for (int round = 0; round < 50; ++round) {
     std::vector<std::atomic<int>> hits(1000);
     par.until(1000, [&](int i) { hits[static_cast<size_t>(i)].fetch_add(1); });
@@ -522,6 +532,31 @@ TEST(ParallelizerTest, RunsEveryIndexOnceAndStopsEarly) {
   par.until(
       100000, [&](int) { calls.fetch_add(1); }, [&] { return calls.load() >= 10; });
   EXPECT_LT(calls.load(), 100000);
+}
+
+std::set<std::thread::id> threadsRunning(framework::ThreadPoolParallelizer& par, int n,
+                                         std::chrono::microseconds each) {
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  par.until(n, [&](int) {
+    std::this_thread::sleep_for(each);
+    std::lock_guard lock(mu);
+    ids.insert(std::this_thread::get_id());
+  });
+  return ids;
+}
+
+TEST(ParallelizerWakeTest, AJobShorterThanWakeAfterStaysOnTheCaller) {
+  framework::ThreadPoolParallelizer par(4, std::chrono::hours(1));
+  auto ids = threadsRunning(par, 40, std::chrono::microseconds(100));
+  EXPECT_EQ(ids, (std::set<std::thread::id>{std::this_thread::get_id()}));
+}
+
+TEST(ParallelizerWakeTest, ALongerJobIsSharedWithThePool) {
+  framework::ThreadPoolParallelizer par(4);  // default wakeAfter, 50 us
+  auto ids = threadsRunning(par, 40, std::chrono::milliseconds(1));
+  EXPECT_GT(ids.size(), 1U);
+  EXPECT_TRUE(ids.contains(std::this_thread::get_id()));
 }
 
 }  // namespace
