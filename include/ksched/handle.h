@@ -64,8 +64,8 @@ class Parallelizer {
  public:
   virtual ~Parallelizer() = default;
   [[nodiscard]] virtual int parallelism() const = 0;
-  // Calls fn(i) for every i in [0, n), spread over the pool; returns when all are done or,
-  // once `stop()` returned true, as soon as the running calls finish.
+  // Calls fn(i) for every i in [0, n) over the pool (short jobs: the calling thread alone); returns
+  // when all are done or, once `stop()` returned true, as soon as the running calls finish.
   virtual void until(int n, const std::function<void(int)>& fn,
                      const std::function<bool()>& stop = nullptr) = 0;
 };

@@ -87,13 +87,30 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
   }
   // The caller starts alone and wakes the pool only once the job has run for wakeAfter_: waking
   // a thread and waiting for it costs more than short jobs take (a Filter or Score pass over a
-  // few hundred nodes), long ones are shared as before.
+  // few hundred nodes), long ones are shared as before. A job cut into no more pieces than
+  // there are threads is shared at once, and one of a few pieces per thread (coarse pieces) is
+  // timed piece by piece while the caller is alone.
   const int chunk = chunkSize(n, parallelism_);
   next_.store(0, std::memory_order_relaxed);
   const auto started = std::chrono::steady_clock::now();
   bool shared = false;
-  for (int first; (first = next_.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
-    const int last = std::min(n, first + chunk);
+  auto share = [&] {
+    {
+      std::lock_guard lock(mu_);
+      fn_ = &fn;
+      stop_ = stop ? &stop : &kNoStop;
+      n_ = n;
+      chunk_ = chunk;
+      ++jobGeneration_;
+    }
+    cv_.notify_all();
+    shared = true;
+  };
+  if (n <= parallelism_ || wakeAfter_.count() == 0) share();
+  const int soloChunk = n <= 8 * parallelism_ ? 1 : chunk;
+  for (int first;
+       (first = next_.fetch_add(shared ? chunk : soloChunk, std::memory_order_relaxed)) < n;) {
+    const int last = std::min(n, first + (shared ? chunk : soloChunk));
     for (int i = first; i < last; ++i) {
       if (stop && stop()) {
         next_.store(n, std::memory_order_relaxed);
@@ -103,16 +120,7 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
     }
     if (!shared && next_.load(std::memory_order_relaxed) < n &&
         std::chrono::steady_clock::now() - started >= wakeAfter_) {
-      {
-        std::lock_guard lock(mu_);
-        fn_ = &fn;
-        stop_ = stop ? &stop : &kNoStop;
-        n_ = n;
-        chunk_ = chunk;
-        ++jobGeneration_;
-      }
-      cv_.notify_all();
-      shared = true;
+      share();
     }
   }
   if (!shared) return;

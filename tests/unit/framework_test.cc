@@ -552,6 +552,23 @@ TEST(ParallelizerWakeTest, AJobShorterThanWakeAfterStaysOnTheCaller) {
   EXPECT_EQ(ids, (std::set<std::thread::id>{std::this_thread::get_id()}));
 }
 
+TEST(ParallelizerWakeTest, AJobOfOnePiecePerThreadStartsEveryPieceAtOnce) {
+  // Each piece waits (up to 5 s) for the other to start: run one after the other, they would not
+  // meet.
+  framework::ThreadPoolParallelizer par(2, std::chrono::hours(1));
+  std::atomic<int> started{0};
+  std::atomic<int> met{0};
+  par.until(2, [&](int) {
+    started.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (started.load() == 2) met.fetch_add(1);
+  });
+  EXPECT_EQ(met.load(), 2);
+}
+
 TEST(ParallelizerWakeTest, ALongerJobIsSharedWithThePool) {
   framework::ThreadPoolParallelizer par(4);  // default wakeAfter, 50 us
   auto ids = threadsRunning(par, 40, std::chrono::milliseconds(1));
