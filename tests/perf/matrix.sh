@@ -127,7 +127,7 @@ render() {
   [ -f "$OUT" ] || { echo "no $OUT: run the matrix first" >&2; exit 1; }
   command -v gnuplot >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox >/dev/null
   local date machine cores img
-  date=$(sed -n 's/.*"date":"\([^"]*\)".*/\1/p' "$OUT")
+  date=$(sed -n 's/^{"date":"\([^"]*\)".*/\1/p' "$OUT")
   machine=$(sed -n 's/.*"machine":"\([^"]*\)".*/\1/p' "$OUT")
   cores=$(sed -n 's/.*"cores":\([0-9]*\).*/\1/p' "$OUT")
   [ -n "$NOTE" ] || NOTE=$(sed -n 's/.*"note":"\([^"]*\)".*/\1/p' "$OUT")
