@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --render-only) RENDER_ONLY=1; shift ;;
     --fresh) FRESH=1; shift ;;
     --note) NOTE=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
