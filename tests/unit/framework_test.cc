@@ -386,6 +386,56 @@ TEST(AlgorithmTest, NoFitGivesDiagnosisWithRejectingPlugins) {
   EXPECT_EQ(fe.diagnosis.unschedulablePlugins, (std::set<std::string, std::less<>>{"A", "B"}));
 }
 
+// A PreFilter that says Skip (pod label skip=<this plugin's name>) skips the plugin's Filter,
+// which rejects every node; another plugin's Filter still runs. Also on a cloned state (as
+// preemption uses).
+TEST(AlgorithmTest, PreFilterSkipSkipsThatPluginsFilterOnly) {
+  class Skipper final : public PreFilterPlugin, public FilterPlugin {
+   public:
+    explicit Skipper(std::string name) : name_(std::move(name)) {}
+    std::string_view name() const override { return name_; }
+    Status preFilter(CycleState&, const api::Pod& pod, const NodeInfoLister&,
+                     PreFilterResult&) override {
+      auto it = pod.metadata.labels.find("skip");
+      return it != pod.metadata.labels.end() && it->second.find(name_) != std::string::npos
+                 ? Status::skip()
+                 : Status{};
+    }
+    Status filter(const CycleState&, const api::Pod&, const NodeInfo&) const override {
+      return Status(Code::kUnschedulable, {name_ + " rejects"});
+    }
+
+   private:
+    std::string name_;
+  };
+  Env env;
+  auto n1 = std::make_shared<api::Node>(node("n1"));
+  auto snap = cache::Snapshot::fromForTest({}, {n1});
+  Registry r = testRegistry();
+  for (const char* n : {"S1", "S2"}) {
+    r.add(n, [n](const nlohmann::json&, Handle&) { return std::make_unique<Skipper>(n); });
+  }
+  // Filter order: A, S1, S2 (S1 at position 1, S2 at 2).
+  Framework f(profile({{"Sort", 0}, {"A", 0}, {"S1", 0}, {"S2", 0}, {"Binder", 0}}), r,
+              env.services());
+  f.setSnapshot(&snap);
+  const NodeInfo& ni = *snap.get("n1");
+  auto filterWith = [&](const std::string& skip, bool cloned) {
+    api::Pod pod;
+    pod.metadata.labels["skip"] = skip;
+    CycleState state;
+    PreFilterResult pre;
+    EXPECT_TRUE(f.runPreFilterPlugins(state, pod, pre).ok());
+    return cloned ? f.runFilterPlugins(state.clone(), pod, ni) : f.runFilterPlugins(state, pod, ni);
+  };
+  for (bool cloned : {false, true}) {
+    EXPECT_EQ(filterWith("", cloned).message(), "S1 rejects");
+    EXPECT_EQ(filterWith("S1", cloned).message(), "S2 rejects");
+    EXPECT_EQ(filterWith("S2", cloned).message(), "S1 rejects");
+    EXPECT_TRUE(filterWith("S1,S2", cloned).ok());
+  }
+}
+
 TEST(AlgorithmTest, NominatedPodsOfHigherPriorityReserveRoom) {
   Env env;
   auto n1 = std::make_shared<api::Node>(node("n1"));
