@@ -25,18 +25,19 @@ ThreadPoolParallelizer::~ThreadPoolParallelizer() {
   threads_.clear();  // joins
 }
 
-void ThreadPoolParallelizer::work(const std::function<void(int)>& fn,
-                                  const std::function<bool()>& stop, int n, int chunk) {
-  for (int first; (first = next_.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
-    const int last = std::min(n, first + chunk);
-    for (int i = first; i < last; ++i) {
-      if (stop && stop()) {
-        next_.store(n, std::memory_order_relaxed);
-        return;
-      }
-      fn(i);
+bool ThreadPoolParallelizer::claim(const std::function<void(int)>& fn,
+                                   const std::function<bool()>& stop, int n, int chunk) {
+  const int first = next_.fetch_add(chunk, std::memory_order_relaxed);
+  if (first >= n) return false;
+  const int last = std::min(n, first + chunk);
+  for (int i = first; i < last; ++i) {
+    if (stop && stop()) {
+      next_.store(n, std::memory_order_relaxed);  // nobody claims more
+      return false;
     }
+    fn(i);
   }
+  return true;
 }
 
 int ThreadPoolParallelizer::chunkSize(int n, int parallelism) {
@@ -65,7 +66,8 @@ void ThreadPoolParallelizer::worker(std::stop_token st) {
       chunk = chunk_;
       ++busy_;
     }
-    work(*fn, *stop, n, chunk);
+    while (claim(*fn, *stop, n, chunk)) {
+    }
     {
       std::lock_guard lock(mu_);
       --busy_;
@@ -78,11 +80,9 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
                                    const std::function<bool()>& stop) {
   if (n <= 0) return;
   static const std::function<bool()> kNoStop;
+  next_.store(0, std::memory_order_relaxed);
   if (parallelism_ == 1 || n == 1) {
-    for (int i = 0; i < n; ++i) {
-      if (stop && stop()) return;
-      fn(i);
-    }
+    (void)claim(fn, stop, n, n);  // all of it, here
     return;
   }
   // The caller starts alone and wakes the pool only once the job has run for wakeAfter_: waking
@@ -91,7 +91,6 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
   // there are threads is shared at once, and one of a few pieces per thread (coarse pieces) is
   // timed piece by piece while the caller is alone.
   const int chunk = chunkSize(n, parallelism_);
-  next_.store(0, std::memory_order_relaxed);
   const auto started = std::chrono::steady_clock::now();
   bool shared = false;
   auto share = [&] {
@@ -108,16 +107,7 @@ void ThreadPoolParallelizer::until(int n, const std::function<void(int)>& fn,
   };
   if (n <= parallelism_ || wakeAfter_.count() == 0) share();
   const int soloChunk = n <= 8 * parallelism_ ? 1 : chunk;
-  for (int first;
-       (first = next_.fetch_add(shared ? chunk : soloChunk, std::memory_order_relaxed)) < n;) {
-    const int last = std::min(n, first + (shared ? chunk : soloChunk));
-    for (int i = first; i < last; ++i) {
-      if (stop && stop()) {
-        next_.store(n, std::memory_order_relaxed);
-        break;
-      }
-      fn(i);
-    }
+  while (claim(fn, stop, n, shared ? chunk : soloChunk)) {
     if (!shared && next_.load(std::memory_order_relaxed) < n &&
         std::chrono::steady_clock::now() - started >= wakeAfter_) {
       share();

@@ -33,8 +33,10 @@ class ThreadPoolParallelizer final : public Parallelizer {
              const std::function<bool()>& stop = nullptr) override;
 
  private:
-  void work(const std::function<void(int)>& fn, const std::function<bool()>& stop, int n,
-            int chunk);
+  // Claims the next `chunk` indexes of the job and runs them; false once none are left or
+  // stop() said so (then nobody claims more).
+  bool claim(const std::function<void(int)>& fn, const std::function<bool()>& stop, int n,
+             int chunk);
   static int chunkSize(int n, int parallelism);
   void worker(std::stop_token st);
 
