@@ -16,6 +16,15 @@ void Nominator::addNominatedPodFromStatus(PodInfoPtr podInfo) {
   addLocked(std::move(podInfo), nodeName);
 }
 
+void Nominator::readdNominatedPod(PodInfoPtr podInfo) {
+  std::lock_guard lock(mu_);
+  std::string nodeName = podInfo->pod->status.nominatedNodeName;
+  if (auto it = nodeByUid_.find(podInfo->pod->metadata.uid); it != nodeByUid_.end()) {
+    nodeName = it->second;
+  }
+  addLocked(std::move(podInfo), nodeName);
+}
+
 void Nominator::deleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   deleteLocked(pod.metadata.uid);
@@ -41,6 +50,7 @@ std::vector<PodInfoPtr> Nominator::nominatedPodsForNode(const std::string& nodeN
 }
 
 std::string Nominator::nominatedNodeFor(const std::string& uid) const {
+  if (count_.load(std::memory_order_acquire) == 0) return {};
   std::lock_guard lock(mu_);
   auto it = nodeByUid_.find(uid);
   return it == nodeByUid_.end() ? std::string{} : it->second;

@@ -30,6 +30,10 @@ class Nominator {
   // Nominates the pod to its status.nominatedNodeName if set (upstream ModeNoop); otherwise
   // removes any earlier nomination.
   void addNominatedPodFromStatus(PodInfoPtr podInfo);
+  // A pod back from a failed attempt: keeps its in-memory nomination (with the new pod object)
+  // if it has one, else follows status.nominatedNodeName. The scheduler writes nominations to
+  // the apiserver asynchronously, so the informer's status may not show the latest one yet.
+  void readdNominatedPod(PodInfoPtr podInfo);
   // Removes the nomination of the pod with this uid, if any.
   void deleteNominatedPodIfExists(const api::Pod& pod);
   // After an update of `oldPod` to `newPodInfo`: follows status.nominatedNodeName when it was

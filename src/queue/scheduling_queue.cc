@@ -150,7 +150,7 @@ bool SchedulingQueue::addUnschedulableIfNotPresent(std::unique_ptr<QueuedPodInfo
   } else {
     placeUnschedulable(e, kEventScheduleAttemptFailure, true);
   }
-  nominator_.addNominatedPodFromStatus(e->info->podInfo);
+  nominator_.readdNominatedPod(e->info->podInfo);
   return true;
 }
 
@@ -303,6 +303,10 @@ void SchedulingQueue::addNominatedPod(PodInfoPtr podInfo, const std::string& nod
 
 void SchedulingQueue::deleteNominatedPodIfExists(const api::Pod& pod) {
   nominator_.deleteNominatedPodIfExists(pod);
+}
+
+std::string SchedulingQueue::nominatedNodeFor(const std::string& uid) const {
+  return nominator_.nominatedNodeFor(uid);
 }
 
 std::vector<PodInfoPtr> SchedulingQueue::nominatedPodsForNode(const std::string& nodeName) const {

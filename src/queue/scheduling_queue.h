@@ -206,6 +206,8 @@ class SchedulingQueue {
   void addNominatedPod(PodInfoPtr podInfo, const std::string& nodeName);
   void deleteNominatedPodIfExists(const api::Pod& pod);
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(const std::string& nodeName) const;
+  // The node the pod with this uid is nominated to in memory, or "".
+  [[nodiscard]] std::string nominatedNodeFor(const std::string& uid) const;
 
   // For the scheduler_pending_pods gauge. O(unschedulable pods).
   [[nodiscard]] Counts counts() const;

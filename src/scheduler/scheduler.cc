@@ -54,6 +54,9 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
             queue_->moveAllToActiveOrBackoffQueue(ev, oldObj, newObj);
           }),
       registry_(registry),
+      statusWrites_(
+          [this](std::function<void()> task) { return statusWriters_.submit(std::move(task)); },
+          [this](const StatusWrites::Write& w) { writePodScheduledFalse(w); }),
       binders_("binder", options_.binderThreads),
       statusWriters_("status", 2) {
   try {
@@ -448,13 +451,22 @@ void Scheduler::loop(std::stop_token st) {
 
 void Scheduler::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   const int64_t cycle = queue_->schedulingCycle();
-  const PodPtr pod = qpi->podInfo->pod;
-  framework::Framework* fwk = frameworkFor(*pod);
-  if (fwk == nullptr || pod->metadata.deletionTimestamp || assigned(*pod) ||
-      cache_.isAssumed(pod->metadata.uid)) {
-    queue_->done(pod->metadata.uid);
+  framework::Framework* fwk = frameworkFor(qpi->pod());
+  if (fwk == nullptr || qpi->pod().metadata.deletionTimestamp || assigned(qpi->pod()) ||
+      cache_.isAssumed(qpi->pod().metadata.uid)) {
+    queue_->done(qpi->pod().metadata.uid);
     return;
   }
+  // A nomination this scheduler made may not have reached the informer yet (status writes are
+  // asynchronous): the cycle sees the pod as the apiserver will, or a pod waiting for its
+  // victims would look eligible to preempt again elsewhere.
+  if (std::string node = queue_->nominatedNodeFor(qpi->pod().metadata.uid);
+      !node.empty() && node != qpi->pod().status.nominatedNodeName) {
+    auto withNomination = std::make_shared<api::Pod>(qpi->pod());
+    withNomination->status.nominatedNodeName = std::move(node);
+    qpi->podInfo = std::make_shared<const PodInfo>(std::move(withNomination));
+  }
+  const PodPtr pod = qpi->podInfo->pod;
   attempts_.fetch_add(1);
   const auto start = std::chrono::steady_clock::now();
   spdlog::debug("attempting to schedule pod {}/{}", pod->metadata.namespace_, pod->metadata.name);
@@ -656,45 +668,49 @@ void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& rea
                                        const std::string& message,
                                        const std::optional<std::string>& nominatedNode,
                                        const std::string& diagnosis) {
-  const bool nominationChanges = nominatedNode && *nominatedNode != pod->status.nominatedNodeName;
-  bool diagnosisChanges = false;
-  if (!diagnosis.empty()) {
-    auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
-    diagnosisChanges = it == pod->metadata.annotations.end() || it->second != diagnosis;
-  }
+  StatusWrites::Write w{pod, reason, message, nominatedNode, diagnosis};
+  bool inInformer = false;
   if (const auto* c = pod->condition("PodScheduled");
-      !nominationChanges && !diagnosisChanges && c != nullptr && c->status == "False" &&
-      c->reason == reason && c->message == message) {
-    return;  // unchanged: no write
-  }
-  statusWriters_.submit([this, pod, reason, message, nominationChanges, nominatedNode, diagnosis] {
-    nlohmann::json cond = {
-        {"type", "PodScheduled"},
-        {"status", "False"},
-        {"reason", reason},
-        {"message", message},
-        {"lastProbeTime", nullptr},
-        {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
-    try {
-      nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
-      if (nominationChanges) {
-        status["nominatedNodeName"] =
-            nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*nominatedNode);
-      }
-      nlohmann::json body = {{"status", status}};
-      if (!diagnosis.empty()) {
-        body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = diagnosis;
-      }
-      client_.patch("/api/v1/namespaces/" + pod->metadata.namespace_ + "/pods/" +
-                        pod->metadata.name + "/status",
-                    body, "application/strategic-merge-patch+json");
-    } catch (const client::ApiError& e) {
-      if (!e.isNotFound()) {
-        spdlog::warn("updating PodScheduled of {}/{}: {}", pod->metadata.namespace_,
-                     pod->metadata.name, e.what());
-      }
+      c != nullptr && c->status == "False" && c->reason == reason && c->message == message) {
+    const bool sameNomination = !nominatedNode || *nominatedNode == pod->status.nominatedNodeName;
+    bool sameDiagnosis = diagnosis.empty();
+    if (!sameDiagnosis) {
+      auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
+      sameDiagnosis = it != pod->metadata.annotations.end() && it->second == diagnosis;
     }
-  });
+    inInformer = sameNomination && sameDiagnosis;
+  }
+  (void)statusWrites_.submit(pod->metadata.uid, std::move(w), inInformer);
+}
+
+void Scheduler::writePodScheduledFalse(const StatusWrites::Write& w) {
+  const api::Pod& pod = *w.pod;
+  nlohmann::json cond = {
+      {"type", "PodScheduled"},
+      {"status", "False"},
+      {"reason", w.reason},
+      {"message", w.message},
+      {"lastProbeTime", nullptr},
+      {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
+  try {
+    nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
+    if (w.nominatedNode) {
+      status["nominatedNodeName"] =
+          w.nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*w.nominatedNode);
+    }
+    nlohmann::json body = {{"status", status}};
+    if (!w.diagnosis.empty()) {
+      body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = w.diagnosis;
+    }
+    client_.patch(
+        "/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" + pod.metadata.name + "/status",
+        body, "application/strategic-merge-patch+json");
+  } catch (const client::ApiError& e) {
+    if (!e.isNotFound()) {
+      spdlog::warn("updating PodScheduled of {}/{}: {}", pod.metadata.namespace_, pod.metadata.name,
+                   e.what());
+    }
+  }
 }
 
 }  // namespace ksched::scheduler

@@ -45,6 +45,7 @@
 #include "scheduler/explain.h"
 #include "scheduler/informer_listers.h"
 #include "scheduler/object_informer.h"
+#include "scheduler/status_writes.h"
 
 namespace ksched::scheduler {
 
@@ -163,6 +164,7 @@ class Scheduler {
                               const std::string& message,
                               const std::optional<std::string>& nominatedNode,
                               const std::string& diagnosis);
+  void writePodScheduledFalse(const StatusWrites::Write& w);
 
   // Constant after construction.
   client::RestClient& client_;
@@ -205,6 +207,8 @@ class Scheduler {
       explainFrameworks_;            // guarded by explainMu_
   cache::Snapshot explainSnapshot_;  // guarded by explainMu_
 
+  // Declared before statusWriters_, whose tasks use it until the pool is drained.
+  StatusWrites statusWrites_;
   framework::TaskPool binders_;
   framework::TaskPool statusWriters_;
   std::jthread loop_;

@@ -84,6 +84,35 @@ TEST(NominatorTest, UpdateFollowsStatusOrKeepsInMemoryNomination) {
   }
 }
 
+TEST(NominatorTest, FailedAttemptKeepsTheNominationTheApiserverHasNotSeen) {
+  // Preemption nominated p to node-1; its status write has not reached the informer when p's
+  // next attempt fails (its victims are still terminating). It must stay nominated, or other
+  // pods would take node-1 (and p would preempt again elsewhere).
+  SchedulingQueue q(Options{}, nullptr, nullptr, {});
+  auto p = makePod("p");
+  q.add(p);
+  auto qpi = q.pop({});
+  ASSERT_NE(qpi, nullptr);
+  q.addNominatedPod(qpi->podInfo, "node-1");
+  qpi->unschedulablePlugins.insert("NodeResourcesFit");
+  qpi->podInfo = info(makePod("p"));  // the informer's latest: no nominatedNodeName yet
+  ASSERT_TRUE(q.addUnschedulableIfNotPresent(std::move(qpi), q.schedulingCycle()));
+  EXPECT_EQ(q.nominatedNodeFor("uid-p"), "node-1");
+  auto pods = q.nominatedPodsForNode("node-1");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_TRUE(pods[0]->pod->status.nominatedNodeName.empty());  // the latest object
+
+  // Without an in-memory nomination, the status decides (a restarted scheduler).
+  SchedulingQueue q2(Options{}, nullptr, nullptr, {});
+  q2.add(makePod("r"));
+  auto r = q2.pop({});
+  ASSERT_NE(r, nullptr);
+  r->unschedulablePlugins.insert("NodeResourcesFit");
+  r->podInfo = info(makePod("r", "node-2"));
+  ASSERT_TRUE(q2.addUnschedulableIfNotPresent(std::move(r), q2.schedulingCycle()));
+  EXPECT_EQ(q2.nominatedNodeFor("uid-r"), "node-2");
+}
+
 TEST(NominatorTest, QueueKeepsNominationsInSync) {
   SchedulingQueue q(Options{}, nullptr, nullptr, {});
   auto p = makePod("p", "node-1");
