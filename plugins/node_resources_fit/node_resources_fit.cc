@@ -165,9 +165,10 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   const api::Pod* modified = as<api::Pod>(newObj);
   if (original == nullptr) return QueueingHint::kQueue;
   if (modified == nullptr) {
-    // Deleted: only a pod on a node held resources.
-    if (original->spec.nodeName.empty()) return QueueingHint::kSkip;
-    return fitsCurrentNode(pod, original->spec.nodeName);
+    // Deleted: a pod on a node held resources, a nominated one reserved them.
+    if (!original->spec.nodeName.empty()) return fitsCurrentNode(pod, original->spec.nodeName);
+    if (original->status.nominatedNodeName.empty()) return QueueingHint::kSkip;
+    return fitsCurrentNode(pod, original->status.nominatedNodeName, original->metadata.uid);
   }
   // Scaled down.
   if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
@@ -191,13 +192,26 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   return QueueingHint::kSkip;
 }
 
-QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod,
-                                               const std::string& nodeName) const {
+QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::string& nodeName,
+                                               std::string_view goneUid) const {
   std::shared_ptr<const NodeInfo> ni =
       handle_ != nullptr ? handle_->currentNodeInfo(nodeName) : nullptr;
   if (ni == nullptr) return QueueingHint::kQueue;
-  return fitsRequest(computePodResourceRequest(pod), *ni).empty() ? QueueingHint::kQueue
-                                                                  : QueueingHint::kSkip;
+  // As the Filter will see the node: pods nominated to it with the pod's priority or higher
+  // (waiting for their own victims to leave) take their room first. Without this, every pod
+  // waiting for preemption would be retried whenever any node's victims leave.
+  api::Resource used = ni->requested();
+  auto count = static_cast<int64_t>(ni->pods().size());
+  const int32_t priority = api::podPriority(pod);
+  for (const PodInfoPtr& n : handle_->nominatedPodsForNode(nodeName)) {
+    const std::string& uid = n->pod->metadata.uid;
+    if (uid == pod.metadata.uid || uid == goneUid || api::podPriority(*n->pod) < priority) continue;
+    used.add(n->requests);
+    ++count;
+  }
+  return fitsAllocatable(computePodResourceRequest(pod), ni->allocatable(), used, count).empty()
+             ? QueueingHint::kQueue
+             : QueueingHint::kSkip;
 }
 
 QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,

@@ -97,9 +97,10 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
                                                           const EventObject& oldObj,
                                                           const EventObject& newObj) const;
-  // kQueue if `pod` fits the cache's current `nodeName` (or there is no cache to ask).
-  [[nodiscard]] QueueingHint fitsCurrentNode(const api::Pod& pod,
-                                             const std::string& nodeName) const;
+  // kQueue if `pod` fits the cache's current `nodeName` (or there is no cache to ask), after
+  // the pods nominated there with its priority or higher (but `goneUid`, a pod just deleted).
+  [[nodiscard]] QueueingHint fitsCurrentNode(const api::Pod& pod, const std::string& nodeName,
+                                             std::string_view goneUid = {}) const;
   [[nodiscard]] bool ignored(const std::string& resourceName) const;
   // fitsRequest on a node with this allocatable, requested resources and number of pods.
   [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(const api::Resource& podRequest,

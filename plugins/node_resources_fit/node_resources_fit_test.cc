@@ -446,6 +446,67 @@ TEST(NodeResourcesFitTest, QueueingHintsAskTheCacheWhetherTheFreedNodeFits) {
       });
 }
 
+TEST(NodeResourcesFitTest, QueueingHintsCountPodsNominatedToTheFreedNode) {
+  using testutil::event;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kAssigned = EventResource::kAssignedPod;
+  constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
+  // n1 after a victim left: 3 of 4 cpu in use, 1 free. "waiting" (1 cpu, priority 10)
+  // preempted there and waits for its other victims; the Filter counts it for pods of priority
+  // up to 10, so the free cpu is only free for pods above it.
+  const auto n1 = NodeWrapper("n1").capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "10"}});
+  testutil::FakeHandle cache(testutil::FakeLister(
+      {testutil::makeNodeInfo(n1, {PodWrapper("a").nodeName("n1").req({{"cpu", "2"}}),
+                                   PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})})}));
+  api::Pod waiting = PodWrapper("waiting").req({{"cpu", "1"}}).priority(10).obj();
+  waiting.status.nominatedNodeName = "n1";
+  cache.nominate("n1", std::make_shared<PodInfo>(std::make_shared<const api::Pod>(waiting)));
+  auto fit = makeFit(nullptr, cache);
+  const auto gone = PodWrapper("gone").nodeName("n1").req({{"cpu", "1"}});
+  auto pending = [](int32_t priority) {
+    return PodWrapper("pending").req({{"cpu", "1"}}).priority(priority).obj();
+  };
+  api::Pod otherNominee = PodWrapper("nominee").req({{"cpu", "1"}}).priority(10).obj();
+  otherNominee.status.nominatedNodeName = "n1";
+  testutil::expectHints(
+      *fit,
+      {
+          {"same priority: the room is reserved",
+           event(kAssigned, kDelete),
+           pending(10),
+           obj(gone),
+           {},
+           kWantSkip},
+          {"lower priority: reserved as well",
+           event(kAssigned, kDelete),
+           pending(5),
+           obj(gone),
+           {},
+           kWantSkip},
+          {"higher priority: the nominee does not count",
+           event(kAssigned, kDelete),
+           pending(11),
+           obj(gone),
+           {},
+           kWantQueue},
+          {"the nominee itself", event(kAssigned, kDelete), waiting, obj(gone), {}, kWantQueue},
+          {"the nominee deleted: its room is free again",
+           event(kUnscheduled, kDelete),
+           pending(10),
+           obj(waiting),
+           {},
+           kWantQueue},
+          {"another unscheduled nominee deleted: the room stays reserved",
+           event(kUnscheduled, kDelete),
+           pending(10),
+           obj(otherNominee),
+           {},
+           kWantSkip},
+      });
+}
+
 TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {
   testutil::FakeHandle h;
   try {

@@ -360,8 +360,8 @@ class FakeClusterApi final : public ClusterApi {
 };
 
 // A Handle without an API client for plugin tests and benchmarks: in-memory listers, waiting
-// pods only from addWaitingPod(), activate() recorded, no nominated pods, and plugin runners
-// that succeed (no other plugins run).
+// pods only from addWaitingPod(), activate() recorded, nominated pods only from nominate(), and
+// plugin runners that succeed (no other plugins run).
 // Subclasses provide the snapshot.
 class HandleBase : public Handle {
  public:
@@ -431,8 +431,15 @@ class HandleBase : public Handle {
   }
   [[nodiscard]] FakeEventRecorder& fakeEvents() { return recorder_; }
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(
-      const std::string& /*nodeName*/) const override {
-    return {};
+      const std::string& nodeName) const override {
+    std::lock_guard lock(mu_);
+    auto it = nominated_.find(nodeName);
+    return it == nominated_.end() ? std::vector<PodInfoPtr>{} : it->second;
+  }
+  // Nominates `pod` to `nodeName` (as preemption would).
+  void nominate(const std::string& nodeName, PodInfoPtr pod) {
+    std::lock_guard lock(mu_);
+    nominated_[nodeName].push_back(std::move(pod));
   }
   // Tests have no cache apart from the snapshot: a copy of the snapshot's NodeInfo.
   [[nodiscard]] std::shared_ptr<const NodeInfo> currentNodeInfo(
@@ -460,10 +467,11 @@ class HandleBase : public Handle {
   StaticClusterListers listers_;
   FakeEventRecorder recorder_;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<FakeWaitingPod>> waiting_;  // guarded by mu_
-  std::vector<std::string> activated_;                              // guarded by mu_
-  std::vector<PodEventHandlers> podHandlers_;                       // guarded by mu_
-  std::vector<std::string> watched_;                                // guarded by mu_
+  std::map<std::string, std::shared_ptr<FakeWaitingPod>> waiting_;         // guarded by mu_
+  std::vector<std::string> activated_;                                     // guarded by mu_
+  std::vector<PodEventHandlers> podHandlers_;                              // guarded by mu_
+  std::vector<std::string> watched_;                                       // guarded by mu_
+  std::map<std::string, std::vector<PodInfoPtr>, std::less<>> nominated_;  // guarded by mu_
   InlineParallelizer inline_;
   Parallelizer* parallelizer_ = nullptr;
   ClusterApi* api_ = nullptr;
