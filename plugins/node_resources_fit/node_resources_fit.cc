@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include <ksched/api/pod_resources.h>
 
@@ -166,9 +168,10 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   if (original == nullptr) return QueueingHint::kQueue;
   if (modified == nullptr) {
     // Deleted: a pod on a node held resources, a nominated one reserved them.
-    if (!original->spec.nodeName.empty()) return fitsCurrentNode(pod, original->spec.nodeName);
+    if (!original->spec.nodeName.empty())
+      return fitsCurrentNode(pod, original->spec.nodeName, {}, oldObj);
     if (original->status.nominatedNodeName.empty()) return QueueingHint::kSkip;
-    return fitsCurrentNode(pod, original->status.nominatedNodeName, original->metadata.uid);
+    return fitsCurrentNode(pod, original->status.nominatedNodeName, original->metadata.uid, oldObj);
   }
   // Scaled down.
   if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
@@ -187,15 +190,52 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
     } else if (api::isScalarResourceName(name)) {
       freed = before.scalarValue(name) > after.scalarValue(name);
     }
-    if (freed) return fitsCurrentNode(pod, modified->spec.nodeName);
+    if (freed) return fitsCurrentNode(pod, modified->spec.nodeName, {}, newObj);
   }
   return QueueingHint::kSkip;
 }
 
+namespace {
+
+// The node an event freed room on, as the cache held it when the event's first hint asked. An
+// event is judged for every pending pod the plugin rejected; they share one copy of the node
+// (a copy per pod was most of the informer's CPU with hundreds of pods waiting to preempt).
+// Per thread: hints run on the informer threads and, for pods in flight, the scheduling thread.
+struct FreedNode {
+  const void* plugin = nullptr;
+  EventObject event;  // held, so its address is not reused for another event meanwhile
+  std::shared_ptr<const NodeInfo> info;
+  std::vector<PodInfoPtr> nominated;
+};
+
+bool sameObject(const EventObject& a, const EventObject& b) {
+  return a.index() == b.index() && std::visit(
+                                       [&b](const auto& p) {
+                                         using P = std::decay_t<decltype(p)>;
+                                         if constexpr (std::is_same_v<P, std::monostate>) {
+                                           return false;
+                                         } else {
+                                           return p.get() == std::get<P>(b).get();
+                                         }
+                                       },
+                                       a);
+}
+
+}  // namespace
+
 QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::string& nodeName,
-                                               std::string_view goneUid) const {
-  std::shared_ptr<const NodeInfo> ni =
-      handle_ != nullptr ? handle_->currentNodeInfo(nodeName) : nullptr;
+                                               std::string_view goneUid,
+                                               const EventObject& trigger) const {
+  if (handle_ == nullptr) return QueueingHint::kQueue;
+  thread_local FreedNode freed;
+  if (freed.plugin != this || !sameObject(freed.event, trigger)) {
+    freed.plugin = this;
+    freed.event = trigger;
+    freed.info = handle_->currentNodeInfo(nodeName);
+    freed.nominated =
+        freed.info != nullptr ? handle_->nominatedPodsForNode(nodeName) : std::vector<PodInfoPtr>{};
+  }
+  const NodeInfo* ni = freed.info.get();
   if (ni == nullptr) return QueueingHint::kQueue;
   // As the Filter will see the node: pods nominated to it with the pod's priority or higher
   // (waiting for their own victims to leave) take their room first. Without this, every pod
@@ -203,7 +243,7 @@ QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::s
   api::Resource used = ni->requested();
   auto count = static_cast<int64_t>(ni->pods().size());
   const int32_t priority = api::podPriority(pod);
-  for (const PodInfoPtr& n : handle_->nominatedPodsForNode(nodeName)) {
+  for (const PodInfoPtr& n : freed.nominated) {
     const std::string& uid = n->pod->metadata.uid;
     if (uid == pod.metadata.uid || uid == goneUid || api::podPriority(*n->pod) < priority) continue;
     used.add(n->requests);

@@ -99,8 +99,10 @@ class NodeResourcesFit final : public PreFilterPlugin,
                                                           const EventObject& newObj) const;
   // kQueue if `pod` fits the cache's current `nodeName` (or there is no cache to ask), after
   // the pods nominated there with its priority or higher (but `goneUid`, a pod just deleted).
+  // The node is read once per `trigger` (the event's object) and thread.
   [[nodiscard]] QueueingHint fitsCurrentNode(const api::Pod& pod, const std::string& nodeName,
-                                             std::string_view goneUid = {}) const;
+                                             std::string_view goneUid,
+                                             const EventObject& trigger) const;
   [[nodiscard]] bool ignored(const std::string& resourceName) const;
   // fitsRequest on a node with this allocatable, requested resources and number of pods.
   [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(const api::Resource& podRequest,

@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <ksched/plugin.h>
@@ -19,8 +21,19 @@ enum class Location : uint8_t { kActive, kBackoff, kUnschedulable };
 
 // One queued pod. Owned by SchedulingQueue; the heaps and the unschedulable map hold raw
 // pointers to it.
+// Which registrations judge a pod's requeueing: those of the plugins that rejected (or gate)
+// it, in its profile. Resolved once per stay in unschedulablePods, not once per event.
+struct Judges {
+  bool always = false;  // no rejecting plugin recorded, or no such profile: any event moves it
+  bool never = false;   // gated in a profile that does not know the gate: no event moves it
+  bool gated = false;
+  // Plugin -> its registrations; nullptr: it registered nothing (interested in everything).
+  std::vector<std::pair<const std::string*, const std::vector<ClusterEventWithHint>*>> plugins;
+};
+
 struct Entry {
   std::unique_ptr<QueuedPodInfo> info;
+  std::optional<Judges> judges;  // set while in unschedulablePods (on first use)
   Location where = Location::kActive;
   size_t heapIndex = 0;  // valid while in a heap
   // The end of the last failed attempt: the base of the backoff. Unset for pods that never failed.

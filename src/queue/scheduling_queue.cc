@@ -245,7 +245,8 @@ void SchedulingQueue::moveAllToActiveOrBackoffQueue(const ClusterEvent& event,
   recordInFlight(event, oldObj, newObj);
   std::vector<Entry*> toMove;
   for (const auto& [uid, e] : unschedulable_) {
-    if (worthRequeuing(*e->info, event, oldObj, newObj)) toMove.push_back(e);
+    if (!e->judges) e->judges = judgesFor(*e->info);
+    if (judge(*e->judges, *e->info, event, oldObj, newObj)) toMove.push_back(e);
   }
   const std::string label = event.label();
   for (Entry* e : toMove) {
@@ -456,6 +457,7 @@ void SchedulingQueue::placeBackoff(Entry* e, std::string_view event) {
 
 void SchedulingQueue::placeUnschedulable(Entry* e, std::string_view event, bool countIncoming) {
   e->where = detail::Location::kUnschedulable;
+  e->judges.reset();  // its rejecting or gating plugins may have changed
   unschedulable_[e->info->pod().metadata.uid] = e;
   if (countIncoming) incoming(e->gated() ? kQueueGated : kQueueUnschedulable, event);
 }
@@ -503,16 +505,46 @@ std::string_view hintLabel(QueueingHint h) {
 bool SchedulingQueue::worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
                                      const EventObject& oldObj, const EventObject& newObj) const {
   if (event.isWildcard()) return true;
-  const bool gated = !info.gatingPlugin.empty();
-  if (!gated && info.unschedulablePlugins.empty()) return true;
+  return judge(judgesFor(info), info, event, oldObj, newObj);
+}
+
+detail::Judges SchedulingQueue::judgesFor(const QueuedPodInfo& info) const {
+  detail::Judges j;
+  j.gated = !info.gatingPlugin.empty();
+  if (!j.gated && info.unschedulablePlugins.empty()) {
+    j.always = true;
+    return j;
+  }
   auto profile = hints_.find(info.pod().spec.schedulerName);
-  if (profile == hints_.end()) return !gated;
-  auto judge = [&](const std::string& plugin) {
+  if (profile == hints_.end()) {
+    (j.gated ? j.never : j.always) = true;
+    return j;
+  }
+  auto add = [&](const std::string& plugin) {
     auto regs = profile->second.find(plugin);
+    j.plugins.emplace_back(&plugin, regs == profile->second.end() ? nullptr : &regs->second);
+  };
+  if (j.gated) {
+    add(info.gatingPlugin);
+  } else {
+    for (const std::string& plugin : info.unschedulablePlugins) add(plugin);
+  }
+  return j;
+}
+
+bool SchedulingQueue::judge(const detail::Judges& judges, const QueuedPodInfo& info,
+                            const ClusterEvent& event, const EventObject& oldObj,
+                            const EventObject& newObj) const {
+  if (event.isWildcard() || judges.always) return true;
+  if (judges.never) return false;
+  for (const auto& [plugin, regs] : judges.plugins) {
     // A gated pod moves only on its gating plugin's own events; a rejecting plugin that
     // registered nothing is interested in everything.
-    if (regs == profile->second.end()) return !gated;
-    for (const ClusterEventWithHint& reg : regs->second) {
+    if (regs == nullptr) {
+      if (judges.gated) return false;
+      return true;
+    }
+    for (const ClusterEventWithHint& reg : *regs) {
       if (!reg.event.matches(event)) continue;
       if (!reg.hint) return true;
       const auto start = Clock::now();
@@ -522,20 +554,18 @@ bool SchedulingQueue::worthRequeuing(const QueuedPodInfo& info, const ClusterEve
         h = reg.hint(info.pod(), oldObj, newObj);
         label = hintLabel(h);
       } catch (const std::exception& ex) {
-        spdlog::error("QueueingHint of {} for {} on {} failed (pod is requeued): {}", plugin,
+        spdlog::error("QueueingHint of {} for {} on {} failed (pod is requeued): {}", *plugin,
                       info.pod().metadata.key(), event.label(), ex.what());
         label = "Error";
       }
       if (options_.onHint) {
-        options_.onHint(plugin, event.label(), label,
+        options_.onHint(*plugin, event.label(), label,
                         std::chrono::duration<double>(Clock::now() - start).count());
       }
       if (h == QueueingHint::kQueue) return true;
     }
-    return false;
-  };
-  if (gated) return judge(info.gatingPlugin);
-  return std::any_of(info.unschedulablePlugins.begin(), info.unschedulablePlugins.end(), judge);
+  }
+  return false;
 }
 
 bool SchedulingQueue::ofInterest(const ClusterEvent& event) const {

@@ -243,6 +243,10 @@ class SchedulingQueue {
   // Whether `event` may make the pod schedulable (see above). Runs hints.
   [[nodiscard]] bool worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
                                     const EventObject& oldObj, const EventObject& newObj) const;
+  [[nodiscard]] detail::Judges judgesFor(const QueuedPodInfo& info) const;
+  [[nodiscard]] bool judge(const detail::Judges& judges, const QueuedPodInfo& info,
+                           const ClusterEvent& event, const EventObject& oldObj,
+                           const EventObject& newObj) const;
   // Whether some plugin registered an event matching `event` (else it is not recorded).
   [[nodiscard]] bool ofInterest(const ClusterEvent& event) const;
   void recordInFlight(const ClusterEvent& event, const EventObject& oldObj,
