@@ -281,12 +281,13 @@ TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
 
 // ---- Queueing hints ------------------------------------------------------------------------
 
+using testutil::event;
+using testutil::kNotRegistered;
+using testutil::kWantQueue;
+using testutil::kWantSkip;
+using testutil::obj;
+
 TEST(NodeResourcesFitTest, QueueingHints) {
-  using testutil::event;
-  using testutil::kNotRegistered;
-  using testutil::kWantQueue;
-  using testutil::kWantSkip;
-  using testutil::obj;
   constexpr auto kAssigned = EventResource::kAssignedPod;
   constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
   constexpr auto kNode = EventResource::kNode;
@@ -392,10 +393,6 @@ TEST(NodeResourcesFitTest, QueueingHints) {
 }
 
 TEST(NodeResourcesFitTest, QueueingHintsIgnoredResources) {
-  using testutil::event;
-  using testutil::kWantQueue;
-  using testutil::kWantSkip;
-  using testutil::obj;
   const api::Pod pod = PodWrapper("pod").req({{"cpu", "1"}, {"example.com/gpu", "1"}}).obj();
   const auto node = NodeWrapper("n1").capacity({{"cpu", "4"}, {"pods", "10"}});
   // The Filter does not check ignored resources, nor does the hint.
@@ -411,10 +408,6 @@ TEST(NodeResourcesFitTest, QueueingHintsIgnoredResources) {
 }
 
 TEST(NodeResourcesFitTest, QueueingHintsAskTheCacheWhetherTheFreedNodeFits) {
-  using testutil::event;
-  using testutil::kWantQueue;
-  using testutil::kWantSkip;
-  using testutil::obj;
   constexpr auto kAssigned = EventResource::kAssignedPod;
   // n1 (4 cpu) as the cache holds it after the change: 3 cpu in use, 1 free.
   const auto n1 = NodeWrapper("n1").capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "10"}});
@@ -447,10 +440,6 @@ TEST(NodeResourcesFitTest, QueueingHintsAskTheCacheWhetherTheFreedNodeFits) {
 }
 
 TEST(NodeResourcesFitTest, QueueingHintsCountPodsNominatedToTheFreedNode) {
-  using testutil::event;
-  using testutil::kWantQueue;
-  using testutil::kWantSkip;
-  using testutil::obj;
   constexpr auto kAssigned = EventResource::kAssignedPod;
   constexpr auto kUnscheduled = EventResource::kUnscheduledPod;
   // n1 after a victim left: 3 of 4 cpu in use, 1 free. "waiting" (1 cpu, priority 10)
