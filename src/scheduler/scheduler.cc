@@ -685,6 +685,13 @@ void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& rea
 
 void Scheduler::writePodScheduledFalse(const StatusWrites::Write& w) {
   const api::Pod& pod = *w.pod;
+  // Bound (or being bound) or deleted since: a late PodScheduled=False would contradict the
+  // binding's PodScheduled=True.
+  if (cache_.isAssumed(pod.metadata.uid)) return;
+  if (PodPtr latest = pods_.get(pod.metadata.key());
+      !latest || latest->metadata.uid != pod.metadata.uid || assigned(*latest)) {
+    return;
+  }
   nlohmann::json cond = {
       {"type", "PodScheduled"},
       {"status", "False"},
