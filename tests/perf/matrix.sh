@@ -11,8 +11,8 @@
 #                        [--out docs/performance-matrix.json] [--page docs/performance-matrix.md]
 #   tests/perf/matrix.sh --render-only [--out FILE] [--page FILE]   (redraw from the JSON)
 #   --note TEXT is printed under the stamp (e.g. what else the machine was doing).
-# Runs of workloads not in --workloads are kept from the existing JSON (each run carries its
-# date; each table says when it was measured); --fresh drops them.
+# Runs of cells (workload × nodes) not measured again are kept from the existing JSON (each run
+# carries its date; each table says when it was measured); --fresh drops them.
 #
 # Pods per cell (init + measured), after upstream's scheduler_perf templates, fewer where a
 # 2-core machine would take too long:
@@ -54,7 +54,7 @@ cell_pods() {
       echo "$init $((nodes >= 15000 ? 2000 : 3000))" ;;
     anti-affinity) echo "100 400" ;;
     topology-spread) echo "500 1000" ;;
-    preemption) [ "$nodes" -le 1000 ] && echo "$((4 * nodes)) $nodes" ;;
+    preemption) if [ "$nodes" -le 1000 ]; then echo "$((4 * nodes)) $nodes"; fi ;;
     unschedulable) echo "200 2000" ;;
     *) echo "unknown workload $workload" >&2; exit 2 ;;
   esac
@@ -91,11 +91,14 @@ run_matrix() {
     done
   done
   if [ "$FRESH" = 0 ] && [ -f "$OUT" ]; then
-    # Keep the other workloads' runs, dated (runs written before dates were kept get the file's).
-    local oldDate
+    # Keep the runs of cells (workload, nodes) this run did not measure, dated (runs written
+    # before dates were kept get the file's).
+    local oldDate measuredCells
     oldDate=$(sed -n 's/^{"date":"\([^"]*\)".*/\1/p' "$OUT")
-    sed -n 's/^\({"workload":"\([^"]*\)".*}\)[,]*$/\2 \1/p' "$OUT" | while read -r w rec; do
-      [[ " $WORKLOADS " == *" $w "* ]] && continue
+    measuredCells=" $(sed -n 's/^{"workload":"\([^"]*\)","nodes":\([0-9]*\).*/\1:\2/p' "$lines" | tr '\n' ' ')"
+    sed -n 's/^\({"workload":"\([^"]*\)","nodes":\([0-9]*\).*}\)[,]*$/\2:\3 \1/p' "$OUT" |
+    while read -r cell rec; do
+      [[ $measuredCells == *" $cell "* ]] && continue
       [[ $rec == *'"date":'* ]] || rec="${rec%\}},\"date\":\"$oldDate\"}"
       echo "$rec"
     done >> "$lines"
