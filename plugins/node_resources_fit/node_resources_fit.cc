@@ -208,17 +208,16 @@ struct FreedNode {
   std::vector<PodInfoPtr> nominated;
 };
 
-bool sameObject(const EventObject& a, const EventObject& b) {
-  return a.index() == b.index() && std::visit(
-                                       [&b](const auto& p) {
-                                         using P = std::decay_t<decltype(p)>;
-                                         if constexpr (std::is_same_v<P, std::monostate>) {
-                                           return false;
-                                         } else {
-                                           return p.get() == std::get<P>(b).get();
-                                         }
-                                       },
-                                       a);
+const void* address(const EventObject& o) {
+  return std::visit(
+      [](const auto& p) -> const void* {
+        if constexpr (std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
+          return nullptr;
+        } else {
+          return p.get();
+        }
+      },
+      o);
 }
 
 }  // namespace
@@ -228,7 +227,8 @@ QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::s
                                                const EventObject& trigger) const {
   if (handle_ == nullptr) return QueueingHint::kQueue;
   thread_local FreedNode freed;
-  if (freed.plugin != this || !sameObject(freed.event, trigger)) {
+  if (freed.plugin != this || address(trigger) == nullptr ||
+      address(freed.event) != address(trigger)) {
     freed.plugin = this;
     freed.event = trigger;
     freed.info = handle_->currentNodeInfo(nodeName);

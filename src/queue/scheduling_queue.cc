@@ -504,7 +504,6 @@ std::string_view hintLabel(QueueingHint h) {
 
 bool SchedulingQueue::worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
                                      const EventObject& oldObj, const EventObject& newObj) const {
-  if (event.isWildcard()) return true;
   return judge(judgesFor(info), info, event, oldObj, newObj);
 }
 
@@ -517,7 +516,7 @@ detail::Judges SchedulingQueue::judgesFor(const QueuedPodInfo& info) const {
   }
   auto profile = hints_.find(info.pod().spec.schedulerName);
   if (profile == hints_.end()) {
-    (j.gated ? j.never : j.always) = true;
+    j.always = !j.gated;
     return j;
   }
   auto add = [&](const std::string& plugin) {
@@ -536,14 +535,10 @@ bool SchedulingQueue::judge(const detail::Judges& judges, const QueuedPodInfo& i
                             const ClusterEvent& event, const EventObject& oldObj,
                             const EventObject& newObj) const {
   if (event.isWildcard() || judges.always) return true;
-  if (judges.never) return false;
   for (const auto& [plugin, regs] : judges.plugins) {
     // A gated pod moves only on its gating plugin's own events; a rejecting plugin that
     // registered nothing is interested in everything.
-    if (regs == nullptr) {
-      if (judges.gated) return false;
-      return true;
-    }
+    if (regs == nullptr) return !judges.gated;
     for (const ClusterEventWithHint& reg : *regs) {
       if (!reg.event.matches(event)) continue;
       if (!reg.hint) return true;

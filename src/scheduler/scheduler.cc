@@ -644,9 +644,9 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
                message);
   fwk.eventRecorder().event(*pod, "Warning", "FailedScheduling", "Scheduling", message);
 
-  // The informer holds the latest version: a pod deleted or bound meanwhile is not requeued.
-  PodPtr latest = pods_.get(pod->metadata.key());
-  if (!latest || latest->metadata.uid != pod->metadata.uid || assigned(*latest)) {
+  // A pod deleted or bound meanwhile is not requeued.
+  PodPtr latest = pendingVersion(*pod);
+  if (!latest) {
     queue_->done(pod->metadata.uid);
     return;
   }
@@ -664,21 +664,24 @@ void Scheduler::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedP
                          nominatedNode, diagnosis);
 }
 
+PodPtr Scheduler::pendingVersion(const api::Pod& pod) const {
+  PodPtr latest = pods_.get(pod.metadata.key());
+  if (!latest || latest->metadata.uid != pod.metadata.uid || assigned(*latest)) return nullptr;
+  return latest;
+}
+
 void Scheduler::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
                                        const std::string& message,
                                        const std::optional<std::string>& nominatedNode,
                                        const std::string& diagnosis) {
   StatusWrites::Write w{pod, reason, message, nominatedNode, diagnosis};
   bool inInformer = false;
-  if (const auto* c = pod->condition("PodScheduled");
-      c != nullptr && c->status == "False" && c->reason == reason && c->message == message) {
-    const bool sameNomination = !nominatedNode || *nominatedNode == pod->status.nominatedNodeName;
-    bool sameDiagnosis = diagnosis.empty();
-    if (!sameDiagnosis) {
-      auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
-      sameDiagnosis = it != pod->metadata.annotations.end() && it->second == diagnosis;
-    }
-    inInformer = sameNomination && sameDiagnosis;
+  if (const auto* c = pod->condition("PodScheduled"); c != nullptr && c->status == "False") {
+    // What the informer's pod already says, as a write.
+    auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
+    const StatusWrites::Write current{pod, c->reason, c->message, pod->status.nominatedNodeName,
+                                      it == pod->metadata.annotations.end() ? "" : it->second};
+    inInformer = w.addsNothingTo(current);
   }
   (void)statusWrites_.submit(pod->metadata.uid, std::move(w), inInformer);
 }
@@ -687,11 +690,7 @@ void Scheduler::writePodScheduledFalse(const StatusWrites::Write& w) {
   const api::Pod& pod = *w.pod;
   // Bound (or being bound) or deleted since: a late PodScheduled=False would contradict the
   // binding's PodScheduled=True.
-  if (cache_.isAssumed(pod.metadata.uid)) return;
-  if (PodPtr latest = pods_.get(pod.metadata.key());
-      !latest || latest->metadata.uid != pod.metadata.uid || assigned(*latest)) {
-    return;
-  }
+  if (cache_.isAssumed(pod.metadata.uid) || !pendingVersion(pod)) return;
   nlohmann::json cond = {
       {"type", "PodScheduled"},
       {"status", "False"},

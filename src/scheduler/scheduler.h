@@ -165,6 +165,8 @@ class Scheduler {
                               const std::optional<std::string>& nominatedNode,
                               const std::string& diagnosis);
   void writePodScheduledFalse(const StatusWrites::Write& w);
+  // The informer's version of `pod` if it is still the same pod and not bound; else nullptr.
+  [[nodiscard]] PodPtr pendingVersion(const api::Pod& pod) const;
 
   // Constant after construction.
   client::RestClient& client_;

@@ -20,12 +20,7 @@ bool StatusWrites::submit(const std::string& uid, Write w, bool inInformer) {
         if (!w.nominatedNode) w.nominatedNode = waiting->nominatedNode;
         if (w.diagnosis.empty()) w.diagnosis = waiting->diagnosis;
       }
-      const Write& latest = waiting != nullptr ? *waiting : *slot.sending;
-      if (w.sameEffect(latest) ||
-          (!w.nominatedNode && latest.reason == w.reason && latest.message == w.message &&
-           (w.diagnosis.empty() || w.diagnosis == latest.diagnosis))) {
-        return false;
-      }
+      if (w.addsNothingTo(waiting != nullptr ? *waiting : *slot.sending)) return false;
       slot.next = std::move(w);
       return true;  // the pod's task sends it after the one in flight
     }

@@ -28,10 +28,11 @@ class StatusWrites {
     std::optional<std::string> nominatedNode;  // nullopt: left as it is; "": cleared
     std::string diagnosis;                     // "": annotation left as it is
 
-    // What lands in the apiserver (the pod version aside).
-    [[nodiscard]] bool sameEffect(const Write& o) const {
-      return reason == o.reason && message == o.message && nominatedNode == o.nominatedNode &&
-             diagnosis == o.diagnosis;
+    // Whether this write, landing after `earlier`, would change nothing.
+    [[nodiscard]] bool addsNothingTo(const Write& earlier) const {
+      return reason == earlier.reason && message == earlier.message &&
+             (!nominatedNode || nominatedNode == earlier.nominatedNode) &&
+             (diagnosis.empty() || diagnosis == earlier.diagnosis);
     }
   };
 
