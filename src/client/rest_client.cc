@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/backoff.h"
+#include "client/http_connection.h"
 #include "client/object_json.h"
 #include "client/tls.h"
 #include "client/url.h"
@@ -83,8 +84,16 @@ std::string buildQuery(const std::vector<std::pair<std::string, std::string>>& p
 }
 
 struct RestClient::Connection {
-  std::unique_ptr<httplib::ClientImpl> cli;
+  std::unique_ptr<HttpConnection> http;
 };
+
+namespace {
+
+// An idle connection unused for longer than this is checked (one poll) before it is reused:
+// the server may have closed it meanwhile. Connections in steady use are not.
+constexpr std::chrono::seconds kIdleCheck{1};
+
+}  // namespace
 
 RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimiter> limiter)
     : config_(std::move(config)),
@@ -103,6 +112,12 @@ RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimit
   host_ = url->host;
   port_ = url->port;
   pathPrefix_ = url->path;
+  hostHeader_ = host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_;
+  if (port_ != (https_ ? 443 : 80)) hostHeader_ += ":" + std::to_string(port_);
+  if (https_) {
+    tls_ = std::make_unique<TlsContext>(config_.caPem, config_.clientCertPem, config_.clientKeyPem,
+                                        config_.insecureSkipTLSVerify);
+  }
   // A peer that closes first must not kill the process: writes to a closed TLS socket raise
   // SIGPIPE, whose default action is to terminate.
   static std::once_flag ignoreSigpipe;
@@ -111,8 +126,8 @@ RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimit
 
 RestClient::~RestClient() = default;
 
-std::unique_ptr<RestClient::Connection> RestClient::connect() const {
-  auto conn = std::make_unique<Connection>();
+std::unique_ptr<httplib::ClientImpl> RestClient::connectStream() const {
+  std::unique_ptr<httplib::ClientImpl> cli;
   if (https_) {
     std::unique_ptr<httplib::SSLClient> ssl =
         newSSLClient(host_, port_, config_.clientCertPem, config_.clientKeyPem);
@@ -128,31 +143,36 @@ std::unique_ptr<RestClient::Connection> RestClient::connect() const {
         throw ConfigError("certificate authority data holds no PEM certificate");
       trustOnly(*ssl, store);
     }
-    conn->cli = std::move(ssl);
+    cli = std::move(ssl);
   } else {
-    conn->cli = std::make_unique<httplib::ClientImpl>(host_, port_);
+    cli = std::make_unique<httplib::ClientImpl>(host_, port_);
   }
-  conn->cli->set_keep_alive(true);
-  conn->cli->set_tcp_nodelay(true);
-  conn->cli->set_connection_timeout(options_.connectTimeout);
-  conn->cli->set_read_timeout(options_.requestTimeout);
-  conn->cli->set_write_timeout(options_.requestTimeout);
+  cli->set_tcp_nodelay(true);
+  cli->set_connection_timeout(options_.connectTimeout);
+  cli->set_write_timeout(options_.requestTimeout);
+  return cli;
+}
+
+std::unique_ptr<RestClient::Connection> RestClient::borrow(std::string& error) {
+  std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    while (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      if (c->http->reusable(kIdleCheck)) return c;
+      stale.push_back(std::move(c));
+    }
+  }
+  auto conn = std::make_unique<Connection>();
+  conn->http = HttpConnection::open({host_, port_, tls_.get()}, options_.connectTimeout,
+                                    options_.requestTimeout, error);
+  if (!conn->http) return nullptr;
   return conn;
 }
 
-std::unique_ptr<RestClient::Connection> RestClient::borrow() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return c;
-    }
-  }
-  return connect();
-}
-
 void RestClient::giveBack(std::unique_ptr<Connection> conn) {
+  if (!conn->http->reusable(kIdleCheck)) return;
   std::lock_guard lock(mu_);
   idle_.push_back(std::move(conn));
 }
@@ -163,21 +183,30 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
                                     const std::string& target, const std::string* body,
                                     const std::string& contentType, std::string& transportError) {
   requestsSent_.fetch_add(1, std::memory_order_relaxed);
-  httplib::Request req;
-  req.method = method;
-  req.path = target;
-  req.headers = makeHeaders(config_, bearer(), body != nullptr ? contentType : std::string());
-  if (body != nullptr) req.body = *body;
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
+  // The whole request in one buffer: one write on the wire.
+  const std::string token = bearer();
+  std::string req;
+  req.reserve(200 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
+  req.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(hostHeader_);
+  req.append("\r\nUser-Agent: ").append(config_.userAgent);
+  req.append("\r\nAccept: application/json\r\n");
+  if (!token.empty()) req.append("Authorization: Bearer ").append(token).append("\r\n");
+  if (body != nullptr) {
+    req.append("Content-Type: ").append(contentType).append("\r\n");
+    req.append("Content-Length: ").append(std::to_string(body->size())).append("\r\n\r\n");
+    req.append(*body);
+  } else {
+    req.append("\r\n");
+  }
+  HttpAnswer answer;
+  bool answerStarted = false;
   Answer a;
-  if (!conn.cli->send(req, res, err)) {
-    transportError = transportMessage(err, *conn.cli);
+  if (!conn.http->roundTrip(req, method == "HEAD", answer, transportError, answerStarted)) {
     return a;
   }
-  a.status = res.status;
-  a.body = std::move(res.body);
-  a.retryAfter = res.get_header_value("Retry-After");
+  a.status = answer.status;
+  a.body = std::move(answer.body);
+  a.retryAfter = std::move(answer.retryAfter);
   return a;
 }
 
@@ -210,15 +239,17 @@ std::string RestClient::call(const std::string& method, const std::string& path,
   Backoff backoff(options_.retryInitial, options_.retryMax);
   bool reauthed = false;
   for (int attempt = 0;; ++attempt) {
-    if (aborted.stop_requested()) throw abortedError(method, path);
-    auto conn = borrow();
+    if (aborted.stop_requested() || !limiter_->acquire(aborted)) throw abortedError(method, path);
     std::string transportError;
     Answer a;
-    {
+    auto conn = borrow(transportError);
+    if (conn) {
       // abort() cuts the request off (a hung apiserver must not hold a shutdown).
-      std::stop_callback cutOff(aborted, [&conn] { conn->cli->stop(); });
-      if (aborted.stop_requested() || !limiter_->acquire(aborted)) throw abortedError(method, path);
-      a = send(*conn, method, target, body, contentType, transportError);
+      std::stop_callback cutOff(aborted, [&conn] { conn->http->shutdown(); });
+      if (!aborted.stop_requested())
+        a = send(*conn, method, target, body, contentType, transportError);
+    } else {
+      requestsSent_.fetch_add(1, std::memory_order_relaxed);
     }
     if (a.status == 0) {
       if (aborted.stop_requested()) throw abortedError(method, path);
@@ -319,11 +350,11 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
                   {"fieldSelector", options.fieldSelector},
                   {"allowWatchBookmarks", options.allowWatchBookmarks ? "true" : ""},
                   {"timeoutSeconds", std::to_string(options.timeoutSeconds)}});
-  auto conn = connect();  // a watch holds its own connection for its whole life
-  conn->cli->set_keep_alive(false);
-  conn->cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
-  std::stop_callback onStop(stop, [&conn] { conn->cli->stop(); });
-  std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->cli->stop(); });
+  auto cli = connectStream();  // a watch holds its own connection for its whole life
+  cli->set_keep_alive(false);
+  cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
+  std::stop_callback onStop(stop, [&cli] { cli->stop(); });
+  std::stop_callback onAbort(abort_.get_token(), [&cli] { cli->stop(); });
   if (stop.stop_requested()) return;
   if (aborted()) throw abortedError("WATCH", path);
 
@@ -353,7 +384,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
     return true;
   };
   httplib::Headers hdrs = makeHeaders(config_, bearer(), "");
-  auto res = conn->cli->Get(
+  auto res = cli->Get(
       pathPrefix_ + path + query, hdrs,
       [&](const httplib::Response& r) {
         status = r.status;
@@ -382,7 +413,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
     if (status == 200 && res.error() == httplib::Error::Read) {
       throw ApiError(0, "", "watch stream broke", "WATCH", path);
     }
-    throw ApiError(0, "", transportMessage(res.error(), *conn->cli), "WATCH", path);
+    throw ApiError(0, "", transportMessage(res.error(), *cli), "WATCH", path);
   }
   if (!buf.empty()) onLine(buf);
   if (eventError) throw *eventError;

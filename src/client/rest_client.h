@@ -35,6 +35,8 @@ class ClientImpl;
 
 namespace ksched::client {
 
+class TlsContext;
+
 struct ListOptions {
   std::string labelSelector;
   std::string fieldSelector;
@@ -133,9 +135,11 @@ class RestClient {
     std::string retryAfter;
   };
 
-  std::unique_ptr<Connection> borrow();
+  // An idle connection, or a new one; nullptr with `error` set when connecting failed.
+  std::unique_ptr<Connection> borrow(std::string& error);
   void giveBack(std::unique_ptr<Connection> conn);
-  std::unique_ptr<Connection> connect() const;
+  // A cpp-httplib client for one WATCH stream.
+  std::unique_ptr<httplib::ClientImpl> connectStream() const;
   std::string bearer() const;
 
   // One attempt: waits for the limiter, sends, returns the answer (status 0 = transport).
@@ -151,9 +155,11 @@ class RestClient {
   std::shared_ptr<RateLimiter> limiter_;
   std::shared_ptr<TokenSource> tokens_;
   std::string host_;
+  std::string hostHeader_;  // host[:port] as the Host header names it
   std::string pathPrefix_;  // from a server URL with a path (apiserver behind a proxy)
   int port_ = 443;
   bool https_ = true;
+  std::unique_ptr<TlsContext> tls_;  // for the unary requests' connections; null for http://
 
   std::atomic<uint64_t> requestsSent_{0};
   std::stop_source abort_;
