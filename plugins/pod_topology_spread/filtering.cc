@@ -1,30 +1,35 @@
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include <ksched/api/taints.h>
 
 #include "plugins/node_affinity/node_affinity.h"
+#include "plugins/pod_topology_spread/domains.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {
 namespace {
 
 using spread::Constraint;
+using spread::DomainIndex;
 using spread::PreFilterState;
 
 constexpr StateKey<PreFilterState> kPreFilterKey{PodTopologySpread::kPreFilterStateKey};
 
-// Whether each constraint counts `node` (it has all topology keys and passes the inclusion
-// policies); sets `counted[i]`. False when no constraint counts it.
-bool countedConstraints(const std::vector<Constraint>& constraints, const api::Pod& pod,
-                        const api::Node& node, std::vector<char>& counted) {
-  counted.assign(constraints.size(), 0);
-  if (!spread::nodeHasAllTopologyKeys(node.metadata.labels, constraints)) return false;
+// Calls `admitted(i)` for each constraint whose inclusion policies admit `node`: the pod's node
+// selector and affinity match it (nodeAffinityPolicy Honor), the pod tolerates its taints
+// (nodeTaintsPolicy Honor). Each check runs at most once.
+template <typename F>
+void forEachAdmitting(const std::vector<Constraint>& constraints, const api::Pod& pod,
+                      const api::Node& node, F&& admitted) {
   bool affinityComputed = false;
   bool affinityMatches = true;
   bool taintsComputed = false;
   bool taintsTolerated = true;
-  bool any = false;
   for (size_t i = 0; i < constraints.size(); ++i) {
     const Constraint& c = constraints[i];
     if (c.honorNodeAffinity && !affinityComputed) {
@@ -36,11 +41,31 @@ bool countedConstraints(const std::vector<Constraint>& constraints, const api::P
                                                   api::isDoNotScheduleTaint) == nullptr;
       taintsComputed = true;
     }
-    if (c.includesNode(affinityMatches, taintsTolerated)) {
-      counted[i] = 1;
-      any = true;
-    }
+    if (c.includesNode(affinityMatches, taintsTolerated)) admitted(i);
   }
+}
+
+// For each constraint that counts `node` (the node has every constraint's topology key and
+// passes the constraint's inclusion policies), the node's value of its topology key; nullptr
+// for the others. False when no constraint counts the node.
+bool countedValues(const std::vector<Constraint>& constraints, const api::Pod& pod,
+                   const api::Node& node, const std::string** values) {
+  const api::Labels& labels = node.metadata.labels;
+  std::vector<const std::string*> found(constraints.size());
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    values[i] = nullptr;
+    auto label = labels.find(constraints[i].topologyKey);
+    if (label == labels.end()) {
+      std::fill(values, values + constraints.size(), nullptr);
+      return false;
+    }
+    found[i] = &label->second;
+  }
+  bool any = false;
+  forEachAdmitting(constraints, pod, node, [&](size_t i) {
+    values[i] = found[i];
+    any = true;
+  });
   return any;
 }
 
@@ -58,30 +83,78 @@ Status PodTopologySpread::preFilter(CycleState& state, const api::Pod& pod,
     s->selfMatchNum[i] = constraints[i].selector.matches(pod.metadata.labels) ? 1 : 0;
   }
 
-  // Per node and constraint: the matching pods, or -1 when the node does not count.
+  // The constraints' domain indexes: the plugin's own, kept from cycle to cycle, unless another
+  // thread (an explain request) is using them; fresh ones for this call then.
   const std::vector<const NodeInfo*>& all = nodes.list();
+  std::unique_lock lock(domainsMu_, std::try_to_lock);
+  std::vector<std::unique_ptr<spread::DomainIndex>> ownIndexes;
+  std::vector<spread::DomainIndex*> index(nc);
+  if (lock.owns_lock() && domains_.size() + nc > kMaxDomainIndexes) domains_.clear();
+  for (size_t i = 0; i < nc; ++i) {
+    const std::string& key = constraints[i].topologyKey;
+    if (lock.owns_lock()) {
+      auto it = std::find_if(domains_.begin(), domains_.end(),
+                             [&](const auto& d) { return d->key() == key; });
+      if (it == domains_.end())
+        it = domains_.insert(domains_.end(), std::make_unique<DomainIndex>(key));
+      index[i] = it->get();
+    } else {
+      index[i] = ownIndexes.emplace_back(std::make_unique<DomainIndex>(key)).get();
+    }
+    index[i]->resize(all.size());
+  }
+
+  // Per node and constraint: the node's domain (kUnknown / kUnknownWithoutLabel until learned
+  // below), and the matching pods there, or -1 when the constraint does not count the node.
+  constexpr int32_t kUnknownWithoutLabel = -3;
+  std::vector<int32_t> domains(all.size() * nc, DomainIndex::kNoLabel);
   std::vector<int64_t> counts(all.size() * nc, -1);
+  std::atomic<bool> anyUnknown{false};
   handle_->parallelizer().until(static_cast<int>(all.size()), [&](int n) {
     const NodeInfo& ni = *all[static_cast<size_t>(n)];
     const api::Node* node = ni.node();
     if (node == nullptr) return;
-    std::vector<char> counted;
-    if (!countedConstraints(constraints, pod, *node, counted)) return;
+    const size_t at = static_cast<size_t>(n) * nc;
+    bool hasAllKeys = true;
     for (size_t i = 0; i < nc; ++i) {
-      if (counted[i] == 0) continue;
-      counts[static_cast<size_t>(n) * nc + i] = spread::countPodsMatchSelector(
-          ni.pods(), constraints[i].selector, pod.metadata.namespace_);
+      int32_t d = index[i]->lookup(static_cast<size_t>(n), node);
+      if (d == DomainIndex::kUnknown) {
+        anyUnknown.store(true, std::memory_order_relaxed);
+        if (!node->metadata.labels.contains(constraints[i].topologyKey)) d = kUnknownWithoutLabel;
+      }
+      domains[at + i] = d;
+      hasAllKeys = hasAllKeys && d != DomainIndex::kNoLabel && d != kUnknownWithoutLabel;
     }
+    if (!hasAllKeys) return;
+    forEachAdmitting(constraints, pod, *node, [&](size_t i) {
+      counts[at + i] = spread::countPodsMatchSelector(ni.pods(), constraints[i].selector,
+                                                      pod.metadata.namespace_);
+    });
   });
+  if (anyUnknown.load()) {
+    for (size_t n = 0; n < all.size(); ++n) {
+      for (size_t i = 0; i < nc; ++i) {
+        int32_t& d = domains[n * nc + i];
+        if (d == DomainIndex::kUnknown || d == kUnknownWithoutLabel) {
+          d = index[i]->learn(n, all[n]->nodePtr());
+        }
+      }
+    }
+  }
 
   s->tpValueToMatchNum.resize(nc);
-  for (size_t n = 0; n < all.size(); ++n) {
-    for (size_t i = 0; i < nc; ++i) {
-      const int64_t count = counts[n * nc + i];
-      if (count < 0) continue;
-      const api::Labels& labels = all[n]->node()->metadata.labels;
-      const std::string& value = labels.find(constraints[i].topologyKey)->second;
-      s->tpValueToMatchNum[i][value] += count;
+  std::vector<int64_t> perDomain;
+  for (size_t i = 0; i < nc; ++i) {
+    perDomain.assign(index[i]->domainCount(), -1);  // -1: no node of the domain counts
+    for (size_t at = i; at < counts.size(); at += nc) {
+      if (counts[at] < 0) continue;
+      int64_t& sum = perDomain[static_cast<size_t>(domains[at])];
+      sum = std::max<int64_t>(sum, 0) + counts[at];
+    }
+    for (size_t d = 0; d < perDomain.size(); ++d) {
+      if (perDomain[d] >= 0) {
+        s->tpValueToMatchNum[i].emplace(index[i]->name(static_cast<int32_t>(d)), perDomain[d]);
+      }
     }
   }
   s->criticalPaths.resize(nc);
@@ -99,13 +172,12 @@ void PodTopologySpread::updateWithPod(PreFilterState& s, const api::Pod& updated
   const api::Node* node = nodeInfo.node();
   if (node == nullptr || updated.metadata.namespace_ != preemptor.metadata.namespace_) return;
   const std::vector<Constraint>& constraints = *s.constraints;
-  std::vector<char> counted;
-  if (!countedConstraints(constraints, preemptor, *node, counted)) return;
+  std::vector<const std::string*> values(constraints.size());
+  if (!countedValues(constraints, preemptor, *node, values.data())) return;
   for (size_t i = 0; i < constraints.size(); ++i) {
-    if (counted[i] == 0 || !constraints[i].selector.matches(updated.metadata.labels)) continue;
-    const std::string& value = node->metadata.labels.find(constraints[i].topologyKey)->second;
-    const int64_t num = (s.tpValueToMatchNum[i][value] += delta);
-    s.criticalPaths[i].update(value, num);
+    if (values[i] == nullptr || !constraints[i].selector.matches(updated.metadata.labels)) continue;
+    const int64_t num = (s.tpValueToMatchNum[i][*values[i]] += delta);
+    s.criticalPaths[i].update(*values[i], num);
   }
 }
 

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,7 @@
 #include <ksched/plugin.h>
 
 #include "plugins/pod_topology_spread/args.h"
+#include "plugins/pod_topology_spread/domains.h"
 #include "plugins/pod_topology_spread/state.h"
 
 namespace ksched::plugins {
@@ -113,6 +115,12 @@ class PodTopologySpread final : public PreFilterPlugin,
   // Adds `delta` to the domain of `node` for every constraint `updated` counts for.
   static void updateWithPod(spread::PreFilterState& s, const api::Pod& updated,
                             const api::Pod& preemptor, const NodeInfo& nodeInfo, int64_t delta);
+
+  // PreFilter's domain indexes, one per topology key, kept from cycle to cycle. A PreFilter
+  // that finds them in use (explain beside the scheduling loop) makes its own.
+  static constexpr size_t kMaxDomainIndexes = 8;
+  std::mutex domainsMu_;
+  std::vector<std::unique_ptr<spread::DomainIndex>> domains_;  // guarded by domainsMu_
 
   // Constant after construction.
   Handle* const handle_;

@@ -469,5 +469,33 @@ TEST(PodTopologySpreadPreFilterTest, ListDefaultsUseReplicaSetSelector) {
             Code::kSkip);
 }
 
+// PreFilter keeps each node's domain from cycle to cycle (spread::DomainIndex): a later cycle must
+// still see a node's new labels, a node without the key, nodes in another order, a new node.
+TEST(PodTopologySpreadPreFilterTest, LaterCyclesSeeChangedNodes) {
+  testutil::FakeHandle h(
+      testutil::FakeLister(spread_test::makeNodeInfos(fourNodes(), spread2103())));
+  auto plugin = makePlugin(nullptr, h);
+  auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+  const Pod pod = Pod().label("foo", "").spreadConstraint(1, "zone", kDoNotSchedule, exists("foo"));
+  auto counts = [&](const NodeInfoLister& nodes) {
+    CycleState state;
+    PreFilterResult result;
+    EXPECT_TRUE(pl.preFilter(state, pod.obj(), nodes, result).ok());
+    const spread::PreFilterState* s = state.read(kStateKey);
+    return s == nullptr ? spread::ValueCounts{} : s->tpValueToMatchNum[0];
+  };
+  EXPECT_EQ(counts(h.snapshot()), (spread::ValueCounts{{"zone1", 3}, {"zone2", 3}}));
+
+  // node-b moves to zone2, node-y loses its zone, node-z joins in zone3; the order is reversed.
+  testutil::FakeLister changed(spread_test::makeNodeInfos(
+      {Node("node-z").label("zone", "zone3"), Node("node-y").label("node", "node-y"),
+       Node("node-x").label("zone", "zone2"), Node("node-b").label("zone", "zone2"),
+       Node("node-a").label("zone", "zone1")},
+      spread2103()));
+  EXPECT_EQ(counts(changed), (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}, {"zone3", 0}}));
+  EXPECT_EQ(counts(changed), (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}, {"zone3", 0}}));
+  EXPECT_EQ(counts(h.snapshot()), (spread::ValueCounts{{"zone1", 3}, {"zone2", 3}}));
+}
+
 }  // namespace
 }  // namespace ksched::plugins
