@@ -3,7 +3,8 @@
 // `--clients` parallel clients, and time how long until every measured pod is bound.
 //
 //   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
-//                   [--workload basic|anti-affinity|topology-spread|preemption|churn|gang]
+//                   [--workload
+//                   basic|anti-affinity|topology-spread|preemption|churn|unschedulable|gang]
 //                   [--gang-size 16 --crd deploy/manifests/podgroup-crd.yaml]   (gang)
 //                   [--metrics-url URL --scheduler-pid PID]   (churn)
 //                   [--mode stream|create|wait]
@@ -48,6 +49,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -278,10 +280,42 @@ int waitForBacklog(client::RestClient& c, const Args& a) {
   return static_cast<int>(bound.size()) == total ? 0 : 1;
 }
 
+constexpr const char* kUsage = R"(usage: ksched_e2e_load --kubeconfig FILE [flags]
+
+Creates nodes and pods on the apiserver of FILE and times until the measured pods are bound by
+the scheduler the caller runs (tests/perf/e2e.sh). Prints one line of key=value figures.
+
+  --nodes N            nodes to create (500)
+  --init-pods N        pods created and bound before the measured ones (500)
+  --pods N             measured pods (2000)
+  --clients N          parallel creating clients (16)
+  --namespace NS       namespace of the pods (perf)
+  --scheduler-name S   the pods' spec.schedulerName (default-scheduler)
+  --workload W         basic, anti-affinity, topology-spread, preemption, churn, unschedulable
+                       or gang (basic)
+  --mode M             stream: create while the scheduler runs; create: create everything and
+                       return; wait: time until every pod of the namespace is bound (stream)
+  --timeout S          give up after S seconds (600)
+  --metrics-url URL    churn: the scheduler's /metrics
+  --scheduler-pid PID  churn: the scheduler's process, for its CPU time
+  --gang-size N        gang: pods per PodGroup (16)
+  --crd FILE           gang: the PodGroup CRD manifest
+)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "flag %s has no value\n%s", argv[argc - 1], kUsage);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--kubeconfig")
@@ -313,7 +347,7 @@ int main(int argc, char** argv) {
     else if (k == "--mode")
       a.mode = v;
     else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      std::fprintf(stderr, "unknown flag %s\n%s", k.c_str(), kUsage);
       return 2;
     }
   }
