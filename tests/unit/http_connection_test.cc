@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -189,6 +190,15 @@ class Peer {
     return got;
   }
   void answer(const std::string& wire) { (void)send(conn_, wire.data(), wire.size(), 0); }
+  // A connection to this peer, accepted; nullptr (with the reason printed) when that failed.
+  std::unique_ptr<HttpConnection> connect(std::chrono::seconds ioTimeout) {
+    std::string error;
+    auto conn = HttpConnection::open({"127.0.0.1", port_, nullptr}, std::chrono::seconds(2),
+                                     ioTimeout, error);
+    EXPECT_NE(conn, nullptr) << error;
+    if (conn) accept();
+    return conn;
+  }
   void hangUp() {
     close(conn_);
     conn_ = -1;
@@ -202,11 +212,9 @@ class Peer {
 
 TEST(HttpConnectionTest, KeepsTheConnectionAndNoticesWhenThePeerClosesIt) {
   Peer peer;
+  auto conn = peer.connect(std::chrono::seconds(5));
+  ASSERT_NE(conn, nullptr);
   std::string error;
-  auto conn = HttpConnection::open({"127.0.0.1", peer.port(), nullptr}, std::chrono::seconds(2),
-                                   std::chrono::seconds(5), error);
-  ASSERT_NE(conn, nullptr) << error;
-  peer.accept();
   for (int i = 0; i < 2; ++i) {
     std::thread server([&] {
       EXPECT_EQ(peer.readRequest(), "GET /api HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -231,11 +239,9 @@ TEST(HttpConnectionTest, KeepsTheConnectionAndNoticesWhenThePeerClosesIt) {
 
 TEST(HttpConnectionTest, ShutdownCutsOffAWaitingRequest) {
   Peer peer;
+  auto conn = peer.connect(std::chrono::seconds(30));
+  ASSERT_NE(conn, nullptr);
   std::string error;
-  auto conn = HttpConnection::open({"127.0.0.1", peer.port(), nullptr}, std::chrono::seconds(2),
-                                   std::chrono::seconds(30), error);
-  ASSERT_NE(conn, nullptr) << error;
-  peer.accept();
   std::thread cutter([&] {
     peer.readRequest();  // the request arrived; the peer never answers
     conn->shutdown();
