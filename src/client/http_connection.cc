@@ -393,6 +393,7 @@ std::unique_ptr<HttpConnection> HttpConnection::open(const Endpoint& endpoint,
     SSL_set_tlsext_host_name(ssl, endpoint.host.c_str());
     if (endpoint.tls->verifies()) SSL_set1_host(ssl, endpoint.host.c_str());
   }
+  auto handshake = endpoint.tls->handshake();
   if (SSL_connect(ssl) != 1) {
     const long verify = SSL_get_verify_result(ssl);
     if (endpoint.tls->verifies() && verify != X509_V_OK) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -95,10 +96,17 @@ class TlsContext {
 
   [[nodiscard]] ssl_ctx_st* get() const { return ctx_; }
   [[nodiscard]] bool verifies() const { return verify_; }
+  // Held during a handshake: OpenSSL 3.0 fills caches in the shared certificate store while it
+  // verifies a peer, and two handshakes at once race on them. Handshakes happen only when a
+  // connection is opened.
+  [[nodiscard]] std::unique_lock<std::mutex> handshake() const {
+    return std::unique_lock(handshakeMu_);
+  }
 
  private:
   ssl_ctx_st* ctx_ = nullptr;
   bool verify_ = true;
+  mutable std::mutex handshakeMu_;
 };
 
 class HttpConnection {

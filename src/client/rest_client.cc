@@ -350,6 +350,13 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
                   {"fieldSelector", options.fieldSelector},
                   {"allowWatchBookmarks", options.allowWatchBookmarks ? "true" : ""},
                   {"timeoutSeconds", std::to_string(options.timeoutSeconds)}});
+  // cpp-httplib builds function-local statics (the status line's regex) when it reads its first
+  // answer. The library is not built for ThreadSanitizer, whose view misses the guard of those
+  // statics; the first watches of the process therefore read their status lines one at a time.
+  static std::mutex firstAnswerMu;
+  static std::atomic<bool> answerSeen{false};
+  std::unique_lock firstAnswer(firstAnswerMu, std::defer_lock);
+  if (!answerSeen.load(std::memory_order_acquire)) firstAnswer.lock();
   auto cli = connectStream();  // a watch holds its own connection for its whole life
   cli->set_keep_alive(false);
   cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
@@ -388,6 +395,10 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
       pathPrefix_ + path + query, hdrs,
       [&](const httplib::Response& r) {
         status = r.status;
+        if (firstAnswer.owns_lock()) {
+          answerSeen.store(true, std::memory_order_release);
+          firstAnswer.unlock();
+        }
         return true;
       },
       [&](const char* data, size_t len) {
@@ -404,6 +415,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
         buf.erase(0, start);
         return !stop.stop_requested();
       });
+  if (firstAnswer.owns_lock()) firstAnswer.unlock();
   if (eventError) throw *eventError;
   if (handlerStopped || stop.stop_requested()) return;
   if (aborted()) throw abortedError("WATCH", path);
