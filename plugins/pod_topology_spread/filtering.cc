@@ -5,10 +5,8 @@
 #include <string>
 #include <utility>
 
-#include <ksched/api/taints.h>
-
-#include "plugins/node_affinity/node_affinity.h"
 #include "plugins/pod_topology_spread/domains.h"
+#include "plugins/pod_topology_spread/inclusion.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {
@@ -16,34 +14,10 @@ namespace {
 
 using spread::Constraint;
 using spread::DomainIndex;
+using spread::forEachAdmitting;
 using spread::PreFilterState;
 
 constexpr StateKey<PreFilterState> kPreFilterKey{PodTopologySpread::kPreFilterStateKey};
-
-// Calls `admitted(i)` for each constraint whose inclusion policies admit `node`: the pod's node
-// selector and affinity match it (nodeAffinityPolicy Honor), the pod tolerates its taints
-// (nodeTaintsPolicy Honor). Each check runs at most once.
-template <typename F>
-void forEachAdmitting(const std::vector<Constraint>& constraints, const api::Pod& pod,
-                      const api::Node& node, F&& admitted) {
-  bool affinityComputed = false;
-  bool affinityMatches = true;
-  bool taintsComputed = false;
-  bool taintsTolerated = true;
-  for (size_t i = 0; i < constraints.size(); ++i) {
-    const Constraint& c = constraints[i];
-    if (c.honorNodeAffinity && !affinityComputed) {
-      affinityMatches = NodeAffinity::podMatchesNodeSelectorAndAffinityTerms(pod, node);
-      affinityComputed = true;
-    }
-    if (c.honorNodeTaints && !taintsComputed) {
-      taintsTolerated = api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
-                                                  api::isDoNotScheduleTaint) == nullptr;
-      taintsComputed = true;
-    }
-    if (c.includesNode(affinityMatches, taintsTolerated)) admitted(i);
-  }
-}
 
 // For each constraint that counts `node` (the node has every constraint's topology key and
 // passes the constraint's inclusion policies), the node's value of its topology key; nullptr

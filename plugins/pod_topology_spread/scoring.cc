@@ -5,9 +5,8 @@
 #include <utility>
 
 #include <ksched/api/node.h>
-#include <ksched/api/taints.h>
 
-#include "plugins/node_affinity/node_affinity.h"
+#include "plugins/pod_topology_spread/inclusion.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {
@@ -78,30 +77,16 @@ Status PodTopologySpread::preScore(CycleState& state, const api::Pod& pod,
     if (node == nullptr) return;
     const api::Labels& labels = node->metadata.labels;
     if (requireAllTopologies && !spread::nodeHasAllTopologyKeys(labels, constraints)) return;
-    bool affinityComputed = false;
-    bool affinityMatches = true;
-    bool taintsComputed = false;
-    bool taintsTolerated = true;
-    for (size_t i = 0; i < nc; ++i) {
+    spread::forEachAdmitting(constraints, pod, *node, [&](size_t i) {
       const Constraint& c = constraints[i];
-      if (c.honorNodeAffinity && !affinityComputed) {
-        affinityMatches = NodeAffinity::podMatchesNodeSelectorAndAffinityTerms(pod, *node);
-        affinityComputed = true;
-      }
-      if (c.honorNodeTaints && !taintsComputed) {
-        taintsTolerated = api::findUntoleratedTaint(node->spec.taints, pod.spec.tolerations,
-                                                    api::isDoNotScheduleTaint) == nullptr;
-        taintsComputed = true;
-      }
-      if (!c.includesNode(affinityMatches, taintsTolerated)) continue;
       // Only domains holding a feasible node are counted; hostname is counted in Score.
       auto label = labels.find(c.topologyKey);
       const std::string_view value =
           label == labels.end() ? std::string_view() : std::string_view(label->second);
-      if (!s->topologyValueToPodCounts[i].contains(value)) continue;
+      if (!s->topologyValueToPodCounts[i].contains(value)) return;
       counts[static_cast<size_t>(n) * nc + i] =
           spread::countPodsMatchSelector(ni.pods(), c.selector, pod.metadata.namespace_);
-    }
+    });
   });
   for (size_t n = 0; n < all.size(); ++n) {
     for (size_t i = 0; i < nc; ++i) {

@@ -61,11 +61,22 @@ std::string transportMessage(httplib::Error err, const httplib::ClientImpl& cli)
   return msg;
 }
 
+// The headers every request carries (Content-Type only with a body), for both transports.
+template <typename F>
+void forEachHeader(const Config& config, const std::string& token, const std::string& contentType,
+                   F&& header) {
+  header("Accept", "application/json");
+  header("User-Agent", config.userAgent);
+  if (!token.empty()) header("Authorization", "Bearer " + token);
+  if (!contentType.empty()) header("Content-Type", contentType);
+}
+
 httplib::Headers makeHeaders(const Config& config, const std::string& token,
                              const std::string& contentType) {
-  httplib::Headers h{{"Accept", "application/json"}, {"User-Agent", config.userAgent}};
-  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-  if (!contentType.empty()) h.emplace("Content-Type", contentType);
+  httplib::Headers h;
+  forEachHeader(
+      config, token, contentType,
+      [&h](const std::string& name, const std::string& value) { h.emplace(name, value); });
   return h;
 }
 
@@ -188,11 +199,12 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
   std::string req;
   req.reserve(200 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
   req.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(hostHeader_);
-  req.append("\r\nUser-Agent: ").append(config_.userAgent);
-  req.append("\r\nAccept: application/json\r\n");
-  if (!token.empty()) req.append("Authorization: Bearer ").append(token).append("\r\n");
+  req.append("\r\n");
+  forEachHeader(config_, token, body != nullptr ? contentType : std::string(),
+                [&req](std::string_view name, std::string_view value) {
+                  req.append(name).append(": ").append(value).append("\r\n");
+                });
   if (body != nullptr) {
-    req.append("Content-Type: ").append(contentType).append("\r\n");
     req.append("Content-Length: ").append(std::to_string(body->size())).append("\r\n\r\n");
     req.append(*body);
   } else {
