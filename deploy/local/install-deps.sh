@@ -9,7 +9,8 @@ PKGS=(
   build-essential cmake pkg-config git clang-format clang-tidy ccache
   # libraries
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
-  libfmt-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libfmt-dev prometheus-cpp-dev libgoogle-perftools-dev libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev
   # local control plane
   etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
   # the container image and its test (deploy/build-image.sh: buildah needs no daemon)
