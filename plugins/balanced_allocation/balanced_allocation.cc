@@ -92,23 +92,36 @@ void NodeResourcesBalancedAllocationArgs::validate() const {
 
 int64_t balancedResourceScore(const std::vector<int64_t>& requested,
                               const std::vector<int64_t>& allocatable) {
-  std::vector<double> fractions;
+  // Two passes over the lists rather than a list of fractions: this runs per node.
+  const size_t n = std::min(requested.size(), allocatable.size());
+  auto fraction = [&](size_t i) {
+    const double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+    return f > 1 ? 1.0 : f;
+  };
+  size_t count = 0;
   double total = 0;
-  for (size_t i = 0; i < requested.size() && i < allocatable.size(); ++i) {
+  double first = 0;
+  double second = 0;
+  for (size_t i = 0; i < n; ++i) {
     if (allocatable[i] == 0) continue;
-    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
-    if (f > 1) f = 1;
+    const double f = fraction(i);
     total += f;
-    fractions.push_back(f);
+    if (count == 0) first = f;
+    if (count == 1) second = f;
+    ++count;
   }
   double stddev = 0;
-  if (fractions.size() == 2) {
-    stddev = std::abs((fractions[0] - fractions[1]) / 2);
-  } else if (fractions.size() > 2) {
-    const double mean = total / static_cast<double>(fractions.size());
+  if (count == 2) {
+    stddev = std::abs((first - second) / 2);
+  } else if (count > 2) {
+    const double mean = total / static_cast<double>(count);
     double sum = 0;
-    for (double f : fractions) sum += (f - mean) * (f - mean);
-    stddev = std::sqrt(sum / static_cast<double>(fractions.size()));
+    for (size_t i = 0; i < n; ++i) {
+      if (allocatable[i] == 0) continue;
+      const double f = fraction(i);
+      sum += (f - mean) * (f - mean);
+    }
+    stddev = std::sqrt(sum / static_cast<double>(count));
   }
   return static_cast<int64_t>((1 - stddev) * static_cast<double>(kMaxNodeScore));
 }
@@ -119,8 +132,9 @@ std::vector<int64_t> NodeResourcesBalancedAllocation::podRequests(const api::Pod
 
 int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
                                                    const std::vector<int64_t>& podRequests) const {
-  std::vector<int64_t> req;
-  std::vector<int64_t> cap;
+  // Score runs per node on the Filter/Score pool: the lists keep their storage per thread.
+  thread_local std::vector<int64_t> req;
+  thread_local std::vector<int64_t> cap;
   requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/false, req, cap);
   return balancedResourceScore(req, cap);
 }

@@ -1,5 +1,8 @@
 #include "plugins/image_locality/image_locality.h"
 
+#include <string>
+#include <string_view>
+
 #include <ksched/api/pod.h>
 
 namespace ksched::plugins {
@@ -11,12 +14,32 @@ int64_t scaledImageScore(const ImageStateSummary& state, int64_t totalNumNodes) 
   return static_cast<int64_t>(static_cast<double>(state.size) * spread);
 }
 
+// Whether `image` names no tag, so that kubelets report it with ":latest".
+bool lacksTag(std::string_view image) {
+  const size_t colon = image.rfind(':');
+  const size_t slash = image.rfind('/');
+  // Go: LastIndex(":") <= LastIndex("/"), with -1 for "not found".
+  const auto pos = [](size_t p) {
+    return p == std::string_view::npos ? int64_t{-1} : static_cast<int64_t>(p);
+  };
+  return pos(colon) <= pos(slash);
+}
+
 int64_t containerScores(const std::vector<api::Container>& containers, const NodeInfo& nodeInfo,
                         int64_t totalNumNodes) {
   int64_t sum = 0;
   const auto& states = nodeInfo.imageStates();
+  // Score runs per node: the normalized name is built only for an image without a tag, in a
+  // buffer the thread keeps.
+  thread_local std::string withTag;
   for (const auto& c : containers) {
-    auto it = states.find(ImageLocality::normalizedImageName(c.image));
+    std::string_view name = c.image;
+    if (lacksTag(name)) {
+      withTag.assign(name);
+      withTag += ":latest";
+      name = withTag;
+    }
+    auto it = states.find(name);
     if (it != states.end()) sum += scaledImageScore(it->second, totalNumNodes);
   }
   return sum;
@@ -25,14 +48,8 @@ int64_t containerScores(const std::vector<api::Container>& containers, const Nod
 }  // namespace
 
 std::string ImageLocality::normalizedImageName(std::string_view image) {
-  const size_t colon = image.rfind(':');
-  const size_t slash = image.rfind('/');
-  // Go: LastIndex(":") <= LastIndex("/"), with -1 for "not found".
-  const auto pos = [](size_t p) {
-    return p == std::string_view::npos ? int64_t{-1} : static_cast<int64_t>(p);
-  };
   std::string out(image);
-  if (pos(colon) <= pos(slash)) out += ":latest";
+  if (lacksTag(image)) out += ":latest";
   return out;
 }
 

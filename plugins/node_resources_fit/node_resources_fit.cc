@@ -85,23 +85,35 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAlloca
     return out;
   }
 
-  auto check = [&out](std::string_view resource, std::string reason, int64_t request, int64_t inUse,
-                      int64_t capacity) {
-    if (request > 0 && request > capacity - inUse) {
-      out.push_back(
-          {std::string(resource), std::move(reason), request, inUse, capacity, request > capacity});
-    }
+  // The reason strings are built only for a resource that does not fit: Filter runs this on
+  // every node it visits, and most fit.
+  auto fits = [](int64_t request, int64_t inUse, int64_t capacity) {
+    return request <= 0 || request <= capacity - inUse;
   };
-  check(api::kResourceCPU, std::string(kReasonInsufficientCPU), podRequest.milliCPU, used.milliCPU,
+  auto add = [&out](std::string_view resource, std::string reason, int64_t request, int64_t inUse,
+                    int64_t capacity) {
+    out.push_back(
+        {std::string(resource), std::move(reason), request, inUse, capacity, request > capacity});
+  };
+  if (!fits(podRequest.milliCPU, used.milliCPU, alloc.milliCPU)) {
+    add(api::kResourceCPU, std::string(kReasonInsufficientCPU), podRequest.milliCPU, used.milliCPU,
         alloc.milliCPU);
-  check(api::kResourceMemory, std::string(kReasonInsufficientMemory), podRequest.memory,
+  }
+  if (!fits(podRequest.memory, used.memory, alloc.memory)) {
+    add(api::kResourceMemory, std::string(kReasonInsufficientMemory), podRequest.memory,
         used.memory, alloc.memory);
-  check(api::kResourceEphemeralStorage, std::string(kReasonInsufficientEphemeralStorage),
+  }
+  if (!fits(podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage)) {
+    add(api::kResourceEphemeralStorage, std::string(kReasonInsufficientEphemeralStorage),
         podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage);
+  }
   for (const auto& [name, quantity] : podRequest.scalar) {
     if (quantity == 0 || ignored(name)) continue;
-    check(name, insufficientReason(name), quantity, used.scalarValue(name),
-          alloc.scalarValue(name));
+    const int64_t inUse = used.scalarValue(name);
+    const int64_t capacity = alloc.scalarValue(name);
+    if (!fits(quantity, inUse, capacity)) {
+      add(name, insufficientReason(name), quantity, inUse, capacity);
+    }
   }
   return out;
 }

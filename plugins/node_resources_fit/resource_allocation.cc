@@ -142,8 +142,9 @@ std::vector<int64_t> ResourceAllocationScorer::podRequests(const api::Pod& pod) 
 
 int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,
                                         const std::vector<int64_t>& podRequests) const {
-  std::vector<int64_t> req;
-  std::vector<int64_t> cap;
+  // Score runs per node on the Filter/Score pool: the lists keep their storage per thread.
+  thread_local std::vector<int64_t> req;
+  thread_local std::vector<int64_t> cap;
   requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/true, req, cap);
   return scorer_(req, cap);
 }
