@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace ksched {
 
@@ -38,27 +40,31 @@ class CycleState {
 
   template <typename T>
   void write(StateKey<T> key, std::unique_ptr<T> value) {
-    data_[std::string(key.name)] = std::move(value);
+    Entry* e = find(key.name);
+    if (e == nullptr) e = &data_.emplace_back(Entry{std::string(key.name), nullptr, nullptr});
+    e->type = &typeTag<T>;
+    e->value = std::move(value);
   }
   // nullptr when absent or of another type.
   template <typename T>
   [[nodiscard]] const T* read(StateKey<T> key) const {
-    auto it = data_.find(key.name);
-    return it == data_.end() ? nullptr : dynamic_cast<const T*>(it->second.get());
+    return cast<const T>(find(key.name));
   }
   template <typename T>
   [[nodiscard]] T* mutableRead(StateKey<T> key) {
-    auto it = data_.find(key.name);
-    return it == data_.end() ? nullptr : dynamic_cast<T*>(it->second.get());
+    return cast<T>(find(key.name));
   }
   void erase(std::string_view key) {
-    if (auto it = data_.find(key); it != data_.end()) data_.erase(it);
+    if (Entry* e = find(key)) data_.erase(data_.begin() + (e - data_.data()));
   }
 
   // A deep copy (each value cloned).
   [[nodiscard]] CycleState clone() const {
     CycleState c;
-    for (const auto& [k, v] : data_) c.data_.emplace(k, v ? v->clone() : nullptr);
+    c.data_.reserve(data_.size());
+    for (const auto& e : data_) {
+      c.data_.push_back(Entry{e.key, e.type, e.value ? e.value->clone() : nullptr});
+    }
     c.skipFilterPlugins = skipFilterPlugins;
     c.skipScorePlugins = skipScorePlugins;
     c.skippedFilters_ = skippedFilters_;
@@ -74,7 +80,35 @@ class CycleState {
   // skipFilterPlugins as positions in the profile's Filter list (bit i = the i-th is skipped),
   // set by the framework after PreFilter so the per-node loop looks no names up.
   std::optional<uint64_t> skippedFilters_;
-  std::map<std::string, std::unique_ptr<StateData>, std::less<>> data_;
+
+  // Filter and Score read the state once per plugin and node, so a read is a short scan of a
+  // dozen entries (length first) and, when the value was written as the type asked for, a
+  // static cast; dynamic_cast only for a value written as another type.
+  struct Entry {
+    std::string key;
+    const void* type;  // &typeTag<T> of the write
+    std::unique_ptr<StateData> value;
+  };
+  template <typename T>
+  static constexpr char typeTag = 0;
+
+  [[nodiscard]] const Entry* find(std::string_view key) const {
+    for (const Entry& e : data_) {
+      if (e.key.size() == key.size() && std::string_view(e.key) == key) return &e;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] Entry* find(std::string_view key) {
+    return const_cast<Entry*>(std::as_const(*this).find(key));
+  }
+  template <typename T>
+  [[nodiscard]] static T* cast(const Entry* e) {
+    if (e == nullptr || e->value == nullptr) return nullptr;
+    if (e->type == &typeTag<std::remove_const_t<T>>) return static_cast<T*>(e->value.get());
+    return dynamic_cast<T*>(e->value.get());
+  }
+
+  std::vector<Entry> data_;
 };
 
 }  // namespace ksched

@@ -219,16 +219,24 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
 
 std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
                                   const std::vector<int64_t>& scores) {
-  // Uniformly at random among the nodes with the top score (reservoir sampling).
-  size_t best = 0;
-  int ties = 1;
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    if (scores[i] > scores[best]) {
-      best = i;
+  // Uniformly at random among the nodes with the top score: count them, then draw one (a
+  // single draw, where sampling as it goes would draw once per tie).
+  int64_t top = scores[0];
+  int ties = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (scores[i] > top) {
+      top = scores[i];
       ties = 1;
-    } else if (scores[i] == scores[best]) {
+    } else if (scores[i] == top) {
       ++ties;
-      if (std::uniform_int_distribution<int>(1, ties)(rng_) == 1) best = i;
+    }
+  }
+  int pick = ties == 1 ? 0 : std::uniform_int_distribution<int>(0, ties - 1)(rng_);
+  size_t best = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (scores[i] == top && pick-- == 0) {
+      best = i;
+      break;
     }
   }
   return nodes[best]->name();

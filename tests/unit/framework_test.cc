@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -359,6 +360,42 @@ TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
   EXPECT_EQ(r.suggestedHost, "n3");
   EXPECT_EQ(r.feasibleNodes, 3);
   EXPECT_EQ(r.evaluatedNodes, 4);
+}
+
+// Nodes that share the top score are picked uniformly at random; a lower score never.
+TEST(AlgorithmTest, TopScoreTiesArePickedUniformly) {
+  Env env;
+  std::vector<NodePtr> nodes;
+  for (const char* n : {"n1", "n2", "n3", "n4", "n5"}) {
+    nodes.push_back(std::make_shared<api::Node>(node(n)));
+  }
+  auto snap = cache::Snapshot::fromForTest({}, nodes);
+  auto p = profile({{"Sort", 0}, {"B", 1}, {"Binder", 0}});
+  // n1 first and n5 last among the ties, n3 below them.
+  p.pluginConfig = {
+      {"B", {{"scores", {{"n1", 50}, {"n2", 50}, {"n3", 49}, {"n4", 50}, {"n5", 50}}}}}};
+  Framework f(p, testRegistry(), env.services());
+  f.setSnapshot(&snap);
+  scheduler::Algorithm algo(7);
+  std::map<std::string, int> picked;
+  constexpr int kRuns = 4000;
+  for (int i = 0; i < kRuns; ++i) {
+    api::Pod pod;
+    pod.metadata.name = "p";
+    CycleState state;
+    scheduler::ScheduleResult r;
+    scheduler::FitError fe;
+    Status err;
+    ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 100, r, fe, err),
+              scheduler::Algorithm::Outcome::kScheduled);
+    ++picked[r.suggestedHost];
+  }
+  EXPECT_EQ(picked.count("n3"), 0U);
+  for (const char* n : {"n1", "n2", "n4", "n5"}) {
+    // 1000 expected each; the binomial's standard deviation is about 27.
+    EXPECT_GT(picked[n], 850) << n;
+    EXPECT_LT(picked[n], 1150) << n;
+  }
 }
 
 TEST(AlgorithmTest, NoFitGivesDiagnosisWithRejectingPlugins) {
