@@ -11,14 +11,7 @@
 namespace ksched::plugins {
 namespace {
 
-__extension__ typedef __int128 Int128;
-
 constexpr int64_t kMaxUtilization = 100;
-
-// a * b / c without intermediate overflow (c > 0).
-int64_t mulDiv(int64_t a, int64_t b, int64_t c) {
-  return static_cast<int64_t>(static_cast<Int128>(a) * b / c);
-}
 
 // v1.20's resourceToWeightMap: one entry per name, the last weight given.
 std::vector<ResourceSpec> uniqueResources(const std::vector<ResourceSpec>& resources) {

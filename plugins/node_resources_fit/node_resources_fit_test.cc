@@ -9,6 +9,7 @@
 
 #include <ksched/registry.h>
 
+#include "plugins/node_resources_fit/resource_allocation.h"
 #include "plugins/testing/plugin_test_util.h"
 #include "plugins/testing/queueing_hint_test_util.h"
 
@@ -243,6 +244,18 @@ INSTANTIATE_TEST_SUITE_P(
                     "Insufficient hugepages-2Mi"},
                    filterNode("1")}),
     [](const auto& info) { return info.param.name; });
+
+TEST(NodeResourcesFitTest, MulDivOverflowsNever) {
+  EXPECT_EQ(mulDiv(7, 100, 3), 233);
+  EXPECT_EQ(mulDiv(-7, 100, 3), -233);  // truncated toward zero, as Go's division
+  EXPECT_EQ(mulDiv(0, 100, 3), 0);
+  // 64 GiB of memory in bytes, times 100: fits in 64 bits.
+  EXPECT_EQ(mulDiv(int64_t{1} << 36, 100, int64_t{1} << 37), 50);
+  // 2^62 * 100 overflows 64 bits; the quotient does not.
+  EXPECT_EQ(mulDiv(int64_t{1} << 62, 100, int64_t{1} << 62), 100);
+  EXPECT_EQ(mulDiv(int64_t{1} << 62, 100, 200), int64_t{1} << 61);
+  EXPECT_EQ(mulDiv(-(int64_t{1} << 62), 100, 200), -(int64_t{1} << 61));
+}
 
 TEST(NodeResourcesFitTest, FilterWithoutPreFilterIsError) {
   auto pl = makeFit();

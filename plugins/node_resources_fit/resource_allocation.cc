@@ -10,13 +10,6 @@
 namespace ksched::plugins {
 namespace {
 
-__extension__ typedef __int128 Int128;
-
-// a * b / c without intermediate overflow (c > 0; a, b >= 0).
-int64_t mulDiv(int64_t a, int64_t b, int64_t c) {
-  return static_cast<int64_t>(static_cast<Int128>(a) * b / c);
-}
-
 constexpr int64_t kMaxUtilization = 100;
 
 int64_t weightedAverage(const std::vector<ResourceSpec>& resources,
@@ -34,6 +27,13 @@ int64_t weightedAverage(const std::vector<ResourceSpec>& resources,
 }
 
 }  // namespace
+
+int64_t mulDiv(int64_t a, int64_t b, int64_t c) {
+  int64_t product = 0;
+  if (!__builtin_mul_overflow(a, b, &product)) return product / c;
+  __extension__ typedef __int128 Int128;
+  return static_cast<int64_t>(static_cast<Int128>(a) * b / c);
+}
 
 int64_t leastRequestedScore(int64_t requested, int64_t capacity) {
   if (capacity == 0 || requested > capacity) return 0;

@@ -29,6 +29,10 @@
 
 namespace ksched::plugins {
 
+// a * b / c, truncated toward zero, without overflow in a * b (c != 0). The 128-bit division
+// is a library call, taken only when a * b overflows 64 bits (memory in bytes times 100 does
+// not): Score runs this per node and resource.
+[[nodiscard]] int64_t mulDiv(int64_t a, int64_t b, int64_t c);
 // (capacity - requested) * 100 / capacity; 0 when capacity is 0 or requested exceeds it.
 [[nodiscard]] int64_t leastRequestedScore(int64_t requested, int64_t capacity);
 // min(requested, capacity) * 100 / capacity; 0 when capacity is 0.
