@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -337,26 +338,36 @@ api::Node node(const std::string& name) {
   return n;
 }
 
-TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
-  Env env;
+cache::Snapshot snapshotOf(std::initializer_list<const char*> names) {
   std::vector<NodePtr> nodes;
-  for (const char* n : {"n1", "n2", "n3", "n4"})
-    nodes.push_back(std::make_shared<api::Node>(node(n)));
-  auto snap = cache::Snapshot::fromForTest({}, nodes);
-  auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 2}, {"Binder", 0}});
-  p.pluginConfig = {{"A", {{"reject", {"n1"}}, {"reason", "nope"}}},
-                    {"B", {{"scores", {{"n2", 10}, {"n3", 40}, {"n4", 30}}}}}};
-  Framework f(p, testRegistry(), env.services());
-  f.setSnapshot(&snap);
-  scheduler::Algorithm algo(42);
+  for (const char* n : names) nodes.push_back(std::make_shared<api::Node>(node(n)));
+  return cache::Snapshot::fromForTest({}, nodes);
+}
+
+// One cycle for a pod named "p", expected to be scheduled.
+scheduler::ScheduleResult scheduleP(scheduler::Algorithm& algo, Framework& f,
+                                    const cache::Snapshot& snap, int32_t percentage) {
   api::Pod pod;
   pod.metadata.name = "p";
   CycleState state;
   scheduler::ScheduleResult r;
   scheduler::FitError fe;
   Status err;
-  ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 0, r, fe, err),
+  EXPECT_EQ(algo.schedulePod(f, state, pod, snap, percentage, r, fe, err),
             scheduler::Algorithm::Outcome::kScheduled);
+  return r;
+}
+
+TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
+  Env env;
+  auto snap = snapshotOf({"n1", "n2", "n3", "n4"});
+  auto p = profile({{"Sort", 0}, {"A", 0}, {"B", 2}, {"Binder", 0}});
+  p.pluginConfig = {{"A", {{"reject", {"n1"}}, {"reason", "nope"}}},
+                    {"B", {{"scores", {{"n2", 10}, {"n3", 40}, {"n4", 30}}}}}};
+  Framework f(p, testRegistry(), env.services());
+  f.setSnapshot(&snap);
+  scheduler::Algorithm algo(42);
+  const scheduler::ScheduleResult r = scheduleP(algo, f, snap, 0);
   EXPECT_EQ(r.suggestedHost, "n3");
   EXPECT_EQ(r.feasibleNodes, 3);
   EXPECT_EQ(r.evaluatedNodes, 4);
@@ -365,11 +376,7 @@ TEST(AlgorithmTest, FiltersScoresAndPicksTheBestNode) {
 // Nodes that share the top score are picked uniformly at random; a lower score never.
 TEST(AlgorithmTest, TopScoreTiesArePickedUniformly) {
   Env env;
-  std::vector<NodePtr> nodes;
-  for (const char* n : {"n1", "n2", "n3", "n4", "n5"}) {
-    nodes.push_back(std::make_shared<api::Node>(node(n)));
-  }
-  auto snap = cache::Snapshot::fromForTest({}, nodes);
+  auto snap = snapshotOf({"n1", "n2", "n3", "n4", "n5"});
   auto p = profile({{"Sort", 0}, {"B", 1}, {"Binder", 0}});
   // n1 first and n5 last among the ties, n3 below them.
   p.pluginConfig = {
@@ -379,17 +386,7 @@ TEST(AlgorithmTest, TopScoreTiesArePickedUniformly) {
   scheduler::Algorithm algo(7);
   std::map<std::string, int> picked;
   constexpr int kRuns = 4000;
-  for (int i = 0; i < kRuns; ++i) {
-    api::Pod pod;
-    pod.metadata.name = "p";
-    CycleState state;
-    scheduler::ScheduleResult r;
-    scheduler::FitError fe;
-    Status err;
-    ASSERT_EQ(algo.schedulePod(f, state, pod, snap, 100, r, fe, err),
-              scheduler::Algorithm::Outcome::kScheduled);
-    ++picked[r.suggestedHost];
-  }
+  for (int i = 0; i < kRuns; ++i) ++picked[scheduleP(algo, f, snap, 100).suggestedHost];
   EXPECT_EQ(picked.count("n3"), 0U);
   for (const char* n : {"n1", "n2", "n4", "n5"}) {
     // 1000 expected each; the binomial's standard deviation is about 27.
