@@ -85,35 +85,25 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAlloca
     return out;
   }
 
-  // The reason strings are built only for a resource that does not fit: Filter runs this on
+  // The reason string is built only for a resource that does not fit: Filter runs this on
   // every node it visits, and most fit.
-  auto fits = [](int64_t request, int64_t inUse, int64_t capacity) {
-    return request <= 0 || request <= capacity - inUse;
+  auto check = [&out](std::string_view resource, std::string_view reason, int64_t request,
+                      int64_t inUse, int64_t capacity) {
+    if (request > 0 && request > capacity - inUse) {
+      out.push_back({std::string(resource), std::string(reason), request, inUse, capacity,
+                     request > capacity});
+    }
   };
-  auto add = [&out](std::string_view resource, std::string reason, int64_t request, int64_t inUse,
-                    int64_t capacity) {
-    out.push_back(
-        {std::string(resource), std::move(reason), request, inUse, capacity, request > capacity});
-  };
-  if (!fits(podRequest.milliCPU, used.milliCPU, alloc.milliCPU)) {
-    add(api::kResourceCPU, std::string(kReasonInsufficientCPU), podRequest.milliCPU, used.milliCPU,
+  check(api::kResourceCPU, kReasonInsufficientCPU, podRequest.milliCPU, used.milliCPU,
         alloc.milliCPU);
-  }
-  if (!fits(podRequest.memory, used.memory, alloc.memory)) {
-    add(api::kResourceMemory, std::string(kReasonInsufficientMemory), podRequest.memory,
-        used.memory, alloc.memory);
-  }
-  if (!fits(podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage)) {
-    add(api::kResourceEphemeralStorage, std::string(kReasonInsufficientEphemeralStorage),
+  check(api::kResourceMemory, kReasonInsufficientMemory, podRequest.memory, used.memory,
+        alloc.memory);
+  check(api::kResourceEphemeralStorage, kReasonInsufficientEphemeralStorage,
         podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage);
-  }
   for (const auto& [name, quantity] : podRequest.scalar) {
     if (quantity == 0 || ignored(name)) continue;
-    const int64_t inUse = used.scalarValue(name);
-    const int64_t capacity = alloc.scalarValue(name);
-    if (!fits(quantity, inUse, capacity)) {
-      add(name, insufficientReason(name), quantity, inUse, capacity);
-    }
+    check(name, insufficientReason(name), quantity, used.scalarValue(name),
+          alloc.scalarValue(name));
   }
   return out;
 }
