@@ -173,7 +173,7 @@ ResponseParser::State ResponseParser::headersDone() {
   } else if (chunked_) {
     phase_ = Phase::kChunkSize;
   } else if (haveLength_) {
-    answer_.body.reserve(remaining_);
+    if (!sink_) answer_.body.reserve(remaining_);
     phase_ = remaining_ == 0 ? Phase::kDone : Phase::kBody;
   } else {
     answer_.closeAfter = true;
@@ -183,6 +183,16 @@ ResponseParser::State ResponseParser::headersDone() {
   return state_;
 }
 
+void ResponseParser::body(std::string_view data) {
+  if (!sink_ || answer_.status < 200 || answer_.status > 299) {
+    answer_.body.append(data);
+  } else if (!sink_(data)) {
+    phase_ = Phase::kDone;
+    state_ = State::kDone;
+    answer_.closeAfter = true;
+  }
+}
+
 ResponseParser::State ResponseParser::feed(std::string_view data) {
   if (!data.empty()) started_ = true;
   while (!data.empty() && state_ == State::kMore) {
@@ -190,10 +200,10 @@ ResponseParser::State ResponseParser::feed(std::string_view data) {
       case Phase::kBody:
       case Phase::kChunkData: {
         const size_t n = std::min(remaining_, data.size());
-        answer_.body.append(data.substr(0, n));
+        body(data.substr(0, n));
         data.remove_prefix(n);
         remaining_ -= n;
-        if (remaining_ == 0) {
+        if (state_ == State::kMore && remaining_ == 0) {
           if (phase_ == Phase::kChunkData) {
             phase_ = Phase::kChunkEnd;
           } else {
@@ -204,7 +214,7 @@ ResponseParser::State ResponseParser::feed(std::string_view data) {
         break;
       }
       case Phase::kUntilClose:
-        answer_.body.append(data);
+        body(data);
         data = {};
         break;
       case Phase::kDone:
@@ -491,14 +501,12 @@ long HttpConnection::readSome(char* buf, size_t size, std::string& error) {
   }
 }
 
-bool HttpConnection::roundTrip(std::string_view request, bool head, HttpAnswer& answer,
-                               std::string& error, bool& answerStarted) {
-  answerStarted = false;
+bool HttpConnection::exchange(std::string_view request, ResponseParser& parser,
+                              std::string& error) {
   if (!writeAll(request, error)) {
     broken_ = true;
     return false;
   }
-  ResponseParser parser(head);
   char buf[16384];
   bool ended = false;
   while (parser.state() == ResponseParser::State::kMore) {
@@ -511,7 +519,6 @@ bool HttpConnection::roundTrip(std::string_view request, bool head, HttpAnswer& 
     }
     parser.feed(std::string_view(buf, static_cast<size_t>(n)));
   }
-  answerStarted = parser.started();
   lastUsed_ = std::chrono::steady_clock::now();
   if (parser.state() != ResponseParser::State::kDone) {
     broken_ = true;
@@ -520,9 +527,27 @@ bool HttpConnection::roundTrip(std::string_view request, bool head, HttpAnswer& 
     }
     return false;
   }
+  return true;
+}
+
+bool HttpConnection::roundTrip(std::string_view request, bool head, HttpAnswer& answer,
+                               std::string& error, bool& answerStarted) {
+  ResponseParser parser(head);
+  const bool ok = exchange(request, parser, error);
+  answerStarted = parser.started();
+  if (!ok) return false;
   answer = std::move(parser.answer());
   if (answer.closeAfter) broken_ = true;
   return true;
+}
+
+bool HttpConnection::stream(std::string_view request, const ResponseParser::BodySink& sink,
+                            HttpAnswer& answer, std::string& error) {
+  ResponseParser parser(sink);
+  const bool ok = exchange(request, parser, error);
+  broken_ = true;
+  answer = std::move(parser.answer());
+  return ok;
 }
 
 }  // namespace ksched::client

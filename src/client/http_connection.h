@@ -2,7 +2,8 @@
 // DELETE): one keep-alive HTTP/1.1 connection over TCP or TLS (OpenSSL), one request at a
 // time. A request is one write (headers and body together) and its answer is read in
 // buffered blocks, with no poll before each read or write; the socket's own timeouts bound
-// every read and write. Watches stream through cpp-httplib instead (rest_client.cc).
+// every read and write. A watch holds a connection of its own and streams its answer's body
+// (stream()).
 //
 // Thread-safety: a connection is used by one thread at a time; shutdown() may be called from
 // any thread to cut a blocked request off. A TlsContext is shared by all connections of a
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,9 +36,15 @@ struct HttpAnswer {
 class ResponseParser {
  public:
   enum class State { kMore, kDone, kError };
+  // Takes the body of a 2xx answer piece by piece as it arrives; false ends the answer there
+  // (the connection is then not reusable).
+  using BodySink = std::function<bool(std::string_view)>;
 
   // `noBody`: the answer to a HEAD request (headers only, whatever they announce).
   explicit ResponseParser(bool noBody = false) : noBody_(noBody) {}
+  // A 2xx answer's body goes to `sink` instead of answer().body; any other answer's body is
+  // kept as usual (the error it describes).
+  explicit ResponseParser(BodySink sink) : noBody_(false), sink_(std::move(sink)) {}
 
   // Consumes `data`; bytes after the end of the answer make the connection not reusable.
   State feed(std::string_view data);
@@ -66,8 +74,11 @@ class ResponseParser {
   State onStatusLine(std::string_view line);
   State onHeader(std::string_view line);
   State headersDone();
+  // Body bytes: to the sink or into the answer.
+  void body(std::string_view data);
 
   bool noBody_;
+  BodySink sink_;
   Phase phase_ = Phase::kStatusLine;
   State state_ = State::kMore;
   bool started_ = false;
@@ -133,6 +144,13 @@ class HttpConnection {
   // after which the server closes, the connection is not reusable.
   bool roundTrip(std::string_view request, bool head, HttpAnswer& answer, std::string& error,
                  bool& answerStarted);
+  // Sends `request` and hands a 2xx answer's body to `sink` as it arrives, until the answer
+  // ends or `sink` returns false (a watch). True then, with the status (and any other
+  // answer's body) in `answer`; false with `error` set when the connection failed, timed out
+  // or was shut down, `answer.status` telling whether the header had arrived. The connection
+  // is not reusable afterwards.
+  bool stream(std::string_view request, const ResponseParser::BodySink& sink, HttpAnswer& answer,
+              std::string& error);
 
   // False once the connection failed or the server announced it closes; for a connection idle
   // longer than `idleCheck`, also when the server has closed it meanwhile (one poll).
@@ -143,6 +161,9 @@ class HttpConnection {
  private:
   HttpConnection(int fd, ssl_st* ssl) : fd_(fd), ssl_(ssl) {}
   bool writeAll(std::string_view data, std::string& error);
+  // Writes `request` and feeds what arrives to `parser` until it is done or fails; false with
+  // `error` set unless the answer is complete.
+  bool exchange(std::string_view request, ResponseParser& parser, std::string& error);
   // Reads one block; 0 = the connection ended cleanly; -1 = error (set).
   long readSome(char* buf, size_t size, std::string& error);
 

@@ -1,10 +1,5 @@
 #include "client/rest_client.h"
 
-#include <httplib.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -14,7 +9,6 @@
 #include "client/backoff.h"
 #include "client/http_connection.h"
 #include "client/object_json.h"
-#include "client/tls.h"
 #include "client/url.h"
 
 namespace ksched::client {
@@ -44,24 +38,7 @@ WatchEventType eventType(const std::string& t) {
   return WatchEventType::kError;
 }
 
-std::string transportMessage(httplib::Error err, const httplib::ClientImpl& cli) {
-  std::string msg = httplib::to_string(err);
-  if (err == httplib::Error::SSLServerVerification) {
-    if (auto* ssl = dynamic_cast<const httplib::SSLClient*>(&cli)) {
-      long v = ssl->get_openssl_verify_result();
-      msg = "TLS server certificate verification failed: ";
-      msg += v == X509_V_OK ? "the certificate does not name the server's host or IP"
-                            : X509_verify_cert_error_string(v);
-    }
-  } else if (err == httplib::Error::SSLConnection) {
-    msg = "TLS handshake failed";
-  } else if (err == httplib::Error::Connection) {
-    msg = "connection refused or unreachable";
-  }
-  return msg;
-}
-
-// The headers every request carries (Content-Type only with a body), for both transports.
+// The headers every request carries (Content-Type only with a body).
 template <typename F>
 void forEachHeader(const Config& config, const std::string& token, const std::string& contentType,
                    F&& header) {
@@ -69,15 +46,6 @@ void forEachHeader(const Config& config, const std::string& token, const std::st
   header("User-Agent", config.userAgent);
   if (!token.empty()) header("Authorization", "Bearer " + token);
   if (!contentType.empty()) header("Content-Type", contentType);
-}
-
-httplib::Headers makeHeaders(const Config& config, const std::string& token,
-                             const std::string& contentType) {
-  httplib::Headers h;
-  forEachHeader(
-      config, token, contentType,
-      [&h](const std::string& name, const std::string& value) { h.emplace(name, value); });
-  return h;
 }
 
 }  // namespace
@@ -136,33 +104,6 @@ RestClient::RestClient(Config config, Options options, std::shared_ptr<RateLimit
 }
 
 RestClient::~RestClient() = default;
-
-std::unique_ptr<httplib::ClientImpl> RestClient::connectStream() const {
-  std::unique_ptr<httplib::ClientImpl> cli;
-  if (https_) {
-    std::unique_ptr<httplib::SSLClient> ssl =
-        newSSLClient(host_, port_, config_.clientCertPem, config_.clientKeyPem);
-    if (ssl == nullptr) throw ConfigError("client certificate or key is not valid PEM");
-    if (!config_.clientCertPem.empty() && !ssl->is_valid()) {
-      throw ConfigError("client certificate does not match its key");
-    }
-    if (config_.insecureSkipTLSVerify) {
-      ssl->enable_server_certificate_verification(false);
-    } else if (!config_.caPem.empty()) {
-      X509_STORE* store = storeFromPem(config_.caPem);
-      if (store == nullptr)
-        throw ConfigError("certificate authority data holds no PEM certificate");
-      trustOnly(*ssl, store);
-    }
-    cli = std::move(ssl);
-  } else {
-    cli = std::make_unique<httplib::ClientImpl>(host_, port_);
-  }
-  cli->set_tcp_nodelay(true);
-  cli->set_connection_timeout(options_.connectTimeout);
-  cli->set_write_timeout(options_.requestTimeout);
-  return cli;
-}
 
 std::unique_ptr<RestClient::Connection> RestClient::borrow(std::string& error) {
   std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
@@ -362,26 +303,21 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
                   {"fieldSelector", options.fieldSelector},
                   {"allowWatchBookmarks", options.allowWatchBookmarks ? "true" : ""},
                   {"timeoutSeconds", std::to_string(options.timeoutSeconds)}});
-  // cpp-httplib builds function-local statics (the status line's regex) when it reads its first
-  // answer. The library is not built for ThreadSanitizer, whose view misses the guard of those
-  // statics; the first watches of the process therefore read their status lines one at a time.
-  static std::mutex firstAnswerMu;
-  static std::atomic<bool> answerSeen{false};
-  std::unique_lock firstAnswer(firstAnswerMu, std::defer_lock);
-  if (!answerSeen.load(std::memory_order_acquire)) firstAnswer.lock();
-  auto cli = connectStream();  // a watch holds its own connection for its whole life
-  cli->set_keep_alive(false);
-  cli->set_read_timeout(std::chrono::seconds(options.timeoutSeconds + 30));
-  std::stop_callback onStop(stop, [&cli] { cli->stop(); });
-  std::stop_callback onAbort(abort_.get_token(), [&cli] { cli->stop(); });
   if (stop.stop_requested()) return;
   if (aborted()) throw abortedError("WATCH", path);
-
   (void)limiter_->acquire(stop);
+  if (stop.stop_requested()) return;
   requestsSent_.fetch_add(1, std::memory_order_relaxed);
-  int status = 0;
-  std::string errorBody;
-  std::string buf;
+  // A watch holds a connection of its own for its whole life; the apiserver ends the answer
+  // after timeoutSeconds, so a read that waits longer than that means a dead peer.
+  std::string error;
+  std::unique_ptr<HttpConnection> conn =
+      HttpConnection::open({host_, port_, tls_.get()}, options_.connectTimeout,
+                           std::chrono::seconds(options.timeoutSeconds + 30), error);
+  if (!conn) throw ApiError(0, "", error, "WATCH", path);
+  std::stop_callback onStop(stop, [&conn] { conn->shutdown(); });
+  std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->shutdown(); });
+
   std::optional<ApiError> eventError;
   bool handlerStopped = false;
   auto onLine = [&](std::string_view line) -> bool {
@@ -402,44 +338,42 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
     }
     return true;
   };
-  httplib::Headers hdrs = makeHeaders(config_, bearer(), "");
-  auto res = cli->Get(
-      pathPrefix_ + path + query, hdrs,
-      [&](const httplib::Response& r) {
-        status = r.status;
-        if (firstAnswer.owns_lock()) {
-          answerSeen.store(true, std::memory_order_release);
-          firstAnswer.unlock();
-        }
-        return true;
-      },
-      [&](const char* data, size_t len) {
-        if (status != 200) {
-          if (errorBody.size() < 65536) errorBody.append(data, len);
-          return true;
-        }
-        buf.append(data, len);
-        size_t start = 0;
-        for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
-          if (!onLine(std::string_view(buf).substr(start, nl - start))) return false;
-          if (stop.stop_requested()) return false;
-        }
-        buf.erase(0, start);
-        return !stop.stop_requested();
-      });
-  if (firstAnswer.owns_lock()) firstAnswer.unlock();
+  // Events are lines; a whole line is parsed where it lies in the read buffer, only a line
+  // split across reads is copied.
+  std::string partial;
+  auto sink = [&](std::string_view data) -> bool {
+    for (size_t nl; !stop.stop_requested() && (nl = data.find('\n')) != std::string_view::npos;
+         data.remove_prefix(nl + 1)) {
+      bool more = false;
+      if (partial.empty()) {
+        more = onLine(data.substr(0, nl));
+      } else {
+        partial.append(data.substr(0, nl));
+        more = onLine(partial);
+        partial.clear();
+      }
+      if (!more) return false;
+    }
+    partial.append(data);
+    return !stop.stop_requested();
+  };
+  std::string req =
+      "GET " + pathPrefix_ + path + query + " HTTP/1.1\r\nHost: " + hostHeader_ + "\r\n";
+  forEachHeader(config_, bearer(), "", [&req](std::string_view name, std::string_view value) {
+    req.append(name).append(": ").append(value).append("\r\n");
+  });
+  req.append("\r\n");
+  HttpAnswer answer;
+  const bool ok = !stop.stop_requested() && conn->stream(req, sink, answer, error);
   if (eventError) throw *eventError;
   if (handlerStopped || stop.stop_requested()) return;
   if (aborted()) throw abortedError("WATCH", path);
-  if (status != 0 && status != 200) throw ApiError::fromResponse(status, errorBody, "WATCH", path);
-  if (!res) {
-    if (res.error() == httplib::Error::Canceled) return;
-    if (status == 200 && res.error() == httplib::Error::Read) {
-      throw ApiError(0, "", "watch stream broke", "WATCH", path);
-    }
-    throw ApiError(0, "", transportMessage(res.error(), *cli), "WATCH", path);
+  if (!ok) {
+    throw ApiError(0, "", answer.status == 200 ? "watch stream broke: " + error : error, "WATCH",
+                   path);
   }
-  if (!buf.empty()) onLine(buf);
+  if (answer.status != 200) throw ApiError::fromResponse(answer.status, answer.body, "WATCH", path);
+  if (!partial.empty()) onLine(partial);
   if (eventError) throw *eventError;
 }
 

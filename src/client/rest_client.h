@@ -29,10 +29,6 @@
 #include "client/errors.h"
 #include "client/rate_limiter.h"
 
-namespace httplib {
-class ClientImpl;
-}
-
 namespace ksched::client {
 
 class TlsContext;
@@ -138,8 +134,6 @@ class RestClient {
   // An idle connection, or a new one; nullptr with `error` set when connecting failed.
   std::unique_ptr<Connection> borrow(std::string& error);
   void giveBack(std::unique_ptr<Connection> conn);
-  // A cpp-httplib client for one WATCH stream.
-  std::unique_ptr<httplib::ClientImpl> connectStream() const;
   std::string bearer() const;
 
   // One attempt: waits for the limiter, sends, returns the answer (status 0 = transport).
@@ -159,7 +153,8 @@ class RestClient {
   std::string pathPrefix_;  // from a server URL with a path (apiserver behind a proxy)
   int port_ = 443;
   bool https_ = true;
-  std::unique_ptr<TlsContext> tls_;  // for the unary requests' connections; null for http://
+  std::unique_ptr<TlsContext>
+      tls_;  // for every connection (requests and watches); null for http://
 
   std::atomic<uint64_t> requestsSent_{0};
   std::stop_source abort_;

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -156,6 +157,49 @@ TEST(ResponseParserTest, ConnectionEndingEarly) {
   }
 }
 
+TEST(ResponseParserTest, SinkTakesA2xxBodyAsItArrivesInAnySplit) {
+  const std::string wire =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "6\r\n{\"a\":1\r\n"
+      "3\r\n}\n{\r\n"
+      "7\r\n\"b\":2}\n\r\n"
+      "0\r\n\r\n";
+  for (size_t step : {0, 1, 3, 16}) {
+    std::string got;
+    ResponseParser p([&got](std::string_view data) {
+      got.append(data);
+      return true;
+    });
+    ASSERT_EQ(feedInPieces(p, wire, step), State::kDone) << step << ": " << p.error();
+    EXPECT_EQ(got, "{\"a\":1}\n{\"b\":2}\n") << step;
+    EXPECT_EQ(p.answer().body, "");
+    EXPECT_EQ(p.answer().status, 200);
+  }
+}
+
+TEST(ResponseParserTest, SinkSaysStopAndIsNotGivenOtherAnswersBodies) {
+  {
+    int calls = 0;
+    ResponseParser p([&calls](std::string_view) { return ++calls < 2; });
+    EXPECT_EQ(feedInPieces(p, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", 2),
+              State::kDone);
+    EXPECT_EQ(calls, 2);  // no byte after the sink said stop
+    EXPECT_TRUE(p.answer().closeAfter);
+  }
+  {
+    bool called = false;
+    ResponseParser p([&called](std::string_view) { return called = true; });
+    const std::string body = R"({"kind":"Status","code":403})";
+    EXPECT_EQ(feedInPieces(p,
+                           "HTTP/1.1 403 Forbidden\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\n\r\n" + body,
+                           0),
+              State::kDone);
+    EXPECT_FALSE(called);
+    EXPECT_EQ(p.answer().body, body);
+  }
+}
+
 // A plain-TCP peer on loopback that reads requests and answers with what the test says: it
 // checks the connection's own behaviour (one write per request, keep-alive, noticing a close,
 // being cut off), not the apiserver's (tests/integration/client_test.cc).
@@ -255,6 +299,42 @@ TEST(HttpConnectionTest, ShutdownCutsOffAWaitingRequest) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_FALSE(started);
   EXPECT_EQ(error, "the server closed the connection without answering");
+  EXPECT_FALSE(conn->reusable(std::chrono::milliseconds(0)));
+}
+
+TEST(HttpConnectionTest, StreamsABodyUntilShutDown) {
+  Peer peer;
+  auto conn = peer.connect(std::chrono::seconds(30));
+  ASSERT_NE(conn, nullptr);
+  std::string got;
+  std::atomic<bool> arrived{false};
+  std::thread server([&] {
+    peer.readRequest();
+    peer.answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nab\n\n\r\n");
+  });
+  std::thread cutter([&] {
+    server.join();
+    for (int i = 0; i < 500 && !arrived.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    conn->shutdown();  // the stream stays open; stopping the watch cuts it off
+  });
+  HttpAnswer answer;
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(conn->stream(
+      "GET /w HTTP/1.1\r\nHost: x\r\n\r\n",
+      [&](std::string_view data) {
+        got.append(data);
+        arrived.store(true);
+        return true;
+      },
+      answer, error));
+  cutter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(got, "ab\n\n");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(error, "the connection closed before the answer was complete");
   EXPECT_FALSE(conn->reusable(std::chrono::milliseconds(0)));
 }
 
