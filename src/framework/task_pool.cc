@@ -28,7 +28,17 @@ void TaskPool::drain() {
     closed_ = true;
   }
   cv_.notify_all();
+  room_.notify_all();
   threads_.clear();  // joins after the queue is empty
+}
+
+void TaskPool::waitForRoom(size_t limit, const std::stop_token& stop) {
+  std::unique_lock lock(mu_);
+  if (limit == 0 || tasks_.size() < limit) return;
+  const size_t resume = limit / 2;
+  resumeAt_ = resume + 1;
+  room_.wait(lock, stop, [&] { return closed_ || tasks_.size() <= resume; });
+  resumeAt_ = 0;
 }
 
 size_t TaskPool::inFlight() const {
@@ -41,6 +51,7 @@ void TaskPool::work(int index) {
   pthread_setname_np(pthread_self(), tname.c_str());
   while (true) {
     std::function<void()> task;
+    bool room = false;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return closed_ || !tasks_.empty(); });
@@ -48,7 +59,10 @@ void TaskPool::work(int index) {
       task = std::move(tasks_.front());
       tasks_.pop_front();
       ++running_;
+      // A waiting producer is woken once, when the queue is down to where it resumes.
+      room = resumeAt_ != 0 && tasks_.size() + 1 == resumeAt_;
     }
+    if (room) room_.notify_all();
     try {
       task();
     } catch (const std::exception& e) {

@@ -435,6 +435,7 @@ void Scheduler::onNodeDelete(const NodePtr& node) {
 
 void Scheduler::loop(std::stop_token st) {
   while (!st.stop_requested()) {
+    binders_.waitForRoom(options_.maxQueuedBindings, st);
     auto qpi = queue_->pop(st);
     if (!qpi) break;
     const std::string uid = qpi->pod().metadata.uid;

@@ -55,6 +55,10 @@ struct Options {
   int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
   queue::Options queue;
   int binderThreads = 16;
+  // Binding cycles waiting for a binder thread beyond which the scheduling loop pauses before
+  // its next pod: each holds an assumed copy of its pod and its CycleState, so a backlog
+  // scheduled faster than it is bound would otherwise hold all of them at once.
+  size_t maxQueuedBindings = 256;
   std::string instanceId = "ksched";  // reportingInstance of events
   // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
   // Must outlive the Scheduler.
