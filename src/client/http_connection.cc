@@ -73,6 +73,14 @@ bool isIpLiteral(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), &v4) == 1 || inet_pton(AF_INET6, host.c_str(), &v6) == 1;
 }
 
+// SO_RCVTIMEO or SO_SNDTIMEO.
+void setSocketTimeout(int fd, int option, std::chrono::milliseconds t) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(t.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((t.count() % 1000) * 1000);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv);
+}
+
 std::string timeoutText(std::chrono::milliseconds t) {
   return t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + " s"
                                : std::to_string(t.count()) + " ms";
@@ -381,11 +389,8 @@ std::unique_ptr<HttpConnection> HttpConnection::open(const Endpoint& endpoint,
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ioTimeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ioTimeout.count() % 1000) * 1000);
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  setSocketTimeout(fd, SO_RCVTIMEO, ioTimeout);
+  setSocketTimeout(fd, SO_SNDTIMEO, ioTimeout);
   if (endpoint.tls == nullptr)
     return std::unique_ptr<HttpConnection>(new HttpConnection(fd, nullptr));
 
@@ -432,6 +437,10 @@ HttpConnection::~HttpConnection() {
 }
 
 void HttpConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+void HttpConnection::setReadTimeout(std::chrono::milliseconds timeout) {
+  setSocketTimeout(fd_, SO_RCVTIMEO, timeout);
+}
 
 bool HttpConnection::reusable(std::chrono::milliseconds idleCheck) {
   if (broken_) return false;

@@ -155,8 +155,11 @@ class HttpConnection {
   // False once the connection failed or the server announced it closes; for a connection idle
   // longer than `idleCheck`, also when the server has closed it meanwhile (one poll).
   [[nodiscard]] bool reusable(std::chrono::milliseconds idleCheck);
-  // Any thread: ends a blocked roundTrip() at once. The connection is not reusable afterwards.
+  // Any thread: ends a blocked roundTrip() or stream() at once. The connection is not reusable
+  // afterwards.
   void shutdown();
+  // How long one read may wait from now on (a watch waits longer than a request).
+  void setReadTimeout(std::chrono::milliseconds timeout);
 
  private:
   HttpConnection(int fd, ssl_st* ssl) : fd_(fd), ssl_(ssl) {}

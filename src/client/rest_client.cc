@@ -308,13 +308,14 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   (void)limiter_->acquire(stop);
   if (stop.stop_requested()) return;
   requestsSent_.fetch_add(1, std::memory_order_relaxed);
-  // A watch holds a connection of its own for its whole life; the apiserver ends the answer
-  // after timeoutSeconds, so a read that waits longer than that means a dead peer.
+  // A watch holds a connection of its own for its whole life, opened (TLS handshake included)
+  // within the requests' timeouts. The apiserver ends the answer after timeoutSeconds, so a
+  // read that waits longer than that means a dead peer.
   std::string error;
-  std::unique_ptr<HttpConnection> conn =
-      HttpConnection::open({host_, port_, tls_.get()}, options_.connectTimeout,
-                           std::chrono::seconds(options.timeoutSeconds + 30), error);
+  std::unique_ptr<HttpConnection> conn = HttpConnection::open(
+      {host_, port_, tls_.get()}, options_.connectTimeout, options_.requestTimeout, error);
   if (!conn) throw ApiError(0, "", error, "WATCH", path);
+  conn->setReadTimeout(std::chrono::seconds(options.timeoutSeconds + 30));
   std::stop_callback onStop(stop, [&conn] { conn->shutdown(); });
   std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->shutdown(); });
 

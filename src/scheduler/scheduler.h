@@ -55,9 +55,10 @@ struct Options {
   int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
   queue::Options queue;
   int binderThreads = 16;
-  // Binding cycles waiting for a binder thread beyond which the scheduling loop pauses before
-  // its next pod: each holds an assumed copy of its pod and its CycleState, so a backlog
-  // scheduled faster than it is bound would otherwise hold all of them at once.
+  // With this many binding cycles waiting for a binder thread, the scheduling loop pauses
+  // before its next pod until half as many are left: each holds an assumed copy of its pod and
+  // its CycleState, and a backlog scheduled faster than it is bound would hold all at once.
+  // 0: no pause.
   size_t maxQueuedBindings = 256;
   std::string instanceId = "ksched";  // reportingInstance of events
   // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.

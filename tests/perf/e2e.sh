@@ -24,7 +24,8 @@
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
 # KSCHED_WRAPPER runs ksched under a profiler ("heaptrack -o /tmp/ksched-heap": its CPU and RSS
-# figures are then the wrapper's).
+# figures are then the wrapper's). heaptrack sees only malloc: profile a binary built with
+# -DKSCHED_TCMALLOC=OFF (tcmalloc's operator new bypasses it).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
