@@ -131,11 +131,8 @@ void RestClient::giveBack(std::unique_ptr<Connection> conn) {
 
 std::string RestClient::bearer() const { return tokens_->token(); }
 
-RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
-                                    const std::string& target, const std::string* body,
-                                    const std::string& contentType, std::string& transportError) {
-  requestsSent_.fetch_add(1, std::memory_order_relaxed);
-  // The whole request in one buffer: one write on the wire.
+std::string RestClient::requestText(const std::string& method, const std::string& target,
+                                    const std::string* body, const std::string& contentType) const {
   const std::string token = bearer();
   std::string req;
   req.reserve(200 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
@@ -151,6 +148,14 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
   } else {
     req.append("\r\n");
   }
+  return req;
+}
+
+RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
+                                    const std::string& target, const std::string* body,
+                                    const std::string& contentType, std::string& transportError) {
+  requestsSent_.fetch_add(1, std::memory_order_relaxed);
+  const std::string req = requestText(method, target, body, contentType);
   HttpAnswer answer;
   bool answerStarted = false;
   Answer a;
@@ -358,12 +363,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
     partial.append(data);
     return !stop.stop_requested();
   };
-  std::string req =
-      "GET " + pathPrefix_ + path + query + " HTTP/1.1\r\nHost: " + hostHeader_ + "\r\n";
-  forEachHeader(config_, bearer(), "", [&req](std::string_view name, std::string_view value) {
-    req.append(name).append(": ").append(value).append("\r\n");
-  });
-  req.append("\r\n");
+  const std::string req = requestText("GET", pathPrefix_ + path + query, nullptr, "");
   HttpAnswer answer;
   const bool ok = !stop.stop_requested() && conn->stream(req, sink, answer, error);
   if (eventError) throw *eventError;

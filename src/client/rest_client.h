@@ -135,6 +135,9 @@ class RestClient {
   std::unique_ptr<Connection> borrow(std::string& error);
   void giveBack(std::unique_ptr<Connection> conn);
   std::string bearer() const;
+  // The whole request in one buffer (one write on the wire): request line, headers, body.
+  std::string requestText(const std::string& method, const std::string& target,
+                          const std::string* body, const std::string& contentType) const;
 
   // One attempt: waits for the limiter, sends, returns the answer (status 0 = transport).
   Answer send(Connection& conn, const std::string& method, const std::string& target,
@@ -153,8 +156,7 @@ class RestClient {
   std::string pathPrefix_;  // from a server URL with a path (apiserver behind a proxy)
   int port_ = 443;
   bool https_ = true;
-  std::unique_ptr<TlsContext>
-      tls_;  // for every connection (requests and watches); null for http://
+  std::unique_ptr<TlsContext> tls_;  // every connection's, watches' too; null for http://
 
   std::atomic<uint64_t> requestsSent_{0};
   std::stop_source abort_;
