@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include <ksched/api/utf8.h>
+
 namespace ksched::client {
 namespace {
 
@@ -165,6 +167,7 @@ class KubeconfigLoader {
     const YAML::Node n = node[key];
     if (!n || n.IsNull()) return std::nullopt;
     if (!n.IsScalar()) fail(join(path, key) + ": expected a string");
+    if (!api::isValidUtf8(n.Scalar())) fail(join(path, key) + ": invalid UTF-8");
     return n.Scalar();
   }
 

@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include <ksched/api/utf8.h>
+
 namespace ksched::config {
 namespace {
 
@@ -49,13 +51,43 @@ nlohmann::json asNumber(const std::string& s) {
   return nullptr;
 }
 
-nlohmann::json convert(const YAML::Node& n) {
+// Where a node is, for errors: a chain of keys and indexes from the root, rendered only when
+// an error names it ("profiles[0].schedulerName").
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view key;  // a mapping key, unless `item`
+  size_t index = 0;      // a sequence item's, when `item`
+  bool item = false;
+
+  [[nodiscard]] std::string render() const {
+    std::string out = parent == nullptr ? std::string() : parent->render();
+    if (parent == nullptr) return out;
+    if (item) return out + "[" + std::to_string(index) + "]";
+    if (!out.empty()) out += '.';
+    return out + api::toValidUtf8(key);
+    return out;
+  }
+};
+
+// JSON cannot carry bytes that are not UTF-8: a scalar or key holding them is an error naming
+// where it is (Go's YAML decoder rejects such a document too).
+const std::string& checkedText(const YAML::Node& n, const std::string& s, const Path& path) {
+  if (api::isValidUtf8(s)) return s;
+  const YAML::Mark m = n.Mark();
+  std::string where = path.render();
+  if (!where.empty()) where += ": ";
+  throw YamlSyntaxError("invalid YAML at line " + std::to_string(m.line + 1) + ", column " +
+                        std::to_string(m.column + 1) + ": " + where +
+                        "invalid UTF-8 (a string must be UTF-8)");
+}
+
+nlohmann::json convert(const YAML::Node& n, const Path& path) {
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
+      const std::string& s = checkedText(n, n.Scalar(), path);
       const std::string& tag = n.Tag();
       if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;
       if (isNull(s)) return nullptr;
@@ -65,7 +97,8 @@ nlohmann::json convert(const YAML::Node& n) {
     }
     case YAML::NodeType::Sequence: {
       auto out = nlohmann::json::array();
-      for (const auto& item : n) out.push_back(convert(item));
+      size_t i = 0;
+      for (const auto& item : n) out.push_back(convert(item, Path{&path, {}, i++, true}));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -73,7 +106,9 @@ nlohmann::json convert(const YAML::Node& n) {
       for (const auto& kv : n) {
         const YAML::Node& key = kv.first;
         std::string k = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
-        out[k] = convert(kv.second);
+        const Path child{&path, k};
+        checkedText(key, k, child);
+        out[k] = convert(kv.second, child);
       }
       return out;
     }
@@ -204,7 +239,7 @@ nlohmann::json yamlToJson(std::string_view text) {
     throw YamlSyntaxError("invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
                           std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
-  return convert(root);
+  return convert(root, Path{});
 }
 
 std::string jsonToYaml(const nlohmann::json& value,

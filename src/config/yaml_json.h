@@ -20,7 +20,9 @@ class YamlSyntaxError : public std::runtime_error {
 // Parses the first document of `text` (JSON is YAML too). Plain scalars resolve with the YAML
 // 1.2 core schema: null/~/empty, true/false (any case of the first letter or all caps),
 // integers (decimal, 0x, 0o), floats (incl. .inf/.nan); quoted scalars are strings. Mapping
-// keys become strings. An empty document is null. Throws YamlSyntaxError.
+// keys become strings. An empty document is null. Throws YamlSyntaxError, also for a scalar or
+// key that is not UTF-8 ("invalid YAML at line 3, column 19: profiles[0].schedulerName:
+// invalid UTF-8 (a string must be UTF-8)").
 [[nodiscard]] nlohmann::json yamlToJson(std::string_view text);
 
 // Block-style YAML of `value`: keys as JSON sorts them, strings double-quoted only when plain

@@ -17,6 +17,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <ksched/api/utf8.h>
+
 #include "client/tls.h"
 #include "client/url.h"
 #include "extender/encode.h"
@@ -76,6 +78,13 @@ FailedNodesMap failedMap(const json& j, std::string_view field) {
     out.emplace(node, asString(reason, std::string(field) + "." + node));
   }
   return out;
+}
+
+// Text of an extender's answer quoted in a message: valid UTF-8 (a message ends up in events
+// and pod conditions, which are JSON) and at most kMaxQuotedBytes.
+constexpr size_t kMaxQuotedBytes = 256;
+std::string boundedText(std::string_view outside) {
+  return api::truncateUtf8(api::toValidUtf8(outside), kMaxQuotedBytes);
 }
 
 std::string readFile(const std::string& path, const std::string& field) {
@@ -328,7 +337,7 @@ Status HttpExtender::send(const std::string& verb, const json& args, json& resul
     result = json::parse(res->body);
   } catch (const json::exception& e) {
     return Status::error("decoding the answer of " + verb + " from extender at URL " + url + ": " +
-                         e.what());
+                         boundedText(e.what()));
   }
   return {};
 }
@@ -345,9 +354,9 @@ Status HttpExtender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& n
   try {
     r = decodeFilterResult(answer);
   } catch (const std::exception& e) {
-    return Status::error("extender \"" + name() + "\": " + e.what());
+    return Status::error("extender \"" + name() + "\": " + boundedText(e.what()));
   }
-  if (!r.error.empty()) return Status::error(r.error);
+  if (!r.error.empty()) return Status::error(boundedText(r.error));
   std::unordered_map<std::string_view, const NodeInfo*> byName;
   byName.reserve(nodes.size());
   for (const NodeInfo* n : nodes) byName.emplace(n->name(), n);
@@ -359,13 +368,17 @@ Status HttpExtender::filter(const api::Pod& pod, std::vector<const NodeInfo*>& n
     for (const auto& nodeName : *passed) {
       auto it = byName.find(nodeName);
       if (it == byName.end()) {
-        return Status::error("extender \"" + name() + "\" claims a filtered node \"" + nodeName +
+        return Status::error("extender \"" + name() + "\" claims a filtered node \"" +
+                             boundedText(nodeName) +
                              "\" which is not found in the input node list");
       }
       kept.push_back(it->second);
     }
   }
   nodes = std::move(kept);
+  // Reasons become pod conditions and events: bounded like every quoted answer.
+  for (auto& [_, reason] : r.failedNodes) reason = boundedText(reason);
+  for (auto& [_, reason] : r.failedAndUnresolvableNodes) reason = boundedText(reason);
   failed = std::move(r.failedNodes);
   failedAndUnresolvable = std::move(r.failedAndUnresolvableNodes);
   return {};
@@ -387,7 +400,7 @@ Status HttpExtender::prioritize(const api::Pod& pod, const std::vector<const Nod
   try {
     scores = decodeHostPriorityList(answer);
   } catch (const std::exception& e) {
-    return Status::error("extender \"" + name() + "\": " + e.what());
+    return Status::error("extender \"" + name() + "\": " + boundedText(e.what()));
   }
   return {};
 }
@@ -400,9 +413,9 @@ Status HttpExtender::bind(const api::Pod& pod, const std::string& node) const {
   try {
     err = decodeBindingResult(answer);
   } catch (const std::exception& e) {
-    return Status::error("extender \"" + name() + "\": " + e.what());
+    return Status::error("extender \"" + name() + "\": " + boundedText(e.what()));
   }
-  if (!err.empty()) return Status::error(err);
+  if (!err.empty()) return Status::error(boundedText(err));
   return {};
 }
 
@@ -422,20 +435,23 @@ Status HttpExtender::processPreemption(const api::Pod& pod, std::map<std::string
   try {
     meta = decodePreemptionResult(answer);
   } catch (const std::exception& e) {
-    return Status::error("extender \"" + name() + "\": " + e.what());
+    return Status::error("extender \"" + name() + "\": " + boundedText(e.what()));
   }
   std::map<std::string, Victims> out;
   for (const auto& [node, mv] : meta) {
     const NodeInfo* ni = snapshot.get(node);
-    if (ni == nullptr) return Status::error("nodeinfo not found for node name \"" + node + "\"");
+    if (ni == nullptr) {
+      return Status::error("nodeinfo not found for node name \"" + boundedText(node) + "\"");
+    }
     Victims v;
     v.numPDBViolations = mv.numPDBViolations;
     for (const auto& uid : mv.podUIDs) {
       auto it = std::find_if(ni->pods().begin(), ni->pods().end(),
                              [&](const PodInfoPtr& pi) { return pi->pod->metadata.uid == uid; });
       if (it == ni->pods().end()) {
-        return Status::error("extender: " + name() + " claims to preempt pod (UID: " + uid +
-                             ") on node: " + node + ", but the pod is not found on that node");
+        return Status::error(
+            "extender: " + name() + " claims to preempt pod (UID: " + boundedText(uid) +
+            ") on node: " + boundedText(node) + ", but the pod is not found on that node");
       }
       v.pods.push_back(*it);
     }

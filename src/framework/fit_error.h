@@ -22,7 +22,8 @@ struct FitError {
   Diagnosis diagnosis;
   // Upstream's text: "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3
   // Insufficient cpu." — one count per distinct reason over all nodes, sorted as strings; a
-  // PreFilter rejection replaces the list; a PostFilter message is appended.
+  // PreFilter rejection replaces the list; a PostFilter message is appended. Without any reason
+  // (nodes an extender dropped silently) the text is "0/3 nodes are available:".
   [[nodiscard]] std::string message() const;
 };
 

@@ -248,6 +248,93 @@ TEST_F(ExtenderIntegration, BinderExtenderBindsThePod) {
   EXPECT_TRUE(eventually([&] { return eventsByPod(admin, ns, "Scheduled").size() == 3; }));
 }
 
+// An extender that answers whatever it likes: each answer in turn (status, body), repeating
+// the last; bodies are sent as bytes, not re-encoded.
+class RawExtender {
+ public:
+  explicit RawExtender(std::vector<std::pair<int, std::string>> answers)
+      : answers_(std::move(answers)) {
+    server_.Post("/ext/filter", [this](const httplib::Request&, httplib::Response& res) {
+      const size_t i = std::min(calls_.fetch_add(1), answers_.size() - 1);
+      res.status = answers_[i].first;
+      res.set_content(answers_[i].second, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::jthread([this] { server_.listen_after_bind(); });
+  }
+  ~RawExtender() { server_.stop(); }
+  RawExtender(const RawExtender&) = delete;
+  RawExtender& operator=(const RawExtender&) = delete;
+  [[nodiscard]] std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/ext";
+  }
+  [[nodiscard]] size_t calls() const { return calls_.load(); }
+
+ private:
+  const std::vector<std::pair<int, std::string>> answers_;
+  std::atomic<size_t> calls_{0};
+  httplib::Server server_;
+  int port_ = 0;
+  std::jthread thread_;
+};
+
+// Answers that once took the process down or said nothing: every one fails the pod's attempt
+// with a bounded, valid message (events and conditions are JSON), and the scheduler goes on.
+TEST_F(ExtenderIntegration, MisbehavingExtenderFailsTheAttemptNotTheProcess) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = useNamespace("ext-bad");
+  admin.post("/api/v1/nodes", sizedNode("ext-m1", "4", "8Gi"));
+  admin.post("/api/v1/nodes", sizedNode("ext-m2", "4", "8Gi"));
+  const std::string longBytes(100000, 'x');
+  RawExtender ext({
+      {200, "{\"error\": \"bad \xFF\xFE byte\"}"},       // not UTF-8 in a string
+      {200, "\xFF\xFF\xFF garbage"},                     // not JSON at all
+      {200, "{\"nodenames\": 7, \"failedNodes\": []}"},  // wrong types
+      {500, "\xC0\xC1 internal"},
+      {200, "\"" + longBytes + "\xFF\""},  // a huge string with a bad byte
+      {200, "{\"nodes\": {\"items\": [{\"metadata\": {\"name\": \"ext-m1\"}}]}}"},
+  });
+  config::Extender cfg;
+  cfg.urlPrefix = ext.url();
+  cfg.filterVerb = "filter";
+  cfg.httpTimeout = std::chrono::seconds(2);
+  RunningScheduler sched(options({cfg}));
+  admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p", "100m"));
+  // Five failed attempts (with backoff), then the sane answer binds it.
+  ASSERT_EQ(waitAllBound(admin, ns, 1, std::chrono::seconds(90)), 1u);
+  EXPECT_EQ(getPod(ns, "p").spec.nodeName, "ext-m1");
+  EXPECT_GE(ext.calls(), 6u);
+  EXPECT_GE(sched->stats().errors, 5u);
+  const auto events = eventsByPod(admin, ns, "FailedScheduling");
+  ASSERT_FALSE(events.at("p").empty());
+  for (const auto& msg : events.at("p")) {
+    EXPECT_LT(msg.size(), 1100u) << msg.substr(0, 200);
+    EXPECT_EQ(msg.find(longBytes.substr(0, 1000)), std::string::npos);
+  }
+}
+
+// An extender that keeps no node and names no failure: upstream's FitError text, no empty list.
+TEST_F(ExtenderIntegration, ExtenderThatDropsEveryNodeGivesUpstreamsText) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  const std::string ns = useNamespace("ext-none");
+  admin.post("/api/v1/nodes", sizedNode("ext-n1", "4", "8Gi"));
+  admin.post("/api/v1/nodes", sizedNode("ext-n2", "4", "8Gi"));
+  TestExtender ext({{"filter", [](const json&) { return json{{"nodenames", json::array()}}; }}});
+  config::Extender cfg;
+  cfg.urlPrefix = ext.url();
+  cfg.filterVerb = "filter";
+  cfg.nodeCacheCapable = true;
+  RunningScheduler sched(options({cfg}));
+  admin.post("/api/v1/namespaces/" + ns + "/pods", sizedPod(ns, "p", "100m"));
+  const std::string want =
+      "False/Unschedulable/0/2 nodes are available: preemption: 0/2 nodes are available: 2 "
+      "Preemption is not helpful for scheduling.";
+  std::string got;
+  EXPECT_TRUE(eventually([&] { return (got = scheduledCondition(ns, "p")) == want; })) << got;
+}
+
 TEST_F(ExtenderIntegration, UnreachableExtenderBlocksUnlessIgnorable) {
   auto& admin = TestCluster::get().admin();
   deleteAllNodes(admin);

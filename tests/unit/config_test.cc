@@ -333,6 +333,19 @@ TEST_F(KubeconfigTest, YamlSyntaxErrorHasLineAndColumn) {
   EXPECT_THAT(err, HasSubstr("column"));
 }
 
+TEST_F(KubeconfigTest, TextThatIsNotUtf8IsNamed) {
+  auto path = write("config", R"(
+current-context: c
+clusters: [{name: k, cluster: {server: "https://k:6443"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {token: "t)"
+                              "\xFF"
+                              R"("}}]
+)");
+  EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(path); }),
+            "kubeconfig " + path + ": users[0].user.token: invalid UTF-8");
+}
+
 TEST_F(KubeconfigTest, MissingFileIsAnError) {
   std::string path = (dir_ / "nope").string();
   EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(path); }),

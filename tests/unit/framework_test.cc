@@ -327,6 +327,16 @@ TEST(FitErrorTest, MessageCountsReasonsSortedLikeUpstream) {
   pre.diagnosis.preFilterMsg = "node(s) didn't match the requested node name";
   EXPECT_EQ(pre.message(),
             "0/3 nodes are available: node(s) didn't match the requested node name.");
+  // An extender that drops every node without naming a failure leaves no reason: upstream
+  // prints the head alone (then any PostFilter message), never an empty list.
+  scheduler::FitError none;
+  none.numAllNodes = 3;
+  EXPECT_EQ(none.message(), "0/3 nodes are available:");
+  none.diagnosis.postFilterMsg =
+      "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+  EXPECT_EQ(none.message(),
+            "0/3 nodes are available: preemption: 0/3 nodes are available: 3 Preemption is not "
+            "helpful for scheduling.");
 }
 
 api::Node node(const std::string& name) {

@@ -338,6 +338,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"YamlSyntax",
                   kHeader + "profiles: [\n  - a\n",
                   {"test.yaml: invalid YAML at line 4, column 3: illegal block entry"}},
+        // Bytes that are not UTF-8 cannot become JSON: the field is named, nothing aborts.
+        BadConfig{"InvalidUtf8Value",
+                  kHeader + "profiles:\n- schedulerName: \"ks\xFF"
+                            "ched\"\n",
+                  {"test.yaml: invalid YAML at line 4, column 18: profiles[0].schedulerName: "
+                   "invalid UTF-8 (a string must be UTF-8)"}},
+        BadConfig{"InvalidUtf8Key",
+                  kHeader + "profiles:\n- sched\xC0"
+                            "uler: a\n",
+                  {"test.yaml: invalid YAML at line 4, column 3: profiles[0].sched\xEF\xBF\xBD"
+                   "uler: "
+                   "invalid UTF-8 (a string must be UTF-8)"}},
         BadConfig{"V1beta3HasNoPreEnqueue",
                   kHeaderV1beta3 + "profiles:\n- plugins:\n    preEnqueue: {}\n",
                   {"profiles[0].plugins.preEnqueue: unknown field"}},
@@ -701,6 +713,17 @@ TEST(SchedulerConfigTest, GoDurations) {
   }
   for (const char* bad : {"", "s", "1", "1x", "1.s5", "--1s", ".s", "3000000h", "1s2"}) {
     EXPECT_FALSE(parseDuration(bad).has_value()) << bad;
+  }
+}
+
+TEST(SchedulerConfigTest, YamlTextThatIsNotUtf8IsAnErrorWithItsPath) {
+  EXPECT_NO_THROW((void)yamlToJson("a: [\"\xC3\xA9\"]\n"));
+  try {
+    (void)yamlToJson("a:\n  - ok\n  - \"x\xFF\"\n");
+    ADD_FAILURE() << "no error";
+  } catch (const YamlSyntaxError& e) {
+    EXPECT_STREQ(e.what(),
+                 "invalid YAML at line 3, column 5: a[1]: invalid UTF-8 (a string must be UTF-8)");
   }
 }
 
