@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,18 @@ void logStopped(const ksched::scheduler::Scheduler& sched,
       "stopped: {} attempts, {} bound, {} unschedulable, {} errors; {} events sent, {} dropped",
       st.attempts, st.scheduled, st.unschedulable, st.errors, report.eventsSent,
       report.eventsDropped);
+}
+
+// The soft limit on open files up to the hard one, as Go programs (kube-scheduler) start: each
+// caller of the secure port holds a socket, and a flood of them must not starve the apiserver
+// connections of descriptors.
+void raiseOpenFileLimit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    spdlog::warn("raising the open file limit: {}", std::strerror(errno));
+  }
 }
 
 }  // namespace
@@ -269,6 +282,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   std::unique_ptr<server::Server> srv;  // stopped before the scheduler goes (hooks use it)
   try {
     if (serving.securePort != 0) hooks.access = server::makeAccessControl(serving, cfg);
+    raiseOpenFileLimit();
     srv = server::Server::start(serving, hooks);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -61,11 +62,15 @@ void writeFile(const std::string& path, const std::string& data, mode_t mode) {
   ::chmod(path.c_str(), mode);
 }
 
-X509Ptr parseCert(const std::string& pem) {
+// The first certificate of `pem` serves; the ones after it are sent as its chain.
+void useCertificateChain(SSL_CTX* ctx, const std::string& pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-  if (!cert) fail("invalid PEM certificate");
-  return cert;
+  X509Ptr leaf(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (!leaf || SSL_CTX_use_certificate(ctx, leaf.get()) != 1) fail("invalid PEM certificate");
+  while (X509* extra = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    SSL_CTX_add0_chain_cert(ctx, extra);  // takes ownership
+  }
+  ERR_clear_error();  // the end of the PEM data
 }
 
 PKeyPtr parseKey(const std::string& pem) {
@@ -217,81 +222,85 @@ std::unique_ptr<Server> Server::start(const config::ServingOptions& options, Hoo
     fail("--secure-port " + std::to_string(options.securePort) +
          " must be between 0 and 65535, inclusive");
   }
-  const CertKeyPair pair = resolveServingCert(options);
-  X509Ptr cert = parseCert(pair.certPem);
-  PKeyPtr key = parseKey(pair.keyPem);
-  // SSLServer takes its own references.
-  auto svr = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
-  if (!svr->is_valid()) fail("the serving certificate and key do not match");
   if (!hooks.access) fail("secure serving needs an access control");
-  if (auto err = configureTls(svr->ssl_context(), options); !err.empty()) fail(err);
+  const CertKeyPair pair = resolveServingCert(options);
+  std::unique_ptr<SSL_CTX, Deleter<SSL_CTX, SSL_CTX_free>> ctx(SSL_CTX_new(TLS_server_method()));
+  if (!ctx) fail("creating the TLS context");
+  useCertificateChain(ctx.get(), pair.certPem);
+  PKeyPtr key = parseKey(pair.keyPem);
+  if (SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 ||
+      SSL_CTX_check_private_key(ctx.get()) != 1) {
+    fail("the serving certificate and key do not match");
+  }
+  if (auto err = configureTls(ctx.get(), options); !err.empty()) fail(err);
   if (hooks.access->wantsClientCertificates()) {
-    SSL_CTX_set_verify(svr->ssl_context(), SSL_VERIFY_PEER, acceptAnyPeer);
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, acceptAnyPeer);
   }
-  std::unique_ptr<Server> s(new Server(std::move(svr), std::move(hooks)));
-  s->install();
-  if (!s->svr_->bind_to_port(options.bindAddress, options.securePort)) {
-    fail("failed to listen on " + options.bindAddress + ":" + std::to_string(options.securePort));
+  std::unique_ptr<Server> s(new Server(std::move(hooks)));
+  Server* raw = s.get();
+  try {
+    s->listener_ = HttpsListener::start(
+        ctx.get(), options.bindAddress, options.securePort,
+        [raw](const httplib::Request& req, httplib::Response& res) { raw->serve(req, res); });
+  } catch (const std::runtime_error& e) {
+    fail(e.what());
   }
-  s->port_ = options.securePort;
-  httplib::SSLServer* raw = s->svr_.get();
-  s->thread_ = std::thread([raw] {
-    pthread_setname_np(pthread_self(), "https-server");
-    raw->listen_after_bind();
-  });
-  for (int i = 0; i < 200 && !raw->is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  spdlog::info("serving securely on {}:{}", options.bindAddress, options.securePort);
+  s->port_ = s->listener_->port();
+  spdlog::info("serving securely on {}:{}", options.bindAddress, s->port_);
   return s;
 }
 
-Server::Server(std::unique_ptr<httplib::SSLServer> svr, Hooks hooks)
-    : svr_(std::move(svr)), hooks_(std::move(hooks)) {}
+Server::Server(Hooks hooks) : hooks_(std::move(hooks)) {}
 
 Server::~Server() { stop(); }
 
 void Server::stop() {
-  if (svr_) svr_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (listener_) listener_->stop();
 }
 
-void Server::install() {
-  svr_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    AccessControl::Verdict v = hooks_.access->check(req, req.ssl);
-    if (v.status == 200) return httplib::Server::HandlerResponse::Unhandled;
+HttpsListener::Stats Server::stats() const { return listener_->stats(); }
+
+void Server::serve(const httplib::Request& req, httplib::Response& res) {
+  AccessControl::Verdict v = hooks_.access->check(req, req.ssl);
+  if (v.status != 200) {
     res.status = v.status;
     res.set_content(v.body, "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  auto health = [this](std::string_view endpoint) {
-    return [this, endpoint](const httplib::Request&, httplib::Response& res) {
-      const std::string err = hooks_.livezLeaderCheck ? hooks_.livezLeaderCheck() : "";
-      HealthResult r = healthCheck(endpoint, err);
-      res.status = r.status;
-      res.set_content(r.body, "text/plain; charset=utf-8");
-    };
-  };
-  svr_->Get("/healthz", health("healthz"));
-  svr_->Get("/livez", health("livez"));
-  svr_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    return;
+  }
+  const std::string& path = req.path;
+  const bool known = path == "/healthz" || path == "/livez" || path == "/readyz" ||
+                     path == "/metrics" || path == "/debug/explain" || path == "/configz";
+  if (!known) {
+    res.status = 404;
+    res.set_content("404 page not found\n", "text/plain; charset=utf-8");
+    return;
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("method not allowed\n", "text/plain; charset=utf-8");
+    return;
+  }
+  if (path == "/healthz" || path == "/livez") {
+    const std::string err = hooks_.livezLeaderCheck ? hooks_.livezLeaderCheck() : "";
+    HealthResult r = healthCheck(path.substr(1), err);
+    res.status = r.status;
+    res.set_content(r.body, "text/plain; charset=utf-8");
+  } else if (path == "/readyz") {
     if (hooks_.ready && !hooks_.ready()) {
       res.status = 503;
       res.set_content("[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n",
                       "text/plain; charset=utf-8");
       return;
     }
-    res.status = 200;
     res.set_content("ok", "text/plain; charset=utf-8");
-  });
-  svr_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  } else if (path == "/metrics") {
     if (hooks_.metrics == nullptr) {
       res.status = 404;
       return;
     }
     res.set_content(hooks_.metrics->scrape(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  svr_->Get("/debug/explain", [this](const httplib::Request& req, httplib::Response& res) {
+  } else if (path == "/debug/explain") {
     if (!hooks_.explain) {
       res.status = 404;
       return;
@@ -308,14 +317,13 @@ void Server::install() {
     auto [status, body] = hooks_.explain(ns, name, req.get_param_value("node"));
     res.status = status;
     res.set_content(body, "application/json");
-  });
-  svr_->Get("/configz", [this](const httplib::Request&, httplib::Response& res) {
+  } else if (path == "/configz") {
     if (!hooks_.configz) {
       res.status = 404;
       return;
     }
     res.set_content(hooks_.configz(), "application/json");
-  });
+  }
 }
 
 }  // namespace ksched::server

@@ -17,10 +17,7 @@
 #include "config/command_line.h"
 #include "metrics/metrics.h"
 #include "server/access.h"
-
-namespace httplib {
-class SSLServer;
-}
+#include "server/https_listener.h"
 
 namespace ksched::server {
 
@@ -72,27 +69,32 @@ struct HealthResult {
 };
 [[nodiscard]] HealthResult healthCheck(std::string_view endpoint, const std::string& leaderError);
 
+// Connections are served by an HttpsListener (event-driven: idle and slow callers cost no
+// thread); each complete request is authenticated and authorized by `hooks.access`, then
+// answered from the hooks. Paths other than the ones above are 404, methods other than GET and
+// HEAD on them 405.
 class Server {
  public:
-  // Binds and starts serving on a thread of its own. nullptr when securePort is 0 (serving
-  // disabled). Throws ServerError when the certificate or the bind fails.
+  // Binds and starts serving. nullptr when securePort is 0 (serving disabled). Throws
+  // ServerError when the certificate or the bind fails.
   static std::unique_ptr<Server> start(const config::ServingOptions& options, Hooks hooks);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Stops serving and joins the thread. Idempotent.
+  // Stops serving and joins the threads. Idempotent.
   void stop();
   [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] HttpsListener::Stats stats() const;
 
  private:
-  Server(std::unique_ptr<httplib::SSLServer> svr, Hooks hooks);
-  void install();
+  explicit Server(Hooks hooks);
+  // One request, on a listener worker.
+  void serve(const httplib::Request& req, httplib::Response& res);
 
-  std::unique_ptr<httplib::SSLServer> svr_;
-  Hooks hooks_;
+  const Hooks hooks_;
   int port_ = 0;
-  std::thread thread_;
+  std::unique_ptr<HttpsListener> listener_;
 };
 
 }  // namespace ksched::server
