@@ -93,7 +93,9 @@ struct HttpsListener::Impl {
 
   std::mutex mu;
   std::condition_variable workAvailable;
+  std::condition_variable urgentAvailable;
   std::deque<Job> jobs;                 // guarded by mu
+  std::deque<Job> urgentJobs;           // guarded by mu
   std::vector<Completion> completions;  // guarded by mu
   bool stopWorkers = false;             // guarded by mu
 
@@ -326,12 +328,14 @@ struct HttpsListener::Impl {
     job.request.ssl = c.ssl;
     job.headOnly = job.request.method == "HEAD";
     job.keepAlive = o.keepAlive;
+    const bool urgent = limits.urgent && limits.urgent(job.request);
     {
       std::lock_guard lock(mu);
-      if (jobs.size() >= limits.maxQueued) {
+      std::deque<Job>& queue = urgent ? urgentJobs : jobs;
+      if (queue.size() >= limits.maxQueued) {
         rejected.fetch_add(1, std::memory_order_relaxed);
       } else {
-        jobs.push_back(std::move(job));
+        queue.push_back(std::move(job));
         c.state = Conn::State::kBusy;
       }
     }
@@ -341,7 +345,7 @@ struct HttpsListener::Impl {
     }
     requests.fetch_add(1, std::memory_order_relaxed);
     unregister(c);
-    workAvailable.notify_one();
+    (urgent ? urgentAvailable : workAvailable).notify_one();
   }
 
   // Answers from the loop itself (malformed requests, a full queue) and closes afterwards.
@@ -404,16 +408,17 @@ struct HttpsListener::Impl {
 
   // ---- workers ----
 
-  void work() {
-    pthread_setname_np(pthread_self(), "https-worker");
+  // Serves `queue` (jobs or urgentJobs) until stopped.
+  void work(std::deque<Job>& queue, std::condition_variable& available, const char* name) {
+    pthread_setname_np(pthread_self(), name);
     for (;;) {
       Job job;
       {
         std::unique_lock lock(mu);
-        workAvailable.wait(lock, [&] { return stopWorkers || !jobs.empty(); });
+        available.wait(lock, [&] { return stopWorkers || !queue.empty(); });
         if (stopWorkers) return;
-        job = std::move(jobs.front());
-        jobs.pop_front();
+        job = std::move(queue.front());
+        queue.pop_front();
       }
       httplib::Response res;
       res.status = 200;
@@ -485,7 +490,12 @@ std::unique_ptr<HttpsListener> HttpsListener::start(SSL_CTX* ctx, const std::str
 
   Impl* raw = impl.get();
   for (int i = 0; i < std::max(1, limits.workers); ++i) {
-    impl->workerThreads.emplace_back([raw] { raw->work(); });
+    impl->workerThreads.emplace_back(
+        [raw] { raw->work(raw->jobs, raw->workAvailable, "https-worker"); });
+  }
+  if (limits.urgent) {
+    impl->workerThreads.emplace_back(
+        [raw] { raw->work(raw->urgentJobs, raw->urgentAvailable, "https-urgent"); });
   }
   impl->loopThread = std::jthread([raw] { raw->loop(); });
   return std::unique_ptr<HttpsListener>(new HttpsListener(std::move(impl)));
@@ -506,6 +516,7 @@ void HttpsListener::stop() {
     impl_->stopWorkers = true;
   }
   impl_->workAvailable.notify_all();
+  impl_->urgentAvailable.notify_all();
   for (auto& t : impl_->workerThreads) {
     if (t.joinable()) t.join();
   }

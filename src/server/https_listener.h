@@ -11,9 +11,12 @@
 //   - at most `maxConnections` open: past that, the connection that has waited longest
 //     without a request in progress (handshaking or idle) is closed for the new one;
 //   - requests wait for a worker in a queue of `maxQueued`; beyond that they are answered 503;
+//     requests `urgent` picks (health checks that need no call to the apiserver) have a queue
+//     and a worker of their own, so requests waiting on TokenReviews never hold them up;
 //   - request sizes as in http_request.h.
 //
-// Threads: "https-server" (the loop) and `workers` × "https-worker", all owned and joined by
+// Threads: "https-server" (the loop), `workers` × "https-worker" and, with `urgent`, one
+// "https-urgent", all owned and joined by
 // stop(). The handler runs on a worker and may block (TokenReviews); it must be thread-safe.
 #pragma once
 
@@ -36,6 +39,7 @@ struct ListenerLimits {
   size_t maxConnections = 2048;
   size_t maxQueued = 256;
   int workers = 4;
+  std::function<bool(const httplib::Request&)> urgent;
 };
 
 class HttpsListener {

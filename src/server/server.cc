@@ -238,10 +238,17 @@ std::unique_ptr<Server> Server::start(const config::ServingOptions& options, Hoo
   }
   std::unique_ptr<Server> s(new Server(std::move(hooks)));
   Server* raw = s.get();
+  ListenerLimits limits;
+  // Probes carry no token: answering them needs no review, so nothing waits on the apiserver.
+  limits.urgent = [](const httplib::Request& req) {
+    return (req.path == "/healthz" || req.path == "/livez" || req.path == "/readyz") &&
+           !req.has_header("Authorization");
+  };
   try {
     s->listener_ = HttpsListener::start(
         ctx.get(), options.bindAddress, options.securePort,
-        [raw](const httplib::Request& req, httplib::Response& res) { raw->serve(req, res); });
+        [raw](const httplib::Request& req, httplib::Response& res) { raw->serve(req, res); },
+        std::move(limits));
   } catch (const std::runtime_error& e) {
     fail(e.what());
   }

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -309,6 +311,41 @@ TEST(HttpsListenerTest, FloodOfIdleAndHalfOpenConnectionsDelaysNoOne) {
   EXPECT_LT(worst, 2s);
   EXPECT_EQ(l->stats().evicted, 0u);
   for (int fd : idle) ::close(fd);
+}
+
+// Requests stuck on the apiserver (a TokenReview that does not answer) hold every worker:
+// the probes still pass, on their own lane.
+TEST(HttpsListenerTest, UrgentRequestsPassWorkersThatAreStuck) {
+  ServerContext sc;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  ListenerLimits limits;
+  limits.workers = 1;
+  limits.urgent = [](const httplib::Request& req) { return req.path == "/healthz"; };
+  auto l = HttpsListener::start(
+      sc.ctx, "127.0.0.1", 0,
+      [&](const httplib::Request& req, httplib::Response& res) {
+        if (req.path == "/stuck") {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return release; });
+        }
+        res.set_content(req.path, "text/plain");
+      },
+      limits);
+  TlsClient s1(l->port()), s2(l->port());
+  ASSERT_TRUE(s1.send(get("/stuck")));
+  ASSERT_TRUE(s2.send(get("/stuck")));
+  TlsClient probe(l->port());
+  ASSERT_TRUE(probe.send(get("/healthz")));
+  EXPECT_TRUE(probe.readAnswer().ends_with("/healthz"));
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_TRUE(s1.readAnswer().ends_with("/stuck"));
+  EXPECT_TRUE(s2.readAnswer().ends_with("/stuck"));
 }
 
 TEST(HttpsListenerTest, StopsWithConnectionsOpenAndRequestsInFlight) {
