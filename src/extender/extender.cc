@@ -83,6 +83,8 @@ FailedNodesMap failedMap(const json& j, std::string_view field) {
 // Text of an extender's answer quoted in a message: valid UTF-8 (a message ends up in events
 // and pod conditions, which are JSON) and at most kMaxQuotedBytes.
 constexpr size_t kMaxQuotedBytes = 256;
+// The largest answer read: a NodeList of 15 000 nodes is about 50 MiB.
+constexpr size_t kMaxAnswerBytes = size_t{256} << 20;
 std::string boundedText(std::string_view outside) {
   return api::truncateUtf8(api::toValidUtf8(outside), kMaxQuotedBytes);
 }
@@ -326,15 +328,37 @@ Status HttpExtender::send(const std::string& verb, const json& args, json& resul
   cli->set_connection_timeout(micros);
   cli->set_read_timeout(micros);
   cli->set_write_timeout(micros);
-  const std::string body = args.dump(-1, ' ', false, json::error_handler_t::replace);
-  auto res = cli->Post(basePath_ + "/" + verb, body, "application/json");
-  if (!res) return Status::error("Post \"" + url + "\": " + httplib::to_string(res.error()));
-  if (res->status != 200) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = basePath_ + "/" + verb;
+  req.set_header("Content-Type", "application/json");
+  req.body = args.dump(-1, ' ', false, json::error_handler_t::replace);
+  // The answer is read up to kMaxAnswerBytes: an extender cannot make the scheduler hold more.
+  std::string answer;
+  bool tooLarge = false;
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (answer.size() + n > kMaxAnswerBytes) {
+      tooLarge = true;
+      return false;
+    }
+    answer.append(data, n);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  if (!cli->send(req, res, err)) {
+    if (tooLarge) {
+      return Status::error("Post \"" + url + "\": the answer is larger than " +
+                           std::to_string(kMaxAnswerBytes >> 20) + " MiB");
+    }
+    return Status::error("Post \"" + url + "\": " + httplib::to_string(err));
+  }
+  if (res.status != 200) {
     return Status::error("failed " + verb + " with extender at URL " + url + ", code " +
-                         std::to_string(res->status));
+                         std::to_string(res.status));
   }
   try {
-    result = json::parse(res->body);
+    result = json::parse(answer);
   } catch (const json::exception& e) {
     return Status::error("decoding the answer of " + verb + " from extender at URL " + url + ": " +
                          boundedText(e.what()));
