@@ -237,10 +237,15 @@ TEST(SchedulerIntegration, ListersSeeServicesNamespacesPdbsAndClaims) {
     auto svcs = l.services(ns);
     auto pdbs = l.podDisruptionBudgets(ns);
     auto nsObj = l.getNamespace(ns);
+    // find, not at(): a lookup that throws would end the wait instead of retrying it.
+    auto has = [](const auto& m, const std::string& k, const std::string& v) {
+      auto it = m.find(k);
+      return it != m.end() && it->second == v;
+    };
     return svcs.size() == 1 && svcs[0]->spec.selector &&
-           svcs[0]->spec.selector->at("app") == "web" && pdbs.size() == 1 &&
+           has(*svcs[0]->spec.selector, "app", "web") && pdbs.size() == 1 &&
            pdbs[0]->metadata.name == "web-pdb" && nsObj != nullptr &&
-           nsObj->metadata.labels.at("team") == "blue" &&
+           has(nsObj->metadata.labels, "team", "blue") &&
            l.getPersistentVolumeClaim(ns, "data") != nullptr;
   }));
   EXPECT_TRUE(l.services("default").empty() ||

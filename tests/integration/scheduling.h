@@ -126,6 +126,15 @@ class NamespacedTest : public ::testing::Test {
   std::string ns_;
 };
 
+// j[key] if it is an object, else an empty one: a field that a controller or the scheduler
+// writes later (a PodGroup's status, say) is absent or null until then, and a poll must read
+// that as "not yet" rather than throw (value() on null does).
+inline nlohmann::json objectOrEmpty(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object()) return nlohmann::json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
 template <typename F>
 bool eventually(F f, std::chrono::seconds within = 20s) {
   auto deadline = std::chrono::steady_clock::now() + within;
