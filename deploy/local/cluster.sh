@@ -7,6 +7,13 @@
 #   cluster.sh env                   print `export KUBECONFIG=...` for the admin identity
 #   cluster.sh stop-apiserver        stop kube-apiserver only (etcd keeps running)
 #   cluster.sh start-apiserver       start kube-apiserver again with the same state
+#   cluster.sh kill-apiserver        SIGKILL kube-apiserver (no graceful shutdown); start-apiserver
+#                                    brings it back
+#   cluster.sh pause-apiserver       SIGSTOP kube-apiserver: its port accepts, nothing answers
+#   cluster.sh resume-apiserver      SIGCONT it
+#   cluster.sh stop-etcd             stop etcd only (its data is kept; kube-apiserver keeps running)
+#   cluster.sh kill-etcd             SIGKILL etcd (its data is kept)
+#   cluster.sh start-etcd            start etcd again on the same data
 #   cluster.sh compact               compact etcd to its current revision
 #   cluster.sh start-controller-manager
 #                                    start kube-controller-manager with only the volume
@@ -90,6 +97,24 @@ EXT
     rm -f ./*.csr ./*.ext ca.srl
     chmod 600 ./*.key admin.token tokens.csv
   )
+}
+
+# signal_pid FILE SIGNAL NAME: sends SIGNAL to the process named in FILE, if it runs.
+signal_pid() {
+  local f=$1 sig=$2 name=$3
+  pid_alive "$f" || die "$name is not running in $DIR"
+  kill "-$sig" "$(cat "$f")"
+}
+
+# kill_pid FILE NAME: SIGKILL and wait for the exit.
+kill_pid() {
+  local f=$1 name=$2 pid i
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && die "$name (pid $pid) survived SIGKILL"
+  rm -f "$f"
 }
 
 b64() { base64 -w0 < "$1"; }
@@ -337,6 +362,12 @@ case "${1:-}" in
   identity) cmd_identity "${2:-}" "${3:-}" ;;
   stop-apiserver) stop_pid "$DIR/apiserver.pid" kube-apiserver ;;
   start-apiserver) pid_alive "$DIR/apiserver.pid" || start_apiserver ;;
+  kill-apiserver) kill_pid "$DIR/apiserver.pid" kube-apiserver ;;
+  pause-apiserver) signal_pid "$DIR/apiserver.pid" STOP kube-apiserver ;;
+  resume-apiserver) signal_pid "$DIR/apiserver.pid" CONT kube-apiserver ;;
+  stop-etcd) stop_pid "$DIR/etcd.pid" etcd ;;
+  kill-etcd) kill_pid "$DIR/etcd.pid" etcd ;;
+  start-etcd) pid_alive "$DIR/etcd.pid" || start_etcd ;;
   start-controller-manager) start_controller_manager ;;
   stop-controller-manager) stop_pid "$DIR/controller-manager.pid" kube-controller-manager ;;
   compact)
@@ -344,5 +375,5 @@ case "${1:-}" in
     ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
     echo "$rev"
     ;;
-  *) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -1005,9 +1005,12 @@ Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const s
       last = p->bind(state, pod, node);
       if (last.isSkip()) continue;
       if (!last.ok()) {
+        // The HTTP code goes with it: the scheduler tells a binding the apiserver refused (409
+        // bound already, 404 gone) from one worth retrying.
         return Status::error("running Bind plugin \"" + std::string(p->name()) +
                              "\": " + last.message())
-            .withPlugin(p->name());
+            .withPlugin(p->name())
+            .withHttpCode(last.httpCode());
       }
       return last;
     }

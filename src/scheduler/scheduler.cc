@@ -619,13 +619,21 @@ void Scheduler::bindingCycle(std::shared_ptr<BindTask> task) {
   queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete, task->assumed->pod, {});
   const std::string msg = s.message();
   if (s.httpCode() == 409 || s.httpCode() == 404) {
-    // Already bound (e.g. by a previous instance) or gone: the informer tells the truth; a
-    // retry would only fail again.
+    // Usually bound already (by a previous instance, or by an earlier try of this binding whose
+    // answer was lost) or gone: no FailedScheduling for it. But the apiserver also answers 409
+    // when its storage failed (etcd unavailable: "rpc error: code = Unavailable"), so a pod the
+    // informer still has pending goes back to the queue (backoff) instead of out of it; the
+    // informer takes it out once it sees it bound or deleted.
     bindConflicts_.fetch_add(1);
     observeAttempt(fwk, metrics::Result::kError, task->start);
     spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
                  task->node, msg);
-    queue_->done(pod.metadata.uid);
+    if (PodPtr latest = pendingVersion(pod)) {
+      task->qpi->podInfo = std::make_shared<const PodInfo>(latest);
+      queue_->addUnschedulableIfNotPresent(std::move(task->qpi), task->cycle);
+    } else {
+      queue_->done(pod.metadata.uid);
+    }
     return;
   }
   if (s.isError()) errors_.fetch_add(1);

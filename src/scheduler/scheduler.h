@@ -90,7 +90,8 @@ struct Stats {
   uint64_t scheduled = 0;      // binding succeeded
   uint64_t unschedulable = 0;  // attempts that found no node
   uint64_t errors = 0;         // attempts or bindings that failed with an error
-  uint64_t bindConflicts = 0;  // bindings refused with 409 (already bound)
+  uint64_t bindConflicts = 0;  // bindings refused with 409 (bound already, or the apiserver's
+                               // storage failed) or 404 (gone)
 };
 
 class Scheduler {

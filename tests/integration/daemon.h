@@ -65,10 +65,22 @@ class Daemon {
   bool waitForLog(const std::string& needle, std::chrono::seconds within = 30s) const {
     return eventually([&] { return logHas(needle); }, within);
   }
-  void signal(int sig) const { kill(pid_, sig); }
+  // Nothing once the process has been waited for (kill(-1, ...) would signal every process).
+  void signal(int sig) const {
+    if (pid_ > 0) kill(pid_, sig);
+  }
+  // Whether the process still runs (one that has exited is reaped: wait() then returns -1).
+  [[nodiscard]] bool alive() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
   [[nodiscard]] pid_t pid() const { return pid_; }
   // Waits for the exit; the exit status, or -1 on timeout / death by a signal.
   int wait(std::chrono::seconds within = 30s) {
+    if (pid_ <= 0) return -1;
     auto deadline = std::chrono::steady_clock::now() + within;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;

@@ -156,8 +156,9 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughForGangScheduling) {
   EXPECT_EQ(waitAllBound(admin, ns, 4, 60s), 4u) << d.log();
   nlohmann::json status;
   EXPECT_TRUE(eventually([&] {
-    status = admin.get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns + "/podgroups/train")
-                 .value("status", nlohmann::json::object());
+    status = objectOrEmpty(
+        admin.get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns + "/podgroups/train"),
+        "status");
     return status.value("phase", "") == "Scheduled" && status.value("scheduled", 0) == 4;
   })) << status.dump();
   EXPECT_EQ(d.signalAndWait(SIGTERM), 0) << d.log();

@@ -141,7 +141,7 @@ TEST_F(GangIntegration, GangThatFitsIsBoundWhole) {
   nlohmann::json status;
   EXPECT_TRUE(eventually(
       [&] {
-        status = admin.get(std::string(kPodGroups) + "/g8")["status"];
+        status = objectOrEmpty(admin.get(std::string(kPodGroups) + "/g8"), "status");
         return status.value("phase", "") == "Scheduled" && status.value("scheduled", 0) == 8;
       },
       20s))
@@ -177,16 +177,18 @@ TEST_F(GangIntegration, GangThatCannotFitBindsNothing) {
       },
       30s))
       << daemon_->log();
-  // Every pod says why it is pending.
+  // Every pod says why it is pending (the condition patches trail the events).
   for (int i = 0; i < 9; ++i) {
-    EXPECT_FALSE(scheduledMessage(admin, "g9-" + std::to_string(i)).empty()) << i;
+    EXPECT_TRUE(eventually([&] {
+      return !scheduledMessage(admin, "g9-" + std::to_string(i)).empty();
+    })) << i;
   }
   EXPECT_EQ(boundCount(admin, "g9-", 9), 0u);
   // The PodGroup: scheduling, nothing scheduled, and an Event saying why.
   nlohmann::json status;
   EXPECT_TRUE(eventually(
       [&] {
-        status = admin.get(std::string(kPodGroups) + "/g9")["status"];
+        status = objectOrEmpty(admin.get(std::string(kPodGroups) + "/g9"), "status");
         return status.value("phase", "") == "Scheduling" && status.value("scheduled", -1) == 0;
       },
       20s))

@@ -3,7 +3,6 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "https_get.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "scheduling.h"
@@ -22,32 +22,6 @@
 
 namespace ksched::testing {
 namespace {
-
-// The value of the sample line `series` in `text`, or -1.
-double sample(const std::string& text, const std::string& series) {
-  const std::string key = "\n" + series + " ";
-  auto pos = text.find(key);
-  if (pos == std::string::npos) return -1;
-  pos += key.size();
-  return std::stod(text.substr(pos, text.find('\n', pos) - pos));
-}
-
-struct Got {
-  int status = -1;
-  std::string body;
-  std::string contentType;
-};
-
-// As the cluster's admin (system:masters): the port's authorization lets it read everything.
-Got get(int port, const std::string& path) {
-  httplib::SSLClient c("127.0.0.1", port);
-  c.enable_server_certificate_verification(false);
-  c.set_connection_timeout(5);
-  c.set_bearer_token_auth(TestCluster::get().config("admin").token.c_str());
-  auto res = c.Get(path.c_str());
-  if (!res) return {};
-  return {res->status, res->body, res->get_header_value("Content-Type")};
-}
 
 TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   auto& admin = TestCluster::get().admin();
@@ -81,15 +55,15 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   ASSERT_NE(srv, nullptr);
   EXPECT_EQ(srv->port(), serving.securePort);
 
-  Got r = get(serving.securePort, "/readyz");
+  HttpsAnswer r = httpsGet(serving.securePort, "/readyz");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.body, "[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n");
-  r = get(serving.securePort, "/healthz");
+  r = httpsGet(serving.securePort, "/healthz");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "ok");
 
   ASSERT_TRUE(sched.startInformers(std::chrono::seconds(30)));
-  r = get(serving.securePort, "/readyz");
+  r = httpsGet(serving.securePort, "/readyz");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "ok");
   sched.startScheduling();
@@ -103,26 +77,30 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   EXPECT_TRUE(eventually([&] { return sched.stats().scheduled == 100; }));
   EXPECT_TRUE(eventually([&] { return sched.cache().assumedPodCount() == 0; }));
 
-  r = get(serving.securePort, "/metrics");
+  r = httpsGet(serving.securePort, "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.contentType, "text/plain; version=0.0.4; charset=utf-8");
   const std::string& t = r.body;
   const std::string def = R"(profile="default-scheduler")";
-  EXPECT_EQ(sample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="scheduled"})"), 100)
+  EXPECT_EQ(metricSample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="scheduled"})"),
+            100)
       << t;
-  EXPECT_EQ(sample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="unschedulable"})"),
-            0);
-  EXPECT_EQ(sample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="error"})"), 0);
-  EXPECT_EQ(sample(t, "scheduler_scheduling_attempt_duration_seconds_count{" + def +
-                          R"(,result="scheduled"})"),
+  EXPECT_EQ(
+      metricSample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="unschedulable"})"),
+      0);
+  EXPECT_EQ(metricSample(t, "scheduler_schedule_attempts_total{" + def + R"(,result="error"})"), 0);
+  EXPECT_EQ(metricSample(t, "scheduler_scheduling_attempt_duration_seconds_count{" + def +
+                                R"(,result="scheduled"})"),
             100);
-  EXPECT_EQ(sample(t, "scheduler_scheduling_algorithm_duration_seconds_count"), 100);
-  EXPECT_EQ(sample(t, R"(scheduler_pod_scheduling_attempts_bucket{le="1"})"), 100);
-  EXPECT_EQ(sample(t, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"), 100);
-  EXPECT_EQ(sample(t, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"),
+  EXPECT_EQ(metricSample(t, "scheduler_scheduling_algorithm_duration_seconds_count"), 100);
+  EXPECT_EQ(metricSample(t, R"(scheduler_pod_scheduling_attempts_bucket{le="1"})"), 100);
+  EXPECT_EQ(metricSample(t, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"),
             100);
-  EXPECT_EQ(sample(t, R"(scheduler_pending_pods{queue="active"})"), 0);
-  EXPECT_EQ(sample(t, R"(scheduler_pending_pods{queue="unschedulable"})"), 0);
+  EXPECT_EQ(
+      metricSample(t, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"),
+      100);
+  EXPECT_EQ(metricSample(t, R"(scheduler_pending_pods{queue="active"})"), 0);
+  EXPECT_EQ(metricSample(t, R"(scheduler_pending_pods{queue="unschedulable"})"), 0);
   // The cache holds every bound pod of the cluster (earlier tests' too) and one entry per node
   // name that a node or a bound pod names, as upstream's cache does.
   std::set<std::string> nodeNames;
@@ -136,27 +114,27 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
     ++boundPods;
     nodeNames.insert(node);
   }
-  EXPECT_EQ(sample(t, R"(scheduler_cache_size{type="nodes"})"),
+  EXPECT_EQ(metricSample(t, R"(scheduler_cache_size{type="nodes"})"),
             static_cast<double>(nodeNames.size()));
-  EXPECT_EQ(sample(t, R"(scheduler_cache_size{type="pods"})"), boundPods);
-  EXPECT_EQ(sample(t, R"(scheduler_cache_size{type="assumed_pods"})"), 0);
-  EXPECT_EQ(sample(t, "scheduler_preemption_attempts_total"), 0);
-  EXPECT_GT(sample(t, "process_start_time_seconds"), 1.6e9);
-  EXPECT_GT(sample(t, "process_resident_memory_bytes"), 0);
+  EXPECT_EQ(metricSample(t, R"(scheduler_cache_size{type="pods"})"), boundPods);
+  EXPECT_EQ(metricSample(t, R"(scheduler_cache_size{type="assumed_pods"})"), 0);
+  EXPECT_EQ(metricSample(t, "scheduler_preemption_attempts_total"), 0);
+  EXPECT_GT(metricSample(t, "process_start_time_seconds"), 1.6e9);
+  EXPECT_GT(metricSample(t, "process_resident_memory_bytes"), 0);
 
-  r = get(serving.securePort, "/configz");
+  r = httpsGet(serving.securePort, "/configz");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, R"({"componentconfig":{}})");
-  r = get(serving.securePort, "/livez");
+  r = httpsGet(serving.securePort, "/livez");
   EXPECT_EQ(r.status, 200);
   leaderLost = true;
-  r = get(serving.securePort, "/livez");
+  r = httpsGet(serving.securePort, "/livez");
   EXPECT_EQ(r.status, 500);
   EXPECT_EQ(r.body, "[+]ping ok\n[-]leaderElection failed: reason withheld\nlivez check failed\n");
 
   srv->stop();
   sched.stop();
-  EXPECT_EQ(get(serving.securePort, "/healthz").status, -1) << "stopped";
+  EXPECT_EQ(httpsGet(serving.securePort, "/healthz").status, -1) << "stopped";
 }
 
 }  // namespace

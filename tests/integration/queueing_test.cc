@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -22,16 +21,6 @@ namespace ksched::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// The value of one sample line "name{labels} value" of a scrape; -1 when absent.
-double sample(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-  }
-  return -1;
-}
 
 class QueueingIntegration : public NamespacedTest {};
 
@@ -58,8 +47,8 @@ TEST_F(QueueingIntegration, PendingPodsIgnoreStatusUpdatesAndMoveOnlyWhenTheyFit
   } stop{sched};
   const std::string def = R"(profile="default-scheduler")";
   auto attempts = [&](const std::string& result) {
-    return sample(m.scrape(),
-                  "scheduler_schedule_attempts_total{" + def + ",result=\"" + result + "\"}");
+    return metricSample(m.scrape(),
+                        "scheduler_schedule_attempts_total{" + def + ",result=\"" + result + "\"}");
   };
 
   // Two 1-cpu fillers fill each node.
@@ -79,7 +68,7 @@ TEST_F(QueueingIntegration, PendingPodsIgnoreStatusUpdatesAndMoveOnlyWhenTheyFit
   ASSERT_TRUE(eventually([&] { return attempts("unschedulable") == 200; }, 60s))
       << attempts("unschedulable");
   ASSERT_TRUE(eventually([&] {
-    return sample(m.scrape(), R"(scheduler_pending_pods{queue="unschedulable"})") == 200;
+    return metricSample(m.scrape(), R"(scheduler_pending_pods{queue="unschedulable"})") == 200;
   }));
 
   // 500 kubelet-style status updates of the bound pods move nothing.
@@ -97,10 +86,11 @@ TEST_F(QueueingIntegration, PendingPodsIgnoreStatusUpdatesAndMoveOnlyWhenTheyFit
   EXPECT_EQ(attempts("unschedulable"), 200);
   EXPECT_EQ(attempts("scheduled"), 8);
   const std::string t = m.scrape();
-  EXPECT_EQ(sample(t, R"(scheduler_pending_pods{queue="unschedulable"})"), 200);
-  EXPECT_EQ(sample(t, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",)" + def + "}"),
-            200);
-  EXPECT_EQ(sample(t, R"(scheduler_inflight_events{event="AssignedPodUpdate"})"), -1)
+  EXPECT_EQ(metricSample(t, R"(scheduler_pending_pods{queue="unschedulable"})"), 200);
+  EXPECT_EQ(
+      metricSample(t, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",)" + def + "}"),
+      200);
+  EXPECT_EQ(metricSample(t, R"(scheduler_inflight_events{event="AssignedPodUpdate"})"), -1)
       << "status-only updates are not events";
 
   // One filler leaves: only the 1-cpu pods fit its node, so only they are retried; one binds.
@@ -112,10 +102,10 @@ TEST_F(QueueingIntegration, PendingPodsIgnoreStatusUpdatesAndMoveOnlyWhenTheyFit
       << attempts("unschedulable");
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(attempts("unschedulable"), 209) << "the 190 big pods were not retried";
-  EXPECT_EQ(
-      sample(m.scrape(),
-             R"(scheduler_queue_incoming_pods_total{event="AssignedPodDelete",queue="active"})"),
-      10);
+  EXPECT_EQ(metricSample(
+                m.scrape(),
+                R"(scheduler_queue_incoming_pods_total{event="AssignedPodDelete",queue="active"})"),
+            10);
   int smallBound = 0;
   for (const auto& p : listPods(admin, ns)) {
     if (p.metadata.name.rfind("filler-", 0) == 0 || p.spec.nodeName.empty()) continue;

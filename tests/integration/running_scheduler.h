@@ -15,10 +15,11 @@ namespace ksched::testing {
 // Runs an in-process scheduler against the test cluster for the life of the object.
 class RunningScheduler {
  public:
-  explicit RunningScheduler(scheduler::Options opts = defaultOptions())
+  explicit RunningScheduler(scheduler::Options opts = defaultOptions(),
+                            const Registry& registry = plugins::inTreeRegistry())
       : rest_(TestCluster::get().config("scheduler")),
         events_(TestCluster::get().config("scheduler")),
-        sched_(rest_, events_, plugins::inTreeRegistry(), std::move(opts)) {
+        sched_(rest_, events_, registry, std::move(opts)) {
     EXPECT_TRUE(sched_.startInformers(std::chrono::seconds(30)));
     sched_.startScheduling();
   }

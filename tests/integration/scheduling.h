@@ -71,19 +71,29 @@ inline size_t waitAllBound(RestClient& c, const std::string& ns, size_t want,
   return bound;
 }
 
-// Asserts that no node holds more than its allocatable cpu and memory (all namespaces).
-inline void expectNoNodeOvercommitted(RestClient& c) {
+// Asserts that no node holds more than its allocatable cpu, memory and pods (the requests of
+// the pods bound to its name, all namespaces); returns how many of these limits are exceeded.
+inline int expectNoNodeOvercommitted(RestClient& c) {
   std::map<std::string, api::Resource> used;
   for (const auto& j : c.list("/api/v1/pods").items) {
     auto p = api::decode<api::Pod>(j);
-    if (!p.spec.nodeName.empty()) used[p.spec.nodeName].add(api::effectiveRequestsResource(p));
+    if (p.spec.nodeName.empty()) continue;
+    auto& u = used[p.spec.nodeName];
+    u.add(api::effectiveRequestsResource(p));
+    ++u.allowedPodNumber;
   }
+  int over = 0;
   for (const auto& j : c.list("/api/v1/nodes").items) {
     auto n = api::decode<api::Node>(j);
     auto alloc = api::Resource::fromList(n.status.allocatable);
-    EXPECT_LE(used[n.metadata.name].milliCPU, alloc.milliCPU) << n.metadata.name;
-    EXPECT_LE(used[n.metadata.name].memory, alloc.memory) << n.metadata.name;
+    const auto& u = used[n.metadata.name];
+    EXPECT_LE(u.milliCPU, alloc.milliCPU) << n.metadata.name;
+    EXPECT_LE(u.memory, alloc.memory) << n.metadata.name;
+    EXPECT_LE(u.allowedPodNumber, alloc.allowedPodNumber) << n.metadata.name;
+    over += (u.milliCPU > alloc.milliCPU) + (u.memory > alloc.memory) +
+            (u.allowedPodNumber > alloc.allowedPodNumber);
   }
+  return over;
 }
 
 // Events of `ns` with that reason: pod name -> notes.
@@ -125,6 +135,29 @@ class NamespacedTest : public ::testing::Test {
  private:
   std::string ns_;
 };
+
+// j[key] if it is an object, else an empty one: a field that a controller or the scheduler
+// writes later (a PodGroup's status, say) is absent or null until then, and a poll must read
+// that as "not yet" rather than throw (value() on null does).
+inline nlohmann::json objectOrEmpty(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object()) return nlohmann::json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
+// The value of the sample line `series` (name{labels}) in a Prometheus text exposition, or -1.
+inline double metricSample(const std::string& text, const std::string& series) {
+  const std::string key = series + " ";
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size(), key) == 0) {
+      return std::stod(text.substr(at + key.size(), end - at - key.size()));
+    }
+    at = end + 1;
+  }
+  return -1;
+}
 
 template <typename F>
 bool eventually(F f, std::chrono::seconds within = 20s) {

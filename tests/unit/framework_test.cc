@@ -35,10 +35,18 @@ class Sort final : public QueueSortPlugin {
   }
 };
 
+// Binds, or fails with args.fail (the message) and args.httpCode.
 class Binder final : public BindPlugin {
  public:
+  explicit Binder(nlohmann::json args) : args_(std::move(args)) {}
   std::string_view name() const override { return "Binder"; }
-  Status bind(CycleState&, const api::Pod&, const std::string&) override { return {}; }
+  Status bind(CycleState&, const api::Pod&, const std::string&) override {
+    if (!args_.is_object() || !args_.contains("fail")) return {};
+    return Status::error(args_["fail"].get<std::string>()).withHttpCode(args_.value("httpCode", 0));
+  }
+
+ private:
+  nlohmann::json args_;
 };
 
 // Rejects nodes whose name is listed in args.reject (reason args.reason), scores nodes by
@@ -105,7 +113,8 @@ Registry testRegistry() {
     });
   }
   r.add("Sort", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
-  r.add("Binder", [](const nlohmann::json&, Handle&) { return std::make_unique<Binder>(); });
+  r.add("Binder",
+        [](const nlohmann::json& args, Handle&) { return std::make_unique<Binder>(args); });
   for (const char* n : {"A", "B", "C"}) {
     r.add(n, [n](const nlohmann::json& args, Handle&) -> std::unique_ptr<Plugin> {
       if (args.is_object() && args.contains("bad")) throw PluginArgsError("bad: must not be set");
@@ -606,6 +615,23 @@ TEST(FrameworkPostFilterTest, RejectionsAddUpAndTheFirstRejectorIsNamed) {
   EXPECT_EQ(s.code(), Code::kUnschedulable);
   EXPECT_EQ(s.message(), "w2: no room, w2: really");
   EXPECT_EQ(s.plugin(), "W1");
+}
+
+// A refused binding keeps the apiserver's HTTP code through the framework: the scheduler reads
+// 409 (bound already, e.g. by its own earlier try whose answer was lost) and 404 from it.
+TEST(FrameworkBindTest, AFailedBindingKeepsItsHttpCode) {
+  Env env;
+  auto p = profile({{"Sort", 0}, {"Binder", 0}});
+  p.pluginConfig.push_back(
+      {"Binder", {{"fail", "pod p is already assigned to node \"n1\""}, {"httpCode", 409}}});
+  Framework f(p, testRegistry(), env.services());
+  CycleState state;
+  Status s = f.runBindPlugins(state, podWithUid("p"), "n1");
+  EXPECT_EQ(s.code(), Code::kError);
+  EXPECT_EQ(s.httpCode(), 409);
+  EXPECT_EQ(s.plugin(), "Binder");
+  EXPECT_EQ(s.message(),
+            "running Bind plugin \"Binder\": pod p is already assigned to node \"n1\"");
 }
 
 // The pool used from the start (wakeAfter 0) and the default (the caller starts alone).
