@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include <ksched/api/utf8.h>
+
 namespace ksched::config {
 namespace {
 
@@ -55,7 +57,10 @@ nlohmann::json convert(const YAML::Node& n) {
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
+      // Bytes that are not UTF-8 (raw, or a "\uD800" escape) become U+FFFD, as Go's decoders
+      // read them: JSON cannot carry them and everything decoded may be written out again.
+      std::string s = n.Scalar();
+      api::makeValidUtf8(s);
       const std::string& tag = n.Tag();
       if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;
       if (isNull(s)) return nullptr;
@@ -73,6 +78,7 @@ nlohmann::json convert(const YAML::Node& n) {
       for (const auto& kv : n) {
         const YAML::Node& key = kv.first;
         std::string k = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
+        api::makeValidUtf8(k);
         out[k] = convert(kv.second);
       }
       return out;

@@ -713,6 +713,20 @@ TEST(SchedulerConfigTest, YamlScalarsResolveLikeJson) {
             "a: \"true\"\nb: \"\"\nc: \"*\"\nd: \"x: y\"\ne: []\nf: {}\ng: \"-x\"\nh: ok\n");
 }
 
+// Text that is not UTF-8 (raw bytes, a surrogate escape) is read as U+FFFD, so what was decoded
+// can be written out again (found by tests/fuzz/policy_fuzz and config_fuzz: toYaml() and
+// /configz threw json type_error 316).
+TEST(SchedulerConfigTest, YamlTextThatIsNotUtf8BecomesReplacementCharacters) {
+  EXPECT_EQ(yamlToJson("a: x\xffy\nb: \"\\uD800\"\n\xfe: 1\n"),
+            nlohmann::json::parse(R"({"a":"x\uFFFDy","b":"\uFFFD\uFFFD\uFFFD","\uFFFD":1})"));
+  const LoadResult r = loadConfig(kHeaderV1beta3 + "profiles:\n- schedulerName: s\xc3x\n", "t.yaml",
+                                  framework::wiringCheck(testRegistry()));
+  ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
+  EXPECT_EQ(r.config->profiles[0].schedulerName, "s\uFFFDx");
+  EXPECT_THAT(toYaml(*r.config), ::testing::HasSubstr("schedulerName: \"s\uFFFDx\"\n"));
+  EXPECT_NO_THROW((void)toJson(*r.config).dump());
+}
+
 // Command line: flags, and how they combine with --config.
 
 ParsedCommandLine parse(std::vector<std::string> args) { return parseCommandLine(args); }
