@@ -57,8 +57,8 @@ nlohmann::json convert(const YAML::Node& n) {
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Scalar: {
-      // Bytes that are not UTF-8 (raw, or a "\uD800" escape) become U+FFFD, as Go's decoders
-      // read them: JSON cannot carry them and everything decoded may be written out again.
+      // Bytes that are not UTF-8 become U+FFFD, as Go's decoders read them: JSON cannot carry
+      // them and everything decoded may be written out again.
       std::string s = n.Scalar();
       api::makeValidUtf8(s);
       const std::string& tag = n.Tag();
