@@ -94,7 +94,7 @@ run_fuzz() {
       cp "$scratch/$t/artifacts/"* "$log" "$dir/fuzz-artifacts/$t/" 2>/dev/null || true
       echo "  $t: CRASH (input and log in $dir/fuzz-artifacts/$t/):"
       grep -E -A30 '^==[0-9]+==ERROR|^SUMMARY|runtime error|fuzz check failed|terminate called|uncaught' \
-        "$log" | head -40 | sed 's/^/    /'
+        "$log" | head -40 | sed 's/^/    /' || true
     fi
   done
   rm -rf "$scratch"

@@ -4,8 +4,8 @@
 // managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
 // they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
 // election does (json::get<api::Lease>, any std::exception). What was decoded is then used
-// as the scheduler uses it (resource sums) and serialized where ksched writes it out
-// (extender arguments, the Lease it writes back, metadata).
+// as the scheduler uses it (resource sums, a node's preferAvoidPods annotation) and serialized
+// where ksched writes it out (extender arguments, the Lease it writes back, metadata).
 #include <string_view>
 
 #include <ksched/api/decode.h>
@@ -22,6 +22,7 @@
 #include "client/object_json.h"
 #include "extender/encode.h"
 #include "plugins/coscheduling/podgroup.h"
+#include "plugins/node_prefer_avoid_pods/node_prefer_avoid_pods.h"
 #include "scheduler/object_informer.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -69,6 +70,11 @@ void node(const json& j) {
   api::Resource allocatable = api::Resource::fromList(n.status.allocatable);
   allocatable.sub(api::Resource::fromList(n.status.capacity));
   (void)allocatable.toList();
+  // NodePreferAvoidPods reads this annotation's JSON (and logs what it cannot decode).
+  if (auto it = n.metadata.annotations.find(plugins::kPreferAvoidPodsAnnotationKey);
+      it != n.metadata.annotations.end()) {
+    (void)plugins::NodePreferAvoidPods::avoidedControllers(it->second);
+  }
   fuzz::dump(extender::encodeNode(n));
 }
 
