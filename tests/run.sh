@@ -6,9 +6,13 @@
 #   tests/run.sh          release build with debug info (build/)
 #   tests/run.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   tests/run.sh tsan     ThreadSanitizer (build-tsan/)
-#   tests/run.sh all      the three in turn
+#   tests/run.sh all      the three in turn, then every fuzz target for a few seconds
+#   tests/run.sh fuzz [SECONDS]
+#                         builds build-asan/ and runs every libFuzzer target (tests/fuzz/) for
+#                         SECONDS each (default 20) on a copy of its corpus; fails on a crash
 #
-# Extra ctest arguments go after the mode, e.g. `tests/run.sh default -L unit`.
+# Extra ctest arguments go after the mode, e.g. `tests/run.sh default -L unit`. The asan build
+# uses clang when it is installed (the libFuzzer targets need it), else gcc without them.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,14 +39,18 @@ run_mode() {
   case "$mode" in
     # Line tables only (-g1): backtraces and perf keep file:line, the build takes a third less.
     default) dir=$ROOT/build; args=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG") ;;
-    asan) dir=$ROOT/build-asan; args=(-DKSCHED_SANITIZE=ON -DKSCHED_BUILD_BENCHMARKS=OFF) ;;
+    asan)
+      dir=$ROOT/build-asan; args=(-DKSCHED_SANITIZE=ON -DKSCHED_BUILD_BENCHMARKS=OFF)
+      if command -v clang++ >/dev/null 2>&1; then args+=(-DCMAKE_CXX_COMPILER=clang++); fi ;;
     tsan) dir=$ROOT/build-tsan; args=(-DKSCHED_TSAN=ON -DKSCHED_BUILD_BENCHMARKS=OFF) ;;
-    *) echo "unknown mode: $mode (default|asan|tsan|all)" >&2; exit 2 ;;
+    *) echo "unknown mode: $mode (default|asan|tsan|all|fuzz)" >&2; exit 2 ;;
   esac
   stamp "$mode build in $dir"
   cmake -S "$ROOT" -B "$dir" -DKSCHED_WERROR=ON -DKSCHED_BUILD_TESTS=ON "${LAUNCHER[@]}" "${args[@]}" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
-  stamp "$mode build done; running the tests"
+  stamp "$mode build done"
+  if [ "${BUILD_ONLY:-0}" = 1 ]; then return; fi
+  stamp "$mode: running the tests"
   local env=()
   case "$mode" in
     asan) env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1) ;;
@@ -52,8 +60,65 @@ run_mode() {
   stamp "$mode tests passed"
 }
 
-if [ "$MODE" = all ]; then
-  for m in default asan tsan; do run_mode "$m" "$@"; done
-else
-  run_mode "$MODE" "$@"
-fi
+# Runs every libFuzzer target of build-asan/fuzz/ for $1 seconds on a scratch copy of its
+# corpus (tests/fuzz/corpus/<target>/, plus tests/fuzz/regressions/<target>/, read only);
+# prints the executions of each. A crash leaves its input in build-asan/fuzz-artifacts/<target>/.
+run_fuzz() {
+  local seconds=$1 dir=$ROOT/build-asan
+  local targets=("$dir"/fuzz/*_fuzz)
+  if [ ! -x "${targets[0]}" ]; then
+    echo "no fuzz targets in $dir/fuzz: they need clang (apt-get install clang)" >&2
+    return 1
+  fi
+  local scratch failed=() t exe log execs
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/ksched-fuzz.XXXXXX")
+  stamp "fuzzing ${#targets[@]} targets for ${seconds} s each"
+  for exe in "${targets[@]}"; do
+    t=$(basename "$exe" _fuzz)
+    mkdir -p "$scratch/$t/corpus" "$scratch/$t/artifacts"
+    cp -R "$ROOT/tests/fuzz/corpus/$t/." "$scratch/$t/corpus/"
+    # New inputs go to the first corpus directory: the scratch copy, never the repo.
+    local opts=() dirs=("$scratch/$t/corpus")
+    [ -f "$ROOT/tests/fuzz/dict/$t.dict" ] && opts+=(-dict="$ROOT/tests/fuzz/dict/$t.dict")
+    [ -d "$ROOT/tests/fuzz/regressions/$t" ] && dirs+=("$ROOT/tests/fuzz/regressions/$t")
+    log=$scratch/$t/log
+    if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$exe" -max_total_time="$seconds" -timeout=30 -print_final_stats=1 \
+        -artifact_prefix="$scratch/$t/artifacts/" "${opts[@]}" "${dirs[@]}" >"$log" 2>&1; then
+      execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
+      printf '  %-14s %10s executions, corpus %s inputs\n' "$t" "${execs:-?}" \
+        "$(find "$scratch/$t/corpus" -type f | wc -l)"
+    else
+      failed+=("$t")
+      mkdir -p "$dir/fuzz-artifacts/$t"
+      cp "$scratch/$t/artifacts/"* "$log" "$dir/fuzz-artifacts/$t/" 2>/dev/null || true
+      echo "  $t: CRASH (input and log in $dir/fuzz-artifacts/$t/):"
+      grep -E -A30 '^==[0-9]+==ERROR|^SUMMARY|runtime error|fuzz check failed|terminate called|uncaught' \
+        "$log" | head -40 | sed 's/^/    /' || true
+    fi
+  done
+  rm -rf "$scratch"
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz targets that crashed: ${failed[*]} (docs/fuzzing.md: turning a crash into a regression)" >&2
+    return 1
+  fi
+  stamp "fuzzing done"
+}
+
+# Seconds per fuzz target in `all` (CI): 11 targets, about two and a half minutes in all.
+CI_FUZZ_SECONDS=${KSCHED_CI_FUZZ_SECONDS:-12}
+
+case "$MODE" in
+  all)
+    for m in default asan tsan; do
+      run_mode "$m" "$@"
+      # Right after the asan tests, whose build holds the fuzz targets.
+      if [ "$m" = asan ] && [ -x "$ROOT/build-asan/fuzz/config_fuzz" ]; then
+        run_fuzz "$CI_FUZZ_SECONDS"
+      fi
+    done ;;
+  fuzz)
+    BUILD_ONLY=1 run_mode asan
+    run_fuzz "${1:-20}" ;;
+  *) run_mode "$MODE" "$@" ;;
+esac

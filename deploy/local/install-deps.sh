@@ -7,6 +7,8 @@ set -euo pipefail
 PKGS=(
   # build
   build-essential cmake pkg-config git clang-format clang-tidy ccache
+  # the asan build and the fuzz targets (tests/fuzz/): clang and its libFuzzer runtime
+  clang libclang-rt-dev
   # libraries
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libgoogle-perftools-dev libgtest-dev libgmock-dev libbenchmark-dev

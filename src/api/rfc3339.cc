@@ -1,4 +1,6 @@
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 
 #include <ksched/api/rfc3339.h>
 
@@ -80,9 +82,16 @@ std::optional<TimePoint> parseRFC3339(std::string_view s) noexcept {
   const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
                            day{static_cast<unsigned>(d)}};
   if (!ymd.ok()) return std::nullopt;
-  const auto t = sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} + nanoseconds{nanos} -
-                 minutes{offsetMinutes};
-  return time_point_cast<system_clock::duration>(t);
+  const sys_seconds t =
+      sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} - minutes{offsetMinutes};
+  // A TimePoint counts nanoseconds in an int64: 1677-09-21 to 2262-04-11 (roughly).
+  constexpr int64_t kMaxSeconds =
+      std::numeric_limits<system_clock::rep>::max() / system_clock::period::den - 1;
+  if (t.time_since_epoch().count() > kMaxSeconds || t.time_since_epoch().count() < -kMaxSeconds) {
+    return std::nullopt;
+  }
+  return time_point_cast<system_clock::duration>(t) +
+         duration_cast<system_clock::duration>(nanoseconds{nanos});
 }
 
 }  // namespace ksched::api

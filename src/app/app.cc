@@ -200,11 +200,22 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   }
   cfg.qps = componentConfig.clientConnection.qps;
   cfg.burst = componentConfig.clientConnection.burst;
-  client::RestClient rest(cfg);
+  // The client reads its TLS material now: a CA or client certificate that is not PEM is a
+  // ConfigError.
+  std::unique_ptr<client::RestClient> restClient;
   try {
-    auto v = rest.get("/version");
+    restClient = std::make_unique<client::RestClient>(cfg);
+  } catch (const client::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  client::RestClient& rest = *restClient;
+  try {
+    const auto v = rest.get("/version");
+    const auto gitVersion = v.is_object() ? v.find("gitVersion") : v.end();
     spdlog::info("ksched v{} connected to {} (Kubernetes {})", KSCHED_VERSION, cfg.server,
-                 v.value("gitVersion", "?"));
+                 gitVersion != v.end() && gitVersion->is_string() ? gitVersion->get<std::string>()
+                                                                  : std::string("?"));
   } catch (const client::ApiError& e) {
     spdlog::error("cannot reach the API server: {}", e.what());
     return 1;

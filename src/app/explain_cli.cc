@@ -115,7 +115,14 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   cfg.userAgent = "ksched-explain";
   client::RestClient::Options clientOptions;
   clientOptions.maxRetries = 2;
-  client::RestClient rest(cfg, clientOptions);
+  std::unique_ptr<client::RestClient> restClient;
+  try {
+    restClient = std::make_unique<client::RestClient>(cfg, clientOptions);
+  } catch (const client::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  client::RestClient& rest = *restClient;
 
   scheduler::Options opts;
   opts.profiles = config::frameworkProfiles(cc);

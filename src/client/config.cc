@@ -13,6 +13,8 @@
 
 #include <ksched/api/utf8.h>
 
+#include "client/url.h"
+
 namespace ksched::client {
 namespace {
 
@@ -65,21 +67,14 @@ std::string getEnv(const char* name) {
 }
 
 // Adds a scheme when missing (https if TLS settings are present, like client-go), drops
-// trailing slashes. nullopt if the scheme is not http(s) or the host is empty.
-std::optional<std::string> normalizeServer(std::string_view raw, bool defaultTls) {
+// trailing slashes. nullopt with `error` set when the apiserver client could not use it
+// (parseHttpUrl: not http(s), no host, a bad port).
+std::optional<std::string> normalizeServer(std::string_view raw, bool defaultTls,
+                                           std::string& error) {
   std::string s = trim(raw);
   if (s.find("://") == std::string::npos) s = (defaultTls ? "https://" : "http://") + s;
   while (!s.empty() && s.back() == '/') s.pop_back();
-  std::string_view v = s;
-  size_t hostStart = 0;
-  if (v.starts_with("https://")) {
-    hostStart = 8;
-  } else if (v.starts_with("http://")) {
-    hostStart = 7;
-  } else {
-    return std::nullopt;
-  }
-  if (v.size() == hostStart || v[hostStart] == '/') return std::nullopt;
+  if (!parseHttpUrl(s, error)) return std::nullopt;
   return s;
 }
 
@@ -101,7 +96,13 @@ class KubeconfigLoader {
   }
 
   Config load(const std::string& contextFlag) {
-    parse();
+    ReadResult r = readFile(path_);
+    if (!r.ok) fail("cannot read: " + r.error);
+    return load(r.data, contextFlag);
+  }
+
+  Config load(std::string_view text, const std::string& contextFlag) {
+    parse(text);
     std::string ctxName = contextFlag;
     if (ctxName.empty()) ctxName = scalar(root_, "current-context", "").value_or("");
     if (ctxName.empty()) fail("no context given and current-context is not set");
@@ -125,10 +126,9 @@ class KubeconfigLoader {
       loadUser(*user, cfg);
     }
 
-    auto server = normalizeServer(cfg.server, wantsTls(cfg));
-    if (!server) {
-      fail(cluster->path + ".server: \"" + cfg.server + "\" is not an http(s) URL with a host");
-    }
+    std::string error;
+    auto server = normalizeServer(cfg.server, wantsTls(cfg), error);
+    if (!server) fail(cluster->path + ".server: \"" + cfg.server + "\": " + error);
     cfg.server = *server;
     if (cfg.insecureSkipTLSVerify && !cfg.caPem.empty()) {
       spdlog::warn(
@@ -144,11 +144,9 @@ class KubeconfigLoader {
     throw ConfigError("kubeconfig " + path_ + ": " + msg);
   }
 
-  void parse() {
-    ReadResult r = readFile(path_);
-    if (!r.ok) fail("cannot read: " + r.error);
+  void parse(std::string_view text) {
     try {
-      root_ = YAML::Load(r.data);
+      root_ = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
       if (e.mark.is_null()) fail("invalid YAML: " + e.msg);
       fail("invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
@@ -191,12 +189,12 @@ class KubeconfigLoader {
       std::string itemPath = listKey + "[" + std::to_string(i) + "]";
       if (!item.IsMap()) fail(itemPath + ": expected a mapping");
       if (scalar(item, "name", itemPath).value_or("") != name) continue;
-      Named out{item[itemKey], itemPath + "." + itemKey};
-      if (!out.node || out.node.IsNull()) {
-        out.node = YAML::Node(YAML::NodeType::Map);
-      } else if (!out.node.IsMap()) {
-        fail(out.path + ": expected a mapping");
-      }
+      // Absent or null: an empty mapping. (Assigning to the invalid node yaml-cpp returns for an
+      // absent key throws YAML::InvalidNode, so the node is chosen, not assigned.)
+      const YAML::Node found = item[itemKey];
+      Named out{!found || found.IsNull() ? YAML::Node(YAML::NodeType::Map) : found,
+                itemPath + "." + itemKey};
+      if (!out.node.IsMap()) fail(out.path + ": expected a mapping");
       return out;
     }
     return std::nullopt;
@@ -324,6 +322,10 @@ Config loadKubeconfig(const std::string& path, const std::string& context) {
   return KubeconfigLoader(file).load(context);
 }
 
+Config parseKubeconfig(std::string_view text, const std::string& path, const std::string& context) {
+  return KubeconfigLoader(path).load(text, context);
+}
+
 Config inClusterConfig(const std::string& saDir) {
   std::string host = getEnv("KUBERNETES_SERVICE_HOST");
   std::string port = getEnv("KUBERNETES_SERVICE_PORT");
@@ -374,9 +376,9 @@ Config resolveConfig(const std::string& kubeconfigFlag, const std::string& maste
   Config cfg;
   if (!kubeconfigFlag.empty()) cfg = loadKubeconfig(kubeconfigFlag);
   if (!masterFlag.empty()) {
-    auto server = normalizeServer(masterFlag, wantsTls(cfg));
-    if (!server)
-      throw ConfigError("--master \"" + masterFlag + "\": not an http(s) URL with a host");
+    std::string error;
+    auto server = normalizeServer(masterFlag, wantsTls(cfg), error);
+    if (!server) throw ConfigError("--master \"" + masterFlag + "\": " + error);
     cfg.server = *server;
   }
   return cfg;

@@ -65,6 +65,10 @@ inline constexpr std::string_view kServiceAccountDir =
 // the wrong type, missing context/cluster/user, invalid base64, unreadable referenced file,
 // no server.
 [[nodiscard]] Config loadKubeconfig(const std::string& path, const std::string& context = "");
+// loadKubeconfig() of a file whose contents are `text`, read from `path` already: `path` names
+// the kubeconfig in errors and relative file references resolve against its directory.
+[[nodiscard]] Config parseKubeconfig(std::string_view text, const std::string& path,
+                                     const std::string& context = "");
 
 // The pod's service account: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
 // (an IPv6 host gets brackets), tokenFile = saDir/token (read now, so `token` is set too; the

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ksched/api/utf8.h>
+
 namespace ksched::client {
 namespace {
 
@@ -46,14 +48,19 @@ std::string reasonForCode(int code) {
   }
 }
 
+// Outside text (an answer's body, a transport error quoting the bytes that arrived) made valid
+// UTF-8: error texts go on into pod conditions and events, which are JSON.
+std::string validText(std::string_view s) { return api::toValidUtf8(s); }
+
 }  // namespace
 
 ApiError::ApiError(int code, std::string reason, std::string message, std::string verb,
                    std::string path)
-    : std::runtime_error(describe(code, reason, message, verb, path)),
+    : std::runtime_error(
+          describe(code, validText(reason), validText(message), validText(verb), validText(path))),
       code_(code),
-      reason_(std::move(reason)),
-      message_(std::move(message)),
+      reason_(validText(reason)),
+      message_(validText(message)),
       verb_(std::move(verb)),
       path_(std::move(path)) {}
 
@@ -79,8 +86,9 @@ ApiError ApiError::fromStatus(const nlohmann::json& status, const std::string& v
 
 ApiError ApiError::fromResponse(int httpStatus, const std::string& body, const std::string& verb,
                                 const std::string& path) {
-  auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object() && j.value("kind", "") == "Status") {
+  const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const auto kind = j.is_object() ? j.find("kind") : j.end();
+  if (kind != j.end() && kind->is_string() && kind->get_ref<const std::string&>() == "Status") {
     ApiError e = fromStatus(j, verb, path);
     if (e.code() == 0) {
       return ApiError(httpStatus, e.reason().empty() ? reasonForCode(httpStatus) : e.reason(),
@@ -88,9 +96,11 @@ ApiError ApiError::fromResponse(int httpStatus, const std::string& body, const s
     }
     return e;
   }
-  std::string message = body.size() > 512 ? body.substr(0, 512) : body;
+  // The first 512 bytes (a few more so that a character cut there is not garbled).
+  std::string message = api::toValidUtf8(std::string_view(body).substr(0, 516));
   while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
-  return ApiError(httpStatus, reasonForCode(httpStatus), std::move(message), verb, path);
+  return ApiError(httpStatus, reasonForCode(httpStatus), api::truncateUtf8(message, 512), verb,
+                  path);
 }
 
 }  // namespace ksched::client

@@ -27,6 +27,9 @@ namespace {
 
 // Headers of one answer above this are refused (Go's server sends a few hundred bytes).
 constexpr size_t kMaxHeaderBytes = 256 * 1024;
+// At most this much of a body is allocated ahead on the word of its Content-Length; the rest
+// as it arrives.
+constexpr size_t kMaxBodyReserve = 16 * 1024 * 1024;
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -181,7 +184,7 @@ ResponseParser::State ResponseParser::headersDone() {
   } else if (chunked_) {
     phase_ = Phase::kChunkSize;
   } else if (haveLength_) {
-    if (!sink_) answer_.body.reserve(remaining_);
+    if (!sink_) answer_.body.reserve(std::min(remaining_, kMaxBodyReserve));
     phase_ = remaining_ == 0 ? Phase::kDone : Phase::kBody;
   } else {
     answer_.closeAfter = true;

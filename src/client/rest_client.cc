@@ -50,6 +50,26 @@ void forEachHeader(const Config& config, const std::string& token, const std::st
 
 }  // namespace
 
+nlohmann::json parseAnswerJson(std::string_view body, const std::string& verb,
+                               const std::string& path) {
+  try {
+    return nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    throw ApiError(0, "", std::string("the answer is not JSON: ") + e.what(), verb, path);
+  }
+}
+
+std::optional<WatchEvent> parseWatchEvent(std::string_view line) {
+  auto j = parseObjectJson(line);
+  if (!j.is_object()) return std::nullopt;
+  std::string type;
+  if (auto it = j.find("type"); it != j.end()) {
+    if (!it->is_string()) return std::nullopt;
+    type = it->get<std::string>();
+  }
+  return WatchEvent{eventType(type), std::move(j["object"])};
+}
+
 std::string buildQuery(const std::vector<std::pair<std::string, std::string>>& params) {
   std::string q;
   for (const auto& [k, v] : params) {
@@ -242,7 +262,7 @@ std::string RestClient::call(const std::string& method, const std::string& path,
 }
 
 nlohmann::json RestClient::get(const std::string& path) {
-  return nlohmann::json::parse(call("GET", path, "", nullptr, ""));
+  return parseAnswerJson(call("GET", path, "", nullptr, ""), "GET", path);
 }
 
 ListResult RestClient::list(const std::string& path, const ListOptions& options) {
@@ -328,40 +348,26 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   bool handlerStopped = false;
   auto onLine = [&](std::string_view line) -> bool {
     if (line.empty()) return true;
-    auto j = parseObjectJson(line);
-    if (!j.is_object()) {
+    std::optional<WatchEvent> ev = parseWatchEvent(line);
+    if (!ev) {
       spdlog::warn("WATCH {}: skipping an undecodable event line", path);
       return true;
     }
-    WatchEvent ev{eventType(j.value("type", "")), std::move(j["object"])};
-    if (ev.type == WatchEventType::kError) {
-      eventError = ApiError::fromStatus(ev.object, "WATCH", path);
+    if (ev->type == WatchEventType::kError) {
+      eventError = ApiError::fromStatus(ev->object, "WATCH", path);
       return false;
     }
-    if (!handler(std::move(ev))) {
+    if (!handler(std::move(*ev))) {
       handlerStopped = true;
       return false;
     }
     return true;
   };
-  // Events are lines; a whole line is parsed where it lies in the read buffer, only a line
-  // split across reads is copied.
-  std::string partial;
+  WatchLineSplitter lines;
   auto sink = [&](std::string_view data) -> bool {
-    for (size_t nl; !stop.stop_requested() && (nl = data.find('\n')) != std::string_view::npos;
-         data.remove_prefix(nl + 1)) {
-      bool more = false;
-      if (partial.empty()) {
-        more = onLine(data.substr(0, nl));
-      } else {
-        partial.append(data.substr(0, nl));
-        more = onLine(partial);
-        partial.clear();
-      }
-      if (!more) return false;
-    }
-    partial.append(data);
-    return !stop.stop_requested();
+    return lines.feed(data, [&](std::string_view line) {
+      return !stop.stop_requested() && onLine(line);
+    }) && !stop.stop_requested();
   };
   const std::string req = requestText("GET", pathPrefix_ + path + query, nullptr, "");
   HttpAnswer answer;
@@ -374,13 +380,13 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
                    path);
   }
   if (answer.status != 200) throw ApiError::fromResponse(answer.status, answer.body, "WATCH", path);
-  if (!partial.empty()) onLine(partial);
+  if (!lines.rest().empty()) onLine(lines.rest());
   if (eventError) throw *eventError;
 }
 
 nlohmann::json RestClient::post(const std::string& path, const nlohmann::json& body) {
   std::string b = body.dump();
-  return nlohmann::json::parse(call("POST", path, "", &b, "application/json"));
+  return parseAnswerJson(call("POST", path, "", &b, "application/json"), "POST", path);
 }
 
 void RestClient::create(const std::string& path, const nlohmann::json& body) {
@@ -390,13 +396,13 @@ void RestClient::create(const std::string& path, const nlohmann::json& body) {
 
 nlohmann::json RestClient::put(const std::string& path, const nlohmann::json& body) {
   std::string b = body.dump();
-  return nlohmann::json::parse(call("PUT", path, "", &b, "application/json"));
+  return parseAnswerJson(call("PUT", path, "", &b, "application/json"), "PUT", path);
 }
 
 nlohmann::json RestClient::patch(const std::string& path, const nlohmann::json& body,
                                  const std::string& contentType) {
   std::string b = body.dump();
-  return nlohmann::json::parse(call("PATCH", path, "", &b, contentType));
+  return parseAnswerJson(call("PATCH", path, "", &b, contentType), "PATCH", path);
 }
 
 nlohmann::json RestClient::del(const std::string& path, const nlohmann::json& deleteOptions) {

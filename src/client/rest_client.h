@@ -22,6 +22,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,48 @@ struct WatchEvent {
 
 // Returns false to end the watch.
 using WatchHandler = std::function<bool(WatchEvent&&)>;
+
+// The body of a watch answer is one JSON event per line. Splits it into its lines as it
+// arrives: a line lying whole in a piece is handed over in place, only a line split across
+// pieces is copied. Pure; RestClient::watch feeds it the answer's body.
+class WatchLineSplitter {
+ public:
+  // Hands every line `data` completes (without its '\n') to `onLine`, in order, while that
+  // returns true. False once it returned false; the rest of `data` is then dropped.
+  template <typename F>
+  bool feed(std::string_view data, F&& onLine) {
+    for (size_t nl; (nl = data.find('\n')) != std::string_view::npos; data.remove_prefix(nl + 1)) {
+      bool more = false;
+      if (partial_.empty()) {
+        more = onLine(data.substr(0, nl));
+      } else {
+        partial_.append(data.substr(0, nl));
+        more = onLine(std::string_view(partial_));
+        partial_.clear();
+      }
+      if (!more) return false;
+    }
+    partial_.append(data);
+    return true;
+  }
+  // What came after the last '\n': a last line the stream ended without terminating.
+  [[nodiscard]] const std::string& rest() const { return partial_; }
+
+ private:
+  std::string partial_;
+};
+
+// The JSON of a 2xx answer's body, as get(), post(), put() and patch() return it. Not JSON
+// (a proxy's or another server's page): ApiError code 0 "the answer is not JSON: <why>", as for
+// an answer that could not be read.
+[[nodiscard]] nlohmann::json parseAnswerJson(std::string_view body, const std::string& verb,
+                                             const std::string& path);
+
+// One line of a watch answer ({"type": "ADDED", "object": {...}}) as an event; an ERROR event
+// (or one without a type) carries the metav1.Status (ApiError::fromStatus). nullopt when the
+// line is not JSON, not an object, or its type is not a string: the watch skips it. Never
+// throws a decoding error.
+[[nodiscard]] std::optional<WatchEvent> parseWatchEvent(std::string_view line);
 
 class RestClient {
  public:

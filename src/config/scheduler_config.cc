@@ -70,7 +70,8 @@ void decodePlugins(Decoder& d, const json& j, const std::string& path, const Ver
     if (f.field != "preEnqueue" || v.preEnqueue) fields.emplace_back(f.field, &(out.*f.set));
   }
   if (v.multiPoint) fields.emplace_back("multiPoint", &out.multiPoint);
-  for (const auto& [key, _] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
     if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == key; })) {
       d.error(child(path, key), "unknown field");
     }

@@ -262,6 +262,45 @@ contexts:
   EXPECT_EQ(loadKubeconfig(path, "plain").server, "http://127.0.0.1:8080");
 }
 
+// A server the apiserver client cannot use is the kubeconfig's error, naming the field, not
+// the client's later (found by tests/fuzz/kubeconfig_fuzz: the daemon made its client of it
+// outside any catch).
+TEST_F(KubeconfigTest, UnusableServerNamesTheField) {
+  auto path = write("config", R"(
+current-context: c
+clusters: [{name: k, cluster: {server: "https://k:99999"}}, {name: v6, cluster: {server: "[::1"}}]
+contexts: [{name: c, context: {cluster: k}}, {name: d, context: {cluster: v6}}]
+)");
+  EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(path); }),
+            "kubeconfig " + path +
+                ": clusters[0].cluster.server: \"https://k:99999\": bad port \"99999\"");
+  EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(path, "d"); }),
+            "kubeconfig " + path + ": clusters[1].cluster.server: \"[::1\": bad IPv6 host");
+}
+
+// An entry without its context/cluster/user mapping is an empty one (found by
+// tests/fuzz/kubeconfig_fuzz: YAML::InvalidNode escaped the loader).
+TEST_F(KubeconfigTest, EntryWithoutItsMappingIsEmpty) {
+  auto path = write("config", R"(
+current-context: c
+clusters:
+- name: k
+contexts:
+- name: c
+  cuserxt: {cluster: k}
+)");
+  EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(path); }),
+            "kubeconfig " + path + ": contexts[0].context.cluster: context \"c\" has no cluster");
+  auto withCluster = write("config2", R"(
+current-context: c
+clusters: [{name: k}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: null}]
+)");
+  EXPECT_EQ(errorOf([&] { (void)loadKubeconfig(withCluster); }),
+            "kubeconfig " + withCluster + ": cluster \"k\" has no server");
+}
+
 TEST_F(KubeconfigTest, JsonKubeconfigIsAccepted) {
   auto path = write("config.json", R"({"current-context": "c",
     "clusters": [{"name": "k", "cluster": {"server": "https://k:6443"}}],
@@ -496,7 +535,10 @@ TEST_F(ResolveConfigTest, MasterOnlyHasNoCredentials) {
   EXPECT_EQ(c.server, "http://127.0.0.1:8080");
   EXPECT_TRUE(c.token.empty());
   EXPECT_TRUE(c.caPem.empty());
-  EXPECT_THAT(errorOf([&] { (void)resolveConfig("", "ftp://x", saDir()); }), HasSubstr("--master"));
+  EXPECT_EQ(errorOf([&] { (void)resolveConfig("", "ftp://x", saDir()); }),
+            "--master \"ftp://x\": unsupported protocol scheme \"ftp\"");
+  EXPECT_EQ(errorOf([&] { (void)resolveConfig("", "http://h:0", saDir()); }),
+            "--master \"http://h:0\": bad port \"0\"");
 }
 
 TEST_F(ResolveConfigTest, NoFlagsPrefersInCluster) {

@@ -59,6 +59,19 @@ TEST(RFC3339Test, Parses) {
   }
 }
 
+// Years Go reads but a TimePoint (int64 nanoseconds) cannot hold are unparsable, not an
+// overflow (found by tests/fuzz/duration_fuzz and api_object_fuzz: UBSan reported the signed
+// overflow for a PodGroup created in 4048).
+TEST(RFC3339Test, OutOfRangeIsUnparsable) {
+  for (const char* s :
+       {"4048-05-01T10:00:00Z", "1170-01-01T00:00:15-00:00", "0000-01-01T00:00:00Z",
+        "9999-12-31T23:59:59.999999999Z", "2262-04-12T00:00:00Z", "1677-09-21T00:00:00Z"}) {
+    EXPECT_EQ(parseRFC3339(s), std::nullopt) << s;
+  }
+  EXPECT_EQ(parseRFC3339("2262-04-10T00:00:00Z"), at(9'223'200'000));
+  EXPECT_EQ(parseRFC3339("1677-09-23T00:00:00Z"), at(-9'223'200'000));
+}
+
 TEST(RFC3339Test, MicroRoundTrips) {
   const TimePoint t = at(kEpochSeconds, 654'321'000);
   EXPECT_EQ(parseRFC3339(formatRFC3339Micro(t)), t);

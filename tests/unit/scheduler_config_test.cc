@@ -725,6 +725,8 @@ TEST(SchedulerConfigTest, YamlTextThatIsNotUtf8IsAnErrorWithItsPath) {
     EXPECT_STREQ(e.what(),
                  "invalid YAML at line 3, column 5: a[1]: invalid UTF-8 (a string must be UTF-8)");
   }
+  // A surrogate escape is no character either (found by tests/fuzz/config_fuzz).
+  EXPECT_THROW((void)yamlToJson("b: \"\\uD800\"\n"), YamlSyntaxError);
 }
 
 TEST(SchedulerConfigTest, YamlScalarsResolveLikeJson) {

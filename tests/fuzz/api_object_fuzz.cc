@@ -1,0 +1,158 @@
+// Every API object kind ksched decodes from the apiserver's JSON. The first byte picks the
+// kind (a letter below, any other byte one by its value), the rest is the object as a LIST page
+// item or watch event carries it: parsed as the client parses them (client::parseObjectJson,
+// managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
+// they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
+// election does (json::get<api::Lease>, any std::exception). What was decoded is then used
+// as the scheduler uses it (resource sums, a node's preferAvoidPods annotation) and serialized
+// where ksched writes it out (extender arguments, the Lease it writes back, metadata).
+#include <string_view>
+
+#include <ksched/api/decode.h>
+#include <ksched/api/event.h>
+#include <ksched/api/lease.h>
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+#include <ksched/api/pod_resources.h>
+#include <ksched/api/policy.h>
+#include <ksched/api/resources.h>
+#include <ksched/api/storage.h>
+#include <ksched/api/workloads.h>
+
+#include "client/object_json.h"
+#include "extender/encode.h"
+#include "plugins/coscheduling/podgroup.h"
+#include "plugins/node_prefer_avoid_pods/node_prefer_avoid_pods.h"
+#include "scheduler/object_informer.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+using namespace ksched;
+using nlohmann::json;
+
+// What an informer does with a decoded object: its metadata keys the store.
+void useMeta(const api::ObjectMeta& m) {
+  (void)m.key();
+  fuzz::dump(json(m));
+}
+
+// api::decode<T> as Informer<T> calls it; false on the DecodeError it logs and skips.
+template <typename T>
+bool informerDecode(const json& j, T& out) {
+  try {
+    out = api::decode<T>(j);
+    return true;
+  } catch (const api::DecodeError&) {
+    return false;
+  }
+}
+
+template <typename T>
+void informerKind(const json& j) {
+  T obj;
+  if (informerDecode(j, obj)) useMeta(obj.metadata);
+}
+
+void pod(const json& j) {
+  api::Pod p;
+  if (!informerDecode(j, p)) return;
+  useMeta(p.metadata);
+  (void)api::nonZeroRequests(p);
+  (void)api::effectiveRequestsResource(p);
+  fuzz::dump(extender::encodePod(p));
+}
+
+void node(const json& j) {
+  api::Node n;
+  if (!informerDecode(j, n)) return;
+  useMeta(n.metadata);
+  api::Resource allocatable = api::Resource::fromList(n.status.allocatable);
+  allocatable.sub(api::Resource::fromList(n.status.capacity));
+  (void)allocatable.toList();
+  // NodePreferAvoidPods reads this annotation's JSON (and logs what it cannot decode).
+  if (auto it = n.metadata.annotations.find(plugins::kPreferAvoidPodsAnnotationKey);
+      it != n.metadata.annotations.end()) {
+    (void)plugins::NodePreferAvoidPods::avoidedControllers(it->second);
+  }
+  fuzz::dump(extender::encodeNode(n));
+}
+
+void lease(const json& j) {
+  api::Lease l;
+  try {
+    l = j.get<api::Lease>();
+  } catch (const std::exception&) {
+    return;
+  }
+  useMeta(l.metadata);
+  fuzz::dump(json(l));
+}
+
+void podGroup(const json& j) {
+  try {
+    plugins::coscheduling::PodGroup pg = plugins::coscheduling::decodePodGroup(j);
+    useMeta(pg.metadata);
+    fuzz::dump(plugins::coscheduling::statusToJson(pg.status));
+  } catch (const api::DecodeError&) {
+  }
+}
+
+// A custom resource (Handle::watchObjects): only its metadata is decoded.
+void unstructured(const json& j) {
+  UnstructuredObject o;
+  if (!informerDecode(j, o)) return;
+  useMeta(o.metadata);
+  fuzz::dump(o.object);
+}
+
+void event(const json& j) {
+  api::Event e;
+  if (!informerDecode(j, e)) return;
+  useMeta(e.metadata);
+  fuzz::dump(json(e));
+}
+
+using Decoder = void (*)(const json&);
+
+struct Kind {
+  char letter;
+  Decoder decode;
+};
+
+constexpr Kind kKinds[] = {
+    {'P', pod},
+    {'N', node},
+    {'B', informerKind<api::PodDisruptionBudget>},
+    {'V', informerKind<api::PersistentVolume>},
+    {'C', informerKind<api::PersistentVolumeClaim>},
+    {'S', informerKind<api::StorageClass>},
+    {'I', informerKind<api::CSINode>},
+    {'M', informerKind<api::Namespace>},
+    {'E', informerKind<api::Service>},
+    {'R', informerKind<api::ReplicaSet>},
+    {'T', informerKind<api::StatefulSet>},
+    {'O', informerKind<api::ReplicationController>},
+    {'Y', informerKind<api::PriorityClass>},
+    {'L', lease},
+    {'G', podGroup},
+    {'U', unstructured},
+    {'W', event},
+};
+
+Decoder pick(uint8_t selector) {
+  for (const Kind& k : kKinds) {
+    if (k.letter == static_cast<char>(selector)) return k.decode;
+  }
+  return kKinds[selector % std::size(kKinds)].decode;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const fuzz::Split in = fuzz::split(data, size);
+  const json j = client::parseObjectJson(in.rest);
+  if (j.is_discarded()) return 0;
+  pick(in.selector)(j);
+  return 0;
+}
