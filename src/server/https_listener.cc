@@ -46,6 +46,7 @@ struct Conn {
   Clock::time_point since;      // when it entered its state (eviction takes the oldest)
   Clock::time_point deadline;   // handshake, header, idle or write timeout
   bool requestStarted = false;  // bytes of a request arrived (the header timeout runs)
+  size_t headScanned = 0;       // bytes of `in` known to hold no end of the head yet
   bool keepAlive = false;
   uint32_t interest = 0;  // epoll events registered
   bool registered = false;
@@ -308,21 +309,26 @@ struct HttpsListener::Impl {
 
   void process(Conn& c) {
     if (c.in.empty()) return;
-    Job job;
-    const ParseOutcome o = parseRequest(c.in, job.request);
-    if (o.kind == ParseOutcome::kIncomplete) {
-      if (!c.requestStarted) {
-        c.requestStarted = true;
-        c.deadline = Clock::now() + limits.headerTimeout;
-      }
+    if (!c.requestStarted) {
+      c.requestStarted = true;
+      c.deadline = Clock::now() + limits.headerTimeout;
+    }
+    // A head that arrives a byte at a time is searched once, not once per byte.
+    const size_t from = c.headScanned < 3 ? 0 : c.headScanned - 3;
+    if (c.in.size() < kMaxHeaderBytes && c.in.find("\r\n\r\n", from) == std::string::npos) {
+      c.headScanned = c.in.size();
       return;
     }
+    Job job;
+    const ParseOutcome o = parseRequest(c.in, job.request);
+    if (o.kind == ParseOutcome::kIncomplete) return;  // the body is on its way
     if (o.kind == ParseOutcome::kError) {
       answerNow(c, o.errorStatus, o.errorText);
       return;
     }
     c.in.erase(0, o.consumed);
     c.requestStarted = false;
+    c.headScanned = 0;
     c.keepAlive = o.keepAlive;
     job.connId = c.id;
     job.request.ssl = c.ssl;

@@ -170,12 +170,15 @@ TEST(HttpsListenerTest, AnswersKeepsAliveAndPipelines) {
   ASSERT_TRUE(c.send(get("/b") + get("/c?q=%E2%82%AC")));
   EXPECT_TRUE(c.readAnswer().ends_with("GET /b "));
   EXPECT_TRUE(c.readAnswer().ends_with("GET /c \xE2\x82\xAC"));
+  // A request a byte at a time.
+  for (char ch : get("/bytewise")) ASSERT_TRUE(c.send(std::string(1, ch)));
+  EXPECT_TRUE(c.readAnswer().ends_with("GET /bytewise "));
   ASSERT_TRUE(c.send("HEAD /d HTTP/1.1\r\nConnection: close\r\n\r\n"));
   EXPECT_EQ(c.readAnswer(true),
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 8\r\n"
             "Connection: close\r\n\r\n");
   EXPECT_TRUE(c.closedByPeer());
-  EXPECT_EQ(l->stats().requests, 4u);
+  EXPECT_EQ(l->stats().requests, 5u);
 }
 
 TEST(HttpsListenerTest, MalformedRequestsAreAnsweredAndClosed) {
