@@ -575,7 +575,7 @@ void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
     const int64_t weight = active[e]->weight();
     for (const auto& hp : results[e]) {
       if (auto it = index.find(hp.host); it != index.end()) {
-        scores[it->second] += combinedScore(hp.score, weight);
+        scores[it->second] = saturatingAdd(scores[it->second], combinedScore(hp.score, weight));
       }
     }
   }

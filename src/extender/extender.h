@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,9 +91,21 @@ struct MetaVictims {
 [[nodiscard]] std::map<std::string, MetaVictims> decodePreemptionResult(const nlohmann::json& j);
 
 // An extender's score in the plugin score range: score × weight × (MaxNodeScore /
-// MaxExtenderPriority).
+// MaxExtenderPriority), saturated at the int64 bounds (an extender may answer any integer).
 [[nodiscard]] constexpr int64_t combinedScore(int64_t score, int64_t weight) {
-  return score * weight * (kMaxNodeScore / kMaxExtenderPriority);
+  int64_t out = 0;
+  if (__builtin_mul_overflow(score, weight, &out) ||
+      __builtin_mul_overflow(out, kMaxNodeScore / kMaxExtenderPriority, &out)) {
+    return (score < 0) != (weight < 0) ? INT64_MIN : INT64_MAX;
+  }
+  return out;
+}
+
+// a + b, saturated at the int64 bounds.
+[[nodiscard]] constexpr int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return b < 0 ? INT64_MIN : INT64_MAX;
+  return out;
 }
 
 // Invalid extender configuration (URL, TLS files or data).

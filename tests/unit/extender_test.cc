@@ -240,6 +240,14 @@ TEST(ExtenderScore, CombinedScoreScalesToTheNodeScoreRange) {
   EXPECT_EQ(combinedScore(10, 5), 500);
   EXPECT_EQ(combinedScore(3, 2), 60);
   EXPECT_EQ(combinedScore(0, 100), 0);
+  // An extender may answer any integer: the products saturate instead of overflowing.
+  EXPECT_EQ(combinedScore(INT64_MAX, 2), INT64_MAX);
+  EXPECT_EQ(combinedScore(INT64_MAX / 5, 1), INT64_MAX);
+  EXPECT_EQ(combinedScore(INT64_MIN, 1), INT64_MIN);
+  EXPECT_EQ(combinedScore(-(INT64_MAX / 5), 1), INT64_MIN);
+  EXPECT_EQ(saturatingAdd(INT64_MAX, 1), INT64_MAX);
+  EXPECT_EQ(saturatingAdd(INT64_MIN, -1), INT64_MIN);
+  EXPECT_EQ(saturatingAdd(40, 2), 42);
 }
 
 TEST(ExtenderConfig, TimeoutUrlAndTls) {
