@@ -77,11 +77,12 @@ TEST(InformerIntegration, FollowsCreatesUpdatesDeletesOf1000PodsAnd100Nodes) {
   const std::string podsPath = "/api/v1/namespaces/" + ns + "/pods";
   ensureNamespace(admin, ns);
 
+  // The counters outlive the informers that call them (declared first, destroyed last).
+  Counting<api::Pod> pc;
+  Counting<api::Node> nc;
   RestClient sched(TestCluster::get().config("scheduler"));
   Informer<api::Pod> pods(sched, {"Pod", podsPath});
   Informer<api::Node> nodes(sched, {"Node", "/api/v1/nodes", "ksched-test=follow"});
-  Counting<api::Pod> pc;
-  Counting<api::Node> nc;
   pods.addHandlers(pc.handlers());
   nodes.addHandlers(nc.handlers());
   pods.start();
@@ -136,9 +137,9 @@ TEST(InformerIntegration, ResumesAfterApiserverRestartWithoutLosingDeletes) {
   ensureNamespace(admin, ns);
   parallelFor(50, 8, [&](int i) { admin.post(podsPath, podJson(ns, "a-" + std::to_string(i))); });
 
+  Counting<api::Pod> pc;  // outlives the informer
   RestClient sched(cluster.config("scheduler"));
   Informer<api::Pod> pods(sched, {"Pod", podsPath}, fastRetry());
-  Counting<api::Pod> pc;
   pods.addHandlers(pc.handlers());
   pods.start();
   ASSERT_TRUE(pods.waitForSync(std::chrono::seconds(30)));
@@ -179,9 +180,9 @@ TEST(InformerIntegration, RelistsAfterCompactionExpiresItsResourceVersion) {
   ensureNamespace(admin, ns);
   parallelFor(20, 4, [&](int i) { admin.post(podsPath, podJson(ns, "g-" + std::to_string(i))); });
 
+  Counting<api::Pod> pc;  // outlives the informer
   RestClient sched(cluster.config("scheduler"));
   Informer<api::Pod> pods(sched, {"Pod", podsPath}, fastRetry());
-  Counting<api::Pod> pc;
   pods.addHandlers(pc.handlers());
   pods.start();
   ASSERT_TRUE(pods.waitForSync(std::chrono::seconds(30)));
