@@ -11,6 +11,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/rfc3339.h>
+#include <ksched/api/utf8.h>
 
 namespace ksched::plugins {
 namespace {
@@ -21,12 +22,7 @@ class AnnotationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-bool equalFold(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using api::equalFold;
 
 // The member of `obj` for the Go field with JSON name `name`: an exact match, else one that
 // matches ignoring case. nullptr when absent or null.

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 #include <ksched/api/utf8.h>
@@ -75,6 +77,13 @@ std::string truncateUtf8(std::string_view s, size_t maxBytes) {
   std::string out(s.substr(0, cut));
   out += "...";
   return out;
+}
+
+bool equalFold(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 }  // namespace ksched::api

@@ -28,12 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-bool equalFold(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using api::equalFold;
 
 // The member `name` of an object: the exact key, else the first key equal ignoring case (Go's
 // encoding/json matching); nullptr when absent or null.

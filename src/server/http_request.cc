@@ -54,12 +54,7 @@ std::string_view trimSpace(std::string_view s) {
   return s;
 }
 
-bool equalFold(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using api::equalFold;
 
 // Whether the comma-separated `list` holds `option` (any case).
 bool hasOption(std::string_view list, std::string_view option) {

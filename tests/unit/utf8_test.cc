@@ -52,5 +52,12 @@ TEST(Utf8Test, TruncatesOnASequenceBoundary) {
   EXPECT_EQ(truncateUtf8("ab\xC3\xA9z", 4), "ab\xC3\xA9...");
 }
 
+TEST(Utf8Test, EqualFoldIgnoresAsciiCaseOnly) {
+  EXPECT_TRUE(equalFold("Content-Length", "content-LENGTH"));
+  EXPECT_TRUE(equalFold("", ""));
+  EXPECT_FALSE(equalFold("nodes", "node"));
+  EXPECT_FALSE(equalFold("a-b", "a_b"));
+}
+
 }  // namespace
 }  // namespace ksched::api

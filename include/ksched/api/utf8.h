@@ -22,4 +22,8 @@ bool makeValidUtf8(std::string& s);
 // "..." appended when something was cut. For outside text quoted in a message.
 [[nodiscard]] std::string truncateUtf8(std::string_view s, size_t maxBytes);
 
+// Equal ignoring ASCII case (Go's strings.EqualFold on ASCII text): header names, JSON field
+// names matched as Go's decoder matches them.
+[[nodiscard]] bool equalFold(std::string_view a, std::string_view b) noexcept;
+
 }  // namespace ksched::api
