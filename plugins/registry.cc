@@ -30,39 +30,42 @@ namespace ksched::plugins {
 
 Registry inTreeRegistry() {
   Registry r;
-  r.add(std::string(PrioritySort::kName), newPrioritySort);
-  r.add(std::string(SchedulingGates::kName), newSchedulingGates);
-  r.add(std::string(NodeUnschedulable::kName), newNodeUnschedulable);
-  r.add(std::string(NodeName::kName), newNodeName);
-  r.add(std::string(TaintToleration::kName), newTaintToleration);
-  r.add(std::string(NodeResourcesFit::kName), newNodeResourcesFit);
-  r.add(std::string(NodeAffinity::kName), newNodeAffinity);
-  r.add(std::string(NodePorts::kName), newNodePorts);
-  r.add(std::string(PodTopologySpread::kName), newPodTopologySpread);
-  r.add(std::string(InterPodAffinity::kName), newInterPodAffinity);
-  r.add(std::string(ImageLocality::kName), newImageLocality);
-  r.add(std::string(NodeResourcesBalancedAllocation::kName), newNodeResourcesBalancedAllocation);
-  r.add(std::string(DefaultPreemption::kName), newDefaultPreemption);
-  r.add(std::string(DefaultBinder::kName), newDefaultBinder);
-  r.add(std::string(VolumeRestrictions::kName), newVolumeRestrictions);
-  r.add(std::string(NodeVolumeLimits::kName), newNodeVolumeLimits);
-  r.add(std::string(VolumeBinding::kName), newVolumeBinding);
-  r.add(std::string(VolumeZone::kName), newVolumeZone);
+  r.add(std::string(PrioritySort::kName), prioritySortFactory());
+  r.add(std::string(SchedulingGates::kName), schedulingGatesFactory());
+  r.add(std::string(NodeUnschedulable::kName), nodeUnschedulableFactory());
+  r.add(std::string(NodeName::kName), nodeNameFactory());
+  r.add(std::string(TaintToleration::kName), taintTolerationFactory());
+  r.add(std::string(NodeResourcesFit::kName), nodeResourcesFitFactory());
+  r.add(std::string(NodeAffinity::kName), nodeAffinityFactory());
+  r.add(std::string(NodePorts::kName), nodePortsFactory());
+  r.add(std::string(PodTopologySpread::kName), podTopologySpreadFactory());
+  r.add(std::string(InterPodAffinity::kName), interPodAffinityFactory());
+  r.add(std::string(ImageLocality::kName), imageLocalityFactory());
+  r.add(std::string(NodeResourcesBalancedAllocation::kName),
+        nodeResourcesBalancedAllocationFactory());
+  r.add(std::string(DefaultPreemption::kName), defaultPreemptionFactory());
+  r.add(std::string(DefaultBinder::kName), defaultBinderFactory());
+  r.add(std::string(VolumeRestrictions::kName), volumeRestrictionsFactory());
+  r.add(std::string(NodeVolumeLimits::kName), nodeVolumeLimitsFactory());
+  r.add(std::string(VolumeBinding::kName), volumeBindingFactory());
+  r.add(std::string(VolumeZone::kName), volumeZoneFactory());
   // Kept from v1.20 for v1beta1 and Policy profiles; in no default profile.
-  r.add(std::string(SelectorSpread::kName), newSelectorSpread);
-  r.add(std::string(ServiceAffinity::kName), newServiceAffinity);
-  r.add(std::string(NodeLabel::kName), newNodeLabel);
-  r.add(std::string(NodePreferAvoidPods::kName), newNodePreferAvoidPods);
-  r.add(std::string(NonCSIVolumeLimits::kEBSName), newEBSLimits);
-  r.add(std::string(NonCSIVolumeLimits::kGCEPDName), newGCEPDLimits);
-  r.add(std::string(NonCSIVolumeLimits::kAzureDiskName), newAzureDiskLimits);
-  r.add(std::string(NonCSIVolumeLimits::kCinderName), newCinderLimits);
-  r.add(std::string(LegacyResourceScoring::kLeastAllocatedName), newNodeResourcesLeastAllocated);
-  r.add(std::string(LegacyResourceScoring::kMostAllocatedName), newNodeResourcesMostAllocated);
+  r.add(std::string(SelectorSpread::kName), selectorSpreadFactory());
+  r.add(std::string(ServiceAffinity::kName), serviceAffinityFactory());
+  r.add(std::string(NodeLabel::kName), nodeLabelFactory());
+  r.add(std::string(NodePreferAvoidPods::kName), nodePreferAvoidPodsFactory());
+  r.add(std::string(NonCSIVolumeLimits::kEBSName), ebsLimitsFactory());
+  r.add(std::string(NonCSIVolumeLimits::kGCEPDName), gcePdLimitsFactory());
+  r.add(std::string(NonCSIVolumeLimits::kAzureDiskName), azureDiskLimitsFactory());
+  r.add(std::string(NonCSIVolumeLimits::kCinderName), cinderLimitsFactory());
+  r.add(std::string(LegacyResourceScoring::kLeastAllocatedName),
+        nodeResourcesLeastAllocatedFactory());
+  r.add(std::string(LegacyResourceScoring::kMostAllocatedName),
+        nodeResourcesMostAllocatedFactory());
   r.add(std::string(LegacyResourceScoring::kRequestedToCapacityRatioName),
-        newRequestedToCapacityRatio);
+        requestedToCapacityRatioFactory());
   // scheduler-plugins' gang scheduling, in no default profile.
-  r.add(std::string(Coscheduling::kName), newCoscheduling);
+  r.add(std::string(Coscheduling::kName), coschedulingFactory());
   return r;
 }
 

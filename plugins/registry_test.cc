@@ -17,9 +17,7 @@ class Dummy final : public Plugin {
   [[nodiscard]] std::string_view name() const override { return "Dummy"; }
 };
 
-std::unique_ptr<Plugin> newDummy(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<Dummy>();
-}
+std::unique_ptr<Dummy> newDummy(Handle& /*handle*/) { return std::make_unique<Dummy>(); }
 
 TEST(RegistryTest, AddFindNames) {
   Registry r;
@@ -98,9 +96,11 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
         name == "RequestedToCapacityRatio"
             ? nlohmann::json{{"shape", {{{"utilization", 0}, {"score", 0}}}}}
             : nlohmann::json();
-    std::unique_ptr<Plugin> p = (*f)(args, h);
+    std::unique_ptr<Plugin> p = makePlugin(*f, args, h);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_EQ(p->name(), name);
+    // What validation knows of the plugin without building it is what the built plugin serves.
+    EXPECT_EQ(f->points, extensionPointsOf(*p)) << name;
   }
 }
 

@@ -1,4 +1,4 @@
-// Handle: what the framework offers plugins, given to their factories.
+// Handle: what the framework offers plugins, given to their factories' create.
 #pragma once
 
 #include <chrono>
@@ -78,7 +78,7 @@ class Handle {
   // Namespaces, workloads, PDBs and storage objects (informer-backed).
   [[nodiscard]] virtual const ClusterListers& listers() const = 0;
   // The apiserver, typed (cluster_api.h): binder threads and a plugin's own threads only.
-  // nullptr without one (unit tests; in the factory, before the services are attached).
+  // nullptr without one (unit tests, explain).
   [[nodiscard]] virtual ClusterApi* api() = 0;
   [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;
   [[nodiscard]] virtual Parallelizer& parallelizer() = 0;
@@ -99,15 +99,15 @@ class Handle {
     return nullptr;
   }
 
-  // Registers pod event handlers. Call it from the plugin's factory: handlers registered later
-  // are not called. Where no informer runs (configuration validation, explain, unit tests) the
-  // handlers are never called.
+  // Registers pod event handlers. Call it from the plugin factory's create: handlers registered
+  // later are not called. Where no informer runs (explain, unit tests) the handlers are never
+  // called.
   virtual void addPodEventHandlers(PodEventHandlers /*handlers*/) {}
 
   // Lists and watches `what` for the plugin (object_watch.h); `handlers` may be empty. Call it
-  // from the factory: the scheduler waits for the watch to sync before it schedules, so a
+  // from the factory's create: the scheduler waits for the watch to sync before it schedules, so a
   // collection the apiserver does not serve (a CRD not installed) keeps the scheduler from
-  // starting, with the reason in the log. Where nothing runs (validation, explain, unit tests)
+  // starting, with the reason in the log. Where nothing runs (explain, unit tests)
   // the store is empty and synced, and the handlers are never called.
   [[nodiscard]] virtual std::shared_ptr<const ObjectStore> watchObjects(
       const ObjectWatch& /*what*/, ObjectEventHandlers /*handlers*/) {

@@ -1,47 +1,113 @@
 // Plugin registry: name -> factory. In-tree plugins are listed explicitly in one function
 // (plugins/registry.h: inTreeRegistry()); out-of-tree plugins merge in. No static-initializer
 // registration.
+//
+// A factory has two halves, called at different times:
+//   - decode(args JSON) -> typed args: pure, builds nothing, throws PluginArgsError. Configuration
+//     validation calls it for every plugin a profile enables (with the extension points the
+//     factory declares, that is all validation needs), so a bad config is rejected before anything
+//     is constructed.
+//   - create(typed args, Handle&) -> the plugin: called once per profile when the scheduler builds
+//     its frameworks, with the Handle's services (API, event recorder, parallelizer, informers)
+//     in place. The plugin may keep the Handle, register pod event handlers and watches here.
 #pragma once
 
+#include <any>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include <ksched/extension_point.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 
 namespace ksched {
 
-// Thrown by a factory when its args are invalid. `what()` is "<field path>: <what is wrong>",
-// with the path relative to the args object (e.g. "scoringStrategy.type: ..."); the config
-// layer prefixes "profiles[i].pluginConfig[j].args.".
+// Thrown by decode when the args are invalid. `what()` is "<field path>: <what is wrong>", with
+// the path relative to the args object (e.g. "scoringStrategy.type: ..."); the config layer
+// prefixes "profiles[i].pluginConfig[j].args.".
 class PluginArgsError : public std::runtime_error {
  public:
   explicit PluginArgsError(const std::string& what) : std::runtime_error(what) {}
 };
 
-// Builds a plugin from its args (JSON null when the profile has no pluginConfig for it: use
-// defaults). Decodes and validates the args, throwing PluginArgsError. Called once per profile
-// at start-up, while the configuration is validated: the Handle's services (API client, event
-// recorder, parallelizer, informers) are attached after the factory returns, before anything
-// is scheduled, so the factory keeps references (Handle&, listers()) and registers handlers
-// and watches, but calls no other service. (Scheduler instances built without validation, as
-// in tests, call it with the services in place.)
-using PluginFactory =
-    std::function<std::unique_ptr<Plugin>(const nlohmann::json& args, Handle& handle)>;
+// Decoded, validated args as decode returned them (empty for a plugin without args).
+using PluginArgs = std::any;
+
+struct PluginFactory {
+  // The extension points the plugin serves (extensionPointsOf<T>()).
+  ExtensionPoints points;
+  // args: JSON null when the profile has no pluginConfig for the plugin (use defaults).
+  std::function<PluginArgs(const nlohmann::json& args)> decode;
+  std::function<std::unique_ptr<Plugin>(const PluginArgs& args, Handle& handle)> create;
+};
+
+// A factory for plugin class P from `decode` (json -> A, throwing PluginArgsError) and `create`
+// ((const A&, Handle&) -> std::unique_ptr<P>).
+template <typename P, typename Decode, typename Create>
+[[nodiscard]] PluginFactory makePluginFactory(Decode decode, Create create) {
+  using A = std::decay_t<std::invoke_result_t<Decode&, const nlohmann::json&>>;
+  static_assert(std::is_base_of_v<Plugin, P>);
+  return PluginFactory{extensionPointsOf<P>(),
+                       [decode = std::move(decode)](const nlohmann::json& args) -> PluginArgs {
+                         return std::make_shared<const A>(decode(args));
+                       },
+                       [create = std::move(create)](const PluginArgs& args,
+                                                    Handle& handle) -> std::unique_ptr<Plugin> {
+                         return create(*std::any_cast<const std::shared_ptr<const A>&>(args),
+                                       handle);
+                       }};
+}
+
+// A factory for plugin class P that takes no args (any args given are ignored, as upstream does
+// for plugins without an args type): `create` is (Handle&) -> std::unique_ptr<P>.
+template <typename P, typename Create>
+[[nodiscard]] PluginFactory makePluginFactory(Create create) {
+  static_assert(std::is_base_of_v<Plugin, P>);
+  return PluginFactory{extensionPointsOf<P>(),
+                       [](const nlohmann::json& /*args*/) -> PluginArgs { return {}; },
+                       [create = std::move(create)](const PluginArgs& /*args*/, Handle& handle)
+                           -> std::unique_ptr<Plugin> { return create(handle); }};
+}
+
+// decode, then create: a plugin from its JSON args in one call, for tests and tools that build a
+// plugin outside a framework. Throws PluginArgsError.
+[[nodiscard]] inline std::unique_ptr<Plugin> makePlugin(const PluginFactory& factory,
+                                                        const nlohmann::json& args,
+                                                        Handle& handle) {
+  return factory.create(factory.decode(args), handle);
+}
 
 class Registry {
  public:
-  // Throws std::invalid_argument on a duplicate name.
+  // Throws std::invalid_argument on a duplicate name or a factory without decode or create.
   void add(const std::string& name, PluginFactory factory);
+  // Shorthand for a plugin without args: add(name, makePluginFactory<P>(create)), with P the
+  // class `create` returns (std::unique_ptr<P>).
+  template <typename Create>
+  requires std::is_invocable_v<Create&, Handle&>
+  void add(const std::string& name, Create create) {
+    using P = typename std::invoke_result_t<Create&, Handle&>::element_type;
+    add(name, makePluginFactory<P>(std::move(create)));
+  }
+  // Shorthand for a plugin with args: add(name, makePluginFactory<P>(decode, create)).
+  template <typename Decode, typename Create>
+  void add(const std::string& name, Decode decode, Create create) {
+    using A = std::decay_t<std::invoke_result_t<Decode&, const nlohmann::json&>>;
+    using P = typename std::invoke_result_t<Create&, const A&, Handle&>::element_type;
+    add(name, makePluginFactory<P>(std::move(decode), std::move(create)));
+  }
   // Adds every plugin of `other`; throws std::invalid_argument on a duplicate name.
   void merge(const Registry& other);
   // nullptr when unknown.
-  [[nodiscard]] const PluginFactory* find(const std::string& name) const;
+  [[nodiscard]] const PluginFactory* find(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;
 
  private:

@@ -164,11 +164,16 @@ Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api
   return {};
 }
 
-std::unique_ptr<Plugin> newNodeResourcesBalancedAllocation(const nlohmann::json& args,
-                                                           Handle& /*handle*/) {
-  NodeResourcesBalancedAllocationArgs typed = NodeResourcesBalancedAllocationArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<NodeResourcesBalancedAllocation>(typed);
+PluginFactory nodeResourcesBalancedAllocationFactory() {
+  return makePluginFactory<NodeResourcesBalancedAllocation>(
+      [](const nlohmann::json& args) {
+        auto typed = NodeResourcesBalancedAllocationArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const NodeResourcesBalancedAllocationArgs& typed, Handle&) {
+        return std::make_unique<NodeResourcesBalancedAllocation>(typed);
+      });
 }
 
 }  // namespace ksched::plugins

@@ -25,6 +25,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/node_resources_fit/fit_args.h"
 
@@ -85,7 +86,6 @@ class NodeResourcesBalancedAllocation final : public PreScorePlugin, public Scor
 };
 
 // Decodes and validates NodeResourcesBalancedAllocationArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newNodeResourcesBalancedAllocation(const nlohmann::json& args,
-                                                           Handle& handle);
+PluginFactory nodeResourcesBalancedAllocationFactory();
 
 }  // namespace ksched::plugins

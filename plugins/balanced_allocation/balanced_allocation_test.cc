@@ -34,7 +34,7 @@ class BalancedAllocationScoreTest : public ::testing::TestWithParam<ScoreCase> {
 TEST_P(BalancedAllocationScoreTest, Score) {
   const ScoreCase& c = GetParam();
   testutil::FakeHandle h;
-  auto plugin = newNodeResourcesBalancedAllocation(c.args, h);
+  auto plugin = makePlugin(nodeResourcesBalancedAllocationFactory(), c.args, h);
   auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
   EXPECT_EQ(pl.name(), "NodeResourcesBalancedAllocation");
   EXPECT_FALSE(pl.hasNormalizeScore());
@@ -244,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(BalancedAllocationTest, V120DoesNotSkipBestEffortPods) {
   testutil::FakeHandle h;
-  auto plugin = newNodeResourcesBalancedAllocation(kV120, h);
+  auto plugin = makePlugin(nodeResourcesBalancedAllocationFactory(), kV120, h);
   auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
   auto ni = testutil::makeNodeInfo(NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}}));
   CycleState state;
@@ -256,7 +256,7 @@ TEST(BalancedAllocationTest, V120DoesNotSkipBestEffortPods) {
 
 TEST(BalancedAllocationTest, BestEffortPodIsSkipped) {
   testutil::FakeHandle h;
-  auto plugin = newNodeResourcesBalancedAllocation(nullptr, h);
+  auto plugin = makePlugin(nodeResourcesBalancedAllocationFactory(), nullptr, h);
   auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
   auto ni = testutil::makeNodeInfo(NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}}));
   CycleState state;
@@ -292,7 +292,7 @@ TEST(BalancedAllocationArgsTest, Defaults) {
 std::string factoryError(const nlohmann::json& args) {
   testutil::FakeHandle h;
   try {
-    (void)newNodeResourcesBalancedAllocation(args, h);
+    (void)makePlugin(nodeResourcesBalancedAllocationFactory(), args, h);
   } catch (const PluginArgsError& e) {
     return e.what();
   }

@@ -610,8 +610,12 @@ void Coscheduling::writeStatus(std::stop_token st) {
   }
 }
 
-std::unique_ptr<Plugin> newCoscheduling(const nlohmann::json& args, Handle& handle) {
-  return std::make_unique<Coscheduling>(CoschedulingArgs::fromJson(args), handle);
+PluginFactory coschedulingFactory() {
+  return makePluginFactory<Coscheduling>(
+      [](const nlohmann::json& args) { return CoschedulingArgs::fromJson(args); },
+      [](const CoschedulingArgs& typed, Handle& handle) {
+        return std::make_unique<Coscheduling>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

@@ -41,6 +41,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/coscheduling/podgroup.h"
 
@@ -148,6 +149,6 @@ class Coscheduling final : public QueueSortPlugin,
 };
 
 // Decodes and validates CoschedulingArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newCoscheduling(const nlohmann::json& args, Handle& handle);
+PluginFactory coschedulingFactory();
 
 }  // namespace ksched::plugins

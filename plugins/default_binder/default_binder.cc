@@ -16,8 +16,9 @@ Status DefaultBinder::bind(CycleState& /*state*/, const api::Pod& pod,
   return {};
 }
 
-std::unique_ptr<Plugin> newDefaultBinder(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<DefaultBinder>(handle);
+PluginFactory defaultBinderFactory() {
+  return makePluginFactory<DefaultBinder>(
+      [](Handle& handle) { return std::make_unique<DefaultBinder>(handle); });
 }
 
 }  // namespace ksched::plugins

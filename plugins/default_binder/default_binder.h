@@ -8,6 +8,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -29,6 +30,6 @@ class DefaultBinder final : public BindPlugin {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newDefaultBinder(const nlohmann::json& args, Handle& handle);
+PluginFactory defaultBinderFactory();
 
 }  // namespace ksched::plugins

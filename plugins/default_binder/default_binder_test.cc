@@ -23,7 +23,7 @@ TEST(DefaultBinderTest, BindingPathAndBody) {
 
 TEST(DefaultBinderTest, NoClientIsError) {
   testutil::FakeHandle h;
-  auto pl = newDefaultBinder(nullptr, h);
+  auto pl = makePlugin(defaultBinderFactory(), nullptr, h);
   EXPECT_EQ(pl->name(), "DefaultBinder");
   auto* binder = dynamic_cast<BindPlugin*>(pl.get());
   ASSERT_NE(binder, nullptr);
@@ -37,7 +37,7 @@ TEST(DefaultBinderTest, BindsThroughTheApiAndKeepsItsHttpCode) {
   testutil::FakeHandle h;
   testutil::FakeClusterApi api;
   h.setApi(&api);
-  auto pl = newDefaultBinder(nullptr, h);
+  auto pl = makePlugin(defaultBinderFactory(), nullptr, h);
   auto* binder = dynamic_cast<BindPlugin*>(pl.get());
   ASSERT_NE(binder, nullptr);
   CycleState state;

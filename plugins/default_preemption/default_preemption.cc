@@ -578,8 +578,12 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
   }
 }
 
-std::unique_ptr<Plugin> newDefaultPreemption(const nlohmann::json& args, Handle& handle) {
-  return std::make_unique<DefaultPreemption>(decodeDefaultPreemptionArgs(args), handle);
+PluginFactory defaultPreemptionFactory() {
+  return makePluginFactory<DefaultPreemption>(
+      [](const nlohmann::json& args) { return decodeDefaultPreemptionArgs(args); },
+      [](const DefaultPreemptionArgs& typed, Handle& handle) {
+        return std::make_unique<DefaultPreemption>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

@@ -39,6 +39,7 @@
 #include <ksched/api/policy.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "framework/task_pool.h"
 
@@ -166,6 +167,6 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   framework::TaskPool preparers_{"preempt", 16};
 };
 
-std::unique_ptr<Plugin> newDefaultPreemption(const nlohmann::json& args, Handle& handle);
+PluginFactory defaultPreemptionFactory();
 
 }  // namespace ksched::plugins

@@ -79,8 +79,9 @@ Status ImageLocality::score(const CycleState& /*state*/, const api::Pod& pod,
   return {};
 }
 
-std::unique_ptr<Plugin> newImageLocality(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<ImageLocality>(handle);
+PluginFactory imageLocalityFactory() {
+  return makePluginFactory<ImageLocality>(
+      [](Handle& handle) { return std::make_unique<ImageLocality>(handle); });
 }
 
 }  // namespace ksched::plugins

@@ -14,6 +14,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -45,6 +46,6 @@ class ImageLocality final : public ScorePlugin {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newImageLocality(const nlohmann::json& args, Handle& handle);
+PluginFactory imageLocalityFactory();
 
 }  // namespace ksched::plugins

@@ -76,7 +76,7 @@ TEST_P(ImageLocalityScoreTest, Score) {
   const Case& c = GetParam();
   SnapshotHandle h(Snapshot::fromForTest(
       {}, {nodeWithImages("node1", c.node1), nodeWithImages("node2", c.node2)}));
-  auto plugin = newImageLocality(nullptr, h);
+  auto plugin = makePlugin(imageLocalityFactory(), nullptr, h);
   auto& pl = dynamic_cast<ImageLocality&>(*plugin);
   EXPECT_FALSE(pl.hasNormalizeScore());
   CycleState state;

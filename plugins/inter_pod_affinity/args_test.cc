@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 std::unique_ptr<InterPodAffinity> makePlugin(Handle& h, const json& args = nullptr) {
-  auto p = newInterPodAffinity(args, h);
+  auto p = makePlugin(interPodAffinityFactory(), args, h);
   return std::unique_ptr<InterPodAffinity>(dynamic_cast<InterPodAffinity*>(p.release()));
 }
 
@@ -43,7 +43,7 @@ TEST(InterPodAffinityArgs, Decodes) {
 std::string argsError(const json& args) {
   testutil::FakeHandle h;
   try {
-    (void)newInterPodAffinity(args, h);
+    (void)makePlugin(interPodAffinityFactory(), args, h);
   } catch (const PluginArgsError& e) {
     return e.what();
   }

@@ -339,10 +339,16 @@ std::optional<InterPodAffinity::PreFilterCountsForTest> InterPodAffinity::preFil
                                 sortedEntries(s->antiAffinity)};
 }
 
-std::unique_ptr<Plugin> newInterPodAffinity(const nlohmann::json& args, Handle& handle) {
-  InterPodAffinityArgs typed = InterPodAffinityArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<InterPodAffinity>(typed, handle);
+PluginFactory interPodAffinityFactory() {
+  return makePluginFactory<InterPodAffinity>(
+      [](const nlohmann::json& args) {
+        auto typed = InterPodAffinityArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const InterPodAffinityArgs& typed, Handle& handle) {
+        return std::make_unique<InterPodAffinity>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

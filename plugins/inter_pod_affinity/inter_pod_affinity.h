@@ -39,6 +39,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -144,6 +145,6 @@ class InterPodAffinity final : public PreFilterPlugin,
 };
 
 // Decodes and validates InterPodAffinityArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newInterPodAffinity(const nlohmann::json& args, Handle& handle);
+PluginFactory interPodAffinityFactory();
 
 }  // namespace ksched::plugins

@@ -30,7 +30,7 @@ constexpr std::string_view kExisting =
     InterPodAffinity::kErrReasonExistingAntiAffinityRulesNotMatch;
 
 std::unique_ptr<InterPodAffinity> makePlugin(Handle& h, const json& args = nullptr) {
-  auto p = newInterPodAffinity(args, h);
+  auto p = makePlugin(interPodAffinityFactory(), args, h);
   return std::unique_ptr<InterPodAffinity>(dynamic_cast<InterPodAffinity*>(p.release()));
 }
 

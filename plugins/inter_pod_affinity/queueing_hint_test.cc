@@ -153,7 +153,7 @@ TEST(InterPodAffinityHints, Table) {
   testutil::FakeHandle h;
   for (const auto& ns : ipatest::teamNamespaces()) h.mutableListers().add(ns);
   h.mutableListers().add(makeNamespace("default"));
-  auto plugin = newInterPodAffinity(nullptr, h);
+  auto plugin = makePlugin(interPodAffinityFactory(), nullptr, h);
   const auto& ext = dynamic_cast<const InterPodAffinity&>(*plugin);
   for (const HintCase& c : cases) {
     EXPECT_EQ(hintName(hintFor(ext, c.event, *c.pod, c.oldObj, c.newObj)), hintName(c.want))

@@ -40,7 +40,7 @@ class InterPodAffinityScoreTest : public ::testing::TestWithParam<ScoreCase> {};
 TEST_P(InterPodAffinityScoreTest, Score) {
   const ScoreCase& c = GetParam();
   SnapshotHandle h(c.pods, c.nodes);
-  auto p = newInterPodAffinity(c.args, h);
+  auto p = makePlugin(interPodAffinityFactory(), c.args, h);
   auto* pl = dynamic_cast<InterPodAffinity*>(p.get());
   ASSERT_NE(pl, nullptr);
   std::vector<const NodeInfo*> feasible;
@@ -360,7 +360,7 @@ INSTANTIATE_TEST_SUITE_P(HardPodAffinityWeight, InterPodAffinityScoreTest,
 
 TEST(InterPodAffinityNormalize, MapsMinToZeroAndMaxToHundred) {
   SnapshotHandle h({on("node1", {{"app", "x"}})}, nodes({kRgChina}));
-  auto pl = newInterPodAffinity(nullptr, h);
+  auto pl = makePlugin(interPodAffinityFactory(), nullptr, h);
   auto* ipa = dynamic_cast<InterPodAffinity*>(pl.get());
   CycleState state;
   const PodPtr pod = makePod("p", "", json::object(), "",
@@ -377,7 +377,7 @@ TEST(InterPodAffinityNormalize, MapsMinToZeroAndMaxToHundred) {
 
 TEST(InterPodAffinityNormalize, WithoutPreScoreStateIsAnError) {
   SnapshotHandle h({}, nodes({kRgChina}));
-  auto pl = newInterPodAffinity(nullptr, h);
+  auto pl = makePlugin(interPodAffinityFactory(), nullptr, h);
   auto* ipa = dynamic_cast<InterPodAffinity*>(pl.get());
   CycleState state;
   const PodPtr pod = makePod("p", "", json::object());

@@ -116,25 +116,40 @@ Status LegacyResourceScoring::score(const CycleState& /*state*/, const api::Pod&
   return {};
 }
 
-std::unique_ptr<Plugin> newNodeResourcesLeastAllocated(const nlohmann::json& args,
-                                                       Handle& /*handle*/) {
-  const LegacyAllocatedArgs typed = LegacyAllocatedArgs::fromJson(args);
-  typed.validate();
-  return LegacyResourceScoring::leastAllocated(typed);
+PluginFactory nodeResourcesLeastAllocatedFactory() {
+  return makePluginFactory<LegacyResourceScoring>(
+      [](const nlohmann::json& args) {
+        auto typed = LegacyAllocatedArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const LegacyAllocatedArgs& typed, Handle&) {
+        return LegacyResourceScoring::leastAllocated(typed);
+      });
 }
 
-std::unique_ptr<Plugin> newNodeResourcesMostAllocated(const nlohmann::json& args,
-                                                      Handle& /*handle*/) {
-  const LegacyAllocatedArgs typed = LegacyAllocatedArgs::fromJson(args);
-  typed.validate();
-  return LegacyResourceScoring::mostAllocated(typed);
+PluginFactory nodeResourcesMostAllocatedFactory() {
+  return makePluginFactory<LegacyResourceScoring>(
+      [](const nlohmann::json& args) {
+        auto typed = LegacyAllocatedArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const LegacyAllocatedArgs& typed, Handle&) {
+        return LegacyResourceScoring::mostAllocated(typed);
+      });
 }
 
-std::unique_ptr<Plugin> newRequestedToCapacityRatio(const nlohmann::json& args,
-                                                    Handle& /*handle*/) {
-  const RequestedToCapacityRatioArgs typed = RequestedToCapacityRatioArgs::fromJson(args);
-  typed.validate();
-  return LegacyResourceScoring::requestedToCapacityRatio(typed);
+PluginFactory requestedToCapacityRatioFactory() {
+  return makePluginFactory<LegacyResourceScoring>(
+      [](const nlohmann::json& args) {
+        auto typed = RequestedToCapacityRatioArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const RequestedToCapacityRatioArgs& typed, Handle&) {
+        return LegacyResourceScoring::requestedToCapacityRatio(typed);
+      });
 }
 
 }  // namespace ksched::plugins

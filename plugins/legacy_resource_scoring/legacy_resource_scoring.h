@@ -28,6 +28,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/legacy_resource_scoring/legacy_args.h"
 
@@ -70,8 +71,8 @@ class LegacyResourceScoring final : public ScorePlugin {
 };
 
 // Decode and validate the args (throw PluginArgsError).
-std::unique_ptr<Plugin> newNodeResourcesLeastAllocated(const nlohmann::json& args, Handle& handle);
-std::unique_ptr<Plugin> newNodeResourcesMostAllocated(const nlohmann::json& args, Handle& handle);
-std::unique_ptr<Plugin> newRequestedToCapacityRatio(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeResourcesLeastAllocatedFactory();
+PluginFactory nodeResourcesMostAllocatedFactory();
+PluginFactory requestedToCapacityRatioFactory();
 
 }  // namespace ksched::plugins

@@ -72,9 +72,11 @@ struct ScoreCase {
 
 std::unique_ptr<Plugin> build(const std::string& plugin, const nlohmann::json& args) {
   testutil::FakeHandle h;
-  if (plugin == "NodeResourcesLeastAllocated") return newNodeResourcesLeastAllocated(args, h);
-  if (plugin == "NodeResourcesMostAllocated") return newNodeResourcesMostAllocated(args, h);
-  return newRequestedToCapacityRatio(args, h);
+  if (plugin == "NodeResourcesLeastAllocated")
+    return makePlugin(nodeResourcesLeastAllocatedFactory(), args, h);
+  if (plugin == "NodeResourcesMostAllocated")
+    return makePlugin(nodeResourcesMostAllocatedFactory(), args, h);
+  return makePlugin(requestedToCapacityRatioFactory(), args, h);
 }
 
 class LegacyResourceScoringTest : public ::testing::TestWithParam<ScoreCase> {};

@@ -421,10 +421,14 @@ QueueingHint NodeAffinity::isSchedulableAfterNodeChange(const api::Pod& pod,
   return QueueingHint::kQueue;
 }
 
-std::unique_ptr<Plugin> newNodeAffinity(const nlohmann::json& args, Handle& /*handle*/) {
-  NodeAffinityArgs typed = NodeAffinityArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<NodeAffinity>(typed);
+PluginFactory nodeAffinityFactory() {
+  return makePluginFactory<NodeAffinity>(
+      [](const nlohmann::json& args) {
+        auto typed = NodeAffinityArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const NodeAffinityArgs& typed, Handle&) { return std::make_unique<NodeAffinity>(typed); });
 }
 
 }  // namespace ksched::plugins

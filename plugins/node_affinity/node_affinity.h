@@ -23,6 +23,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -99,6 +100,6 @@ class NodeAffinity final : public PreFilterPlugin,
 };
 
 // Decodes and validates NodeAffinityArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newNodeAffinity(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeAffinityFactory();
 
 }  // namespace ksched::plugins

@@ -49,7 +49,7 @@ json expr(const std::string& key, const std::string& op, const std::vector<std::
 
 std::unique_ptr<NodeAffinity> makePlugin(const json& args = nullptr) {
   testutil::FakeHandle h;
-  auto p = newNodeAffinity(args, h);
+  auto p = makePlugin(nodeAffinityFactory(), args, h);
   return std::unique_ptr<NodeAffinity>(dynamic_cast<NodeAffinity*>(p.release()));
 }
 
@@ -369,7 +369,7 @@ INSTANTIATE_TEST_SUITE_P(
 std::string argsError(const json& args) {
   testutil::FakeHandle h;
   try {
-    (void)newNodeAffinity(args, h);
+    (void)makePlugin(nodeAffinityFactory(), args, h);
   } catch (const PluginArgsError& e) {
     return e.what();
   }

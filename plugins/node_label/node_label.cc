@@ -110,10 +110,14 @@ QueueingHint NodeLabel::nodeChangeHint(const api::Pod& /*pod*/, const EventObjec
   return old != nullptr && fits(*old) ? QueueingHint::kSkip : QueueingHint::kQueue;
 }
 
-std::unique_ptr<Plugin> newNodeLabel(const nlohmann::json& args, Handle& /*handle*/) {
-  NodeLabelArgs typed = NodeLabelArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<NodeLabel>(std::move(typed));
+PluginFactory nodeLabelFactory() {
+  return makePluginFactory<NodeLabel>(
+      [](const nlohmann::json& args) {
+        auto typed = NodeLabelArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const NodeLabelArgs& typed, Handle&) { return std::make_unique<NodeLabel>(typed); });
 }
 
 }  // namespace ksched::plugins

@@ -20,6 +20,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -72,6 +73,6 @@ class NodeLabel final : public FilterPlugin, public ScorePlugin, public EnqueueE
 };
 
 // Decodes and validates NodeLabelArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newNodeLabel(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeLabelFactory();
 
 }  // namespace ksched::plugins

@@ -81,7 +81,7 @@ TEST_P(NodeLabelScoreTest, Score) {
   testutil::FakeHandle h;
   nlohmann::json j = {{"presentLabelsPreference", c.args.presentLabelsPreference},
                       {"absentLabelsPreference", c.args.absentLabelsPreference}};
-  auto plugin = newNodeLabel(j, h);
+  auto plugin = makePlugin(nodeLabelFactory(), j, h);
   auto& pl = dynamic_cast<NodeLabel&>(*plugin);
   EXPECT_FALSE(pl.hasNormalizeScore());
   CycleState state;
@@ -139,7 +139,7 @@ TEST(NodeLabelTest, WithoutNodeIsError) {
 std::string newError(const nlohmann::json& args) {
   testutil::FakeHandle h;
   try {
-    (void)newNodeLabel(args, h);
+    (void)makePlugin(nodeLabelFactory(), args, h);
   } catch (const PluginArgsError& e) {
     return e.what();
   }

@@ -22,8 +22,8 @@ std::vector<ClusterEventWithHint> NodeName::eventsToRegister() const {
   return {{EventResource::kNode, kAdd}};
 }
 
-std::unique_ptr<Plugin> newNodeName(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<NodeName>();
+PluginFactory nodeNameFactory() {
+  return makePluginFactory<NodeName>([](Handle&) { return std::make_unique<NodeName>(); });
 }
 
 }  // namespace ksched::plugins

@@ -8,6 +8,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -28,6 +29,6 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newNodeName(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeNameFactory();
 
 }  // namespace ksched::plugins

@@ -53,7 +53,7 @@ TEST(NodeNameTest, QueueingHints) {
   constexpr auto kNode = EventResource::kNode;
   const api::Pod pod = PodWrapper().nodeName("foo").obj();
   testutil::FakeHandle h;
-  auto pl = newNodeName(nullptr, h);
+  auto pl = makePlugin(nodeNameFactory(), nullptr, h);
   EXPECT_EQ(pl->name(), "NodeName");
   auto* ext = dynamic_cast<EnqueueExtensions*>(pl.get());
   ASSERT_NE(ext, nullptr);

@@ -87,8 +87,8 @@ QueueingHint NodePorts::isSchedulableAfterPodDeleted(const api::Pod& pod, const 
   return fitsPorts(hostPorts(pod), freed) ? QueueingHint::kSkip : QueueingHint::kQueue;
 }
 
-std::unique_ptr<Plugin> newNodePorts(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<NodePorts>();
+PluginFactory nodePortsFactory() {
+  return makePluginFactory<NodePorts>([](Handle&) { return std::make_unique<NodePorts>(); });
 }
 
 }  // namespace ksched::plugins

@@ -12,6 +12,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -53,6 +54,6 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newNodePorts(const nlohmann::json& args, Handle& handle);
+PluginFactory nodePortsFactory();
 
 }  // namespace ksched::plugins

@@ -165,7 +165,7 @@ TEST(NodePortsTest, FilterWithoutPreFilterIsError) {
 
 TEST(NodePortsTest, Factory) {
   testutil::FakeHandle h;
-  auto plugin = newNodePorts(nullptr, h);
+  auto plugin = makePlugin(nodePortsFactory(), nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "NodePorts");
   EXPECT_NE(dynamic_cast<EnqueueExtensions*>(plugin.get()), nullptr);

@@ -159,8 +159,9 @@ Status NodePreferAvoidPods::score(const CycleState& /*state*/, const api::Pod& p
   return {};
 }
 
-std::unique_ptr<Plugin> newNodePreferAvoidPods(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<NodePreferAvoidPods>();
+PluginFactory nodePreferAvoidPodsFactory() {
+  return makePluginFactory<NodePreferAvoidPods>(
+      [](Handle&) { return std::make_unique<NodePreferAvoidPods>(); });
 }
 
 }  // namespace ksched::plugins

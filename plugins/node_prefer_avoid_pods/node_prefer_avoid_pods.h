@@ -24,6 +24,7 @@
 #include <ksched/api/meta.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -47,6 +48,6 @@ class NodePreferAvoidPods final : public ScorePlugin {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newNodePreferAvoidPods(const nlohmann::json& args, Handle& handle);
+PluginFactory nodePreferAvoidPodsFactory();
 
 }  // namespace ksched::plugins

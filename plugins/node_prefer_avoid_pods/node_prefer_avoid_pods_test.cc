@@ -51,7 +51,7 @@ class NodePreferAvoidPodsTest : public ::testing::TestWithParam<AvoidCase> {};
 TEST_P(NodePreferAvoidPodsTest, Score) {
   const AvoidCase& c = GetParam();
   testutil::FakeHandle h;
-  auto plugin = newNodePreferAvoidPods(nullptr, h);
+  auto plugin = makePlugin(nodePreferAvoidPodsFactory(), nullptr, h);
   auto& pl = dynamic_cast<ScorePlugin&>(*plugin);
   EXPECT_EQ(plugin->name(), "NodePreferAvoidPods");
   EXPECT_FALSE(pl.hasNormalizeScore());

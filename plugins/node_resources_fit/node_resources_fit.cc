@@ -283,10 +283,16 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
   return QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& handle) {
-  NodeResourcesFitArgs typed = NodeResourcesFitArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<NodeResourcesFit>(typed, &handle);
+PluginFactory nodeResourcesFitFactory() {
+  return makePluginFactory<NodeResourcesFit>(
+      [](const nlohmann::json& args) {
+        auto typed = NodeResourcesFitArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const NodeResourcesFitArgs& typed, Handle& handle) {
+        return std::make_unique<NodeResourcesFit>(typed, &handle);
+      });
 }
 
 }  // namespace ksched::plugins

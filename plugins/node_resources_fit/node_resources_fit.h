@@ -21,6 +21,7 @@
 #include <ksched/api/resources.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/node_resources_fit/fit_args.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
@@ -118,6 +119,6 @@ class NodeResourcesFit final : public PreFilterPlugin,
 };
 
 // Decodes and validates NodeResourcesFitArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newNodeResourcesFit(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeResourcesFitFactory();
 
 }  // namespace ksched::plugins

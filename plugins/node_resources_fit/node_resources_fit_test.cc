@@ -25,7 +25,7 @@ testutil::FakeHandle noCache;
 
 std::unique_ptr<NodeResourcesFit> makeFit(const nlohmann::json& args = nullptr,
                                           testutil::FakeHandle& h = noCache) {
-  std::unique_ptr<Plugin> p = newNodeResourcesFit(args, h);
+  std::unique_ptr<Plugin> p = makePlugin(nodeResourcesFitFactory(), args, h);
   return std::unique_ptr<NodeResourcesFit>(dynamic_cast<NodeResourcesFit*>(p.release()));
 }
 
@@ -512,7 +512,8 @@ TEST(NodeResourcesFitTest, QueueingHintsCountPodsNominatedToTheFreedNode) {
 TEST(NodeResourcesFitTest, FactoryRejectsInvalidArgs) {
   testutil::FakeHandle h;
   try {
-    (void)newNodeResourcesFit(nlohmann::json::parse(R"({"scoringStrategy": {"type": "Foo"}})"), h);
+    (void)makePlugin(nodeResourcesFitFactory(),
+                     nlohmann::json::parse(R"({"scoringStrategy": {"type": "Foo"}})"), h);
     ADD_FAILURE() << "no error";
   } catch (const PluginArgsError& e) {
     EXPECT_EQ(std::string(e.what()),

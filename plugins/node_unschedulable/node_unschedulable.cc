@@ -56,8 +56,9 @@ QueueingHint NodeUnschedulable::isSchedulableAfterPodTolerationChange(const api:
              : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newNodeUnschedulable(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<NodeUnschedulable>();
+PluginFactory nodeUnschedulableFactory() {
+  return makePluginFactory<NodeUnschedulable>(
+      [](Handle&) { return std::make_unique<NodeUnschedulable>(); });
 }
 
 }  // namespace ksched::plugins

@@ -9,6 +9,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -40,6 +41,6 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newNodeUnschedulable(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeUnschedulableFactory();
 
 }  // namespace ksched::plugins

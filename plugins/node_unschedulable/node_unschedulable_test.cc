@@ -91,7 +91,7 @@ TEST(NodeUnschedulableTest, QueueingHints) {
       PodWrapper("pod").toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule");
 
   testutil::FakeHandle h;
-  auto pl = newNodeUnschedulable(nullptr, h);
+  auto pl = makePlugin(nodeUnschedulableFactory(), nullptr, h);
   EXPECT_EQ(pl->name(), "NodeUnschedulable");
   testutil::expectHints(
       dynamic_cast<EnqueueExtensions&>(*pl),

@@ -264,8 +264,9 @@ QueueingHint NodeVolumeLimits::pvcAddedHint(const api::Pod& pod, const EventObje
   return used ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newNodeVolumeLimits(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<NodeVolumeLimits>(handle.listers());
+PluginFactory nodeVolumeLimitsFactory() {
+  return makePluginFactory<NodeVolumeLimits>(
+      [](Handle& handle) { return std::make_unique<NodeVolumeLimits>(handle.listers()); });
 }
 
 }  // namespace ksched::plugins

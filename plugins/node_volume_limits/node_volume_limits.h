@@ -27,6 +27,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -85,6 +86,6 @@ class NodeVolumeLimits final : public PreFilterPlugin,
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newNodeVolumeLimits(const nlohmann::json& args, Handle& handle);
+PluginFactory nodeVolumeLimitsFactory();
 
 }  // namespace ksched::plugins

@@ -387,7 +387,7 @@ TEST(NodeVolumeLimitsTest, FilterWithoutPreFilterIsError) {
 
 TEST(NodeVolumeLimitsTest, Factory) {
   testutil::FakeHandle h;
-  auto plugin = newNodeVolumeLimits(nullptr, h);
+  auto plugin = makePlugin(nodeVolumeLimitsFactory(), nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "NodeVolumeLimits");
 }

@@ -236,24 +236,32 @@ QueueingHint NonCSIVolumeLimits::podDeletedHint(const api::Pod& /*pod*/, const E
   return relevant ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newEBSLimits(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kAWSEBS, handle.listers(),
-                                              NonCSIVolumeLimits::maxVolumesFromEnv());
+PluginFactory ebsLimitsFactory() {
+  return makePluginFactory<NonCSIVolumeLimits>([](Handle& handle) {
+    return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kAWSEBS, handle.listers(),
+                                                NonCSIVolumeLimits::maxVolumesFromEnv());
+  });
 }
 
-std::unique_ptr<Plugin> newGCEPDLimits(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kGCEPD, handle.listers(),
-                                              NonCSIVolumeLimits::maxVolumesFromEnv());
+PluginFactory gcePdLimitsFactory() {
+  return makePluginFactory<NonCSIVolumeLimits>([](Handle& handle) {
+    return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kGCEPD, handle.listers(),
+                                                NonCSIVolumeLimits::maxVolumesFromEnv());
+  });
 }
 
-std::unique_ptr<Plugin> newAzureDiskLimits(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kAzureDisk, handle.listers(),
-                                              NonCSIVolumeLimits::maxVolumesFromEnv());
+PluginFactory azureDiskLimitsFactory() {
+  return makePluginFactory<NonCSIVolumeLimits>([](Handle& handle) {
+    return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kAzureDisk, handle.listers(),
+                                                NonCSIVolumeLimits::maxVolumesFromEnv());
+  });
 }
 
-std::unique_ptr<Plugin> newCinderLimits(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kCinder, handle.listers(),
-                                              NonCSIVolumeLimits::maxVolumesFromEnv());
+PluginFactory cinderLimitsFactory() {
+  return makePluginFactory<NonCSIVolumeLimits>([](Handle& handle) {
+    return std::make_unique<NonCSIVolumeLimits>(InTreeVolumeType::kCinder, handle.listers(),
+                                                NonCSIVolumeLimits::maxVolumesFromEnv());
+  });
 }
 
 }  // namespace ksched::plugins

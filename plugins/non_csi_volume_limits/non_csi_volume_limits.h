@@ -33,6 +33,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -105,9 +106,9 @@ class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions {
 };
 
 // Take no args (ignored); read KUBE_MAX_PD_VOLS once.
-std::unique_ptr<Plugin> newEBSLimits(const nlohmann::json& args, Handle& handle);
-std::unique_ptr<Plugin> newGCEPDLimits(const nlohmann::json& args, Handle& handle);
-std::unique_ptr<Plugin> newAzureDiskLimits(const nlohmann::json& args, Handle& handle);
-std::unique_ptr<Plugin> newCinderLimits(const nlohmann::json& args, Handle& handle);
+PluginFactory ebsLimitsFactory();
+PluginFactory gcePdLimitsFactory();
+PluginFactory azureDiskLimitsFactory();
+PluginFactory cinderLimitsFactory();
 
 }  // namespace ksched::plugins

@@ -508,7 +508,7 @@ TEST(NonCSIVolumeLimitsTest, ParseMaxVolumes) {
 TEST(NonCSIVolumeLimitsTest, FactoriesReadTheEnvironmentOnce) {
   testutil::FakeHandle h;
   ASSERT_EQ(setenv("KUBE_MAX_PD_VOLS", "1", 1), 0);  // NOLINT(concurrency-mt-unsafe)
-  auto plugin = newGCEPDLimits(nullptr, h);
+  auto plugin = makePlugin(gcePdLimitsFactory(), nullptr, h);
   ASSERT_EQ(unsetenv("KUBE_MAX_PD_VOLS"), 0);  // NOLINT(concurrency-mt-unsafe)
   auto& pl = dynamic_cast<NonCSIVolumeLimits&>(*plugin);
   EXPECT_EQ(pl.name(), "GCEPDLimits");
@@ -517,10 +517,10 @@ TEST(NonCSIVolumeLimitsTest, FactoriesReadTheEnvironmentOnce) {
   EXPECT_EQ(pl.filter(state, podWith({"gce:b"}), *ni).code(), Code::kUnschedulable);
   EXPECT_TRUE(pl.filter(state, podWith({"gce:a"}), *ni).ok());
 
-  EXPECT_EQ(newEBSLimits(nullptr, h)->name(), "EBSLimits");
-  EXPECT_EQ(newAzureDiskLimits(nullptr, h)->name(), "AzureDiskLimits");
-  EXPECT_EQ(newCinderLimits(nullptr, h)->name(), "CinderLimits");
-  auto unset = newGCEPDLimits(nullptr, h);
+  EXPECT_EQ(makePlugin(ebsLimitsFactory(), nullptr, h)->name(), "EBSLimits");
+  EXPECT_EQ(makePlugin(azureDiskLimitsFactory(), nullptr, h)->name(), "AzureDiskLimits");
+  EXPECT_EQ(makePlugin(cinderLimitsFactory(), nullptr, h)->name(), "CinderLimits");
+  auto unset = makePlugin(gcePdLimitsFactory(), nullptr, h);
   EXPECT_TRUE(
       dynamic_cast<NonCSIVolumeLimits&>(*unset).filter(state, podWith({"gce:b"}), *ni).ok());
 }

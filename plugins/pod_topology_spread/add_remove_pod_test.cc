@@ -26,7 +26,7 @@ constexpr StateKey<spread::PreFilterState> kStateKey{PodTopologySpread::kPreFilt
 constexpr Code kU = Code::kUnschedulable;
 
 std::unique_ptr<Plugin> makePlugin(const nlohmann::json& args, testutil::FakeHandle& h) {
-  return newPodTopologySpread(args, h);
+  return makePlugin(podTopologySpreadFactory(), args, h);
 }
 
 // ---- AddPod / RemovePod ---------------------------------------------------------------------

@@ -96,10 +96,10 @@ TEST_P(PodTopologySpreadArgsValidationTest, Validate) {
   // The factory reports the first error.
   testutil::FakeHandle h;
   if (c.want.empty()) {
-    EXPECT_NE(newPodTopologySpread(nlohmann::json::parse(c.json), h), nullptr);
+    EXPECT_NE(makePlugin(podTopologySpreadFactory(), nlohmann::json::parse(c.json), h), nullptr);
   } else {
     try {
-      (void)newPodTopologySpread(nlohmann::json::parse(c.json), h);
+      (void)makePlugin(podTopologySpreadFactory(), nlohmann::json::parse(c.json), h);
       ADD_FAILURE() << "no error";
     } catch (const PluginArgsError& e) {
       EXPECT_EQ(std::string(e.what()), c.want.front());

@@ -175,10 +175,16 @@ QueueingHint PodTopologySpread::nodeChangeHint(const api::Pod& pod, const EventO
   return oldMatches || newMatches ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newPodTopologySpread(const nlohmann::json& args, Handle& handle) {
-  PodTopologySpreadArgs typed = PodTopologySpreadArgs::fromJson(args);
-  typed.validate();
-  return std::make_unique<PodTopologySpread>(typed, handle);
+PluginFactory podTopologySpreadFactory() {
+  return makePluginFactory<PodTopologySpread>(
+      [](const nlohmann::json& args) {
+        auto typed = PodTopologySpreadArgs::fromJson(args);
+        typed.validate();
+        return typed;
+      },
+      [](const PodTopologySpreadArgs& typed, Handle& handle) {
+        return std::make_unique<PodTopologySpread>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

@@ -37,6 +37,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/pod_topology_spread/args.h"
 #include "plugins/pod_topology_spread/domains.h"
@@ -130,6 +131,6 @@ class PodTopologySpread final : public PreFilterPlugin,
 };
 
 // Decodes and validates PodTopologySpreadArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newPodTopologySpread(const nlohmann::json& args, Handle& handle);
+PluginFactory podTopologySpreadFactory();
 
 }  // namespace ksched::plugins

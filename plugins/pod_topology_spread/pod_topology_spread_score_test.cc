@@ -123,7 +123,7 @@ TEST_P(PodTopologySpreadScoreTest, Score) {
     svc.spec.selector = c.serviceSelector;
     h.mutableListers().add(svc);
   }
-  auto plugin = newPodTopologySpread(nullptr, h);
+  auto plugin = makePlugin(podTopologySpreadFactory(), nullptr, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   std::vector<const NodeInfo*> feasible;
   for (const Node& n : c.nodes) feasible.push_back(h.snapshot().get(n.name()));
@@ -397,7 +397,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PodTopologySpreadPreScoreTest, SkipsWithoutSoftConstraints) {
   testutil::FakeHandle h(testutil::FakeLister(
       spread_test::makeNodeInfos({host("node-a"), Node("node-b").label("planet", "mars")}, {})));
-  auto plugin = newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, h);
+  auto plugin =
+      makePlugin(podTopologySpreadFactory(), nlohmann::json{{"defaultingType", "List"}}, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   const std::vector<const NodeInfo*> nodes = h.snapshot().list();
   CycleState state;
@@ -409,10 +410,11 @@ TEST(PodTopologySpreadPreScoreTest, SkipsWithoutSoftConstraints) {
   EXPECT_EQ(pl.preScore(state, hard.obj(), nodes).code(), Code::kSkip);
 
   // Default constraints, but the pod's ReplicaSet (rs2) does not exist: nothing selects it.
-  auto listPlugin = newPodTopologySpread(
-      nlohmann::json::parse(R"({"defaultingType": "List", "defaultConstraints": [
+  auto listPlugin =
+      makePlugin(podTopologySpreadFactory(),
+                 nlohmann::json::parse(R"({"defaultingType": "List", "defaultConstraints": [
           {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": "ScheduleAnyway"}]})"),
-      h);
+                 h);
   api::ReplicaSet rs;
   rs.metadata.name = "rs1";
   rs.metadata.namespace_ = "default";
@@ -429,7 +431,7 @@ TEST(PodTopologySpreadPreScoreTest, SkipsWithoutSoftConstraints) {
 
 TEST(PodTopologySpreadPreScoreTest, SkipsOnEmptySnapshot) {
   testutil::FakeHandle h;
-  auto plugin = newPodTopologySpread(nullptr, h);
+  auto plugin = makePlugin(podTopologySpreadFactory(), nullptr, h);
   CycleState state;
   const Pod pod =
       Pod().label("foo", "").spreadConstraint(1, kHostname, kScheduleAnyway, exists("foo"));
@@ -441,7 +443,8 @@ TEST(PodTopologySpreadPreScoreTest, NodeWithoutZoneIsIgnored) {
   const std::vector<Node> nodes = {zoned("node-a", "zone1"), zoned("node-b", "zone1"),
                                    host("node-x")};
   testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(nodes, {})));
-  auto plugin = newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, h);
+  auto plugin =
+      makePlugin(podTopologySpreadFactory(), nlohmann::json{{"defaultingType", "List"}}, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   const Pod pod = Pod()
                       .label("foo", "")
@@ -485,7 +488,7 @@ TEST(PodTopologySpreadPreScoreTest, SystemDefaultsWithReplicaSet) {
   rs.metadata.namespace_ = "default";
   rs.spec.selector = exists("foo");
   h.mutableListers().add(rs);
-  auto plugin = newPodTopologySpread(nullptr, h);
+  auto plugin = makePlugin(podTopologySpreadFactory(), nullptr, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   const Pod pod = Pod()
                       .label("foo", "tar")
@@ -520,7 +523,7 @@ TEST(PodTopologySpreadPreScoreTest, SystemDefaultsWithReplicaSet) {
 
 TEST(PodTopologySpreadPreScoreTest, ScoreWithoutPreScoreStateIsError) {
   testutil::FakeHandle h;
-  auto plugin = newPodTopologySpread(nullptr, h);
+  auto plugin = makePlugin(podTopologySpreadFactory(), nullptr, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   CycleState state;
   const auto infos = spread_test::makeNodeInfos({host("node-a")}, {});

@@ -74,7 +74,8 @@ class PodTopologySpreadFilterTest : public ::testing::TestWithParam<FilterCase> 
 TEST_P(PodTopologySpreadFilterTest, Filter) {
   const FilterCase& c = GetParam();
   testutil::FakeHandle h(testutil::FakeLister(spread_test::makeNodeInfos(c.nodes, c.existingPods)));
-  auto plugin = newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, h);
+  auto plugin =
+      makePlugin(podTopologySpreadFactory(), nlohmann::json{{"defaultingType", "List"}}, h);
   auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
   CycleState state;
   PreFilterResult result;
@@ -388,7 +389,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ---- PreFilter Skip, defaults, missing state ------------------------------------------------
 
 std::unique_ptr<Plugin> makePlugin(const nlohmann::json& args, testutil::FakeHandle& h) {
-  return newPodTopologySpread(args, h);
+  return makePlugin(podTopologySpreadFactory(), args, h);
 }
 
 TEST(PodTopologySpreadPreFilterTest, SkipsWithoutHardConstraints) {

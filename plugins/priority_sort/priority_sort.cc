@@ -10,8 +10,8 @@ bool PrioritySort::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
   return p1 > p2 || (p1 == p2 && a.timestamp < b.timestamp);
 }
 
-std::unique_ptr<Plugin> newPrioritySort(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<PrioritySort>();
+PluginFactory prioritySortFactory() {
+  return makePluginFactory<PrioritySort>([](Handle&) { return std::make_unique<PrioritySort>(); });
 }
 
 }  // namespace ksched::plugins

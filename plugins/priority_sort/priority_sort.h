@@ -7,6 +7,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -20,6 +21,6 @@ class PrioritySort final : public QueueSortPlugin {
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newPrioritySort(const nlohmann::json& args, Handle& handle);
+PluginFactory prioritySortFactory();
 
 }  // namespace ksched::plugins

@@ -53,7 +53,7 @@ INSTANTIATE_TEST_SUITE_P(Table, PrioritySortTest,
 
 TEST(PrioritySortTest, FactoryAndName) {
   testutil::FakeHandle h;
-  auto pl = newPrioritySort(nullptr, h);
+  auto pl = makePlugin(prioritySortFactory(), nullptr, h);
   ASSERT_NE(pl, nullptr);
   EXPECT_EQ(pl->name(), "PrioritySort");
   EXPECT_NE(dynamic_cast<QueueSortPlugin*>(pl.get()), nullptr);

@@ -31,8 +31,9 @@ QueueingHint SchedulingGates::isSchedulableAfterUpdatePodSchedulingGatesEliminat
   return modified->metadata.uid == pod.metadata.uid ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<SchedulingGates>();
+PluginFactory schedulingGatesFactory() {
+  return makePluginFactory<SchedulingGates>(
+      [](Handle&) { return std::make_unique<SchedulingGates>(); });
 }
 
 }  // namespace ksched::plugins

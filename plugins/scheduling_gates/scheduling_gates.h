@@ -9,6 +9,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -31,6 +32,6 @@ class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions 
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newSchedulingGates(const nlohmann::json& args, Handle& handle);
+PluginFactory schedulingGatesFactory();
 
 }  // namespace ksched::plugins

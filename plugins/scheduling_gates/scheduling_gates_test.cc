@@ -75,7 +75,7 @@ TEST(SchedulingGatesTest, QueueingHints) {
 
 TEST(SchedulingGatesTest, Factory) {
   testutil::FakeHandle h;
-  auto pl = newSchedulingGates(nullptr, h);
+  auto pl = makePlugin(schedulingGatesFactory(), nullptr, h);
   EXPECT_EQ(pl->name(), "SchedulingGates");
   EXPECT_NE(dynamic_cast<PreEnqueuePlugin*>(pl.get()), nullptr);
 }

@@ -136,8 +136,9 @@ Status SelectorSpread::normalizeScore(const CycleState& /*state*/, const api::Po
   return {};
 }
 
-std::unique_ptr<Plugin> newSelectorSpread(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<SelectorSpread>(handle);
+PluginFactory selectorSpreadFactory() {
+  return makePluginFactory<SelectorSpread>(
+      [](Handle& handle) { return std::make_unique<SelectorSpread>(handle); });
 }
 
 }  // namespace ksched::plugins

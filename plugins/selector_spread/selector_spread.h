@@ -27,6 +27,7 @@
 #include <ksched/api/node.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -61,6 +62,6 @@ class SelectorSpread final : public PreScorePlugin, public ScorePlugin {
 [[nodiscard]] std::string legacyZoneKey(const api::Node& node);
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newSelectorSpread(const nlohmann::json& args, Handle& handle);
+PluginFactory selectorSpreadFactory();
 
 }  // namespace ksched::plugins

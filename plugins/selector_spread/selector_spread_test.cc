@@ -94,7 +94,7 @@ std::vector<NodeScore> runScore(const SpreadCase& c, const std::vector<Node>& no
   for (const Node& n : nodes) nodePtrs.push_back(n.ptr());
   testutil::SnapshotHandle h(std::move(pods), std::move(nodePtrs));
   addWorkloads(h.mutableListers(), c.workloads, c.pod.obj().metadata.namespace_);
-  auto plugin = newSelectorSpread(nullptr, h);
+  auto plugin = makePlugin(selectorSpreadFactory(), nullptr, h);
   auto& pl = dynamic_cast<SelectorSpread&>(*plugin);
   CycleState state;
   const Status pre = pl.preScore(state, c.pod.obj(), h.snapshot().list());

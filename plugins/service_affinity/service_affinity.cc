@@ -225,8 +225,12 @@ QueueingHint ServiceAffinity::sameNamespaceHint(const api::Pod& pod, const Event
   return *ns == pod.metadata.namespace_ ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newServiceAffinity(const nlohmann::json& args, Handle& handle) {
-  return std::make_unique<ServiceAffinity>(ServiceAffinityArgs::fromJson(args), handle);
+PluginFactory serviceAffinityFactory() {
+  return makePluginFactory<ServiceAffinity>(
+      [](const nlohmann::json& args) { return ServiceAffinityArgs::fromJson(args); },
+      [](const ServiceAffinityArgs& typed, Handle& handle) {
+        return std::make_unique<ServiceAffinity>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

@@ -31,6 +31,7 @@
 #include <ksched/handle.h>
 #include <ksched/listers.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -119,6 +120,6 @@ class ServiceAffinity final : public PreFilterPlugin,
 };
 
 // Decodes ServiceAffinityArgs (throws PluginArgsError).
-std::unique_ptr<Plugin> newServiceAffinity(const nlohmann::json& args, Handle& handle);
+PluginFactory serviceAffinityFactory();
 
 }  // namespace ksched::plugins

@@ -263,7 +263,8 @@ TEST_P(ServiceAffinityScoreTest, Score) {
              node("machine22", {{"zone", "zone2"}})};
   }
   auto h = makeHandle(nodes, c.pods, c.services);
-  auto plugin = newServiceAffinity(nlohmann::json{{"antiAffinityLabelsPreference", c.labels}}, *h);
+  auto plugin = makePlugin(serviceAffinityFactory(),
+                           nlohmann::json{{"antiAffinityLabelsPreference", c.labels}}, *h);
   auto& pl = dynamic_cast<ServiceAffinity&>(*plugin);
   CycleState state;
   std::vector<NodeScore> scores;
@@ -463,7 +464,7 @@ TEST(ServiceAffinityTest, QueueingHints) {
   using testutil::kWantSkip;
   using testutil::obj;
   testutil::FakeHandle h;
-  auto pl = newServiceAffinity(nlohmann::json{{"affinityLabels", {"region"}}}, h);
+  auto pl = makePlugin(serviceAffinityFactory(), nlohmann::json{{"affinityLabels", {"region"}}}, h);
   auto* ext = dynamic_cast<EnqueueExtensions*>(pl.get());
   ASSERT_NE(ext, nullptr);
   const api::Pod p = testutil::PodWrapper("p").ns("ns1").label("foo", "bar").obj();

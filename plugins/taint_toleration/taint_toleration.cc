@@ -112,8 +112,9 @@ QueueingHint TaintToleration::isSchedulableAfterPodTolerationChange(const api::P
   return modified->metadata.uid == pod.metadata.uid ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newTaintToleration(const nlohmann::json& /*args*/, Handle& /*handle*/) {
-  return std::make_unique<TaintToleration>();
+PluginFactory taintTolerationFactory() {
+  return makePluginFactory<TaintToleration>(
+      [](Handle&) { return std::make_unique<TaintToleration>(); });
 }
 
 }  // namespace ksched::plugins

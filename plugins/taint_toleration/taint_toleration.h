@@ -13,6 +13,7 @@
 #include <ksched/api/taints.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -56,6 +57,6 @@ class TaintToleration final : public FilterPlugin,
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newTaintToleration(const nlohmann::json& args, Handle& handle);
+PluginFactory taintTolerationFactory();
 
 }  // namespace ksched::plugins

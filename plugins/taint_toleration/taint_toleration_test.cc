@@ -95,7 +95,7 @@ class TaintTolerationScoreTest : public ::testing::TestWithParam<ScoreCase> {};
 TEST_P(TaintTolerationScoreTest, Score) {
   const ScoreCase& c = GetParam();
   testutil::FakeHandle h;
-  auto plugin = newTaintToleration(nullptr, h);
+  auto plugin = makePlugin(taintTolerationFactory(), nullptr, h);
   auto& pl = dynamic_cast<TaintToleration&>(*plugin);
   CycleState state;
   std::vector<std::shared_ptr<NodeInfo>> infos;

@@ -506,8 +506,12 @@ QueueingHint VolumeBinding::csiNodeChangeHint(const api::Pod& /*pod*/, const Eve
   return migrated(*oldNode) != migrated(*newNode) ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle) {
-  return std::make_unique<VolumeBinding>(decodeVolumeBindingArgs(args), handle);
+PluginFactory volumeBindingFactory() {
+  return makePluginFactory<VolumeBinding>(
+      [](const nlohmann::json& args) { return decodeVolumeBindingArgs(args); },
+      [](const VolumeBindingArgs& typed, Handle& handle) {
+        return std::make_unique<VolumeBinding>(typed, handle);
+      });
 }
 
 }  // namespace ksched::plugins

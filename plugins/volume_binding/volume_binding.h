@@ -34,6 +34,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 #include "plugins/volume_binding/assume_cache.h"
 #include "plugins/volume_binding/pv_matching.h"
@@ -175,6 +176,6 @@ class VolumeBinding final : public PreFilterPlugin,
   bool closed_ = false;  // guarded by closeMu_
 };
 
-std::unique_ptr<Plugin> newVolumeBinding(const nlohmann::json& args, Handle& handle);
+PluginFactory volumeBindingFactory();
 
 }  // namespace ksched::plugins

@@ -175,8 +175,9 @@ QueueingHint VolumeRestrictions::pvcAddedHint(const api::Pod& pod, const EventOb
   return queueIfClaimOfPod(pod, newObj);
 }
 
-std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<VolumeRestrictions>(handle.listers());
+PluginFactory volumeRestrictionsFactory() {
+  return makePluginFactory<VolumeRestrictions>(
+      [](Handle& handle) { return std::make_unique<VolumeRestrictions>(handle.listers()); });
 }
 
 }  // namespace ksched::plugins

@@ -20,6 +20,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -69,6 +70,6 @@ class VolumeRestrictions final : public PreFilterPlugin,
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newVolumeRestrictions(const nlohmann::json& args, Handle& handle);
+PluginFactory volumeRestrictionsFactory();
 
 }  // namespace ksched::plugins

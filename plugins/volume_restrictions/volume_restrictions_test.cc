@@ -330,7 +330,7 @@ TEST(VolumeRestrictionsTest, FilterWithoutPreFilterIsError) {
 
 TEST(VolumeRestrictionsTest, Factory) {
   testutil::FakeHandle h;
-  auto plugin = newVolumeRestrictions(nullptr, h);
+  auto plugin = makePlugin(volumeRestrictionsFactory(), nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "VolumeRestrictions");
 }

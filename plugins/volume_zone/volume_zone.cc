@@ -170,8 +170,9 @@ QueueingHint VolumeZone::pvChangeHint(const api::Pod& /*pod*/, const EventObject
   return pvTopologies(*oldPV) != pvTopologies(*newPV) ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-std::unique_ptr<Plugin> newVolumeZone(const nlohmann::json& /*args*/, Handle& handle) {
-  return std::make_unique<VolumeZone>(handle.listers());
+PluginFactory volumeZoneFactory() {
+  return makePluginFactory<VolumeZone>(
+      [](Handle& handle) { return std::make_unique<VolumeZone>(handle.listers()); });
 }
 
 }  // namespace ksched::plugins

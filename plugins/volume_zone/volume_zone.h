@@ -22,6 +22,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 
 namespace ksched::plugins {
 
@@ -61,6 +62,6 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public Enq
 };
 
 // Takes no args (ignored).
-std::unique_ptr<Plugin> newVolumeZone(const nlohmann::json& args, Handle& handle);
+PluginFactory volumeZoneFactory();
 
 }  // namespace ksched::plugins

@@ -261,7 +261,7 @@ TEST(VolumeZoneTest, FilterWithoutPreFilterIsError) {
 
 TEST(VolumeZoneTest, Factory) {
   testutil::FakeHandle h;
-  auto plugin = newVolumeZone(nullptr, h);
+  auto plugin = makePlugin(volumeZoneFactory(), nullptr, h);
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "VolumeZone");
 }

@@ -33,6 +33,7 @@
 #include "config/command_line.h"
 #include "config/policy.h"
 #include "config/scheduler_config.h"
+#include "config/wiring.h"
 #include "framework/framework.h"
 #include "leaderelection/leader_elector.h"
 #include "metrics/metrics.h"
@@ -143,10 +144,8 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     }
     return it->get<std::string>();
   };
-  // Validation builds every profile's plugins; the scheduler takes them from `prebuilt`.
-  auto prebuilt = std::make_shared<framework::Prebuilt>();
-  auto loaded = config::resolveConfiguration(flags, framework::wiringCheck(registry, prebuilt),
-                                             warnings, readPolicyConfigMap);
+  auto loaded = config::resolveConfiguration(flags, config::wiringCheck(registry), warnings,
+                                             readPolicyConfigMap);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   if (!loaded.ok()) {
     std::fprintf(stderr, "invalid configuration%s%s:\n", flags.configFile.empty() ? "" : " in ",
@@ -251,7 +250,6 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;
   opts.extenders = componentConfig.extenders;
-  opts.prebuilt = std::move(prebuilt);
   opts.diagnosisAnnotation = flags.diagnosisAnnotation;
   opts.shutdownGracePeriod =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.shutdownGracePeriod);

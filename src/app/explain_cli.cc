@@ -10,6 +10,7 @@
 #include "client/rest_client.h"
 #include "config/command_line.h"
 #include "config/scheduler_config.h"
+#include "config/wiring.h"
 #include "framework/framework.h"
 #include "scheduler/explain.h"
 #include "scheduler/scheduler.h"
@@ -92,9 +93,7 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   config::CommandLine flags;
   flags.configFile = configFile;
   std::vector<std::string> warnings;
-  auto prebuilt = std::make_shared<framework::Prebuilt>();
-  auto loaded =
-      config::resolveConfiguration(flags, framework::wiringCheck(registry, prebuilt), warnings);
+  auto loaded = config::resolveConfiguration(flags, config::wiringCheck(registry), warnings);
   if (!loaded.ok()) {
     std::fprintf(stderr, "invalid configuration%s%s:\n", configFile.empty() ? "" : " in ",
                  configFile.c_str());
@@ -129,7 +128,6 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   opts.parallelism = cc.parallelism;
   opts.percentageOfNodesToScore = cc.percentageOfNodesToScore;
   opts.binderThreads = 1;
-  opts.prebuilt = std::move(prebuilt);
   int rc = 0;
   try {
     scheduler::Scheduler sched(rest, rest, registry, opts);

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/extension_point.h>
+
 namespace ksched::config {
 
 inline constexpr const char* kDefaultSchedulerName = "default-scheduler";
@@ -29,30 +31,45 @@ struct Plugins {
       preBind, bind, postBind, multiPoint;
 };
 
-// An extension point as a profile names it: the config field, the name in messages and metrics,
-// and its set in Plugins.
+// An extension point as a profile names it: the SDK's point (include/ksched/extension_point.h),
+// its config field, and its set in Plugins.
 struct ExtensionPointField {
+  ExtensionPoint point;
   std::string_view field;  // "preFilter"
-  std::string_view name;   // "PreFilter"
+  std::string_view name;   // "PreFilter": extensionPointName(point)
   PluginSet Plugins::*set;
 };
 
-// Every extension point, in upstream's order (multiPoint is not one: it expands into them).
-// The one list the decoder, the validation, the encoder and the framework iterate.
-inline constexpr std::array<ExtensionPointField, 12> kExtensionPoints = {{
-    {"preEnqueue", "PreEnqueue", &Plugins::preEnqueue},
-    {"queueSort", "QueueSort", &Plugins::queueSort},
-    {"preFilter", "PreFilter", &Plugins::preFilter},
-    {"filter", "Filter", &Plugins::filter},
-    {"postFilter", "PostFilter", &Plugins::postFilter},
-    {"preScore", "PreScore", &Plugins::preScore},
-    {"score", "Score", &Plugins::score},
-    {"reserve", "Reserve", &Plugins::reserve},
-    {"permit", "Permit", &Plugins::permit},
-    {"preBind", "PreBind", &Plugins::preBind},
-    {"bind", "Bind", &Plugins::bind},
-    {"postBind", "PostBind", &Plugins::postBind},
+namespace detail {
+constexpr ExtensionPointField field(ExtensionPoint p, std::string_view field,
+                                    PluginSet Plugins::*set) {
+  return {p, field, extensionPointName(p), set};
+}
+}  // namespace detail
+
+// The SDK's extension points with their config fields, indexed by ExtensionPoint (multiPoint is
+// not one: it expands into them). The decoder, the validation, the encoder, the wiring
+// (config/wiring.h) and the framework iterate it.
+inline constexpr std::array<ExtensionPointField, kNumExtensionPoints> kExtensionPoints = {{
+    detail::field(ExtensionPoint::kPreEnqueue, "preEnqueue", &Plugins::preEnqueue),
+    detail::field(ExtensionPoint::kQueueSort, "queueSort", &Plugins::queueSort),
+    detail::field(ExtensionPoint::kPreFilter, "preFilter", &Plugins::preFilter),
+    detail::field(ExtensionPoint::kFilter, "filter", &Plugins::filter),
+    detail::field(ExtensionPoint::kPostFilter, "postFilter", &Plugins::postFilter),
+    detail::field(ExtensionPoint::kPreScore, "preScore", &Plugins::preScore),
+    detail::field(ExtensionPoint::kScore, "score", &Plugins::score),
+    detail::field(ExtensionPoint::kReserve, "reserve", &Plugins::reserve),
+    detail::field(ExtensionPoint::kPermit, "permit", &Plugins::permit),
+    detail::field(ExtensionPoint::kPreBind, "preBind", &Plugins::preBind),
+    detail::field(ExtensionPoint::kBind, "bind", &Plugins::bind),
+    detail::field(ExtensionPoint::kPostBind, "postBind", &Plugins::postBind),
 }};
+static_assert([] {
+  for (size_t i = 0; i < kNumExtensionPoints; ++i) {
+    if (indexOf(kExtensionPoints[i].point) != i) return false;
+  }
+  return true;
+}());
 
 struct PluginConfig {
   std::string name;

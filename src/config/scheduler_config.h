@@ -6,7 +6,7 @@
 //               as written; effectiveProfile() merges them into the default plugin set
 //               (upstream mergePlugins), which is what runs and what toYaml() prints.
 //   validation  upstream ValidateKubeSchedulerConfiguration, then every profile is checked by
-//               a WiringCheck (framework::wiringCheck(registry) builds its framework) so that
+//               a WiringCheck (config::wiringCheck(registry), config/wiring.h) so that
 //               unknown plugins, bad weights and plugin args errors are reported before
 //               anything starts. This layer knows no plugin: the check is passed in.
 //

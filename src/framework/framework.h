@@ -1,28 +1,26 @@
 // Framework: the plugins of one profile, wired per extension point, and the code that runs
 // each extension point (upstream frameworkruntime.frameworkImpl).
 //
-// Built once at start-up from a validated profile; construction throws FrameworkError with
+// Built once at start-up from a validated profile (config::wire, config/wiring.h, says which
+// plugin runs where; the framework creates each plugin once with its services in place and
+// files it in the typed lists of plugin_lists.h); construction throws FrameworkError with
 // every wiring problem as "<field path>: <what is wrong>". Afterwards the plugin lists are
-// constant. Run* methods for PreEnqueue..Permit are called from the scheduling thread (Filter
-// and Score fan out over the parallelizer); WaitOnPermit, PreBind, Bind and PostBind from
-// binder threads. Unreserve may be called from either.
+// constant. The code is split by concern: framework.cc builds and serves the Handle, run.cc
+// runs the extension points, waiting_pods.h holds pods at Permit, instrumentation.h times them.
+// Run* methods for PreEnqueue..Permit are called from the scheduling thread (Filter and Score fan
+// out over the parallelizer); WaitOnPermit, PreBind, Bind and PostBind from binder threads.
+// Unreserve may be called from either.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <ksched/handle.h>
@@ -30,7 +28,10 @@
 #include <ksched/registry.h>
 
 #include "config/profile.h"
-#include "config/scheduler_config.h"
+#include "config/wiring.h"
+#include "framework/instrumentation.h"
+#include "framework/plugin_lists.h"
+#include "framework/waiting_pods.h"
 #include "metrics/metrics.h"
 
 namespace ksched::client {
@@ -75,11 +76,6 @@ class Framework final : public Handle {
             const std::string& fieldPrefix = "profiles[0]");
   ~Framework() override;
 
-  // Gives a framework built without services (by configuration validation: wiringCheck with a
-  // Prebuilt) the scheduler's, so that its plugins are built once: the pod event handlers and
-  // watches its plugins asked for while they were built are registered now, and the listers
-  // they were given read the scheduler's. Once, before the framework is used; not thread-safe.
-  void attach(Services services);
   // Closes every plugin (Plugin::close()), once the scheduling loop has ended: their own work
   // stops and is joined, waits in PreBind end. Idempotent.
   void close();
@@ -87,9 +83,15 @@ class Framework final : public Handle {
   void start();
 
   [[nodiscard]] const std::string& profileName() const { return profileName_; }
-  [[nodiscard]] const QueueSortPlugin& queueSort() const { return *queueSort_; }
-  [[nodiscard]] bool hasPostFilterPlugins() const { return !postFilter_.empty(); }
-  [[nodiscard]] bool hasScorePlugins() const { return !score_.empty(); }
+  [[nodiscard]] const QueueSortPlugin& queueSort() const {
+    return *lists_.at<ExtensionPoint::kQueueSort>().front();
+  }
+  [[nodiscard]] bool hasPostFilterPlugins() const {
+    return !lists_.at<ExtensionPoint::kPostFilter>().empty();
+  }
+  [[nodiscard]] bool hasScorePlugins() const {
+    return !lists_.at<ExtensionPoint::kScore>().empty();
+  }
   // Plugin name -> events it registered (EnqueueExtensions), for every Filter/PreFilter/
   // Reserve/Permit/PreEnqueue plugin; plugins without EnqueueExtensions get a wildcard.
   [[nodiscard]] std::map<std::string, std::vector<ClusterEventWithHint>> enqueueEvents() const;
@@ -161,11 +163,15 @@ class Framework final : public Handle {
   // thread that decided it, or the framework's permit timer (started here, on first use), so
   // that nobody blocks while the pod waits; at once when it is decided already or does not
   // wait. `fn` must not call back into the framework's waiting pods.
-  void onPermitDecided(const std::string& uid, std::function<void()> fn);
+  void onPermitDecided(const std::string& uid, std::function<void()> fn) {
+    waiting_.onDecided(uid, std::move(fn));
+  }
   // The waiting pod's verdict: at once when it is decided, else blocks until it is. Success
   // for a pod that does not wait. `waited`, when given, receives how long the pod waited
   // (0 s when it did not).
-  Status waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited = nullptr);
+  Status waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited = nullptr) {
+    return waiting_.wait(pod, waited);
+  }
   Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
@@ -179,144 +185,55 @@ class Framework final : public Handle {
   [[nodiscard]] const ExtenderList& extenders() const override {
     return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
   }
-  // Without services (a framework built by configuration validation), handlers and watches are
-  // kept until attach(); the store returned is then empty and synced until attach().
+  // Without services (explain, unit tests), handlers are never called and the store returned is
+  // empty and synced.
   void addPodEventHandlers(PodEventHandlers handlers) override;
   [[nodiscard]] std::shared_ptr<const ObjectStore> watchObjects(
       const ObjectWatch& what, ObjectEventHandlers handlers) override;
-  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override;
-  void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  [[nodiscard]] std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) override {
+    return waiting_.get(uid);
+  }
+  void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) override {
+    waiting_.iterate(fn);
+  }
   // Rejects every waiting pod (shutdown).
-  void rejectAllWaitingPods(const std::string& message);
+  void rejectAllWaitingPods(const std::string& message) { waiting_.rejectAll(message); }
   // Whether this scheduling cycle records scheduler_plugin_execution_duration_seconds for the
   // plugins of PreFilter, Filter, PreScore, Score, Reserve and Permit (the scheduler samples 10%
   // of cycles, as upstream). Scheduling thread only, between cycles.
-  void setRecordPluginMetrics(bool on) {
-    recordPluginMetrics_.store(on && services_.metrics != nullptr, std::memory_order_relaxed);
-  }
+  void setRecordPluginMetrics(bool on) { instrumentation_->setRecordPlugins(on); }
 
  private:
-  class WaitingPodImpl;
-  template <typename T>
-  struct Weighted {
-    T* plugin;
-    int64_t weight;
-  };
-
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
-  void completeCompanionPoints(const std::map<std::string_view, std::set<std::string>>& disabledAt);
   Status filterWithNominatedPods(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                                  std::vector<Status>* all) const;
-
-  // Extension points timed as a whole (upstream frameworkExtensionPointDuration).
-  enum ExtensionPoint {
-    kEpPreFilter,
-    kEpPostFilter,
-    kEpPreScore,
-    kEpScore,
-    kEpReserve,
-    kEpUnreserve,
-    kEpPermit,
-    kEpPreBind,
-    kEpBind,
-    kEpPostBind,
-    kNumExtensionPoints
-  };
-  static constexpr size_t kNumCodes = 6;
-  // Runs `fn` (returning Status) and records its duration under `ep` and the status code.
-  template <typename F>
-  Status timed(ExtensionPoint ep, F&& fn) const {
-    if (services_.metrics == nullptr) return fn();
-    const auto start = std::chrono::steady_clock::now();
-    Status s = fn();
-    observeExtensionPoint(ep, s.code(), start);
-    return s;
+  template <ExtensionPoint P>
+  [[nodiscard]] const auto& plugins() const {
+    return lists_.at<P>();
   }
-  void observeExtensionPoint(ExtensionPoint ep, Code code,
-                             std::chrono::steady_clock::time_point start) const;
-  // Runs one plugin's `fn`, timed when this cycle records plugin metrics.
   template <typename F>
-  Status timedPlugin(const Plugin* p, std::string_view ep, F&& fn) const {
-    if (!recordPluginMetrics_.load(std::memory_order_relaxed)) return fn();
-    const auto start = std::chrono::steady_clock::now();
-    Status s = fn();
-    observePlugin(p, ep, s.code(), start);
-    return s;
+  Status timed(TimedPoint point, F&& fn) const {
+    return instrumentation_->timed(point, std::forward<F>(fn));
   }
-  void observePlugin(const Plugin* p, std::string_view ep, Code code,
-                     std::chrono::steady_clock::time_point start) const;
+  template <typename F>
+  Status timedPlugin(const Plugin* p, ExtensionPoint point, F&& fn) const {
+    return instrumentation_->timedPlugin(p, point, std::forward<F>(fn));
+  }
 
   // Constant after construction.
   std::string profileName_;
   std::optional<int32_t> percentage_;
-  class ForwardingListers;
-  class DeferredObjectStore;
-  struct PendingWatch;
   Services services_;
   std::unique_ptr<ClusterApi> api_;  // over services_.client, null without one; outlives plugins
-  // What listers() hands out: services_.listers when set, else nothing (read at each call, so
-  // that attach() reaches plugins that keep the reference).
-  std::unique_ptr<const ForwardingListers> listers_;
-  // Asked for before attach(): handed to the services then.
-  std::vector<PodEventHandlers> pendingPodHandlers_;
-  std::vector<PendingWatch> pendingWatches_;
   std::vector<std::unique_ptr<Plugin>> owned_;
-  std::vector<PreEnqueuePlugin*> preEnqueue_;
-  QueueSortPlugin* queueSort_ = nullptr;
-  std::vector<PreFilterPlugin*> preFilter_;
-  std::vector<FilterPlugin*> filter_;
-  std::vector<PostFilterPlugin*> postFilter_;
-  std::vector<PreScorePlugin*> preScore_;
-  std::vector<Weighted<ScorePlugin>> score_;
-  std::vector<ReservePlugin*> reserve_;
-  std::vector<PermitPlugin*> permit_;
-  std::vector<PreBindPlugin*> preBind_;
-  std::vector<BindPlugin*> bind_;
-  std::vector<PostBindPlugin*> postBind_;
+  PluginLists lists_;
+  // Plugins whose events can make a rejected pod schedulable (PreEnqueue, PreFilter, Filter,
+  // Reserve, Permit), for enqueueEvents().
   std::vector<Plugin*> enqueueCandidates_;
+  std::unique_ptr<Instrumentation> instrumentation_;
 
   const NodeInfoLister* snapshot_ = nullptr;  // scheduling thread only
-
-  // Histogram children by extension point and code, created on first use.
-  mutable std::array<std::array<std::atomic<prometheus::Histogram*>, kNumCodes>,
-                     kNumExtensionPoints>
-      epChildren_{};
-  std::atomic<bool> recordPluginMetrics_{false};
-  // plugin_execution_duration_seconds children by plugin (position in owned_), timed point
-  // (kTimedPoints) and code, created on first use: the sampled cycles time every plugin on every
-  // node, and the registry's own lookup takes a lock.
-  static constexpr std::array<std::string_view, 6> kTimedPoints = {
-      "PreFilter", "Filter", "PreScore", "Score", "Reserve", "Permit"};
-  using PluginChildren =
-      std::array<std::array<std::atomic<prometheus::Histogram*>, kNumCodes>, kTimedPoints.size()>;
-  std::unique_ptr<PluginChildren[]> pluginChildren_;  // owned_.size() entries, set by build()
-
-  // Ends waits whose deadline passed (started by the first onPermitDecided()).
-  void runPermitTimer(std::stop_token st);
-  void stopPermitTimer();
-
-  std::mutex waitingMu_;
-  std::condition_variable_any timerCv_;
-  bool timerKick_ = false;    // guarded by waitingMu_: a new deadline to look at
-  std::jthread permitTimer_;  // guarded by waitingMu_ (started lazily)
-  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>>
-      waiting_;  // guarded by waitingMu_
+  WaitingPods waiting_;
 };
-
-// Frameworks built by configuration validation, by profile path ("profiles[0]"), for the
-// scheduler to attach() rather than build again (scheduler::Options::prebuilt).
-struct Prebuilt {
-  std::map<std::string, std::unique_ptr<Framework>, std::less<>> byPath;
-  // The framework built for `path` when its profile has `schedulerName`, taken out; else null.
-  [[nodiscard]] std::unique_ptr<Framework> take(std::string_view path,
-                                                std::string_view schedulerName);
-};
-
-// The config layer's WiringCheck for `registry`: builds the profile's framework (without
-// services: no thread, no client) and reports its FrameworkError lines, or its QueueSort.
-// With `keep`, the frameworks that wire are kept there (they must not outlive `keep`'s user's
-// services). Holds a copy of `registry`.
-[[nodiscard]] config::WiringCheck wiringCheck(const Registry& registry,
-                                              std::shared_ptr<Prebuilt> keep = nullptr);
 
 }  // namespace ksched::framework

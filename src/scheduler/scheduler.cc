@@ -99,13 +99,8 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
       throw framework::FrameworkError(path + ".schedulerName: Duplicate value: \"" +
                                       profile.schedulerName + "\"");
     }
-    auto built = options_.prebuilt ? options_.prebuilt->take(path, profile.schedulerName) : nullptr;
-    if (built) {
-      built->attach(services);
-    } else {
-      built = std::make_unique<framework::Framework>(profile, registry, services, path);
-    }
-    frameworks_.push_back(std::move(built));
+    frameworks_.push_back(
+        std::make_unique<framework::Framework>(profile, registry, services, path));
     if (frameworks_.back()->queueSort().name() != frameworks_.front()->queueSort().name()) {
       throw framework::FrameworkError(path +
                                       ".plugins.queueSort: queueSort must be the same for all "

@@ -69,10 +69,6 @@ struct Options {
   bool diagnosisAnnotation = false;
   // HTTP extenders (KubeSchedulerConfiguration.extenders), called in this order.
   std::vector<config::Extender> extenders;
-  // The profiles' frameworks as configuration validation built them (framework::wiringCheck
-  // with this): attached to the scheduler's services instead of built again. Null, or a
-  // profile not in it: built here.
-  std::shared_ptr<framework::Prebuilt> prebuilt;
   // stop(): how long in-flight bindings, plugins' work and queued events may still take before
   // the requests still going are cut off and the events left are dropped.
   std::chrono::milliseconds shutdownGracePeriod{5000};

@@ -118,7 +118,7 @@ api::Pod makeIncoming(bool preferred) {
 void BM_InterPodAffinityFilter(benchmark::State& state) {
   BenchHandle h(makeSnapshot());
   addNamespaces(h);
-  auto plugin = plugins::newInterPodAffinity(nullptr, h);
+  auto plugin = makePlugin(plugins::interPodAffinityFactory(), nullptr, h);
   auto* pl = dynamic_cast<plugins::InterPodAffinity*>(plugin.get());
   const api::Pod incoming = makeIncoming(false);
   const auto& nodes = h.snapshot().list();
@@ -141,7 +141,7 @@ BENCHMARK(BM_InterPodAffinityFilter)->Unit(benchmark::kMillisecond);
 void BM_InterPodAffinityScore(benchmark::State& state) {
   BenchHandle h(makeSnapshot());
   addNamespaces(h);
-  auto plugin = plugins::newInterPodAffinity(nullptr, h);
+  auto plugin = makePlugin(plugins::interPodAffinityFactory(), nullptr, h);
   auto* pl = dynamic_cast<plugins::InterPodAffinity*>(plugin.get());
   const api::Pod incoming = makeIncoming(true);
   const auto& nodes = h.snapshot().list();

@@ -78,7 +78,8 @@ api::Pod incomingPod(std::string_view whenUnsatisfiable) {
 // PreFilter, then Filter over all 5000 nodes (on the pool, as the framework runs it).
 void BM_PodTopologySpreadPreFilterFilter(benchmark::State& state) {
   auto h = makeCluster();
-  auto plugin = plugins::newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, *h);
+  auto plugin = makePlugin(plugins::podTopologySpreadFactory(),
+                                    nlohmann::json{{"defaultingType", "List"}}, *h);
   auto& pl = dynamic_cast<plugins::PodTopologySpread&>(*plugin);
   const api::Pod pod = incomingPod(api::kDoNotSchedule);
   const std::vector<const NodeInfo*>& nodes = h->snapshot().list();
@@ -102,7 +103,8 @@ BENCHMARK(BM_PodTopologySpreadPreFilterFilter)->Unit(benchmark::kMicrosecond)->U
 // PreScore, Score over all 5000 nodes (on the pool) and NormalizeScore.
 void BM_PodTopologySpreadScore(benchmark::State& state) {
   auto h = makeCluster();
-  auto plugin = plugins::newPodTopologySpread(nlohmann::json{{"defaultingType", "List"}}, *h);
+  auto plugin = makePlugin(plugins::podTopologySpreadFactory(),
+                                    nlohmann::json{{"defaultingType", "List"}}, *h);
   auto& pl = dynamic_cast<plugins::PodTopologySpread&>(*plugin);
   const api::Pod pod = incomingPod(api::kScheduleAnyway);
   const std::vector<const NodeInfo*>& nodes = h->snapshot().list();

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "config/scheduler_config.h"
+#include "config/wiring.h"
 #include "extender/extender.h"
-#include "framework/framework.h"
 #include "plugins/registry.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -24,8 +24,7 @@ const Registry& registry() {
 
 // Validates as the daemon does; empty when valid.
 std::vector<std::string> validate(const config::SchedulerConfiguration& c) {
-  auto prebuilt = std::make_shared<framework::Prebuilt>();
-  return config::validateConfig(c, framework::wiringCheck(registry(), prebuilt));
+  return config::validateConfig(c, config::wiringCheck(registry()));
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include "config/policy.h"
 #include "config/scheduler_config.h"
+#include "config/wiring.h"
 #include "extender/extender.h"
-#include "framework/framework.h"
 #include "plugins/registry.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -21,8 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!p.policy) return 0;
   config::SchedulerConfiguration c = config::defaultConfiguration();
   if (!config::applyPolicy(*p.policy, "policy.cfg", c).empty()) return 0;
-  auto prebuilt = std::make_shared<framework::Prebuilt>();
-  if (!config::validateConfig(c, framework::wiringCheck(registry, prebuilt)).empty()) return 0;
+  if (!config::validateConfig(c, config::wiringCheck(registry)).empty()) return 0;
 
   const std::string yaml = config::toYaml(c);
   fuzz::dump({{"componentconfig", config::toJson(c)}});

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/scheduler_config.h"
-#include "framework/framework.h"
+#include "config/wiring.h"
 #include "plugins/registry.h"
 
 namespace ksched::testing {
@@ -174,7 +174,7 @@ TEST_F(ConfigCliTest, WriteConfigToWritesTheEffectiveConfigAndExits) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const std::string written = slurp(out);
   config::LoadResult loaded =
-      config::loadConfig(written, out, framework::wiringCheck(plugins::inTreeRegistry()));
+      config::loadConfig(written, out, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << written << ::testing::PrintToString(loaded.errors);
   EXPECT_EQ(loaded.config->parallelism, 4);
   EXPECT_FALSE(loaded.config->leaderElection.leaderElect);  // the flag is in the output
@@ -182,7 +182,7 @@ TEST_F(ConfigCliTest, WriteConfigToWritesTheEffectiveConfigAndExits) {
   EXPECT_EQ(loaded.config->profiles[1].schedulerName, "b");
   // Same effective configuration as the input plus the flag.
   config::LoadResult original =
-      config::loadConfig(slurp(in), in, framework::wiringCheck(plugins::inTreeRegistry()));
+      config::loadConfig(slurp(in), in, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(original.ok());
   original.config->leaderElection.leaderElect = false;
   EXPECT_EQ(config::toJson(*loaded.config), config::toJson(*original.config));
@@ -193,7 +193,7 @@ TEST_F(ConfigCliTest, WriteConfigToWithoutConfigWritesTheDefaults) {
   Outcome r = run(with({"--write-config-to=" + out, "--kubeconfig", "/etc/k.conf"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   config::LoadResult loaded =
-      config::loadConfig(slurp(out), out, framework::wiringCheck(plugins::inTreeRegistry()));
+      config::loadConfig(slurp(out), out, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << ::testing::PrintToString(loaded.errors);
   config::SchedulerConfiguration want = config::defaultConfiguration();
   want.clientConnection.kubeconfig = "/etc/k.conf";

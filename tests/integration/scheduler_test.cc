@@ -62,9 +62,8 @@ TEST(SchedulerIntegration, BindingRefusedWith409ByAFailingStorageIsTriedAgain) {
   for (int i = 0; i < 3; ++i)
     admin.post("/api/v1/nodes", sizedNode("bind409-" + std::to_string(i), "4", "8Gi"));
   Registry registry = plugins::inTreeRegistry();
-  registry.add("StorageFailingBinder", [](const nlohmann::json&, Handle& h) {
-    return std::make_unique<StorageFailingBinder>(h);
-  });
+  registry.add("StorageFailingBinder",
+               [](Handle& h) { return std::make_unique<StorageFailingBinder>(h); });
   auto opts = RunningScheduler::defaultOptions();
   opts.profiles[0].plugins.bind.disabled = {{"DefaultBinder"}};
   opts.profiles[0].plugins.bind.enabled = {{"StorageFailingBinder"}};

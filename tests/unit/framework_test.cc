@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <ksched/testing/fakes.h>
+
 #include "cache/snapshot.h"
 #include "framework/parallelizer.h"
 #include "scheduler/algorithm.h"
@@ -105,21 +107,27 @@ class Waiter final : public PermitPlugin, public PostFilterPlugin {
   nlohmann::json args_;
 };
 
+// The args as written, for test plugins that read their JSON.
+const auto kRawArgs = [](const nlohmann::json& args) { return args; };
+
 Registry testRegistry() {
   Registry r;
   for (const char* n : {"W1", "W2"}) {
-    r.add(n, [n](const nlohmann::json& args, Handle&) -> std::unique_ptr<Plugin> {
-      return std::make_unique<Waiter>(n, args);
-    });
+    r.add(n, kRawArgs,
+          [n](const nlohmann::json& args, Handle&) { return std::make_unique<Waiter>(n, args); });
   }
-  r.add("Sort", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
-  r.add("Binder",
+  r.add("Sort", [](Handle&) { return std::make_unique<Sort>(); });
+  r.add("Binder", kRawArgs,
         [](const nlohmann::json& args, Handle&) { return std::make_unique<Binder>(args); });
   for (const char* n : {"A", "B", "C"}) {
-    r.add(n, [n](const nlohmann::json& args, Handle&) -> std::unique_ptr<Plugin> {
-      if (args.is_object() && args.contains("bad")) throw PluginArgsError("bad: must not be set");
-      return std::make_unique<Fake>(n, args);
-    });
+    r.add(
+        n,
+        [](const nlohmann::json& args) {
+          if (args.is_object() && args.contains("bad"))
+            throw PluginArgsError("bad: must not be set");
+          return args;
+        },
+        [n](const nlohmann::json& args, Handle&) { return std::make_unique<Fake>(n, args); });
   }
   return r;
 }
@@ -220,53 +228,56 @@ TEST(FrameworkWiringTest, ValidationErrorsNameTheField) {
 
 TEST(FrameworkWiringTest, DuplicateRegistrationIsRejected) {
   Registry r = testRegistry();
-  auto sort = [](const nlohmann::json&, Handle&) -> std::unique_ptr<Plugin> {
-    return std::make_unique<Sort>();
-  };
+  auto sort = [](Handle&) { return std::make_unique<Sort>(); };
   EXPECT_THROW(r.add("A", sort), std::invalid_argument);
   Registry other;
   other.add("A", sort);
   EXPECT_THROW(r.merge(other), std::invalid_argument);
   Registry third;
-  third.add("Z", [](const nlohmann::json&, Handle&) { return std::make_unique<Sort>(); });
+  third.add("Z", [](Handle&) { return std::make_unique<Sort>(); });
   r.merge(third);
   EXPECT_NE(r.find("Z"), nullptr);
 }
 
-// Validation builds each profile's plugins once and keeps them (Prebuilt); attach() then gives
-// them the scheduler's services: what the plugins asked for while they were built (pod event
-// handlers, a watch, the listers they kept) reaches the services.
-TEST(FrameworkWiringTest, PrebuiltFrameworkIsBuiltOnceAndAttached) {
+// Validation decodes every plugin's args and builds nothing; the framework then builds each
+// plugin once, with its services in place: what a plugin asks for while it is built (pod event
+// handlers, a watch, the listers it keeps) reaches the services at once.
+TEST(FrameworkWiringTest, ValidationBuildsNothingAndTheFrameworkBuildsOnce) {
   struct Seen {
+    int decoded = 0;
     int built = 0;
     const ClusterListers* listers = nullptr;
     std::shared_ptr<const ObjectStore> store;
   };
   auto seen = std::make_shared<Seen>();
   Registry r = testRegistry();
-  r.add("Watcher", [seen](const nlohmann::json&, Handle& h) -> std::unique_ptr<Plugin> {
-    ++seen->built;
-    seen->listers = &h.listers();
-    h.addPodEventHandlers({[](const PodPtr&) {}, nullptr, nullptr});
-    seen->store = h.watchObjects({"Thing", "/apis/x/v1/things", ""}, {});
-    return std::make_unique<Fake>("Watcher", nlohmann::json::object());
-  });
-  auto prebuilt = std::make_shared<framework::Prebuilt>();
-  auto check = framework::wiringCheck(r, prebuilt);
+  r.add(
+      "Watcher",
+      [seen](const nlohmann::json& args) {
+        ++seen->decoded;
+        return args;
+      },
+      [seen](const nlohmann::json&, Handle& h) {
+        ++seen->built;
+        seen->listers = &h.listers();
+        h.addPodEventHandlers({[](const PodPtr&) {}, nullptr, nullptr});
+        seen->store = h.watchObjects({"Thing", "/apis/x/v1/things", ""}, {});
+        return std::make_unique<Fake>("Watcher", nlohmann::json::object());
+      });
+  auto check = config::wiringCheck(r);
   auto p = profile({{"Sort", 0}, {"Watcher", 0}, {"Binder", 0}});
   p.schedulerName = "one";
-  EXPECT_TRUE(check(p, "profiles[0]").errors.empty());
-  EXPECT_EQ(seen->built, 1);
-  ASSERT_EQ(prebuilt->byPath.size(), 1u);
-  // Before attach: an empty, synced store and no listers.
-  EXPECT_TRUE(seen->store->hasSynced());
-  EXPECT_TRUE(seen->listers->namespaces().empty());
-
-  // Another profile name at that path is not taken; the right one is, once.
-  EXPECT_EQ(prebuilt->take("profiles[0]", "other"), nullptr);
-  std::unique_ptr<Framework> f = prebuilt->take("profiles[0]", "one");
-  ASSERT_NE(f, nullptr);
-  EXPECT_EQ(prebuilt->take("profiles[0]", "one"), nullptr);
+  config::WiringResult w = check(p, "profiles[0]");
+  EXPECT_TRUE(w.errors.empty()) << w.errors;
+  EXPECT_EQ(w.queueSort, "Sort");
+  EXPECT_EQ(seen->decoded, 1);
+  EXPECT_EQ(seen->built, 0);
+  // Args errors are found by decoding alone.
+  auto bad = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
+  bad.pluginConfig.push_back({"A", nlohmann::json{{"bad", true}}});
+  EXPECT_EQ(check(bad, "profiles[1]").errors,
+            "profiles[1].pluginConfig[0].args.bad: must not be set");
+  EXPECT_EQ(seen->built, 0);
 
   Env env;
   StaticClusterListers listers;
@@ -283,17 +294,28 @@ TEST(FrameworkWiringTest, PrebuiltFrameworkIsBuiltOnceAndAttached) {
     watched.push_back(what.path);
     return std::shared_ptr<const ObjectStore>(target);
   };
-  f->attach(s);
-  EXPECT_EQ(seen->built, 1);  // not built again
+  Framework f(p, r, s);
+  EXPECT_EQ(seen->built, 1);
   EXPECT_EQ(podHandlers, 1);
   EXPECT_EQ(watched, (std::vector<std::string>{"/apis/x/v1/things"}));
-  ASSERT_EQ(seen->listers->namespaces().size(), 1u);  // the reference the plugin kept
+  EXPECT_EQ(seen->store, target);
+  ASSERT_EQ(seen->listers->namespaces().size(), 1u);
   EXPECT_EQ(seen->listers->getNamespace("team-a")->metadata.name, "team-a");
-  // A failing profile keeps nothing.
-  auto bad = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
-  bad.pluginConfig.push_back({"A", nlohmann::json{{"bad", true}}});
-  EXPECT_FALSE(check(bad, "profiles[1]").errors.empty());
-  EXPECT_TRUE(prebuilt->byPath.empty());
+  EXPECT_EQ(f.pluginsPerExtensionPoint().at("Filter"), (std::vector<std::string>{"Watcher"}));
+}
+
+// The registry knows a plugin's extension points from its class, without building it.
+TEST(FrameworkWiringTest, FactoriesDeclareTheirPointsFromTheClass) {
+  Registry r = testRegistry();
+  const PluginFactory* sort = r.find("Sort");
+  ASSERT_NE(sort, nullptr);
+  EXPECT_TRUE(sort->points.has(ExtensionPoint::kQueueSort));
+  EXPECT_FALSE(sort->points.has(ExtensionPoint::kFilter));
+  const PluginFactory* fake = r.find("A");
+  ASSERT_NE(fake, nullptr);
+  testing::FakeHandle handle;
+  auto built = makePlugin(*fake, nlohmann::json::object(), handle);
+  EXPECT_EQ(fake->points, extensionPointsOf(*built));
 }
 
 TEST(NumFeasibleNodesToFindTest, FollowsUpstream) {
@@ -466,7 +488,7 @@ TEST(AlgorithmTest, PreFilterSkipSkipsThatPluginsFilterOnly) {
   auto snap = cache::Snapshot::fromForTest({}, {n1});
   Registry r = testRegistry();
   for (const char* n : {"S1", "S2"}) {
-    r.add(n, [n](const nlohmann::json&, Handle&) { return std::make_unique<Skipper>(n); });
+    r.add(n, [n](Handle&) { return std::make_unique<Skipper>(n); });
   }
   // Filter order: A, S1, S2 (S1 at position 1, S2 at 2).
   Framework f(profile({{"Sort", 0}, {"A", 0}, {"S1", 0}, {"S2", 0}, {"Binder", 0}}), r,
@@ -502,7 +524,7 @@ TEST(AlgorithmTest, NominatedPodsOfHigherPriorityReserveRoom) {
       return n.pods().empty() ? Status{} : Status::unschedulable("node(s) not empty");
     }
   };
-  r.add("Empty", [](const nlohmann::json&, Handle&) { return std::make_unique<Empty>(); });
+  r.add("Empty", [](Handle&) { return std::make_unique<Empty>(); });
   auto nominated = std::make_shared<api::Pod>();
   nominated->metadata.uid = "nom";
   nominated->spec.priority = 100;

@@ -35,16 +35,16 @@ class OtherSort final : public QueueSortPlugin {
   }
 };
 
-WiringCheck inTree() { return framework::wiringCheck(plugins::inTreeRegistry()); }
+WiringCheck inTree() { return config::wiringCheck(plugins::inTreeRegistry()); }
 
 Registry testRegistry() {
   Registry r = plugins::inTreeRegistry();
-  r.add("OtherSort", [](const nlohmann::json&, Handle&) { return std::make_unique<OtherSort>(); });
+  r.add("OtherSort", [](Handle&) { return std::make_unique<OtherSort>(); });
   return r;
 }
 
 std::vector<std::string> errorsOf(const std::string& text) {
-  return loadConfig(text, "test.yaml", framework::wiringCheck(testRegistry())).errors;
+  return loadConfig(text, "test.yaml", config::wiringCheck(testRegistry())).errors;
 }
 
 SchedulerConfiguration mustLoad(const std::string& text) {
@@ -98,7 +98,7 @@ class SchedulerConfigBadTest : public ::testing::TestWithParam<BadConfig> {};
 
 TEST_P(SchedulerConfigBadTest, ReportsEveryError) {
   const BadConfig& c = GetParam();
-  LoadResult r = loadConfig(c.text, "test.yaml", framework::wiringCheck(testRegistry()));
+  LoadResult r = loadConfig(c.text, "test.yaml", config::wiringCheck(testRegistry()));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.errors, c.errors);
 }
@@ -526,7 +526,7 @@ TEST(SchedulerConfigTest, V1beta3DefaultsPutSchedulingGatesLast) {
 
 TEST(SchedulerConfigTest, QueueSortArgsMustMatchAcrossProfiles) {
   Registry r = testRegistry();
-  r.add("ArgSort", [](const nlohmann::json&, Handle&) {
+  r.add("ArgSort", [](Handle&) {
     struct ArgSort final : QueueSortPlugin {
       std::string_view name() const override { return "ArgSort"; }
       bool less(const QueuedPodInfo&, const QueuedPodInfo&) const override { return false; }
@@ -543,7 +543,7 @@ TEST(SchedulerConfigTest, QueueSortArgsMustMatchAcrossProfiles) {
                              "  pluginConfig: [{name: ArgSort, args: {x: 2}}]\n"
                              "- schedulerName: c\n" +
                              profile,
-                         "t", framework::wiringCheck(r))
+                         "t", config::wiringCheck(r))
                   .errors;
   EXPECT_THAT(errs,
               ElementsAre("profiles[1].pluginConfig[0].args: queueSort args must be the same for "
@@ -860,7 +860,7 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
   // Without --config the deprecated client flags apply.
   auto noFile =
       parse({"--kubeconfig=/k", "--kube-api-qps=5", "--kube-api-burst=6", "--leader-elect=false"});
-  LoadResult r = resolveConfiguration(noFile.flags, framework::wiringCheck(registry), warnings);
+  LoadResult r = resolveConfiguration(noFile.flags, config::wiringCheck(registry), warnings);
   ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
   EXPECT_EQ(r.config->clientConnection.kubeconfig, "/k");
   EXPECT_EQ(r.config->clientConnection.qps, 5.0f);
@@ -874,7 +874,7 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
                 "leaderElection: {resourceName: from-file, leaseDuration: 20s}\n");
   auto withFile = parse({"--config", file.path(), "--kubeconfig=/k", "--kube-api-burst=6",
                          "--leader-elect-resource-name=from-flag"});
-  r = resolveConfiguration(withFile.flags, framework::wiringCheck(registry), warnings);
+  r = resolveConfiguration(withFile.flags, config::wiringCheck(registry), warnings);
   ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
   EXPECT_EQ(r.config->clientConnection.kubeconfig, "/from-file");
   EXPECT_EQ(r.config->clientConnection.qps, 11.0f);
@@ -889,11 +889,11 @@ TEST(SchedulerCommandLineTest, FlagsCombineWithConfigLikeKubeScheduler) {
 
   // Flags are validated together with the file.
   auto badFlags = parse({"--config", file.path(), "--leader-elect-renew-deadline=30s"});
-  r = resolveConfiguration(badFlags.flags, framework::wiringCheck(registry), warnings);
+  r = resolveConfiguration(badFlags.flags, config::wiringCheck(registry), warnings);
   EXPECT_THAT(r.errors, ElementsAre("leaderElection.leaseDuration: Invalid value: 30s: must be "
                                     "greater than `RenewDeadline`"));
   auto missing = parse({"--config=/nonexistent/ksched.yaml"});
-  r = resolveConfiguration(missing.flags, framework::wiringCheck(registry), warnings);
+  r = resolveConfiguration(missing.flags, config::wiringCheck(registry), warnings);
   EXPECT_THAT(r.errors,
               ElementsAre("/nonexistent/ksched.yaml: cannot read: No such file or directory"));
 }

@@ -16,7 +16,7 @@ class OtherSort final : public QueueSortPlugin {
 
 Registry registry() {
   Registry r = plugins::inTreeRegistry();
-  r.add("OtherSort", [](const nlohmann::json&, Handle&) { return std::make_unique<OtherSort>(); });
+  r.add("OtherSort", [](Handle&) { return std::make_unique<OtherSort>(); });
   return r;
 }
 

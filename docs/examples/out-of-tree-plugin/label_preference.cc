@@ -44,9 +44,11 @@ ksched::Status LabelPreference::score(const ksched::CycleState& /*state*/,
   return {};
 }
 
-std::unique_ptr<ksched::Plugin> newLabelPreference(const nlohmann::json& args,
-                                                   ksched::Handle& /*handle*/) {
-  return std::make_unique<LabelPreference>(decodeArgs(args));
+ksched::PluginFactory labelPreferenceFactory() {
+  return ksched::makePluginFactory<LabelPreference>(
+      decodeArgs, [](const LabelPreferenceArgs& args, ksched::Handle& /*handle*/) {
+        return std::make_unique<LabelPreference>(args);
+      });
 }
 
 }  // namespace example

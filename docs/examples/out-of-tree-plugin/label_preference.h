@@ -14,6 +14,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/registry.h>
 #include <nlohmann/json_fwd.hpp>
 
 namespace example {
@@ -43,8 +44,8 @@ class LabelPreference final : public ksched::ScorePlugin {
   const LabelPreferenceArgs args_;
 };
 
-// The factory registered under kName: called once per profile that enables the plugin.
-[[nodiscard]] std::unique_ptr<ksched::Plugin> newLabelPreference(const nlohmann::json& args,
-                                                                 ksched::Handle& handle);
+// The factory registered under kName: `decode` checks a profile's args while the configuration
+// is validated (building nothing); `create` builds the plugin once per profile that enables it.
+[[nodiscard]] ksched::PluginFactory labelPreferenceFactory();
 
 }  // namespace example

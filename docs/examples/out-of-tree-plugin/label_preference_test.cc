@@ -40,8 +40,8 @@ TEST(LabelPreferenceArgs, Errors) {
 
 TEST(LabelPreference, ScoresNodesWithAPreferredValue) {
   FakeHandle handle;
-  auto plugin = newLabelPreference({{"key", "disk"}, {"values", {"ssd", "nvme"}}, {"score", 80}},
-                                   handle);
+  auto plugin = ksched::makePlugin(
+      labelPreferenceFactory(), {{"key", "disk"}, {"values", {"ssd", "nvme"}}, {"score", 80}}, handle);
   auto* scorer = dynamic_cast<ksched::ScorePlugin*>(plugin.get());
   ASSERT_NE(scorer, nullptr);
   const auto pod = PodWrapper("p").obj();

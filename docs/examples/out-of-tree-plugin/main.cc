@@ -6,6 +6,6 @@
 
 int main(int argc, char** argv) {
   ksched::Registry outOfTree;
-  outOfTree.add(std::string(example::LabelPreference::kName), example::newLabelPreference);
+  outOfTree.add(std::string(example::LabelPreference::kName), example::labelPreferenceFactory());
   return ksched::app::run(argc, argv, outOfTree);
 }

@@ -1,0 +1,440 @@
+// The runners of the extension points (upstream frameworkImpl.Run*Plugins): each calls its
+// plugins in order, times the point and, in sampled cycles, each plugin (instrumentation.h), and
+// words errors as upstream does.
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "framework/framework.h"
+
+namespace ksched::framework {
+namespace {
+
+constexpr std::chrono::minutes kMaxPermitTimeout{15};
+
+Status withPlugin(Status s, std::string_view plugin) {
+  if (s.plugin().empty()) s.withPlugin(plugin);
+  return s;
+}
+
+}  // namespace
+
+Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
+  for (auto* p : plugins<ExtensionPoint::kPreEnqueue>()) {
+    Status s = p->preEnqueue(pod);
+    if (!s.ok()) return withPlugin(std::move(s), p->name());
+  }
+  return {};
+}
+
+Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
+                                      PreFilterResult& result,
+                                      std::set<std::string, std::less<>>* pluginsWithNodes) {
+  std::set<std::string, std::less<>> restricting;
+  if (pluginsWithNodes == nullptr) pluginsWithNodes = &restricting;
+  return timed(ExtensionPoint::kPreFilter, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
+      PreFilterResult r;
+      Status s = timedPlugin(p, ExtensionPoint::kPreFilter,
+                             [&] { return p->preFilter(state, pod, snapshot(), r); });
+      if (s.isSkip()) {
+        state.skipFilterPlugins.emplace(p->name());
+        continue;
+      }
+      if (!s.ok()) {
+        if (s.isError()) {
+          return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
+                               "\": " + s.message())
+              .withPlugin(p->name());
+        }
+        return withPlugin(std::move(s), p->name());
+      }
+      if (r.nodeNames) {
+        pluginsWithNodes->emplace(p->name());
+        if (!result.nodeNames) {
+          result.nodeNames = std::move(r.nodeNames);
+        } else {
+          std::set<std::string, std::less<>> both;
+          for (const auto& n : *result.nodeNames) {
+            if (r.nodeNames->contains(n)) both.insert(n);
+          }
+          result.nodeNames = std::move(both);
+        }
+        if (result.nodeNames->empty()) {
+          std::string msg;
+          if (pluginsWithNodes->size() == 1) {
+            msg = "node(s) didn't satisfy plugin " + *pluginsWithNodes->begin();
+          } else {
+            msg = "node(s) didn't satisfy plugin(s) [";
+            for (const auto& name : *pluginsWithNodes) {
+              msg += (msg.back() == '[' ? "" : " ") + name;
+            }
+            msg += "] simultaneously";
+          }
+          return Status::unresolvable(msg).withPlugin(p->name());
+        }
+      }
+    }
+    state.skippedFilters_.reset();
+    if (plugins<ExtensionPoint::kFilter>().size() <= 64) {
+      uint64_t mask = 0;
+      for (size_t i = 0; i < plugins<ExtensionPoint::kFilter>().size(); ++i) {
+        if (state.skipFilterPlugins.contains(plugins<ExtensionPoint::kFilter>()[i]->name()))
+          mask |= uint64_t{1} << i;
+      }
+      state.skippedFilters_ = mask;
+    }
+    return {};
+  });
+}
+
+Status Framework::runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                              const PodInfo& toAdd, const NodeInfo& node) const {
+  for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
+    if (state.skipFilterPlugins.contains(p->name())) continue;
+    if (const auto* ext = p->preFilterExtensions()) {
+      Status s = ext->addPod(state, pod, toAdd, node);
+      if (!s.ok()) return withPlugin(std::move(s), p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                                 const PodInfo& toRemove,
+                                                 const NodeInfo& node) const {
+  for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
+    if (state.skipFilterPlugins.contains(p->name())) continue;
+    if (const auto* ext = p->preFilterExtensions()) {
+      Status s = ext->removePod(state, pod, toRemove, node);
+      if (!s.ok()) return withPlugin(std::move(s), p->name());
+    }
+  }
+  return {};
+}
+
+Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                   const NodeInfo& node, std::vector<Status>* all) const {
+  std::optional<Status> first;
+  const std::optional<uint64_t> skipped =
+      state.skipFilterPlugins.empty() ? std::optional<uint64_t>(0) : state.skippedFilters_;
+  for (size_t i = 0; i < plugins<ExtensionPoint::kFilter>().size(); ++i) {
+    auto* p = plugins<ExtensionPoint::kFilter>()[i];
+    if (skipped ? (i < 64 && (*skipped >> i & 1U) != 0)
+                : state.skipFilterPlugins.contains(p->name())) {
+      continue;
+    }
+    Status s = timedPlugin(p, ExtensionPoint::kFilter, [&] { return p->filter(state, pod, node); });
+    if (!s.ok()) {
+      if (s.isError()) {
+        return Status::error("running \"" + std::string(p->name()) +
+                             "\" filter plugin: " + s.message())
+            .withPlugin(p->name());
+      }
+      s = withPlugin(std::move(s), p->name());
+      if (all == nullptr) return s;
+      all->push_back(s);
+      if (!first) first = std::move(s);
+    }
+  }
+  return first ? std::move(*first) : Status{};
+}
+
+Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                    const NodeInfo& node) const {
+  return filterWithNominatedPods(state, pod, node, nullptr);
+}
+
+Status Framework::runAllFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                       const NodeInfo& node,
+                                                       std::vector<Status>& all) const {
+  return filterWithNominatedPods(state, pod, node, &all);
+}
+
+Status Framework::filterWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                          const NodeInfo& node, std::vector<Status>* all) const {
+  std::vector<PodInfoPtr> nominated;
+  if (services_.nominatedPodsForNode) {
+    const int32_t prio = api::podPriority(pod);
+    for (auto& pi : services_.nominatedPodsForNode(node.name())) {
+      if (pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio) {
+        nominated.push_back(std::move(pi));
+      }
+    }
+  }
+  if (nominated.empty()) return runFilterPlugins(state, pod, node, all);
+  // First pass: as if the nominated pods were already running there.
+  CycleState withNominated = state.clone();
+  auto nodeWith = node.clone();
+  for (const auto& pi : nominated) {
+    nodeWith->addPod(pi);
+    Status s = runPreFilterExtensionAddPod(withNominated, pod, *pi, *nodeWith);
+    if (!s.ok()) return s;
+  }
+  Status s = runFilterPlugins(withNominated, pod, *nodeWith, all);
+  if (!s.ok()) return s;
+  // Second pass: without them (they may never arrive; pod affinity must not rely on them).
+  return runFilterPlugins(state, pod, node, all);
+}
+
+Status Framework::dryRunPostFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                          const NodeToStatus& statuses, std::string& plugin,
+                                          PostFilterPlugin::Proposal& proposal) {
+  Status last = Status::skip();
+  for (auto* p : plugins<ExtensionPoint::kPostFilter>()) {
+    PostFilterPlugin::Proposal pr;
+    Status s = p->dryRunPostFilter(state, pod, statuses, pr);
+    if (s.isSkip()) continue;
+    plugin = std::string(p->name());
+    if (s.ok()) {
+      proposal = std::move(pr);
+      return s;
+    }
+    if (!s.isRejected()) return withPlugin(std::move(s), p->name());
+    last = withPlugin(std::move(s), p->name());
+  }
+  return last;
+}
+
+std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& state,
+                                                                    const api::Pod& pod,
+                                                                    const NodeToStatus& statuses) {
+  std::pair<PostFilterResult, Status> out;
+  (void)timed(ExtensionPoint::kPostFilter, [&]() -> Status {
+    out = [&]() -> std::pair<PostFilterResult, Status> {
+      // As upstream: the first success wins; an unresolvable rejection ends the run; otherwise
+      // the rejections' reasons add up and the first rejecting plugin is named.
+      PostFilterResult lastResult;  // the last rejection's result that asks for a change
+      std::vector<std::string> reasons;
+      std::string rejector;
+      for (auto* p : plugins<ExtensionPoint::kPostFilter>()) {
+        auto [result, s] = p->postFilter(state, pod, statuses);
+        if (s.ok()) return {std::move(result), std::move(s)};
+        if (s.code() == Code::kUnschedulableAndUnresolvable) {
+          return {std::move(result), withPlugin(std::move(s), p->name())};
+        }
+        if (!s.isRejected()) return {PostFilterResult{}, withPlugin(std::move(s), p->name())};
+        if (result.nominatedNodeName) lastResult = std::move(result);
+        reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+        if (rejector.empty()) rejector = p->name();
+      }
+      if (rejector.empty()) {
+        return {PostFilterResult{},
+                Status::unschedulable("no PostFilter plugin made the pod schedulable")};
+      }
+      Status last(Code::kUnschedulable, std::move(reasons));
+      last.withPlugin(rejector);
+      return {std::move(lastResult), std::move(last)};
+    }();
+    return out.second;
+  });
+  return out;
+}
+
+Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
+                                     const std::vector<const NodeInfo*>& nodes) {
+  return timed(ExtensionPoint::kPreScore, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kPreScore>()) {
+      Status s =
+          timedPlugin(p, ExtensionPoint::kPreScore, [&] { return p->preScore(state, pod, nodes); });
+      if (s.isSkip()) {
+        state.skipScorePlugins.emplace(p->name());
+        continue;
+      }
+      if (!s.ok()) {
+        return Status::error("running PreScore plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
+    }
+    return {};
+  });
+}
+
+Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<int64_t>& totals, ScoreBreakdown* breakdown) {
+  return timed(ExtensionPoint::kScore, [&]() -> Status {
+    totals.assign(nodes.size(), 0);
+    struct Weighted {
+      ScorePlugin* plugin;
+      int64_t weight;
+    };
+    std::vector<Weighted> active;
+    const auto& scorers = plugins<ExtensionPoint::kScore>();
+    for (size_t k = 0; k < scorers.size(); ++k) {
+      if (state.skipScorePlugins.empty() || !state.skipScorePlugins.contains(scorers[k]->name())) {
+        active.push_back({scorers[k], lists_.scoreWeights()[k]});
+      }
+    }
+    if (active.empty() || nodes.empty()) return {};
+    // Kept from cycle to cycle (per thread: explain may score beside the loop), so that neither
+    // the lists nor the node names in them are allocated again for every pod.
+    thread_local std::vector<std::vector<NodeScore>> scratch;
+    auto& scores = scratch;  // the calling thread's, also inside the parallel workers
+    if (scores.size() < active.size()) scores.resize(active.size());
+    for (size_t k = 0; k < active.size(); ++k) scores[k].resize(nodes.size());
+    std::mutex errMu;
+    std::optional<Status> firstError;  // guarded by errMu
+    std::atomic<bool> failed{false};   // firstError is set
+    parallelizer().until(
+        static_cast<int>(nodes.size()),
+        [&](int i) {
+          for (size_t k = 0; k < active.size(); ++k) {
+            int64_t v = 0;
+            Status s = timedPlugin(active[k].plugin, ExtensionPoint::kScore, [&] {
+              return active[k].plugin->score(state, pod, *nodes[i], v);
+            });
+            if (!s.ok()) {
+              std::lock_guard lock(errMu);
+              if (!firstError) firstError = withPlugin(std::move(s), active[k].plugin->name());
+              failed.store(true, std::memory_order_relaxed);
+              return;
+            }
+            scores[k][i].name.assign(nodes[i]->name());
+            scores[k][i].score = v;
+          }
+        },
+        [&] { return failed.load(std::memory_order_relaxed); });
+    if (firstError) {
+      return Status::error("running Score plugin \"" + firstError->plugin() +
+                           "\": " + firstError->message())
+          .withPlugin(firstError->plugin());
+    }
+    if (breakdown != nullptr) {
+      *breakdown = {};
+      for (size_t k = 0; k < active.size(); ++k) {
+        breakdown->plugins.emplace_back(active[k].plugin->name());
+        breakdown->weights.push_back(active[k].weight);
+        auto& raw = breakdown->raw.emplace_back();
+        for (const auto& ns : scores[k]) raw.push_back(ns.score);
+      }
+    }
+    for (size_t k = 0; k < active.size(); ++k) {
+      const auto* plugin = active[k].plugin;
+      if (plugin->hasNormalizeScore()) {
+        Status s = plugin->normalizeScore(state, pod, scores[k]);
+        if (!s.ok()) {
+          return Status::error("running Normalize on Score plugin \"" +
+                               std::string(plugin->name()) + "\": " + s.message())
+              .withPlugin(plugin->name());
+        }
+      }
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        int64_t v = scores[k][i].score;
+        if (v < kMinNodeScore || v > kMaxNodeScore) {
+          return Status::error("plugin \"" + std::string(plugin->name()) +
+                               "\" returns an invalid score " + std::to_string(v) +
+                               ", it should in the range of [0, 100] after normalizing")
+              .withPlugin(plugin->name());
+        }
+        totals[i] += v * active[k].weight;
+      }
+      if (breakdown != nullptr) {
+        auto& normalized = breakdown->normalized.emplace_back();
+        for (const auto& ns : scores[k]) normalized.push_back(ns.score);
+      }
+    }
+    return {};
+  });
+}
+
+Status Framework::runReservePluginsReserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  return timed(ExtensionPoint::kReserve, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kReserve>()) {
+      Status s =
+          timedPlugin(p, ExtensionPoint::kReserve, [&] { return p->reserve(state, pod, node); });
+      if (!s.ok()) {
+        return Status::error("running Reserve plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
+    }
+    return {};
+  });
+}
+
+void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  (void)timed(TimedPoint::unreserve(), [&]() -> Status {
+    for (auto it = plugins<ExtensionPoint::kReserve>().rbegin();
+         it != plugins<ExtensionPoint::kReserve>().rend(); ++it)
+      (*it)->unreserve(state, pod, node);
+    return {};
+  });
+}
+
+Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
+  return timed(ExtensionPoint::kPermit, [&]() -> Status {
+    std::map<std::string, std::chrono::milliseconds> pending;
+    for (auto* p : plugins<ExtensionPoint::kPermit>()) {
+      std::chrono::milliseconds timeout{0};
+      Status s = timedPlugin(p, ExtensionPoint::kPermit,
+                             [&] { return p->permit(state, pod, node, timeout); });
+      if (s.ok()) continue;
+      if (s.isWait()) {
+        pending[std::string(p->name())] =
+            std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
+        continue;
+      }
+      if (s.isRejected()) return withPlugin(std::move(s), p->name());
+      return Status::error("running Permit plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+    if (pending.empty()) return {};
+    waiting_.add(pod, std::move(pending));
+    return Status::wait();
+  });
+}
+
+Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
+                                    const std::string& node) {
+  return timed(ExtensionPoint::kPreBind, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kPreBind>()) {
+      Status s = p->preBind(state, pod, node);
+      if (!s.ok()) {
+        if (s.isRejected()) return withPlugin(std::move(s), p->name());
+        return Status::error("running PreBind plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
+    }
+    return {};
+  });
+}
+
+Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+  return timed(ExtensionPoint::kBind, [&]() -> Status {
+    Status last = Status::skip();
+    for (auto* p : plugins<ExtensionPoint::kBind>()) {
+      last = p->bind(state, pod, node);
+      if (last.isSkip()) continue;
+      if (!last.ok()) {
+        // The HTTP code goes with it: the scheduler tells a binding the apiserver refused (409
+        // bound already, 404 gone) from one worth retrying.
+        return Status::error("running Bind plugin \"" + std::string(p->name()) +
+                             "\": " + last.message())
+            .withPlugin(p->name())
+            .withHttpCode(last.httpCode());
+      }
+      return last;
+    }
+    return last;
+  });
+}
+
+void Framework::runPostBindPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
+  (void)timed(ExtensionPoint::kPostBind, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kPostBind>()) p->postBind(state, pod, node);
+    return {};
+  });
+}
+
+}  // namespace ksched::framework
