@@ -40,7 +40,7 @@
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 
-#include "framework/task_pool.h"
+#include "util/task_pool.h"
 
 namespace ksched::plugins {
 
@@ -163,7 +163,7 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   static constexpr std::chrono::minutes kEvictedTtl{2};
   std::map<std::string, Evicted, std::less<>> evicted_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
-  framework::TaskPool preparers_{"preempt", 16};
+  util::TaskPool preparers_{"preempt", 16};
 };
 
 std::unique_ptr<Plugin> newDefaultPreemption(const nlohmann::json& args, Handle& handle);

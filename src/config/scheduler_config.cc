@@ -11,7 +11,6 @@
 #include <set>
 #include <sstream>
 
-#include "client/config.h"
 #include "config/legacy_config.h"
 #include "config/strict_decoder.h"
 #include "config/yaml_json.h"

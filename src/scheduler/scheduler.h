@@ -36,7 +36,6 @@
 #include "extender/extender.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
-#include "framework/task_pool.h"
 #include "informer/informer.h"
 #include "metrics/metrics.h"
 #include "queue/scheduling_queue.h"
@@ -46,6 +45,7 @@
 #include "scheduler/informer_listers.h"
 #include "scheduler/object_informer.h"
 #include "scheduler/status_writes.h"
+#include "util/task_pool.h"
 
 namespace ksched::scheduler {
 
@@ -217,8 +217,8 @@ class Scheduler {
 
   // Declared before statusWriters_, whose tasks use it until the pool is drained.
   StatusWrites statusWrites_;
-  framework::TaskPool binders_;
-  framework::TaskPool statusWriters_;
+  util::TaskPool binders_;
+  util::TaskPool statusWriters_;
   std::jthread loop_;
 };
 
