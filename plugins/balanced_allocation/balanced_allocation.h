@@ -25,6 +25,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 
 #include "plugins/node_resources_fit/fit_args.h"
 
@@ -56,7 +57,7 @@ struct NodeResourcesBalancedAllocationArgs {
 
 class NodeResourcesBalancedAllocation final : public PreScorePlugin, public ScorePlugin {
  public:
-  static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
+  static constexpr std::string_view kName = names::kNodeResourcesBalancedAllocation;
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
 

@@ -39,6 +39,7 @@
 #include <ksched/api/policy.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 
 #include "util/task_pool.h"
 
@@ -87,7 +88,7 @@ void filterPodsWithPDBViolation(
 
 class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin {
  public:
-  static constexpr std::string_view kName = "DefaultPreemption";
+  static constexpr std::string_view kName = names::kDefaultPreemption;
   static constexpr std::string_view kWaitingForPreemption =
       "waiting for the preemption for this pod to be finished";
 

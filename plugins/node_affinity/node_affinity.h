@@ -23,6 +23,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 
 namespace ksched::plugins {
 
@@ -46,7 +47,7 @@ class NodeAffinity final : public PreFilterPlugin,
                            public ScorePlugin,
                            public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeAffinity";
+  static constexpr std::string_view kName = names::kNodeAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeAffinity";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeAffinity";
 

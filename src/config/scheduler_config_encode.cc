@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ksched/plugin_names.h>
+
 #include "config/scheduler_config.h"
 #include "config/yaml_json.h"
 #include "util/base64.h"
@@ -14,8 +16,8 @@ using nlohmann::json;
 // Plugins v1 rejects (upstream invalidPluginsByVersion); a converted v1.20 profile runs them,
 // its v1 form leaves them out (the conversion notes say so).
 bool invalidInV1(const std::string& name) {
-  return name == "AzureDiskLimits" || name == "CinderLimits" || name == "EBSLimits" ||
-         name == "GCEPDLimits";
+  return name == names::kAzureDiskLimits || name == names::kCinderLimits ||
+         name == names::kEBSLimits || name == names::kGCEPDLimits;
 }
 
 json pluginList(const std::vector<PluginRef>& refs, bool withWeight) {
