@@ -61,7 +61,7 @@ struct Options {
   // 0: no pause.
   size_t maxQueuedBindings = 256;
   std::string instanceId = "ksched";  // reportingInstance of events
-  // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
+  // Where the scheduler_* metrics go (plugins' too, through Handle::metrics()); null: nowhere.
   // Must outlive the Scheduler.
   metrics::SchedulerMetrics* metrics = nullptr;
   // Unschedulable attempts write diagnosisAnnotation() into the pod's ksched.io/diagnosis
