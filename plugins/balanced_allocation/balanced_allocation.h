@@ -24,12 +24,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
+#include <ksched/helper/resource_allocation.h>
 #include <ksched/plugin.h>
 #include <ksched/plugin_names.h>
 
-#include "plugins/node_resources_fit/fit_args.h"
-
 namespace ksched::plugins {
+
+using helper::defaultScoringResources;
+using helper::ResourceSpec;
 
 // Values of NodeResourcesBalancedAllocationArgs.formula.
 inline constexpr std::string_view kBalancedFormulaCurrent = "";

@@ -81,11 +81,6 @@ class NodeAffinity final : public PreFilterPlugin,
   // Node added or its labels changed (isSchedulableAfterNodeChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
-  // The pod's spec.nodeSelector and required node affinity both match `node` (upstream
-  // RequiredNodeAffinity.Match).
-  [[nodiscard]] static bool podMatchesNodeSelectorAndAffinityTerms(const api::Pod& pod,
-                                                                   const api::Node& node);
-
  private:
   // The Filter would pass `node` (addedAffinity, nodeSelector, required terms).
   [[nodiscard]] bool matches(const api::Pod& pod, const api::Node& node) const;
