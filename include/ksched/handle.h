@@ -14,6 +14,7 @@
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
 #include <ksched/object_watch.h>
+#include <ksched/plugin_metrics.h>
 #include <ksched/status.h>
 
 namespace ksched::api {
@@ -82,6 +83,12 @@ class Handle {
   [[nodiscard]] virtual ClusterApi* api() = 0;
   [[nodiscard]] virtual EventRecorder& eventRecorder() = 0;
   [[nodiscard]] virtual Parallelizer& parallelizer() = 0;
+  // The scheduler metrics a plugin records itself (plugin_metrics.h); without a metrics registry,
+  // one that records nothing.
+  [[nodiscard]] virtual PluginMetrics& metrics() {
+    static PluginMetrics none;
+    return none;
+  }
   // nullptr when no pod with that uid waits at Permit.
   [[nodiscard]] virtual std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) = 0;
   virtual void iterateWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;

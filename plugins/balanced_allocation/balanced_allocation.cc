@@ -10,10 +10,8 @@
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/resources.h>
 #include <ksched/helper/args_json.h>
+#include <ksched/helper/resource_allocation_v120.h>
 #include <ksched/registry.h>
-
-#include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
-#include "plugins/node_resources_fit/resource_allocation.h"
 
 namespace ksched::plugins {
 namespace {
@@ -127,7 +125,7 @@ int64_t balancedResourceScore(const std::vector<int64_t>& requested,
 }
 
 std::vector<int64_t> NodeResourcesBalancedAllocation::podRequests(const api::Pod& pod) const {
-  return requestVector(api::effectiveRequests(pod), resources_);
+  return helper::requestVector(api::effectiveRequests(pod), resources_);
 }
 
 int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
@@ -135,7 +133,8 @@ int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
   // Score runs per node on the Filter/Score pool: the lists keep their storage per thread.
   thread_local std::vector<int64_t> req;
   thread_local std::vector<int64_t> cap;
-  requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/false, req, cap);
+  helper::requestedAndAllocatable(nodeInfo, resources_, podRequests, /*nonZeroCpuMemory=*/false,
+                                  req, cap);
   return balancedResourceScore(req, cap);
 }
 
@@ -152,7 +151,7 @@ Status NodeResourcesBalancedAllocation::preScore(CycleState& state, const api::P
 Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api::Pod& pod,
                                               const NodeInfo& nodeInfo, int64_t& score) const {
   if (v120_) {
-    score = balancedResourceScoreV120(nodeInfo, pod);
+    score = helper::balancedResourceScoreV120(nodeInfo, pod);
     return {};
   }
   if (const PreScoreState* s = state.read(kPreScoreKey)) {

@@ -24,12 +24,15 @@
 
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
+#include <ksched/helper/resource_allocation.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
-#include "plugins/node_resources_fit/fit_args.h"
-
 namespace ksched::plugins {
+
+using helper::defaultScoringResources;
+using helper::ResourceSpec;
 
 // Values of NodeResourcesBalancedAllocationArgs.formula.
 inline constexpr std::string_view kBalancedFormulaCurrent = "";
@@ -57,7 +60,7 @@ struct NodeResourcesBalancedAllocationArgs {
 
 class NodeResourcesBalancedAllocation final : public PreScorePlugin, public ScorePlugin {
  public:
-  static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
+  static constexpr std::string_view kName = names::kNodeResourcesBalancedAllocation;
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
 

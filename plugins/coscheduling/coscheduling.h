@@ -41,6 +41,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 #include "plugins/coscheduling/podgroup.h"
@@ -63,7 +64,7 @@ class Coscheduling final : public QueueSortPlugin,
                            public PermitPlugin,
                            public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "Coscheduling";
+  static constexpr std::string_view kName = names::kCoscheduling;
 
   // Registers its pod handlers and the PodGroup watch with `handle`.
   Coscheduling(CoschedulingArgs args, Handle& handle);

@@ -8,13 +8,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class DefaultBinder final : public BindPlugin {
  public:
-  static constexpr std::string_view kName = "DefaultBinder";
+  static constexpr std::string_view kName = names::kDefaultBinder;
 
   // `handle` must outlive the plugin.
   explicit DefaultBinder(Handle& handle) : handle_(handle) {}

@@ -14,11 +14,9 @@
 #include <ksched/api/rfc3339.h>
 #include <ksched/api/selectors.h>
 #include <ksched/extender.h>
+#include <ksched/fit_error.h>
 #include <ksched/helper/args_json.h>
 #include <ksched/registry.h>
-
-#include "framework/fit_error.h"
-#include "metrics/metrics.h"
 
 namespace ksched::plugins {
 
@@ -303,7 +301,7 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
 
   // Nodes where preemption might help: rejected as Unschedulable. Nodes without a status were
   // excluded by a PreFilter result: nothing on them can change that.
-  framework::FitError fit;
+  FitError fit;
   std::vector<const NodeInfo*> potential;
   for (const NodeInfo* n : snapshot.list()) {
     auto it = filteredStatuses.find(n->name());
@@ -419,7 +417,7 @@ Status DefaultPreemption::callExtenders(const api::Pod& pod,
 std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
     CycleState& state, const api::Pod& pod, const NodeToStatus& filteredStatuses) {
   attempts_.fetch_add(1);
-  if (auto* m = metrics::defaultMetrics()) m->observePreemptionAttempt();
+  handle_.metrics().observePreemptionAttempt();
   Candidate chosen;
   bool noCandidates = false;
   Status s = findCandidate(state, pod, filteredStatuses, chosen, &noCandidates);
@@ -432,7 +430,7 @@ std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
   }
   victims_.fetch_add(chosen.victims.size());
   if (onVictims_) onVictims_(chosen.victims.size());
-  if (auto* m = metrics::defaultMetrics()) m->observePreemptionVictims(chosen.victims.size());
+  handle_.metrics().observePreemptionVictims(chosen.victims.size());
   spdlog::info("pod {}/{} preempts {} pod(s) on node {}", pod.metadata.namespace_,
                pod.metadata.name, chosen.victims.size(), chosen.node);
   prepareCandidate(pod, chosen);

@@ -39,9 +39,10 @@
 #include <ksched/api/policy.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
-#include "framework/task_pool.h"
+#include "util/task_pool.h"
 
 namespace ksched::plugins {
 
@@ -88,7 +89,7 @@ void filterPodsWithPDBViolation(
 
 class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin {
  public:
-  static constexpr std::string_view kName = "DefaultPreemption";
+  static constexpr std::string_view kName = names::kDefaultPreemption;
   static constexpr std::string_view kWaitingForPreemption =
       "waiting for the preemption for this pod to be finished";
 
@@ -164,7 +165,7 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   static constexpr std::chrono::minutes kEvictedTtl{2};
   std::map<std::string, Evicted, std::less<>> evicted_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
-  framework::TaskPool preparers_{"preempt", 16};
+  util::TaskPool preparers_{"preempt", 16};
 };
 
 PluginFactory defaultPreemptionFactory();

@@ -1,5 +1,6 @@
 #include "plugins/default_preemption/default_preemption.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "cache/snapshot.h"
 #include "config/profile.h"
 #include "framework/framework.h"
+#include "metrics/metrics.h"
 #include "plugins/registry.h"
 #include "plugins/testing/plugin_test_util.h"
 
@@ -237,6 +239,7 @@ class PreemptionDryRunTest : public ::testing::Test {
     s.events = &events_;
     s.parallelizer = &parallelizer_;
     s.listers = &listers_;
+    s.metrics = &metrics_;
     fwk_ = std::make_unique<framework::Framework>(p, inTreeRegistry(), s);
     fwk_->setSnapshot(&snapshot_);
     plugin_ = std::make_unique<DefaultPreemption>(DefaultPreemptionArgs{}, *fwk_);
@@ -261,6 +264,7 @@ class PreemptionDryRunTest : public ::testing::Test {
   testutil::FakeEventRecorder events_;
   testutil::InlineParallelizer parallelizer_;
   StaticClusterListers listers_;
+  metrics::SchedulerMetrics metrics_;
   cache::Snapshot snapshot_;
   CycleState state_;
   std::unique_ptr<framework::Framework> fwk_;
@@ -307,6 +311,21 @@ TEST_F(PreemptionDryRunTest, PDBMovesPreemptionToAnotherNodeAndIsViolatedOnlyWhe
   EXPECT_EQ(c.node, "n2");
   EXPECT_EQ(names(c.victims), std::vector<std::string>{"q2"});
   EXPECT_EQ(c.numPDBViolations, 1);
+}
+
+// The framework's Handle::metrics() is the scheduler's: postFilter counts the attempt and
+// observes the victims of the node it chose.
+TEST_F(PreemptionDryRunTest, RecordsAttemptsAndVictimsThroughTheHandle) {
+  build({pod("p1", 1, "2", "n1"), pod("p2", 2, "2", "n1")}, {node("n1", "4")});
+  Candidate c;
+  ASSERT_TRUE(run(*pod("big", 10, "4"), c).ok());
+  NodeToStatus statuses{{"n1", Status::unschedulable("Insufficient cpu")}};
+  auto [r, s] = plugin_->postFilter(state_, *pod("big", 10, "4"), statuses);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(r.nominatedNodeName.value_or("-"), "n1");
+  const std::string text = metrics_.scrape();
+  EXPECT_THAT(text, ::testing::HasSubstr("\nscheduler_preemption_attempts_total 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("\nscheduler_preemption_victims_sum 2\n"));
 }
 
 TEST_F(PreemptionDryRunTest, EqualPriorityNeverPreempts) {

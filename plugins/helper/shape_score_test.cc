@@ -1,6 +1,6 @@
-#include "plugins/helper/shape_score.h"
-
 #include <gtest/gtest.h>
+
+#include <ksched/helper/shape_score.h>
 
 namespace ksched::plugins::helper {
 namespace {

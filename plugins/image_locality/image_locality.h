@@ -14,13 +14,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class ImageLocality final : public ScorePlugin {
  public:
-  static constexpr std::string_view kName = "ImageLocality";
+  static constexpr std::string_view kName = names::kImageLocality;
   static constexpr int64_t kMB = 1024 * 1024;
   static constexpr int64_t kMinThreshold = 23 * kMB;
   static constexpr int64_t kMaxContainerThreshold = 1000 * kMB;

@@ -39,6 +39,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -66,7 +67,7 @@ class InterPodAffinity final : public PreFilterPlugin,
                                public ScorePlugin,
                                public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "InterPodAffinity";
+  static constexpr std::string_view kName = names::kInterPodAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreInterPodAffinity";
 

@@ -9,10 +9,14 @@
 #include <vector>
 
 #include <ksched/helper/field_error.h>
-
-#include "plugins/node_resources_fit/fit_args.h"
+#include <ksched/helper/resource_allocation.h>
 
 namespace ksched::plugins {
+
+using helper::defaultScoringResources;
+using helper::kMaxCustomPriorityScore;
+using helper::ResourceSpec;
+using helper::UtilizationShapePoint;
 
 // NodeResourcesLeastAllocatedArgs and NodeResourcesMostAllocatedArgs.
 struct LegacyAllocatedArgs {

@@ -4,12 +4,15 @@
 #include <cmath>
 #include <utility>
 
-#include "plugins/helper/shape_score.h"
-#include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
-#include "plugins/node_resources_fit/resource_allocation.h"
+#include <ksched/helper/resource_allocation.h>
+#include <ksched/helper/resource_allocation_v120.h>
+#include <ksched/helper/shape_score.h>
 
 namespace ksched::plugins {
 namespace {
+
+using helper::leastRequestedScore;
+using helper::mulDiv;
 
 constexpr int64_t kMaxUtilization = 100;
 
@@ -107,8 +110,8 @@ Status LegacyResourceScoring::score(const CycleState& /*state*/, const api::Pod&
   std::vector<int64_t> allocatable(resources_.size());
   for (size_t i = 0; i < resources_.size(); ++i) {
     const std::string& r = resources_[i].name;
-    const RequestedAndAllocatable v =
-        requestedAndAllocatableV120(nodeInfo, r, podRequestV120(pod, r));
+    const helper::RequestedAndAllocatable v =
+        helper::requestedAndAllocatableV120(nodeInfo, r, helper::podRequestV120(pod, r));
     requested[i] = v.requested;
     allocatable[i] = v.allocatable;
   }

@@ -28,6 +28,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 #include "plugins/legacy_resource_scoring/legacy_args.h"
@@ -39,9 +40,10 @@ namespace ksched::plugins {
 
 class LegacyResourceScoring final : public ScorePlugin {
  public:
-  static constexpr std::string_view kLeastAllocatedName = "NodeResourcesLeastAllocated";
-  static constexpr std::string_view kMostAllocatedName = "NodeResourcesMostAllocated";
-  static constexpr std::string_view kRequestedToCapacityRatioName = "RequestedToCapacityRatio";
+  static constexpr std::string_view kLeastAllocatedName = names::kNodeResourcesLeastAllocated;
+  static constexpr std::string_view kMostAllocatedName = names::kNodeResourcesMostAllocated;
+  static constexpr std::string_view kRequestedToCapacityRatioName =
+      names::kRequestedToCapacityRatio;
 
   // `args` must be valid.
   [[nodiscard]] static std::unique_ptr<LegacyResourceScoring> leastAllocated(

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <ksched/helper/resource_allocation_v120.h>
 #include <ksched/registry.h>
 
-#include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
 #include "plugins/testing/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -504,12 +504,12 @@ TEST(ResourceAllocationV120Test, PodRequest) {
                            .initReq({{"cpu", "150m"}, {"memory", "1Gi"}, {"example.com/foo", "1"}})
                            .overhead({{"cpu", "250m"}, {"memory", "10"}, {"example.com/foo", "1"}})
                            .obj();
-  EXPECT_EQ(podRequestV120(pod, "cpu"), 150 + 1);
-  EXPECT_EQ(podRequestV120(pod, "memory"), 1024 * kMi + 10);
-  EXPECT_EQ(podRequestV120(pod, "example.com/foo"), 3);
-  EXPECT_EQ(podRequestV120(pod, "ephemeral-storage"), 0);
-  EXPECT_EQ(podRequestV120(pod, "pods"), 0);
-  EXPECT_EQ(podRequestV120(PodWrapper().obj(), "cpu"), 0);
+  EXPECT_EQ(helper::podRequestV120(pod, "cpu"), 150 + 1);
+  EXPECT_EQ(helper::podRequestV120(pod, "memory"), 1024 * kMi + 10);
+  EXPECT_EQ(helper::podRequestV120(pod, "example.com/foo"), 3);
+  EXPECT_EQ(helper::podRequestV120(pod, "ephemeral-storage"), 0);
+  EXPECT_EQ(helper::podRequestV120(pod, "pods"), 0);
+  EXPECT_EQ(helper::podRequestV120(PodWrapper().obj(), "cpu"), 0);
 }
 
 TEST(ResourceAllocationV120Test, ScoreWithoutNodeIsError) {

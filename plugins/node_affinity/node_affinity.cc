@@ -10,6 +10,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/selectors.h>
 #include <ksched/helper/args_json.h>
+#include <ksched/helper/node_affinity.h>
 #include <ksched/helper/normalize_score.h>
 #include <ksched/registry.h>
 
@@ -226,21 +227,6 @@ void validateTerm(const api::NodeSelectorTerm& t, const std::string& path,
 
 // ---- matching ------------------------------------------------------------------------------
 
-bool labelsMatchSet(const api::Labels& set, const api::Labels& labels) {
-  return std::all_of(set.begin(), set.end(), [&labels](const auto& kv) {
-    auto it = labels.find(kv.first);
-    return it != labels.end() && it->second == kv.second;
-  });
-}
-
-const api::NodeSelector* requiredAffinity(const api::Pod& pod) {
-  const auto& a = pod.spec.affinity;
-  if (!a || !a->nodeAffinity || !a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution) {
-    return nullptr;
-  }
-  return &*a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution;
-}
-
 const std::vector<api::PreferredSchedulingTerm>* preferredAffinity(const api::Pod& pod) {
   const auto& a = pod.spec.affinity;
   if (!a || !a->nodeAffinity ||
@@ -321,16 +307,9 @@ NodeAffinity::NodeAffinity(const NodeAffinityArgs& args)
                                ? args.addedAffinity->preferredDuringSchedulingIgnoredDuringExecution
                                : std::vector<api::PreferredSchedulingTerm>{}) {}
 
-bool NodeAffinity::podMatchesNodeSelectorAndAffinityTerms(const api::Pod& pod,
-                                                          const api::Node& node) {
-  if (!labelsMatchSet(pod.spec.nodeSelector, node.metadata.labels)) return false;
-  const api::NodeSelector* required = requiredAffinity(pod);
-  return required == nullptr || required->matches(node);
-}
-
 Status NodeAffinity::preFilter(CycleState& state, const api::Pod& pod,
                                const NodeInfoLister& /*nodes*/, PreFilterResult& result) {
-  const api::NodeSelector* required = requiredAffinity(pod);
+  const api::NodeSelector* required = helper::requiredNodeAffinity(pod);
   if (required == nullptr && !addedNodeSelector_ && pod.spec.nodeSelector.empty()) {
     return Status::skip();
   }
@@ -364,7 +343,7 @@ Status NodeAffinity::preFilter(CycleState& state, const api::Pod& pod,
 
 bool NodeAffinity::matches(const api::Pod& pod, const api::Node& node) const {
   return (!addedNodeSelector_ || addedNodeSelector_->matches(node)) &&
-         podMatchesNodeSelectorAndAffinityTerms(pod, node);
+         helper::podMatchesNodeSelectorAndAffinityTerms(pod, node);
 }
 
 Status NodeAffinity::filter(const CycleState& /*state*/, const api::Pod& pod,
@@ -374,7 +353,7 @@ Status NodeAffinity::filter(const CycleState& /*state*/, const api::Pod& pod,
   if (addedNodeSelector_ && !addedNodeSelector_->matches(*node)) {
     return Status::unresolvable(std::string(kErrReasonEnforced));
   }
-  if (!podMatchesNodeSelectorAndAffinityTerms(pod, *node)) {
+  if (!helper::podMatchesNodeSelectorAndAffinityTerms(pod, *node)) {
     return Status::unresolvable(std::string(kErrReasonPod));
   }
   return {};

@@ -23,6 +23,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -47,7 +48,7 @@ class NodeAffinity final : public PreFilterPlugin,
                            public ScorePlugin,
                            public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeAffinity";
+  static constexpr std::string_view kName = names::kNodeAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeAffinity";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeAffinity";
 
@@ -80,11 +81,6 @@ class NodeAffinity final : public PreFilterPlugin,
                                       std::vector<NodeScore>& scores) const override;
   // Node added or its labels changed (isSchedulableAfterNodeChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
-
-  // The pod's spec.nodeSelector and required node affinity both match `node` (upstream
-  // RequiredNodeAffinity.Match).
-  [[nodiscard]] static bool podMatchesNodeSelectorAndAffinityTerms(const api::Pod& pod,
-                                                                   const api::Node& node);
 
  private:
   // The Filter would pass `node` (addedAffinity, nodeSelector, required terms).

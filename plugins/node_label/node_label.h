@@ -20,6 +20,7 @@
 #include <ksched/handle.h>
 #include <ksched/helper/field_error.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -44,7 +45,7 @@ struct NodeLabelArgs {
 
 class NodeLabel final : public FilterPlugin, public ScorePlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeLabel";
+  static constexpr std::string_view kName = names::kNodeLabel;
   static constexpr std::string_view kErrReason = "node(s) didn't have the requested labels";
 
   // `args` must be valid.

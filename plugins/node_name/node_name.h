@@ -8,13 +8,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class NodeName final : public FilterPlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeName";
+  static constexpr std::string_view kName = names::kNodeName;
   static constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
 
   [[nodiscard]] std::string_view name() const override { return kName; }

@@ -12,13 +12,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodePorts";
+  static constexpr std::string_view kName = names::kNodePorts;
   // CycleState key of the PreFilter data.
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodePorts";
   static constexpr std::string_view kErrReason =

@@ -24,6 +24,7 @@
 #include <ksched/api/meta.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -33,7 +34,7 @@ inline constexpr std::string_view kPreferAvoidPodsAnnotationKey =
 
 class NodePreferAvoidPods final : public ScorePlugin {
  public:
-  static constexpr std::string_view kName = "NodePreferAvoidPods";
+  static constexpr std::string_view kName = names::kNodePreferAvoidPods;
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   // Stateless: thread-safe. Decodes the node's annotation on every call. Error when the

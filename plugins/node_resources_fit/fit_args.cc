@@ -103,10 +103,6 @@ std::vector<helper::FieldError> validateFunctionShape(
 
 }  // namespace
 
-std::vector<ResourceSpec> defaultScoringResources() {
-  return {{std::string(api::kResourceCPU), 1}, {std::string(api::kResourceMemory), 1}};
-}
-
 NodeResourcesFitArgs NodeResourcesFitArgs::fromJson(const nlohmann::json& j) {
   NodeResourcesFitArgs args;
   if (j.is_null()) return args;

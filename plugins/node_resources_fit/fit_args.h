@@ -10,28 +10,18 @@
 #include <vector>
 
 #include <ksched/helper/field_error.h>
+#include <ksched/helper/resource_allocation.h>
 
 namespace ksched::plugins {
 
 inline constexpr std::string_view kLeastAllocated = "LeastAllocated";
 inline constexpr std::string_view kMostAllocated = "MostAllocated";
 inline constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapacityRatio";
-// Shape scores are configured on [0, kMaxCustomPriorityScore] and scaled to [0, 100].
-inline constexpr int32_t kMaxCustomPriorityScore = 10;
-
-struct ResourceSpec {
-  std::string name;
-  int64_t weight = 1;
-
-  friend bool operator==(const ResourceSpec&, const ResourceSpec&) = default;
-};
-
-struct UtilizationShapePoint {
-  int32_t utilization = 0;  // [0, 100]
-  int32_t score = 0;        // [0, kMaxCustomPriorityScore]
-
-  friend bool operator==(const UtilizationShapePoint&, const UtilizationShapePoint&) = default;
-};
+// The resource specs and shape points are the SDK's, shared with the other resource scorers.
+using helper::defaultScoringResources;
+using helper::kMaxCustomPriorityScore;
+using helper::ResourceSpec;
+using helper::UtilizationShapePoint;
 
 struct RequestedToCapacityRatioParam {
   std::vector<UtilizationShapePoint> shape;
@@ -39,9 +29,6 @@ struct RequestedToCapacityRatioParam {
   friend bool operator==(const RequestedToCapacityRatioParam&,
                          const RequestedToCapacityRatioParam&) = default;
 };
-
-// cpu and memory, weight 1 each.
-[[nodiscard]] std::vector<ResourceSpec> defaultScoringResources();
 
 struct ScoringStrategy {
   std::string type{kLeastAllocated};  // kept as written so validation can report it

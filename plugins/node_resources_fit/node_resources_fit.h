@@ -21,6 +21,7 @@
 #include <ksched/api/resources.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 #include "plugins/node_resources_fit/fit_args.h"
@@ -34,7 +35,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
                                public ScorePlugin,
                                public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeResourcesFit";
+  static constexpr std::string_view kName = names::kNodeResourcesFit;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesFit";
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <ksched/api/pod.h>
+#include <ksched/helper/resource_allocation.h>
 #include <ksched/node_info.h>
 #include <ksched/plugin.h>
 
@@ -29,27 +30,12 @@
 
 namespace ksched::plugins {
 
-// a * b / c, truncated toward zero, without overflow in a * b (c != 0). The 128-bit division
-// is a library call, taken only when a * b overflows 64 bits (memory in bytes times 100 does
-// not): Score runs this per node and resource.
-[[nodiscard]] int64_t mulDiv(int64_t a, int64_t b, int64_t c);
-// (capacity - requested) * 100 / capacity; 0 when capacity is 0 or requested exceeds it.
-[[nodiscard]] int64_t leastRequestedScore(int64_t requested, int64_t capacity);
-// min(requested, capacity) * 100 / capacity; 0 when capacity is 0.
-[[nodiscard]] int64_t mostRequestedScore(int64_t requested, int64_t capacity);
-
-// The amount of each of `resources` in `requests`, in order (cpu in millicores, the rest in
-// whole units).
-[[nodiscard]] std::vector<int64_t> requestVector(const api::ResourceList& requests,
-                                                 const std::vector<ResourceSpec>& resources);
-
-// For each of `resources`: what the node would have requested with the pod (`req`) and its
-// allocatable (`cap`); both 0 when the node has none of it or for a scalar resource the pod does
-// not request. `nonZeroCpuMemory` takes the node's non-zero requests for cpu and memory, as
-// upstream's scorers do unless they use plain requests (BalancedAllocation).
-void requestedAndAllocatable(const NodeInfo& nodeInfo, const std::vector<ResourceSpec>& resources,
-                             const std::vector<int64_t>& podRequests, bool nonZeroCpuMemory,
-                             std::vector<int64_t>& req, std::vector<int64_t>& cap);
+// The per-resource scores and amounts are the SDK's (<ksched/helper/resource_allocation.h>).
+using helper::leastRequestedScore;
+using helper::mostRequestedScore;
+using helper::mulDiv;
+using helper::requestedAndAllocatable;
+using helper::requestVector;
 
 // Immutable after construction; thread-safe.
 class ResourceAllocationScorer {

@@ -9,13 +9,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeUnschedulable";
+  static constexpr std::string_view kName = names::kNodeUnschedulable;
   static constexpr std::string_view kErrReasonUnknownCondition = "node(s) had unknown conditions";
   static constexpr std::string_view kErrReasonUnschedulable = "node(s) were unschedulable";
   // The taint the node lifecycle controller puts on cordoned nodes.

@@ -27,6 +27,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -36,7 +37,7 @@ class NodeVolumeLimits final : public PreFilterPlugin,
                                public PreFilterExtensions,
                                public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "NodeVolumeLimits";
+  static constexpr std::string_view kName = names::kNodeVolumeLimits;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeVolumeLimits";
   static constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
       "node(s) exceed max volume count";

@@ -33,6 +33,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -41,10 +42,10 @@ enum class InTreeVolumeType : uint8_t { kAWSEBS, kGCEPD, kAzureDisk, kCinder };
 
 class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kEBSName = "EBSLimits";
-  static constexpr std::string_view kGCEPDName = "GCEPDLimits";
-  static constexpr std::string_view kAzureDiskName = "AzureDiskLimits";
-  static constexpr std::string_view kCinderName = "CinderLimits";
+  static constexpr std::string_view kEBSName = names::kEBSLimits;
+  static constexpr std::string_view kGCEPDName = names::kGCEPDLimits;
+  static constexpr std::string_view kAzureDiskName = names::kAzureDiskLimits;
+  static constexpr std::string_view kCinderName = names::kCinderLimits;
   static constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
       "node(s) exceed max volume count";
   // Environment variable overriding the default limits (not the node's allocatable).

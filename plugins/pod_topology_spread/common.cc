@@ -4,8 +4,8 @@
 #include <utility>
 
 #include <ksched/api/node.h>
+#include <ksched/helper/default_selector.h>
 
-#include "plugins/helper/default_selector.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace ksched::plugins {

@@ -8,8 +8,8 @@
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/taints.h>
+#include <ksched/helper/node_affinity.h>
 
-#include "plugins/node_affinity/node_affinity.h"
 #include "plugins/pod_topology_spread/state.h"
 
 namespace ksched::plugins::spread {
@@ -27,7 +27,7 @@ void forEachAdmitting(const std::vector<Constraint>& constraints, const api::Pod
   for (size_t i = 0; i < constraints.size(); ++i) {
     const Constraint& c = constraints[i];
     if (c.honorNodeAffinity && !affinityComputed) {
-      affinityMatches = NodeAffinity::podMatchesNodeSelectorAndAffinityTerms(pod, node);
+      affinityMatches = helper::podMatchesNodeSelectorAndAffinityTerms(pod, node);
       affinityComputed = true;
     }
     if (c.honorNodeTaints && !taintsComputed) {

@@ -37,6 +37,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 #include "plugins/pod_topology_spread/args.h"
@@ -52,7 +53,7 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public ScorePlugin,
                                 public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "PodTopologySpread";
+  static constexpr std::string_view kName = names::kPodTopologySpread;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
   static constexpr std::string_view kPreScoreStateKey = "PreScorePodTopologySpread";
 

@@ -7,13 +7,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class PrioritySort final : public QueueSortPlugin {
  public:
-  static constexpr std::string_view kName = "PrioritySort";
+  static constexpr std::string_view kName = names::kPrioritySort;
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   // Stateless: thread-safe.

@@ -9,13 +9,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "SchedulingGates";
+  static constexpr std::string_view kName = names::kSchedulingGates;
   // Followed by the gate names as Go prints a []string: "[gate1 gate2]".
   static constexpr std::string_view kReasonPrefix = "waiting for scheduling gates: ";
 

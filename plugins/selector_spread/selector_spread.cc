@@ -6,8 +6,7 @@
 
 #include <ksched/api/pod.h>
 #include <ksched/api/selectors.h>
-
-#include "plugins/helper/default_selector.h"
+#include <ksched/helper/default_selector.h>
 
 namespace ksched::plugins {
 namespace {

@@ -27,13 +27,14 @@
 #include <ksched/api/node.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class SelectorSpread final : public PreScorePlugin, public ScorePlugin {
  public:
-  static constexpr std::string_view kName = "SelectorSpread";
+  static constexpr std::string_view kName = names::kSelectorSpread;
   static constexpr std::string_view kPreScoreStateKey = "PreScoreSelectorSpread";
 
   // `handle` must outlive the plugin: PreScore reads its listers, NormalizeScore its snapshot.

@@ -9,8 +9,7 @@
 #include <ksched/api/selectors.h>
 #include <ksched/api/workloads.h>
 #include <ksched/helper/args_json.h>
-
-#include "plugins/helper/default_selector.h"
+#include <ksched/helper/default_selector.h>
 
 namespace ksched::plugins {
 namespace {

@@ -31,6 +31,7 @@
 #include <ksched/handle.h>
 #include <ksched/listers.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -71,7 +72,7 @@ class ServiceAffinity final : public PreFilterPlugin,
                               public ScorePlugin,
                               public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "ServiceAffinity";
+  static constexpr std::string_view kName = names::kServiceAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterServiceAffinity";
   static constexpr std::string_view kErrReason = "node(s) didn't match service affinity";
 

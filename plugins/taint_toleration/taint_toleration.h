@@ -13,6 +13,7 @@
 #include <ksched/api/taints.h>
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -24,7 +25,7 @@ class TaintToleration final : public FilterPlugin,
                               public ScorePlugin,
                               public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "TaintToleration";
+  static constexpr std::string_view kName = names::kTaintToleration;
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
 

@@ -34,6 +34,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 #include "plugins/volume_binding/assume_cache.h"
@@ -92,7 +93,8 @@ class State final : public StateData {
   std::shared_ptr<Data> data_;
 };
 
-inline constexpr StateKey<State> kStateKey{"VolumeBinding"};
+// Upstream keys the state by the plugin name.
+inline constexpr StateKey<State> kStateKey{names::kVolumeBinding};
 
 }  // namespace volume_binding
 
@@ -102,7 +104,7 @@ class VolumeBinding final : public PreFilterPlugin,
                             public PreBindPlugin,
                             public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "VolumeBinding";
+  static constexpr std::string_view kName = names::kVolumeBinding;
 
   static constexpr std::string_view kErrReasonBindConflict =
       "node(s) didn't find available persistent volumes to bind";

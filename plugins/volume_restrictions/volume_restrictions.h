@@ -20,6 +20,7 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -29,7 +30,7 @@ class VolumeRestrictions final : public PreFilterPlugin,
                                  public PreFilterExtensions,
                                  public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "VolumeRestrictions";
+  static constexpr std::string_view kName = names::kVolumeRestrictions;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterVolumeRestrictions";
   static constexpr std::string_view kErrReasonDiskConflict = "node(s) had no available disk";
   static constexpr std::string_view kErrReasonReadWriteOncePodConflict =

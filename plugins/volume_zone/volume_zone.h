@@ -22,13 +22,14 @@
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
+#include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
 
 class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
-  static constexpr std::string_view kName = "VolumeZone";
+  static constexpr std::string_view kName = names::kVolumeZone;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterVolumeZone";
   static constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
 

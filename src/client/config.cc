@@ -14,6 +14,7 @@
 #include <ksched/api/utf8.h>
 
 #include "client/url.h"
+#include "util/base64.h"
 
 namespace ksched::client {
 namespace {
@@ -217,7 +218,7 @@ class KubeconfigLoader {
   std::string dataOrFile(const Named& n, const std::string& dataKey,
                          const std::string& fileKey) const {
     if (auto data = scalar(n.node, dataKey, n.path); data && !data->empty()) {
-      auto decoded = base64Decode(*data);
+      auto decoded = util::base64Decode(*data);
       if (!decoded) fail(join(n.path, dataKey) + ": invalid base64");
       return std::move(*decoded);
     }
@@ -262,43 +263,6 @@ class KubeconfigLoader {
 };
 
 }  // namespace
-
-std::optional<std::string> base64Decode(std::string_view in) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::array<int8_t, 256> table{};
-  table.fill(-1);
-  for (size_t i = 0; i < kAlphabet.size(); ++i) {
-    table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
-  }
-
-  std::string out;
-  out.reserve(in.size() / 4 * 3 + 3);
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t symbols = 0;
-  size_t padding = 0;
-  for (char c : in) {
-    if (isSpace(c)) continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    if (padding > 0) return std::nullopt;
-    int8_t v = table[static_cast<unsigned char>(c)];
-    if (v < 0) return std::nullopt;
-    acc = ((acc << 6) | static_cast<uint32_t>(v)) & 0xFFFFFFu;
-    bits += 6;
-    ++symbols;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFFu));
-    }
-  }
-  if (symbols % 4 == 1) return std::nullopt;
-  if (padding > 0 && (padding > 2 || (symbols + padding) % 4 != 0)) return std::nullopt;
-  return out;
-}
 
 std::string defaultKubeconfigPath() {
   std::string list = getEnv("KUBECONFIG");

@@ -41,10 +41,6 @@ class ConfigError : public std::runtime_error {
 inline constexpr std::string_view kServiceAccountDir =
     "/var/run/secrets/kubernetes.io/serviceaccount";
 
-// Standard base64 (RFC 4648 alphabet). Whitespace is ignored; trailing '=' padding is optional
-// but must be correct if present. Returns nullopt for any other character or a bad length.
-[[nodiscard]] std::optional<std::string> base64Decode(std::string_view in);
-
 // The kubeconfig to use when none is given explicitly: the first existing file of the
 // ':'-separated $KUBECONFIG, else $HOME/.kube/config (returned even if it does not exist, so the
 // load error names it). Empty only if neither $KUBECONFIG nor $HOME is set.

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
+
+#include <ksched/plugin_names.h>
 
 namespace ksched::config {
 namespace {
 
-PluginSet names(std::initializer_list<PluginRef> refs) {
+// The plugins enabled, with their weights (0: not set).
+PluginSet enabledSet(std::initializer_list<std::pair<std::string_view, int32_t>> refs) {
   PluginSet s;
-  s.enabled.assign(refs.begin(), refs.end());
+  for (const auto& [name, weight] : refs) s.enabled.push_back({std::string(name), weight});
   return s;
 }
 
@@ -26,29 +30,29 @@ constexpr const char* kVolumeLimitsNote =
 // instead.
 const std::map<std::string, std::string, std::less<>>& removedUpstream() {
   static const std::map<std::string, std::string, std::less<>> m = {
-      {"NodeResourcesLeastAllocated",
+      {std::string(names::kNodeResourcesLeastAllocated),
        "NodeResourcesLeastAllocated is not in current upstream: its equivalent there is "
        "NodeResourcesFit's score with scoringStrategy LeastAllocated"},
-      {"NodeResourcesMostAllocated",
+      {std::string(names::kNodeResourcesMostAllocated),
        "NodeResourcesMostAllocated is not in current upstream: its equivalent there is "
        "NodeResourcesFit's score with scoringStrategy MostAllocated"},
-      {"RequestedToCapacityRatio",
+      {std::string(names::kRequestedToCapacityRatio),
        "RequestedToCapacityRatio is not in current upstream: its equivalent there is "
        "NodeResourcesFit's score with scoringStrategy RequestedToCapacityRatio"},
-      {"NodePreferAvoidPods",
+      {std::string(names::kNodePreferAvoidPods),
        "NodePreferAvoidPods is not in current upstream, which ignores the "
        "scheduler.alpha.kubernetes.io/preferAvoidPods annotation (use taints)"},
-      {"SelectorSpread",
+      {std::string(names::kSelectorSpread),
        "SelectorSpread is not in current upstream: PodTopologySpread's system default "
        "constraints spread pods of a Service or controller"},
-      {"ServiceAffinity",
+      {std::string(names::kServiceAffinity),
        "ServiceAffinity is not in current upstream: use NodeAffinity or pod affinity"},
-      {"NodeLabel",
+      {std::string(names::kNodeLabel),
        "NodeLabel is not in current upstream: use NodeAffinity (required or preferred terms)"},
-      {"EBSLimits", kVolumeLimitsNote},
-      {"GCEPDLimits", kVolumeLimitsNote},
-      {"AzureDiskLimits", kVolumeLimitsNote},
-      {"CinderLimits", kVolumeLimitsNote},
+      {std::string(names::kEBSLimits), kVolumeLimitsNote},
+      {std::string(names::kGCEPDLimits), kVolumeLimitsNote},
+      {std::string(names::kAzureDiskLimits), kVolumeLimitsNote},
+      {std::string(names::kCinderLimits), kVolumeLimitsNote},
   };
   return m;
 }
@@ -61,66 +65,68 @@ bool isLegacyApiVersion(std::string_view apiVersion) {
 
 Plugins legacyDefaultPlugins(std::string_view apiVersion) {
   Plugins p;
-  p.queueSort = names({{"PrioritySort", 0}});
-  p.postFilter = names({{"DefaultPreemption", 0}});
-  p.reserve = names({{"VolumeBinding", 0}});
-  p.preBind = names({{"VolumeBinding", 0}});
-  p.bind = names({{"DefaultBinder", 0}});
+  p.queueSort = enabledSet({{names::kPrioritySort, 0}});
+  p.postFilter = enabledSet({{names::kDefaultPreemption, 0}});
+  p.reserve = enabledSet({{names::kVolumeBinding, 0}});
+  p.preBind = enabledSet({{names::kVolumeBinding, 0}});
+  p.bind = enabledSet({{names::kDefaultBinder, 0}});
   // The same in both versions.
-  p.filter = names({{"NodeUnschedulable", 0},
-                    {"NodeName", 0},
-                    {"TaintToleration", 0},
-                    {"NodeAffinity", 0},
-                    {"NodePorts", 0},
-                    {"NodeResourcesFit", 0},
-                    {"VolumeRestrictions", 0},
-                    {"EBSLimits", 0},
-                    {"GCEPDLimits", 0},
-                    {"NodeVolumeLimits", 0},
-                    {"AzureDiskLimits", 0},
-                    {"VolumeBinding", 0},
-                    {"VolumeZone", 0},
-                    {"PodTopologySpread", 0},
-                    {"InterPodAffinity", 0}});
+  p.filter = enabledSet({{names::kNodeUnschedulable, 0},
+                         {names::kNodeName, 0},
+                         {names::kTaintToleration, 0},
+                         {names::kNodeAffinity, 0},
+                         {names::kNodePorts, 0},
+                         {names::kNodeResourcesFit, 0},
+                         {names::kVolumeRestrictions, 0},
+                         {names::kEBSLimits, 0},
+                         {names::kGCEPDLimits, 0},
+                         {names::kNodeVolumeLimits, 0},
+                         {names::kAzureDiskLimits, 0},
+                         {names::kVolumeBinding, 0},
+                         {names::kVolumeZone, 0},
+                         {names::kPodTopologySpread, 0},
+                         {names::kInterPodAffinity, 0}});
   if (apiVersion == kApiVersionV1beta1) {
     // v1.20.2 algorithmprovider getDefaultConfig() with DefaultPodTopologySpread (beta, on).
-    p.preFilter = names({{"NodeResourcesFit", 0},
-                         {"NodePorts", 0},
-                         {"PodTopologySpread", 0},
-                         {"InterPodAffinity", 0},
-                         {"VolumeBinding", 0}});
-    p.preScore = names({{"InterPodAffinity", 0}, {"PodTopologySpread", 0}, {"TaintToleration", 0}});
-    p.score = names({{"NodeResourcesBalancedAllocation", 1},
-                     {"ImageLocality", 1},
-                     {"InterPodAffinity", 1},
-                     {"NodeResourcesLeastAllocated", 1},
-                     {"NodeAffinity", 1},
-                     {"NodePreferAvoidPods", 10000},
-                     {"PodTopologySpread", 2},
-                     {"TaintToleration", 1}});
+    p.preFilter = enabledSet({{names::kNodeResourcesFit, 0},
+                              {names::kNodePorts, 0},
+                              {names::kPodTopologySpread, 0},
+                              {names::kInterPodAffinity, 0},
+                              {names::kVolumeBinding, 0}});
+    p.preScore = enabledSet({{names::kInterPodAffinity, 0},
+                             {names::kPodTopologySpread, 0},
+                             {names::kTaintToleration, 0}});
+    p.score = enabledSet({{names::kNodeResourcesBalancedAllocation, 1},
+                          {names::kImageLocality, 1},
+                          {names::kInterPodAffinity, 1},
+                          {names::kNodeResourcesLeastAllocated, 1},
+                          {names::kNodeAffinity, 1},
+                          {names::kNodePreferAvoidPods, 10000},
+                          {names::kPodTopologySpread, 2},
+                          {names::kTaintToleration, 1}});
     return p;
   }
   // v1beta2 as its last release (v1.25) defaulted it.
-  p.preFilter = names({{"NodeResourcesFit", 0},
-                       {"NodePorts", 0},
-                       {"VolumeRestrictions", 0},
-                       {"PodTopologySpread", 0},
-                       {"InterPodAffinity", 0},
-                       {"VolumeBinding", 0},
-                       {"VolumeZone", 0},
-                       {"NodeAffinity", 0}});  // (and TaintToleration, whose PreFilter
-                                               // ksched's TaintToleration does not need)
-  p.preScore = names({{"InterPodAffinity", 0},
-                      {"PodTopologySpread", 0},
-                      {"TaintToleration", 0},
-                      {"NodeAffinity", 0}});
-  p.score = names({{"NodeResourcesBalancedAllocation", 1},
-                   {"ImageLocality", 1},
-                   {"InterPodAffinity", 1},
-                   {"NodeResourcesFit", 1},
-                   {"NodeAffinity", 1},
-                   {"PodTopologySpread", 2},
-                   {"TaintToleration", 1}});
+  p.preFilter = enabledSet({{names::kNodeResourcesFit, 0},
+                            {names::kNodePorts, 0},
+                            {names::kVolumeRestrictions, 0},
+                            {names::kPodTopologySpread, 0},
+                            {names::kInterPodAffinity, 0},
+                            {names::kVolumeBinding, 0},
+                            {names::kVolumeZone, 0},
+                            {names::kNodeAffinity, 0}});  // (and TaintToleration, whose PreFilter
+                                                          // ksched's TaintToleration does not need)
+  p.preScore = enabledSet({{names::kInterPodAffinity, 0},
+                           {names::kPodTopologySpread, 0},
+                           {names::kTaintToleration, 0},
+                           {names::kNodeAffinity, 0}});
+  p.score = enabledSet({{names::kNodeResourcesBalancedAllocation, 1},
+                        {names::kImageLocality, 1},
+                        {names::kInterPodAffinity, 1},
+                        {names::kNodeResourcesFit, 1},
+                        {names::kNodeAffinity, 1},
+                        {names::kPodTopologySpread, 2},
+                        {names::kTaintToleration, 1}});
   return p;
 }
 
@@ -142,9 +148,9 @@ void noteLegacyPlugins(const Profile& profile, size_t index, std::vector<ConfigN
                                " (v1.20 allowed it); v1 allows at most 100, written as 100 here"});
     }
   }
-  if (enabledAt(profile.plugins.score, "NodeResourcesBalancedAllocation")) {
+  if (enabledAt(profile.plugins.score, names::kNodeResourcesBalancedAllocation)) {
     for (const auto& pc : profile.pluginConfig) {
-      if (pc.name == "NodeResourcesBalancedAllocation" && pc.args.is_object() &&
+      if (pc.name == names::kNodeResourcesBalancedAllocation && pc.args.is_object() &&
           pc.args.value("formula", "") == "v1.20") {
         notes.push_back({"/profiles/" + std::to_string(index) + "/pluginConfig",
                          "NodeResourcesBalancedAllocation formula v1.20 (1 - |cpu fraction - "
@@ -172,17 +178,18 @@ Profile convertLegacyProfile(const Profile& profile, std::string_view apiVersion
       pc.args.erase(it);
     }
   }
-  out.plugins.preEnqueue = names({{"SchedulingGates", 0}});
+  out.plugins.preEnqueue = enabledSet({{names::kSchedulingGates, 0}});
   out.plugins.multiPoint.disabled = {{"*", 0}};
   if (apiVersion == kApiVersionV1beta1) {
     out.v120ScoreWeights = true;
-    if (enabledAt(out.plugins.score, "NodeResourcesBalancedAllocation")) {
-      auto it = std::find_if(
-          out.pluginConfig.begin(), out.pluginConfig.end(),
-          [](const PluginConfig& pc) { return pc.name == "NodeResourcesBalancedAllocation"; });
+    if (enabledAt(out.plugins.score, names::kNodeResourcesBalancedAllocation)) {
+      auto it = std::find_if(out.pluginConfig.begin(), out.pluginConfig.end(),
+                             [](const PluginConfig& pc) {
+                               return pc.name == names::kNodeResourcesBalancedAllocation;
+                             });
       if (it == out.pluginConfig.end()) {
-        out.pluginConfig.push_back(
-            {"NodeResourcesBalancedAllocation", nlohmann::json{{"formula", "v1.20"}}});
+        out.pluginConfig.push_back({std::string(names::kNodeResourcesBalancedAllocation),
+                                    nlohmann::json{{"formula", "v1.20"}}});
       } else if (it->args.is_null() || it->args.is_object()) {
         if (it->args.is_null()) it->args = nlohmann::json::object();
         if (!it->args.contains("formula")) it->args["formula"] = "v1.20";

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include <ksched/plugin_names.h>
+
 #include "config/legacy_config.h"
 #include "config/strict_decoder.h"
 #include "config/yaml_json.h"
@@ -104,21 +106,21 @@ struct Output {
   std::vector<PluginConfig> pluginConfig;
 };
 
-void append(PluginSet& set, const std::string& name, std::optional<int64_t> weight = {}) {
+void append(PluginSet& set, std::string_view name, std::optional<int64_t> weight = {}) {
   for (auto& e : set.enabled) {
     if (e.name == name) {
       if (weight && *weight > e.weight) e.weight = static_cast<int32_t>(*weight);
       return;
     }
   }
-  set.enabled.push_back({name, static_cast<int32_t>(weight.value_or(0))});
+  set.enabled.push_back({std::string(name), static_cast<int32_t>(weight.value_or(0))});
 }
 
 using Producer = void (*)(const ProducerArgs&, Output&);
 
 void fitPredicate(const ProducerArgs&, Output& o) {
-  append(o.plugins.filter, "NodeResourcesFit");
-  append(o.plugins.preFilter, "NodeResourcesFit");
+  append(o.plugins.filter, names::kNodeResourcesFit);
+  append(o.plugins.preFilter, names::kNodeResourcesFit);
 }
 
 const std::map<std::string, Producer, std::less<>>& predicateProducers() {
@@ -126,67 +128,69 @@ const std::map<std::string, Producer, std::less<>>& predicateProducers() {
       {"GeneralPredicates",
        [](const ProducerArgs& a, Output& o) {
          fitPredicate(a, o);
-         append(o.plugins.filter, "NodeName");
-         append(o.plugins.filter, "NodePorts");
-         append(o.plugins.preFilter, "NodePorts");
-         append(o.plugins.filter, "NodeAffinity");
+         append(o.plugins.filter, names::kNodeName);
+         append(o.plugins.filter, names::kNodePorts);
+         append(o.plugins.preFilter, names::kNodePorts);
+         append(o.plugins.filter, names::kNodeAffinity);
        }},
       {"PodToleratesNodeTaints",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "TaintToleration"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kTaintToleration); }},
       {"PodFitsResources", fitPredicate},
-      {"HostName", [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeName"); }},
+      {"HostName",
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kNodeName); }},
       {"PodFitsHostPorts",
        [](const ProducerArgs&, Output& o) {
-         append(o.plugins.filter, "NodePorts");
-         append(o.plugins.preFilter, "NodePorts");
+         append(o.plugins.filter, names::kNodePorts);
+         append(o.plugins.preFilter, names::kNodePorts);
        }},
       {"MatchNodeSelector",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeAffinity"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kNodeAffinity); }},
       {"CheckNodeUnschedulable",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeUnschedulable"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kNodeUnschedulable); }},
       {"CheckVolumeBinding",
        [](const ProducerArgs&, Output& o) {
-         append(o.plugins.preFilter, "VolumeBinding");
-         append(o.plugins.filter, "VolumeBinding");
-         append(o.plugins.reserve, "VolumeBinding");
-         append(o.plugins.preBind, "VolumeBinding");
+         append(o.plugins.preFilter, names::kVolumeBinding);
+         append(o.plugins.filter, names::kVolumeBinding);
+         append(o.plugins.reserve, names::kVolumeBinding);
+         append(o.plugins.preBind, names::kVolumeBinding);
        }},
-      {"NoDiskConflict",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "VolumeRestrictions"); }},
+      {"NoDiskConflict", [](const ProducerArgs&,
+                            Output& o) { append(o.plugins.filter, names::kVolumeRestrictions); }},
       {"NoVolumeZoneConflict",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "VolumeZone"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kVolumeZone); }},
       {"MaxCSIVolumeCountPred",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "NodeVolumeLimits"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kNodeVolumeLimits); }},
       {"MaxEBSVolumeCount",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "EBSLimits"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kEBSLimits); }},
       {"MaxGCEPDVolumeCount",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "GCEPDLimits"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kGCEPDLimits); }},
       {"MaxAzureDiskVolumeCount",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "AzureDiskLimits"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kAzureDiskLimits); }},
       {"MaxCinderVolumeCount",
-       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, "CinderLimits"); }},
+       [](const ProducerArgs&, Output& o) { append(o.plugins.filter, names::kCinderLimits); }},
       {"MatchInterPodAffinity",
        [](const ProducerArgs&, Output& o) {
-         append(o.plugins.filter, "InterPodAffinity");
-         append(o.plugins.preFilter, "InterPodAffinity");
+         append(o.plugins.filter, names::kInterPodAffinity);
+         append(o.plugins.preFilter, names::kInterPodAffinity);
        }},
       {"CheckNodeLabelPresence",
        [](const ProducerArgs& a, Output& o) {
-         append(o.plugins.filter, "NodeLabel");
-         if (a.nodeLabelArgs) o.pluginConfig.push_back({"NodeLabel", *a.nodeLabelArgs});
+         append(o.plugins.filter, names::kNodeLabel);
+         if (a.nodeLabelArgs)
+           o.pluginConfig.push_back({std::string(names::kNodeLabel), *a.nodeLabelArgs});
        }},
       {"CheckServiceAffinity",
        [](const ProducerArgs& a, Output& o) {
-         append(o.plugins.filter, "ServiceAffinity");
+         append(o.plugins.filter, names::kServiceAffinity);
          if (a.serviceAffinityArgs) {
-           o.pluginConfig.push_back({"ServiceAffinity", *a.serviceAffinityArgs});
+           o.pluginConfig.push_back({std::string(names::kServiceAffinity), *a.serviceAffinityArgs});
          }
-         append(o.plugins.preFilter, "ServiceAffinity");
+         append(o.plugins.preFilter, names::kServiceAffinity);
        }},
       {"EvenPodsSpread",
        [](const ProducerArgs&, Output& o) {
-         append(o.plugins.preFilter, "PodTopologySpread");
-         append(o.plugins.filter, "PodTopologySpread");
+         append(o.plugins.preFilter, names::kPodTopologySpread);
+         append(o.plugins.filter, names::kPodTopologySpread);
        }},
   };
   return m;
@@ -205,15 +209,16 @@ const std::vector<std::string> kPredicateOrdering = {
 
 void setPodTopologySpreadArgs(Output& o, const std::string& defaultingType, bool replace) {
   for (auto& pc : o.pluginConfig) {
-    if (pc.name == "PodTopologySpread") {
+    if (pc.name == names::kPodTopologySpread) {
       if (replace) pc.args = json{{"defaultingType", defaultingType}};
       return;
     }
   }
-  o.pluginConfig.push_back({"PodTopologySpread", json{{"defaultingType", defaultingType}}});
+  o.pluginConfig.push_back(
+      {std::string(names::kPodTopologySpread), json{{"defaultingType", defaultingType}}});
 }
 
-void scoreWith(Output& o, const char* plugin, const ProducerArgs& a, bool preScore) {
+void scoreWith(Output& o, std::string_view plugin, const ProducerArgs& a, bool preScore) {
   if (preScore) append(o.plugins.preScore, plugin);
   append(o.plugins.score, plugin, a.weight);
 }
@@ -224,41 +229,45 @@ const std::map<std::string, Producer, std::less<>>& priorityProducers() {
        [](const ProducerArgs& a, Output& o) {
          // DefaultPodTopologySpread (beta, on in v1.20): PodTopologySpread with the system
          // default constraints replaces SelectorSpread.
-         scoreWith(o, "PodTopologySpread", a, true);
+         scoreWith(o, names::kPodTopologySpread, a, true);
          setPodTopologySpreadArgs(o, "System", true);
        }},
       {"TaintTolerationPriority",
-       [](const ProducerArgs& a, Output& o) { scoreWith(o, "TaintToleration", a, true); }},
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, names::kTaintToleration, a, true); }},
       {"NodeAffinityPriority",
-       [](const ProducerArgs& a, Output& o) { scoreWith(o, "NodeAffinity", a, false); }},
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, names::kNodeAffinity, a, false); }},
       {"ImageLocalityPriority",
-       [](const ProducerArgs& a, Output& o) { scoreWith(o, "ImageLocality", a, false); }},
+       [](const ProducerArgs& a, Output& o) { scoreWith(o, names::kImageLocality, a, false); }},
       {"InterPodAffinityPriority",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "InterPodAffinity", a, true);
+         scoreWith(o, names::kInterPodAffinity, a, true);
          if (a.interPodAffinityArgs) {
-           o.pluginConfig.push_back({"InterPodAffinity", *a.interPodAffinityArgs});
+           o.pluginConfig.push_back(
+               {std::string(names::kInterPodAffinity), *a.interPodAffinityArgs});
          }
        }},
       {"NodePreferAvoidPodsPriority",
-       [](const ProducerArgs& a, Output& o) { scoreWith(o, "NodePreferAvoidPods", a, false); }},
+       [](const ProducerArgs& a, Output& o) {
+         scoreWith(o, names::kNodePreferAvoidPods, a, false);
+       }},
       {"MostRequestedPriority",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "NodeResourcesMostAllocated", a, false);
+         scoreWith(o, names::kNodeResourcesMostAllocated, a, false);
        }},
       {"BalancedResourceAllocation",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "NodeResourcesBalancedAllocation", a, false);
+         scoreWith(o, names::kNodeResourcesBalancedAllocation, a, false);
        }},
       {"LeastRequestedPriority",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "NodeResourcesLeastAllocated", a, false);
+         scoreWith(o, names::kNodeResourcesLeastAllocated, a, false);
        }},
       {"RequestedToCapacityRatio",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "RequestedToCapacityRatio", a, false);
+         scoreWith(o, names::kRequestedToCapacityRatio, a, false);
          if (a.requestedToCapacityRatioArgs) {
-           o.pluginConfig.push_back({"RequestedToCapacityRatio", *a.requestedToCapacityRatioArgs});
+           o.pluginConfig.push_back(
+               {std::string(names::kRequestedToCapacityRatio), *a.requestedToCapacityRatioArgs});
          }
        }},
       {"NodeLabel",
@@ -269,8 +278,9 @@ const std::map<std::string, Producer, std::less<>>& priorityProducers() {
                a.nodeLabelArgs->value("presentLabelsPreference", json::array()).size() +
                a.nodeLabelArgs->value("absentLabelsPreference", json::array()).size());
          }
-         scoreWith(o, "NodeLabel", w, false);
-         if (a.nodeLabelArgs) o.pluginConfig.push_back({"NodeLabel", *a.nodeLabelArgs});
+         scoreWith(o, names::kNodeLabel, w, false);
+         if (a.nodeLabelArgs)
+           o.pluginConfig.push_back({std::string(names::kNodeLabel), *a.nodeLabelArgs});
        }},
       {"ServiceAffinity",
        [](const ProducerArgs& a, Output& o) {
@@ -279,14 +289,14 @@ const std::map<std::string, Producer, std::less<>>& priorityProducers() {
            w.weight *= static_cast<int32_t>(
                a.serviceAffinityArgs->value("antiAffinityLabelsPreference", json::array()).size());
          }
-         scoreWith(o, "ServiceAffinity", w, false);
+         scoreWith(o, names::kServiceAffinity, w, false);
          if (a.serviceAffinityArgs) {
-           o.pluginConfig.push_back({"ServiceAffinity", *a.serviceAffinityArgs});
+           o.pluginConfig.push_back({std::string(names::kServiceAffinity), *a.serviceAffinityArgs});
          }
        }},
       {"EvenPodsSpreadPriority",
        [](const ProducerArgs& a, Output& o) {
-         scoreWith(o, "PodTopologySpread", a, true);
+         scoreWith(o, names::kPodTopologySpread, a, true);
          setPodTopologySpreadArgs(o, "List", false);
        }},
   };
@@ -521,10 +531,10 @@ std::vector<std::string> applyPolicy(const Policy& policy, const std::string& so
   if (!errors.empty()) return errors;
 
   Output out;
-  out.plugins.preEnqueue.enabled = {{"SchedulingGates", 0}};
-  out.plugins.queueSort.enabled = {{"PrioritySort", 0}};
-  out.plugins.postFilter.enabled = {{"DefaultPreemption", 0}};
-  out.plugins.bind.enabled = {{"DefaultBinder", 0}};
+  out.plugins.preEnqueue.enabled = {{std::string(names::kSchedulingGates), 0}};
+  out.plugins.queueSort.enabled = {{std::string(names::kPrioritySort), 0}};
+  out.plugins.postFilter.enabled = {{std::string(names::kDefaultPreemption), 0}};
+  out.plugins.bind.enabled = {{std::string(names::kDefaultBinder), 0}};
   out.plugins.multiPoint.disabled = {{"*", 0}};
   for (const auto& name : kPredicateOrdering) {
     if (predicateKeys.erase(name) > 0) predicateProducers().at(name)(args, out);
@@ -548,8 +558,9 @@ std::vector<std::string> applyPolicy(const Policy& policy, const std::string& so
   }
   if (!errors.empty()) return errors;
   for (const auto& ref : out.plugins.score.enabled) {
-    if (ref.name == "NodeResourcesBalancedAllocation") {
-      configs.push_back({"NodeResourcesBalancedAllocation", json{{"formula", "v1.20"}}});
+    if (ref.name == names::kNodeResourcesBalancedAllocation) {
+      configs.push_back(
+          {std::string(names::kNodeResourcesBalancedAllocation), json{{"formula", "v1.20"}}});
     }
   }
 

@@ -1,19 +1,24 @@
 #include "config/profile.h"
 
+#include <ksched/plugin_names.h>
+
 namespace ksched::config {
 
 PluginSet defaultMultiPoint() {
+  const auto ref = [](std::string_view name, int32_t weight) {
+    return PluginRef{std::string(name), weight};
+  };
   PluginSet s;
   s.enabled = {
-      {"SchedulingGates", 0},    {"PrioritySort", 0},
-      {"NodeUnschedulable", 0},  {"NodeName", 0},
-      {"TaintToleration", 3},    {"NodeAffinity", 2},
-      {"NodePorts", 0},          {"NodeResourcesFit", 1},
-      {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0},
-      {"VolumeBinding", 0},      {"VolumeZone", 0},
-      {"PodTopologySpread", 2},  {"InterPodAffinity", 2},
-      {"DefaultPreemption", 0},  {"NodeResourcesBalancedAllocation", 1},
-      {"ImageLocality", 1},      {"DefaultBinder", 0},
+      ref(names::kSchedulingGates, 0),    ref(names::kPrioritySort, 0),
+      ref(names::kNodeUnschedulable, 0),  ref(names::kNodeName, 0),
+      ref(names::kTaintToleration, 3),    ref(names::kNodeAffinity, 2),
+      ref(names::kNodePorts, 0),          ref(names::kNodeResourcesFit, 1),
+      ref(names::kVolumeRestrictions, 0), ref(names::kNodeVolumeLimits, 0),
+      ref(names::kVolumeBinding, 0),      ref(names::kVolumeZone, 0),
+      ref(names::kPodTopologySpread, 2),  ref(names::kInterPodAffinity, 2),
+      ref(names::kDefaultPreemption, 0),  ref(names::kNodeResourcesBalancedAllocation, 1),
+      ref(names::kImageLocality, 1),      ref(names::kDefaultBinder, 0),
   };
   return s;
 }

@@ -11,7 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "client/config.h"
+#include <ksched/plugin_names.h>
+
 #include "config/legacy_config.h"
 #include "config/strict_decoder.h"
 #include "config/yaml_json.h"
@@ -281,7 +282,7 @@ PluginSet defaultMultiPointFor(std::string_view apiVersion) {
   PluginSet s = defaultMultiPoint();
   if (apiVersion == kApiVersionV1beta3) {
     auto it = std::find_if(s.enabled.begin(), s.enabled.end(),
-                           [](const PluginRef& r) { return r.name == "SchedulingGates"; });
+                           [](const PluginRef& r) { return r.name == names::kSchedulingGates; });
     if (it != s.enabled.end()) {
       PluginRef gates = *it;
       s.enabled.erase(it);

@@ -2,49 +2,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ksched/plugin_names.h>
+
 #include "config/scheduler_config.h"
 #include "config/yaml_json.h"
+#include "util/base64.h"
 
 namespace ksched::config {
 namespace {
 
 using nlohmann::json;
 
-std::string base64Encode(const std::string& in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const auto n = (static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16) |
-                   (static_cast<uint32_t>(static_cast<uint8_t>(in[i + 1])) << 8) |
-                   static_cast<uint32_t>(static_cast<uint8_t>(in[i + 2]));
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    const auto n = static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    const auto n = (static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << 16) |
-                   (static_cast<uint32_t>(static_cast<uint8_t>(in[i + 1])) << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
 // Plugins v1 rejects (upstream invalidPluginsByVersion); a converted v1.20 profile runs them,
 // its v1 form leaves them out (the conversion notes say so).
 bool invalidInV1(const std::string& name) {
-  return name == "AzureDiskLimits" || name == "CinderLimits" || name == "EBSLimits" ||
-         name == "GCEPDLimits";
+  return name == names::kAzureDiskLimits || name == names::kCinderLimits ||
+         name == names::kEBSLimits || name == names::kGCEPDLimits;
 }
 
 json pluginList(const std::vector<PluginRef>& refs, bool withWeight) {
@@ -105,9 +78,9 @@ json extenderJson(const Extender& e) {
         {"certFile", t.certFile},
         {"keyFile", t.keyFile},
         {"caFile", t.caFile},
-        {"certData", base64Encode(t.certData)},
-        {"keyData", base64Encode(t.keyData)},
-        {"caData", base64Encode(t.caData)},
+        {"certData", util::base64Encode(t.certData)},
+        {"keyData", util::base64Encode(t.keyData)},
+        {"caData", util::base64Encode(t.caData)},
     };
   }
   json managed = json::array();

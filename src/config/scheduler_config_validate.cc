@@ -8,6 +8,7 @@
 
 #include <ksched/api/resources.h>
 #include <ksched/helper/field_error.h>
+#include <ksched/plugin_names.h>
 
 #include "config/scheduler_config.h"
 
@@ -29,8 +30,8 @@ std::string duplicate(const std::string& path, const std::string& value) {
 // Plugins removed from the API, per upstream invalidPluginsByVersion.
 bool isInvalidPlugin(std::string_view apiVersion, const std::string& name) {
   if (apiVersion != kApiVersionV1) return false;
-  return name == "AzureDiskLimits" || name == "CinderLimits" || name == "EBSLimits" ||
-         name == "GCEPDLimits";
+  return name == names::kAzureDiskLimits || name == names::kCinderLimits ||
+         name == names::kEBSLimits || name == names::kGCEPDLimits;
 }
 
 std::string invalidPluginMessage(const std::string& path, const std::string& name,

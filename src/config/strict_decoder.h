@@ -14,8 +14,8 @@
 
 #include <ksched/helper/args_json.h>
 
-#include "client/config.h"
 #include "config/scheduler_config.h"  // Duration, parseDuration
+#include "util/base64.h"
 
 namespace ksched::config::decode {
 
@@ -44,7 +44,7 @@ class Decoder : public plugins::helper::Decoder {
   std::optional<std::string> bytes(const json& j, std::string_view key, const std::string& path) {
     auto s = string(j, key, path);
     if (!s) return std::nullopt;
-    auto d = client::base64Decode(*s);
+    auto d = util::base64Decode(*s);
     if (!d) error(child(path, key), "illegal base64 data");
     return d;
   }

@@ -58,7 +58,8 @@ struct Services {
   std::function<void(const std::vector<PodPtr>&)> activate;
   // The cache's current NodeInfo of a node (Handle::currentNodeInfo); may be null.
   std::function<std::shared_ptr<const NodeInfo>(std::string_view)> currentNodeInfo;
-  // scheduler_framework_extension_point_duration_seconds; null: not recorded.
+  // scheduler_framework_extension_point_duration_seconds and what plugins record through
+  // Handle::metrics(); null: not recorded.
   metrics::SchedulerMetrics* metrics = nullptr;
   // Registers plugins' pod event handlers with the pod informer; null: none are called.
   std::function<void(PodEventHandlers)> addPodEventHandlers;
@@ -182,6 +183,9 @@ class Framework final : public Handle {
   [[nodiscard]] ClusterApi* api() override { return api_.get(); }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
+  [[nodiscard]] PluginMetrics& metrics() override {
+    return services_.metrics != nullptr ? *services_.metrics : Handle::metrics();
+  }
   [[nodiscard]] const ExtenderList& extenders() const override {
     return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
   }

@@ -68,15 +68,7 @@ std::string childKey(std::initializer_list<std::string_view> parts) {
   return k;
 }
 
-std::atomic<SchedulerMetrics*> gDefault{nullptr};
-
 }  // namespace
-
-void setDefaultMetrics(SchedulerMetrics* m) { gDefault.store(m); }
-
-void clearDefaultMetrics(SchedulerMetrics* m) { gDefault.compare_exchange_strong(m, nullptr); }
-
-SchedulerMetrics* defaultMetrics() { return gDefault.load(std::memory_order_relaxed); }
 
 std::vector<double> exponentialBuckets(double start, double factor, int count) {
   std::vector<double> b;

@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/plugin_metrics.h>
+
 namespace ksched::metrics {
 
 // `count` boundaries start, start*factor, ... (upstream ExponentialBuckets).
@@ -62,14 +64,9 @@ class ProcessCollector final : public prometheus::Collectable {
   [[nodiscard]] std::vector<prometheus::MetricFamily> Collect() const override;
 };
 
-class SchedulerMetrics;
-// The process-wide instance plugins record into, like upstream's global metrics; null: none.
-void setDefaultMetrics(SchedulerMetrics* m);
-// Clears it only if it is still `m`.
-void clearDefaultMetrics(SchedulerMetrics* m);
-[[nodiscard]] SchedulerMetrics* defaultMetrics();
-
-class SchedulerMetrics {
+// Every scheduler_* metric. Also the PluginMetrics plugins record into: the framework's
+// Handle::metrics() returns the scheduler's instance.
+class SchedulerMetrics : public PluginMetrics {
  public:
   SchedulerMetrics();
   SchedulerMetrics(const SchedulerMetrics&) = delete;
@@ -89,8 +86,8 @@ class SchedulerMetrics {
   void observeAlgorithm(double seconds) { algorithmDuration_->Observe(seconds); }
   // A pod was bound after `attempts` attempts, `sinceFirstAttempt` seconds after it was queued.
   void observePodScheduled(int attempts, double sinceFirstAttempt);
-  void observePreemptionAttempt() { preemptionAttempts_->Increment(); }
-  void observePreemptionVictims(size_t victims) {
+  void observePreemptionAttempt() override { preemptionAttempts_->Increment(); }
+  void observePreemptionVictims(size_t victims) override {
     preemptionVictims_->Observe(static_cast<double>(victims));
   }
   // result: "allowed" | "rejected" (upstream PermitWaitDuration labels).

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <ksched/api/pod_resources.h>
+#include <ksched/plugin_names.h>
 
 #include "framework/fit_error.h"
 #include "scheduler/algorithm.h"
@@ -51,7 +52,7 @@ Explanation::Rejection rejection(const Status& s, const api::Resource& requests,
   r.plugin = s.plugin();
   r.code = std::string(codeName(s.code()));
   r.reasons = s.reasons();
-  if (r.plugin == "NodeResourcesFit") r.shortfalls = shortfalls(s, requests, node);
+  if (r.plugin == names::kNodeResourcesFit) r.shortfalls = shortfalls(s, requests, node);
   return r;
 }
 
@@ -423,7 +424,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         if (entry.examples.size() > 5) entry.examples.pop_back();
       }
     }
-    if (status.plugin() != "NodeResourcesFit") continue;
+    if (status.plugin() != names::kNodeResourcesFit) continue;
     const NodeInfo* ni = snapshot.get(node);
     if (ni == nullptr) continue;
     Close c{0, node, ""};

@@ -160,7 +160,6 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
                       [this](const NodePtr& n) { onNodeDelete(n); }});
 
   if (auto* m = options_.metrics) {
-    metrics::setDefaultMetrics(m);
     metricsRefresher_ = m->addRefresher([this, m] {
       const auto c = queue_->detailedCounts();
       m->setPendingPods(c.active, c.backoff, c.unschedulable, c.gated);
@@ -173,10 +172,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
 
 Scheduler::~Scheduler() {
   stop();
-  if (auto* m = options_.metrics) {
-    m->removeRefresher(metricsRefresher_);
-    metrics::clearDefaultMetrics(m);
-  }
+  if (auto* m = options_.metrics) m->removeRefresher(metricsRefresher_);
 }
 
 void Scheduler::observeAttempt(const framework::Framework& fwk, metrics::Result result,

@@ -36,7 +36,6 @@
 #include "extender/extender.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
-#include "framework/task_pool.h"
 #include "informer/informer.h"
 #include "metrics/metrics.h"
 #include "queue/scheduling_queue.h"
@@ -46,6 +45,7 @@
 #include "scheduler/informer_listers.h"
 #include "scheduler/object_informer.h"
 #include "scheduler/status_writes.h"
+#include "util/task_pool.h"
 
 namespace ksched::scheduler {
 
@@ -61,7 +61,7 @@ struct Options {
   // 0: no pause.
   size_t maxQueuedBindings = 256;
   std::string instanceId = "ksched";  // reportingInstance of events
-  // Where the scheduler_* metrics go (and the process-wide default plugins use); null: nowhere.
+  // Where the scheduler_* metrics go (plugins' too, through Handle::metrics()); null: nowhere.
   // Must outlive the Scheduler.
   metrics::SchedulerMetrics* metrics = nullptr;
   // Unschedulable attempts write diagnosisAnnotation() into the pod's ksched.io/diagnosis
@@ -213,8 +213,8 @@ class Scheduler {
 
   // Declared before statusWriters_, whose tasks use it until the pool is drained.
   StatusWrites statusWrites_;
-  framework::TaskPool binders_;
-  framework::TaskPool statusWriters_;
+  util::TaskPool binders_;
+  util::TaskPool statusWriters_;
   std::jthread loop_;
 };
 

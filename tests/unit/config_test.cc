@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/base64.h"
+
 namespace ksched::client {
 namespace {
 
@@ -125,26 +127,37 @@ users:
 }
 
 TEST(Base64Test, DecodesPaddedAndUnpadded) {
-  EXPECT_EQ(base64Decode("").value(), "");
-  EXPECT_EQ(base64Decode("QQ==").value(), "A");
-  EXPECT_EQ(base64Decode("QQ").value(), "A");
-  EXPECT_EQ(base64Decode("QUI=").value(), "AB");
-  EXPECT_EQ(base64Decode("QUI").value(), "AB");
-  EXPECT_EQ(base64Decode("QUJD").value(), "ABC");
-  EXPECT_EQ(base64Decode("/+8=").value(), "\xff\xef");
+  EXPECT_EQ(util::base64Decode("").value(), "");
+  EXPECT_EQ(util::base64Decode("QQ==").value(), "A");
+  EXPECT_EQ(util::base64Decode("QQ").value(), "A");
+  EXPECT_EQ(util::base64Decode("QUI=").value(), "AB");
+  EXPECT_EQ(util::base64Decode("QUI").value(), "AB");
+  EXPECT_EQ(util::base64Decode("QUJD").value(), "ABC");
+  EXPECT_EQ(util::base64Decode("/+8=").value(), "\xff\xef");
 }
 
 TEST(Base64Test, IgnoresWhitespace) {
-  EXPECT_EQ(base64Decode("Q0VS\nVCBQ\r\nRU0=\n").value(), "CERT PEM");
+  EXPECT_EQ(util::base64Decode("Q0VS\nVCBQ\r\nRU0=\n").value(), "CERT PEM");
 }
 
 TEST(Base64Test, RejectsInvalidInput) {
-  EXPECT_FALSE(base64Decode("Q").has_value());         // 6 bits cannot form a byte
-  EXPECT_FALSE(base64Decode("QQ=").has_value());       // wrong padding length
-  EXPECT_FALSE(base64Decode("QQ===").has_value());     // too much padding
-  EXPECT_FALSE(base64Decode("QQ==QQ==").has_value());  // data after padding
-  EXPECT_FALSE(base64Decode("QU*D").has_value());      // not in the alphabet
-  EXPECT_FALSE(base64Decode("QU-_").has_value());      // URL-safe alphabet is not accepted
+  EXPECT_FALSE(util::base64Decode("Q").has_value());         // 6 bits cannot form a byte
+  EXPECT_FALSE(util::base64Decode("QQ=").has_value());       // wrong padding length
+  EXPECT_FALSE(util::base64Decode("QQ===").has_value());     // too much padding
+  EXPECT_FALSE(util::base64Decode("QQ==QQ==").has_value());  // data after padding
+  EXPECT_FALSE(util::base64Decode("QU*D").has_value());      // not in the alphabet
+  EXPECT_FALSE(util::base64Decode("QU-_").has_value());      // URL-safe alphabet is not accepted
+}
+
+TEST(Base64Test, EncodesWithPaddingAndRoundTrips) {
+  EXPECT_EQ(util::base64Encode(""), "");
+  EXPECT_EQ(util::base64Encode("A"), "QQ==");
+  EXPECT_EQ(util::base64Encode("AB"), "QUI=");
+  EXPECT_EQ(util::base64Encode("ABC"), "QUJD");
+  const std::string bytes =
+      "\xff\xef"
+      "CERT PEM";
+  EXPECT_EQ(util::base64Decode(util::base64Encode(bytes)).value(), bytes);
 }
 
 using KubeconfigTest = TempDirTest;

@@ -209,16 +209,6 @@ TEST(SchedulerMetricsTest, PreemptionPermitAndFramework) {
       4);
 }
 
-TEST(SchedulerMetricsTest, DefaultInstance) {
-  SchedulerMetrics a, b;
-  setDefaultMetrics(&a);
-  EXPECT_EQ(defaultMetrics(), &a);
-  clearDefaultMetrics(&b);
-  EXPECT_EQ(defaultMetrics(), &a);
-  clearDefaultMetrics(&a);
-  EXPECT_EQ(defaultMetrics(), nullptr);
-}
-
 TEST(ServerHealth, OkOrUpstreamFailureText) {
   auto ok = server::healthCheck("livez", "");
   EXPECT_EQ(ok.status, 200);

@@ -1,4 +1,4 @@
-#include "framework/task_pool.h"
+#include "util/task_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <semaphore>
 #include <thread>
 
-namespace ksched::framework {
+namespace ksched::util {
 namespace {
 
 size_t threadsOfThisProcess() {
@@ -114,4 +114,4 @@ TEST(TaskPoolTest, StopOrDrainEndsAWaitForRoom) {
 }
 
 }  // namespace
-}  // namespace ksched::framework
+}  // namespace ksched::util

@@ -22,7 +22,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/node_info.h>
 
-namespace ksched::plugins {
+namespace ksched::plugins::helper {
 
 struct RequestedAndAllocatable {
   int64_t requested = 0;
@@ -42,4 +42,4 @@ struct RequestedAndAllocatable {
 // else int64((1 - |cpuFraction - memoryFraction|) * 100).
 [[nodiscard]] int64_t balancedResourceScoreV120(const NodeInfo& nodeInfo, const api::Pod& pod);
 
-}  // namespace ksched::plugins
+}  // namespace ksched::plugins::helper

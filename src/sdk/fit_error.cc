@@ -1,10 +1,10 @@
-#include "framework/fit_error.h"
-
 #include <algorithm>
 #include <map>
 #include <vector>
 
-namespace ksched::framework {
+#include <ksched/fit_error.h>
+
+namespace ksched {
 
 std::string FitError::message() const {
   std::string msg = "0/" + std::to_string(numAllNodes) + " nodes are available:";
@@ -28,4 +28,4 @@ std::string FitError::message() const {
   return msg;
 }
 
-}  // namespace ksched::framework
+}  // namespace ksched

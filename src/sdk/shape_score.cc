@@ -1,4 +1,4 @@
-#include "plugins/helper/shape_score.h"
+#include <ksched/helper/shape_score.h>
 
 namespace ksched::plugins::helper {
 

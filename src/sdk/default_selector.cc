@@ -1,10 +1,9 @@
-#include "plugins/helper/default_selector.h"
-
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include <ksched/api/workloads.h>
+#include <ksched/helper/default_selector.h>
 
 namespace ksched::plugins::helper {
 namespace {

@@ -1,9 +1,9 @@
-#include "framework/task_pool.h"
+#include "util/task_pool.h"
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-namespace ksched::framework {
+namespace ksched::util {
 
 TaskPool::TaskPool(std::string name, int threads)
     : name_(std::move(name)), threadCount_(threads < 1 ? 1 : threads) {}
@@ -73,4 +73,4 @@ void TaskPool::work(int index) {
   }
 }
 
-}  // namespace ksched::framework
+}  // namespace ksched::util

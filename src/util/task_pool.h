@@ -1,6 +1,7 @@
-// A fixed pool of named worker threads running queued tasks in FIFO order: the binder pool
-// (WaitOnPermit, PreBind, Bind, PostBind) and the pod-status writer. Each worker issues its
-// own API requests, so each holds its own keep-alive connection.
+// A fixed pool of named worker threads running queued tasks in FIFO order: the scheduler's
+// binder pool (WaitOnPermit, PreBind, Bind, PostBind) and pod-status writer, DefaultPreemption's
+// victim preparers. Each worker issues its own API requests, so each holds its own keep-alive
+// connection.
 //
 // The threads start with the first submit(), so a pool that is never used (a plugin built only
 // to validate the configuration) starts none. submit() never blocks; a producer that must not
@@ -18,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace ksched::framework {
+namespace ksched::util {
 
 class TaskPool {
  public:
@@ -53,4 +54,4 @@ class TaskPool {
   std::vector<std::jthread> threads_;  // started under mu_ by the first submit()
 };
 
-}  // namespace ksched::framework
+}  // namespace ksched::util

@@ -1,13 +1,12 @@
-#include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/resources.h>
+#include <ksched/helper/resource_allocation_v120.h>
 #include <ksched/plugin.h>
 
-namespace ksched::plugins {
+namespace ksched::plugins::helper {
 namespace {
 
 // v1.20 GetNonzeroRequestForResource.
@@ -73,4 +72,4 @@ int64_t balancedResourceScoreV120(const NodeInfo& nodeInfo, const api::Pod& pod)
   return static_cast<int64_t>((1 - std::abs(cpu - memory)) * static_cast<double>(kMaxNodeScore));
 }
 
-}  // namespace ksched::plugins
+}  // namespace ksched::plugins::helper
