@@ -10,7 +10,7 @@
 #include "config/profile.h"
 #include "framework/framework.h"
 #include "plugins/registry.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -10,7 +10,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/legacy_resource_scoring/resource_allocation_v120.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

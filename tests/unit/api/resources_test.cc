@@ -8,7 +8,7 @@
 
 #include <ksched/api/resources.h>
 
-#include "tests/unit/api_test_util.h"
+#include "tests/support/api_test_util.h"
 
 namespace ksched::api {
 namespace {

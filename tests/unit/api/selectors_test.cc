@@ -9,7 +9,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/selectors.h>
 
-#include "tests/unit/api_test_util.h"
+#include "tests/support/api_test_util.h"
 
 namespace ksched::api {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cache/snapshot.h"
-#include "cache/testutil.h"
+#include "tests/support/cache_test_util.h"
 
 namespace ksched::cache {
 namespace {

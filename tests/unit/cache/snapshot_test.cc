@@ -8,7 +8,7 @@
 
 #include "cache/cache.h"
 #include "cache/node_tree.h"
-#include "cache/testutil.h"
+#include "tests/support/cache_test_util.h"
 
 namespace ksched::cache {
 namespace {

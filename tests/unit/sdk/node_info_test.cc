@@ -9,7 +9,7 @@
 
 #include <ksched/node_info.h>
 
-#include "cache/testutil.h"
+#include "tests/support/cache_test_util.h"
 
 namespace ksched {
 namespace {

@@ -13,8 +13,8 @@
 #include <ksched/cluster_event.h>
 #include <ksched/plugin.h>
 
-#include "plugins/testing/hint_test_util.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins::testutil {
 

@@ -17,7 +17,7 @@
 #include <ksched/listers.h>
 
 #include "cache/snapshot.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins::ipatest {
 
