@@ -53,8 +53,10 @@ SchedulerConfiguration mustLoad(const std::string& text) {
   return r.ok() ? *r.config : SchedulerConfiguration{};
 }
 
+// The repository's config/ (this file is tests/unit/config/scheduler_config_test.cc).
 std::string configDir() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "config")
+  return (std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "config")
+      .lexically_normal()
       .string();
 }
 
