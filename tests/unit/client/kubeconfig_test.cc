@@ -1,5 +1,3 @@
-#include "client/config.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "client/config.h"
 
 namespace ksched::client {
 namespace {

@@ -1,10 +1,11 @@
+#include "queue/nominator.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "queue/nominator.h"
 #include "queue/scheduling_queue.h"
 
 namespace ksched::queue {

@@ -1,3 +1,5 @@
+#include "queue/scheduling_queue.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,8 +14,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include "queue/scheduling_queue.h"
 
 namespace ksched::queue {
 namespace {
