@@ -13,7 +13,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/registry.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

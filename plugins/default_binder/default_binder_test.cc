@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/cluster_api.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

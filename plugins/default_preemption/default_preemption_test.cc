@@ -12,7 +12,7 @@
 #include "framework/framework.h"
 #include "metrics/metrics.h"
 #include "plugins/registry.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cache/snapshot.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

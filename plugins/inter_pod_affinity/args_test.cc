@@ -7,7 +7,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/inter_pod_affinity/test_util.h"
+#include "tests/support/inter_pod_affinity_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
-#include "plugins/inter_pod_affinity/test_util.h"
-#include "plugins/testing/hint_test_util.h"
+#include "tests/support/hint_test_util.h"
+#include "tests/support/inter_pod_affinity_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
-#include "plugins/inter_pod_affinity/test_util.h"
+#include "tests/support/inter_pod_affinity_test_util.h"
 
 namespace ksched::plugins {
 namespace {

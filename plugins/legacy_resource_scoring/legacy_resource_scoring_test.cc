@@ -10,7 +10,7 @@
 #include <ksched/helper/resource_allocation_v120.h>
 #include <ksched/registry.h>
 
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

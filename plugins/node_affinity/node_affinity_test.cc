@@ -11,8 +11,8 @@
 #include <ksched/api/node.h>
 #include <ksched/registry.h>
 
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/queueing_hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {

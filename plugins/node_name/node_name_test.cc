@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/queueing_hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {

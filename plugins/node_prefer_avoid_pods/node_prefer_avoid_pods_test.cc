@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -10,8 +10,8 @@
 #include <ksched/registry.h>
 
 #include "plugins/node_resources_fit/resource_allocation.h"
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/queueing_hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/queueing_hint_test_util.h"
 
 namespace ksched::plugins {
 namespace {

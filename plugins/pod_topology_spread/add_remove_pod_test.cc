@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
-#include "plugins/testing/hint_test_util.h"
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/spread_test_util.h"
+#include "tests/support/hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/spread_test_util.h"
 
 namespace ksched::plugins {
 namespace {

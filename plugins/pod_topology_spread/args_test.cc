@@ -12,7 +12,7 @@
 #include <ksched/registry.h>
 
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

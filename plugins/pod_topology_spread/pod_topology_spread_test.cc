@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/spread_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/spread_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

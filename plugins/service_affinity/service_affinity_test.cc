@@ -14,9 +14,9 @@
 #include <ksched/api/workloads.h>
 #include <ksched/registry.h>
 
-#include "plugins/testing/plugin_test_util.h"
-#include "plugins/testing/queueing_hint_test_util.h"
-#include "plugins/testing/spread_test_util.h"
+#include "tests/support/plugin_test_util.h"
+#include "tests/support/queueing_hint_test_util.h"
+#include "tests/support/spread_test_util.h"
 
 namespace ksched::plugins {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <ksched/api/storage.h>
 
-#include "plugins/testing/hint_test_util.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/hint_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {

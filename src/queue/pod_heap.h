@@ -15,18 +15,11 @@
 
 #include <ksched/plugin.h>
 
+#include "queue/hints.h"
+
 namespace ksched::queue::detail {
 
 enum class Location : uint8_t { kActive, kBackoff, kUnschedulable };
-
-// Which registrations judge a pod's requeueing: those of the plugins that rejected (or gate)
-// it, in its profile. Resolved once per stay in unschedulablePods, not once per event.
-struct Judges {
-  bool always = false;  // no rejecting plugin recorded, or ungated in an unknown profile
-  bool gated = false;   // judged by the gate alone; no plugins listed: no event moves it
-  // Plugin -> its registrations; nullptr: it registered nothing (interested in everything).
-  std::vector<std::pair<const std::string*, const std::vector<ClusterEventWithHint>*>> plugins;
-};
 
 // One queued pod. Owned by SchedulingQueue; the heaps and the unschedulable map hold raw
 // pointers to it.

@@ -245,8 +245,8 @@ void SchedulingQueue::moveAllToActiveOrBackoffQueue(const ClusterEvent& event,
   recordInFlight(event, oldObj, newObj);
   std::vector<Entry*> toMove;
   for (const auto& [uid, e] : unschedulable_) {
-    if (!e->judges) e->judges = judgesFor(*e->info);
-    if (judge(*e->judges, *e->info, event, oldObj, newObj)) toMove.push_back(e);
+    if (!e->judges) e->judges = judgesFor(*e->info, hints_);
+    if (worthRequeuing(*e->judges, *e->info, event, oldObj, newObj)) toMove.push_back(e);
   }
   const std::string label = event.label();
   for (Entry* e : toMove) {
@@ -496,71 +496,22 @@ std::chrono::milliseconds SchedulingQueue::backoffOf(const QueuedPodInfo& info) 
   return backoffDuration(n, options_.podInitialBackoff, options_.podMaxBackoff);
 }
 
-namespace {
-std::string_view hintLabel(QueueingHint h) {
-  return h == QueueingHint::kQueue ? "Queue" : "QueueSkip";
-}
-}  // namespace
-
 bool SchedulingQueue::worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
                                      const EventObject& oldObj, const EventObject& newObj) const {
-  return judge(judgesFor(info), info, event, oldObj, newObj);
+  return worthRequeuing(judgesFor(info, hints_), info, event, oldObj, newObj);
 }
 
-detail::Judges SchedulingQueue::judgesFor(const QueuedPodInfo& info) const {
-  detail::Judges j;
-  j.gated = !info.gatingPlugin.empty();
-  if (!j.gated && info.unschedulablePlugins.empty()) {
-    j.always = true;
-    return j;
-  }
-  auto profile = hints_.find(info.pod().spec.schedulerName);
-  if (profile == hints_.end()) {
-    j.always = !j.gated;
-    return j;
-  }
-  auto add = [&](const std::string& plugin) {
-    auto regs = profile->second.find(plugin);
-    j.plugins.emplace_back(&plugin, regs == profile->second.end() ? nullptr : &regs->second);
-  };
-  if (j.gated) {
-    add(info.gatingPlugin);
-  } else {
-    for (const std::string& plugin : info.unschedulablePlugins) add(plugin);
-  }
-  return j;
-}
-
-bool SchedulingQueue::judge(const detail::Judges& judges, const QueuedPodInfo& info,
-                            const ClusterEvent& event, const EventObject& oldObj,
-                            const EventObject& newObj) const {
-  if (event.isWildcard() || judges.always) return true;
-  for (const auto& [plugin, regs] : judges.plugins) {
-    // A gated pod moves only on its gating plugin's own events; a rejecting plugin that
-    // registered nothing is interested in everything.
-    if (regs == nullptr) return !judges.gated;
-    for (const ClusterEventWithHint& reg : *regs) {
-      if (!reg.event.matches(event)) continue;
-      if (!reg.hint) return true;
-      const auto start = Clock::now();
-      QueueingHint h = QueueingHint::kQueue;
-      std::string_view label;
-      try {
-        h = reg.hint(info.pod(), oldObj, newObj);
-        label = hintLabel(h);
-      } catch (const std::exception& ex) {
-        spdlog::error("QueueingHint of {} for {} on {} failed (pod is requeued): {}", *plugin,
-                      info.pod().metadata.key(), event.label(), ex.what());
-        label = "Error";
-      }
-      if (options_.onHint) {
-        options_.onHint(*plugin, event.label(), label,
-                        std::chrono::duration<double>(Clock::now() - start).count());
-      }
-      if (h == QueueingHint::kQueue) return true;
+bool SchedulingQueue::worthRequeuing(const Judges& judges, const QueuedPodInfo& info,
+                                     const ClusterEvent& event, const EventObject& oldObj,
+                                     const EventObject& newObj) const {
+  auto observe = [this, &info](const HintRun& run) {
+    if (run.result == "Error") {
+      spdlog::error("QueueingHint of {} for {} on {} failed (pod is requeued): {}", run.plugin,
+                    info.pod().metadata.key(), run.event.label(), run.error);
     }
-  }
-  return false;
+    if (options_.onHint) options_.onHint(run.plugin, run.event.label(), run.result, run.seconds);
+  };
+  return judge(judges, info.pod(), event, oldObj, newObj, observe) == QueueingHint::kQueue;
 }
 
 bool SchedulingQueue::ofInterest(const ClusterEvent& event) const {

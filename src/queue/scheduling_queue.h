@@ -28,7 +28,8 @@
 //   registered a matching event whose QueueingHint says kQueue for this pod (no hint, or a hint
 //   that throws, counts as kQueue). Registrations are per profile (the pod's schedulerName); a
 //   rejecting plugin with no registrations at all is interested in every event. Moved pods go to
-//   backoffQ while still backing off, else to activeQ.
+//   backoffQ while still backing off, else to activeQ. The decision is queue/hints.h's judge(),
+//   a pure function the plugins' QueueingHint tests call too.
 // - An update of an unschedulable pod itself is classified (podSchedulingPropertiesChange) and
 //   judged the same way against its rejecting plugins; a status-only update moves nothing.
 // - Gated pods (a PreEnqueue plugin said no) wait in unschedulablePods with gatingPlugin set.
@@ -68,6 +69,7 @@
 #include <ksched/plugin.h>
 #include <ksched/status.h>
 
+#include "queue/hints.h"
 #include "queue/nominator.h"
 #include "queue/pod_heap.h"
 
@@ -84,12 +86,6 @@ inline constexpr std::string_view kEventScheduleAttemptFailure = "ScheduleAttemp
 inline constexpr std::string_view kEventBackoffComplete = "BackoffComplete";
 inline constexpr std::string_view kEventForceActivate = "ForceActivate";
 inline constexpr std::string_view kEventPopFromBackoffQ = "PopFromBackoffQ";
-
-// Profile (schedulerName) -> plugin -> the events it registered, with their hints
-// (Framework::enqueueEvents() of each profile).
-using QueueingHintMap =
-    std::map<std::string, std::map<std::string, std::vector<ClusterEventWithHint>, std::less<>>,
-             std::less<>>;
 
 struct Options {
   std::chrono::milliseconds podInitialBackoff{1000};  // podInitialBackoffSeconds default 1
@@ -240,13 +236,13 @@ class SchedulingQueue {
   void requeue(Entry* e, std::string_view event);
   [[nodiscard]] bool isBackingOff(const Entry& e) const;
   [[nodiscard]] std::chrono::milliseconds backoffOf(const QueuedPodInfo& info) const;
-  // Whether `event` may make the pod schedulable (see above). Runs hints.
+  // Whether `event` may make the pod schedulable (see above; queue/hints.h decides, given the
+  // judges resolved from hints_). Runs hints, reporting them to Options::onHint.
   [[nodiscard]] bool worthRequeuing(const QueuedPodInfo& info, const ClusterEvent& event,
                                     const EventObject& oldObj, const EventObject& newObj) const;
-  [[nodiscard]] detail::Judges judgesFor(const QueuedPodInfo& info) const;
-  [[nodiscard]] bool judge(const detail::Judges& judges, const QueuedPodInfo& info,
-                           const ClusterEvent& event, const EventObject& oldObj,
-                           const EventObject& newObj) const;
+  [[nodiscard]] bool worthRequeuing(const Judges& judges, const QueuedPodInfo& info,
+                                    const ClusterEvent& event, const EventObject& oldObj,
+                                    const EventObject& newObj) const;
   // Whether some plugin registered an event matching `event` (else it is not recorded).
   [[nodiscard]] bool ofInterest(const ClusterEvent& event) const;
   void recordInFlight(const ClusterEvent& event, const EventObject& oldObj,

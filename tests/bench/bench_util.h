@@ -7,7 +7,7 @@
 
 #include "cache/snapshot.h"
 #include "framework/parallelizer.h"
-#include "plugins/testing/plugin_test_util.h"
+#include "tests/support/plugin_test_util.h"
 
 namespace ksched::bench {
 
