@@ -10,8 +10,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "framework/cluster_api.h"
-
 namespace ksched::framework {
 namespace {
 
@@ -219,14 +217,12 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
       percentage_(profile.percentageOfNodesToScore),
       services_(std::move(services)),
       listers_(std::make_unique<const ForwardingListers>(services_)) {
-  if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   build(profile, registry, fieldPrefix);
   pluginChildren_ = std::make_unique<PluginChildren[]>(owned_.size());
 }
 
 void Framework::attach(Services services) {
   services_ = std::move(services);
-  if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   for (auto& h : std::exchange(pendingPodHandlers_, {})) addPodEventHandlers(std::move(h));
   for (auto& w : std::exchange(pendingWatches_, {})) {
     if (services_.watchObjects) w.store->setTarget(services_.watchObjects(w.what, w.handlers));

@@ -33,10 +33,6 @@
 #include "config/scheduler_config.h"
 #include "metrics/metrics.h"
 
-namespace ksched::client {
-class RestClient;
-}
-
 namespace ksched::framework {
 
 class FrameworkError : public std::runtime_error {
@@ -46,7 +42,9 @@ class FrameworkError : public std::runtime_error {
 
 // Services the scheduler provides to every framework (shared by all profiles).
 struct Services {
-  client::RestClient* client = nullptr;
+  // The cluster, for plugins (Handle::api()); null means none. Not owned; must outlive the
+  // framework.
+  ClusterApi* api = nullptr;
   EventRecorder* events = nullptr;
   Parallelizer* parallelizer = nullptr;
   // Informer-backed listers; null means none (an empty StaticClusterListers).
@@ -173,7 +171,7 @@ class Framework final : public Handle {
   // Handle
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
   [[nodiscard]] const ClusterListers& listers() const override;
-  [[nodiscard]] ClusterApi* api() override { return api_.get(); }
+  [[nodiscard]] ClusterApi* api() override { return services_.api; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
   [[nodiscard]] const ExtenderList& extenders() const override {
@@ -253,7 +251,6 @@ class Framework final : public Handle {
   class DeferredObjectStore;
   struct PendingWatch;
   Services services_;
-  std::unique_ptr<ClusterApi> api_;  // over services_.client, null without one; outlives plugins
   // What listers() hands out: services_.listers when set, else nothing (read at each call, so
   // that attach() reaches plugins that keep the reference).
   std::unique_ptr<const ForwardingListers> listers_;
