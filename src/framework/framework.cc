@@ -4,8 +4,6 @@
 
 #include <utility>
 
-#include "framework/cluster_api.h"
-
 namespace ksched::framework {
 
 Framework::Framework(const config::Profile& profile, const Registry& registry, Services services,
@@ -13,7 +11,6 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
     : profileName_(profile.schedulerName),
       percentage_(profile.percentageOfNodesToScore),
       services_(std::move(services)) {
-  if (services_.client != nullptr) api_ = std::make_unique<RestClusterApi>(*services_.client);
   build(profile, registry, fieldPrefix);
 }
 

@@ -34,10 +34,6 @@
 #include "framework/waiting_pods.h"
 #include "metrics/metrics.h"
 
-namespace ksched::client {
-class RestClient;
-}
-
 namespace ksched::framework {
 
 class FrameworkError : public std::runtime_error {
@@ -47,7 +43,9 @@ class FrameworkError : public std::runtime_error {
 
 // Services the scheduler provides to every framework (shared by all profiles).
 struct Services {
-  client::RestClient* client = nullptr;
+  // The cluster, for plugins (Handle::api()); null means none. Not owned; must outlive the
+  // framework.
+  ClusterApi* api = nullptr;
   EventRecorder* events = nullptr;
   Parallelizer* parallelizer = nullptr;
   // Informer-backed listers; null means none (an empty StaticClusterListers).
@@ -180,7 +178,7 @@ class Framework final : public Handle {
   // Handle
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
   [[nodiscard]] const ClusterListers& listers() const override;
-  [[nodiscard]] ClusterApi* api() override { return api_.get(); }
+  [[nodiscard]] ClusterApi* api() override { return services_.api; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
   [[nodiscard]] PluginMetrics& metrics() override {
@@ -228,7 +226,6 @@ class Framework final : public Handle {
   std::string profileName_;
   std::optional<int32_t> percentage_;
   Services services_;
-  std::unique_ptr<ClusterApi> api_;  // over services_.client, null without one; outlives plugins
   std::vector<std::unique_ptr<Plugin>> owned_;
   PluginLists lists_;
   // Plugins whose events can make a rejected pod schedulable (PreEnqueue, PreFilter, Filter,

@@ -31,10 +31,12 @@
 #include <ksched/handle.h>
 
 #include "client/rest_client.h"
+#include "scheduler/event_sink.h"
 
 namespace ksched::scheduler {
 
-class ApiEventRecorder final : public EventRecorder {
+// The live event sink (event_sink.h).
+class ApiEventRecorder final : public EventSink {
  public:
   // Why an event was not sent (the `reason` label of scheduler_events_dropped_total).
   static constexpr std::string_view kDropQueueFull = "queue_full";
@@ -71,15 +73,15 @@ class ApiEventRecorder final : public EventRecorder {
   // Nothing more will be reported about the object `uid` (a pod bound or deleted): after the
   // events already queued for it, its pending series updates are sent and its aggregation state
   // dropped.
-  void forget(const std::string& uid);
+  void forget(const std::string& uid) override;
 
   // Sends what is queued and the pending series updates until `deadline`, drops the rest
   // (counted as kDropShutdown), and stops the senders. A send in flight at the deadline ends
   // when the client is aborted (the caller's job). Returns the events dropped at shutdown.
   // Idempotent.
-  uint64_t shutdown(std::chrono::steady_clock::time_point deadline);
+  uint64_t shutdown(std::chrono::steady_clock::time_point deadline) override;
 
-  [[nodiscard]] uint64_t sent() const { return sent_.load(); }
+  [[nodiscard]] uint64_t sent() const override { return sent_.load(); }
   // Events not sent, for any reason.
   [[nodiscard]] uint64_t dropped() const { return dropped_.load(); }
   // Objects and Events the aggregation state holds now (tests: memory stays bounded).

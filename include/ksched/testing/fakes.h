@@ -309,7 +309,8 @@ class InlineParallelizer final : public Parallelizer {
   }
 };
 
-// A ClusterApi that records every call and answers success, or what failWith() set. Thread-safe.
+// A ClusterApi that records every call and answers success, or what failWith() set, or what the
+// answerWith() function returns. Thread-safe.
 class FakeClusterApi final : public ClusterApi {
  public:
   struct Call {
@@ -321,6 +322,15 @@ class FakeClusterApi final : public ClusterApi {
   void failWith(ApiResult r) {
     std::lock_guard lock(mu_);
     answer_ = std::move(r);
+  }
+  // Every later call is answered by `fn` (called on the caller's thread, with no lock held, once
+  // the call is recorded) instead of failWith()'s answer: a test picks errors per call (a
+  // conflict on the first bind only, a 500 on status patches) or blocks a call until it lets it
+  // go. Null: back to failWith()'s answer.
+  using Answer = std::function<ApiResult(const Call&)>;
+  void answerWith(Answer fn) {
+    std::lock_guard lock(mu_);
+    answerFn_ = std::make_shared<const Answer>(std::move(fn));
   }
   [[nodiscard]] std::vector<Call> calls() const {
     std::lock_guard lock(mu_);
@@ -350,13 +360,19 @@ class FakeClusterApi final : public ClusterApi {
     return pod.metadata.namespace_ + "/" + pod.metadata.name;
   }
   ApiResult record(Call c) {
-    std::lock_guard lock(mu_);
-    calls_.push_back(std::move(c));
-    return answer_;
+    std::shared_ptr<const Answer> fn;
+    {
+      std::lock_guard lock(mu_);
+      calls_.push_back(c);
+      if (!answerFn_ || !*answerFn_) return answer_;
+      fn = answerFn_;
+    }
+    return (*fn)(c);
   }
   mutable std::mutex mu_;
   std::vector<Call> calls_;
   ApiResult answer_;
+  std::shared_ptr<const Answer> answerFn_;  // replaced, never changed: callers keep theirs
 };
 
 // A Handle without an API client for plugin tests and benchmarks: in-memory listers, waiting

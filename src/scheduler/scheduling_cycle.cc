@@ -1,0 +1,318 @@
+// SchedulerCore's scheduling thread (the loop, one pod's scheduling cycle), its binder threads
+// (binding cycles) and the handling of failed attempts (requeue, event, PodScheduled=False).
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <string>
+
+#include <ksched/api/rfc3339.h>
+
+#include "scheduler/scheduler_core.h"
+
+namespace ksched::scheduler {
+namespace {
+
+bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
+
+}  // namespace
+
+struct SchedulerCore::BindTask {
+  framework::Framework* fwk = nullptr;
+  std::unique_ptr<QueuedPodInfo> qpi;
+  PodInfoPtr assumed;
+  std::string node;
+  CycleState state;
+  int64_t cycle = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+void SchedulerCore::loop(std::stop_token st) {
+  while (!st.stop_requested()) {
+    binders_.waitForRoom(options_.maxQueuedBindings, st);
+    auto qpi = queue_->pop(st);
+    if (!qpi) break;
+    const std::string uid = qpi->pod().metadata.uid;
+    try {
+      scheduleOne(std::move(qpi));
+    } catch (const std::exception& e) {
+      // A bug must not take the scheduler down; the pod will be seen again on its next event.
+      spdlog::error("scheduling cycle failed: {}", e.what());
+      errors_.fetch_add(1);
+      queue_->done(uid);
+    }
+  }
+}
+
+void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
+  const int64_t cycle = queue_->schedulingCycle();
+  framework::Framework* fwk = frameworkFor(qpi->pod());
+  if (fwk == nullptr || qpi->pod().metadata.deletionTimestamp || assigned(qpi->pod()) ||
+      cache_.isAssumed(qpi->pod().metadata.uid)) {
+    queue_->done(qpi->pod().metadata.uid);
+    return;
+  }
+  // A nomination this scheduler made may not have reached the feed yet (status writes are
+  // asynchronous): the cycle sees the pod as the apiserver will, or a pod waiting for its
+  // victims would look eligible to preempt again elsewhere.
+  if (std::string node = queue_->nominatedNodeFor(qpi->pod().metadata.uid);
+      !node.empty() && node != qpi->pod().status.nominatedNodeName) {
+    auto withNomination = std::make_shared<api::Pod>(qpi->pod());
+    withNomination->status.nominatedNodeName = std::move(node);
+    qpi->podInfo = std::make_shared<const PodInfo>(std::move(withNomination));
+  }
+  const PodPtr pod = qpi->podInfo->pod;
+  attempts_.fetch_add(1);
+  const auto start = std::chrono::steady_clock::now();
+  spdlog::debug("attempting to schedule pod {}/{}", pod->metadata.namespace_, pod->metadata.name);
+
+  cache_.updateSnapshot(snapshot_);
+  fwk->setSnapshot(&snapshot_);
+  // Upstream samples plugin execution durations in 10% of the cycles.
+  if (options_.metrics != nullptr) fwk->setRecordPluginMetrics(sampler_() % 100 < 10);
+  CycleState state;
+  ScheduleResult result;
+  FitError fitError;
+  Status error;
+  auto outcome = algorithm_.schedulePod(*fwk, state, *pod, snapshot_,
+                                        options_.percentageOfNodesToScore, result, fitError, error);
+  if (outcome == Algorithm::Outcome::kScheduled && options_.metrics != nullptr) {
+    options_.metrics->observeAlgorithm(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (outcome == Algorithm::Outcome::kUnschedulable) {
+    unschedulable_.fetch_add(1);
+    std::optional<std::string> nominate;
+    if (fwk->hasPostFilterPlugins()) {
+      auto [pf, pfs] = fwk->runPostFilterPlugins(state, *pod, fitError.diagnosis.nodeToStatus);
+      if (!pfs.ok() && !pfs.message().empty()) fitError.diagnosis.postFilterMsg = pfs.message();
+      nominate = std::move(pf.nominatedNodeName);
+      if (nominate && !nominate->empty()) {
+        // Reserve room on the node at once: later cycles count the nominated pod there.
+        queue_->addNominatedPod(qpi->podInfo, *nominate);
+      } else if (nominate) {
+        queue_->deleteNominatedPodIfExists(*pod);
+        if (pod->status.nominatedNodeName.empty()) nominate.reset();  // nothing to clear
+      }
+    }
+    const std::string msg = fitError.message();
+    std::string diagnosis;
+    if (options_.diagnosisAnnotation) {
+      diagnosis = diagnosisAnnotation(fitError.diagnosis, fitError.numAllNodes, *pod, snapshot_);
+    }
+    qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), Status::unschedulable(msg), msg, cycle, start, nominate,
+                  diagnosis);
+    return;
+  }
+  // Errors and Reserve/Permit rejections clear the pod's nomination, as upstream.
+  const std::optional<std::string> clearNomination{std::string()};
+  if (outcome == Algorithm::Outcome::kError) {
+    (error.isError() ? errors_ : unschedulable_).fetch_add(1);
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), error, error.message(), cycle, start, clearNomination);
+    return;
+  }
+
+  // Assume: the cache counts the pod on its node before the binding is confirmed.
+  auto assumedPod = std::make_shared<api::Pod>(*pod);
+  assumedPod->spec.nodeName = result.suggestedHost;
+  auto assumedInfo = std::make_shared<const PodInfo>(assumedPod);
+  if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
+    errors_.fetch_add(1);
+    fwk->setSnapshot(nullptr);
+    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start,
+                  clearNomination);
+    return;
+  }
+  queue_->deleteNominatedPodIfExists(*pod);
+  Status s = fwk->runReservePluginsReserve(state, *assumedPod, result.suggestedHost);
+  if (s.ok()) {
+    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost);
+    if (!s.ok() && !s.isWait()) {
+      fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
+    }
+  } else {
+    fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
+  }
+  fwk->setSnapshot(nullptr);
+  if (!s.ok() && !s.isWait()) {
+    (void)cache_.forgetPod(pod->metadata.uid);
+    if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
+    if (s.isError()) errors_.fetch_add(1);
+    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle, start, clearNomination);
+    return;
+  }
+
+  auto task = std::make_shared<BindTask>();
+  task->fwk = fwk;
+  task->qpi = std::move(qpi);
+  task->assumed = assumedInfo;
+  task->node = result.suggestedHost;
+  task->state = std::move(state);
+  task->cycle = cycle;
+  task->start = start;
+  if (s.isWait()) {
+    // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
+    // is decided (allowed, rejected or timed out).
+    fwk->onPermitDecided(pod->metadata.uid, [this, task] { submitBinding(task); });
+    return;
+  }
+  submitBinding(std::move(task));
+}
+
+void SchedulerCore::submitBinding(std::shared_ptr<BindTask> task) {
+  const std::string uid = task->assumed->pod->metadata.uid;
+  if (!binders_.submit([this, task] { bindingCycle(task); })) {
+    (void)cache_.forgetPod(uid);  // shutting down: the pod stays pending
+    queue_->done(uid);
+  }
+}
+
+void SchedulerCore::bindingCycle(std::shared_ptr<BindTask> task) {
+  framework::Framework& fwk = *task->fwk;
+  const api::Pod& pod = *task->assumed->pod;
+  const bool waits = options_.metrics != nullptr && fwk.getWaitingPod(pod.metadata.uid) != nullptr;
+  std::chrono::duration<double> waited{0};
+  Status s = fwk.waitOnPermit(pod, &waited);
+  if (waits) options_.metrics->observePermitWait(s.ok(), waited.count());
+  if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
+  if (s.ok()) {
+    // An interested binder extender binds instead of the Bind plugins.
+    if (auto bound = extender::bindWithExtenders(extenders_, pod, task->node)) {
+      s = std::move(*bound);
+    } else {
+      s = fwk.runBindPlugins(task->state, pod, task->node);
+    }
+  }
+  if (s.ok()) {
+    cache_.finishBinding(pod.metadata.uid);
+    fwk.runPostBindPlugins(task->state, pod, task->node);
+    scheduled_.fetch_add(1);
+    observeAttempt(fwk, metrics::Result::kScheduled, task->start);
+    if (auto* m = options_.metrics) {
+      m->observePodScheduled(task->qpi->attempts,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                           task->qpi->initialAttemptTimestamp)
+                                 .count());
+    }
+    spdlog::debug("bound pod {}/{} to {}", pod.metadata.namespace_, pod.metadata.name, task->node);
+    env_.events->event(pod, "Normal", "Scheduled", "Binding",
+                       "Successfully assigned " + pod.metadata.namespace_ + "/" +
+                           pod.metadata.name + " to " + task->node);
+    env_.events->forget(pod.metadata.uid);  // bound: nothing more will be said about it
+    queue_->done(pod.metadata.uid);
+    return;
+  }
+  fwk.runReservePluginsUnreserve(task->state, pod, task->node);
+  (void)cache_.forgetPod(pod.metadata.uid);
+  // Room the pod held is free again: let pods waiting for it retry.
+  queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete, task->assumed->pod, {});
+  const std::string msg = s.message();
+  if (s.httpCode() == 409 || s.httpCode() == 404) {
+    // Usually bound already (by a previous instance, or by an earlier try of this binding whose
+    // answer was lost) or gone: no FailedScheduling for it. But the apiserver also answers 409
+    // when its storage failed (etcd unavailable: "rpc error: code = Unavailable"), so a pod the
+    // feed still has pending goes back to the queue (backoff) instead of out of it; the
+    // feed takes it out once it sees it bound or deleted.
+    bindConflicts_.fetch_add(1);
+    observeAttempt(fwk, metrics::Result::kError, task->start);
+    spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
+                 task->node, msg);
+    if (PodPtr latest = pendingVersion(pod)) {
+      task->qpi->podInfo = std::make_shared<const PodInfo>(latest);
+      queue_->addUnschedulableIfNotPresent(std::move(task->qpi), task->cycle);
+    } else {
+      queue_->done(pod.metadata.uid);
+    }
+    return;
+  }
+  if (s.isError()) errors_.fetch_add(1);
+  if (s.isRejected() && !s.plugin().empty()) task->qpi->unschedulablePlugins.insert(s.plugin());
+  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start, std::string());
+}
+
+void SchedulerCore::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                                  const Status& status, const std::string& message, int64_t cycle,
+                                  std::chrono::steady_clock::time_point start,
+                                  const std::optional<std::string>& nominatedNode,
+                                  const std::string& diagnosis) {
+  const PodPtr pod = qpi->podInfo->pod;
+  const bool isError = status.isError();
+  observeAttempt(fwk, isError ? metrics::Result::kError : metrics::Result::kUnschedulable, start);
+  spdlog::info("pod {}/{} not scheduled: {}", pod->metadata.namespace_, pod->metadata.name,
+               message);
+  fwk.eventRecorder().event(*pod, "Warning", "FailedScheduling", "Scheduling", message);
+
+  // A pod deleted or bound meanwhile is not requeued.
+  PodPtr latest = pendingVersion(*pod);
+  if (!latest) {
+    queue_->done(pod->metadata.uid);
+    return;
+  }
+  qpi->podInfo = std::make_shared<const PodInfo>(latest);
+  auto podInfo = qpi->podInfo;
+  queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
+  // Requeueing follows status.nominatedNodeName, which the apiserver does not have yet: keep
+  // the nomination PostFilter just made (upstream adds it after requeueing, too).
+  if (nominatedNode && !nominatedNode->empty()) {
+    queue_->addNominatedPod(podInfo, *nominatedNode);
+  } else if (nominatedNode) {
+    queue_->deleteNominatedPodIfExists(*latest);
+  }
+  patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
+                         nominatedNode, diagnosis);
+}
+
+PodPtr SchedulerCore::pendingVersion(const api::Pod& pod) const {
+  PodPtr latest = this->pod(pod.metadata.key());
+  if (!latest || latest->metadata.uid != pod.metadata.uid || assigned(*latest)) return nullptr;
+  return latest;
+}
+
+void SchedulerCore::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
+                                           const std::string& message,
+                                           const std::optional<std::string>& nominatedNode,
+                                           const std::string& diagnosis) {
+  StatusWrites::Write w{pod, reason, message, nominatedNode, diagnosis};
+  bool inInformer = false;
+  if (const auto* c = pod->condition("PodScheduled"); c != nullptr && c->status == "False") {
+    // What the fed pod already says, as a write.
+    auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
+    const StatusWrites::Write current{pod, c->reason, c->message, pod->status.nominatedNodeName,
+                                      it == pod->metadata.annotations.end() ? "" : it->second};
+    inInformer = w.addsNothingTo(current);
+  }
+  (void)statusWrites_.submit(pod->metadata.uid, std::move(w), inInformer);
+}
+
+void SchedulerCore::writePodScheduledFalse(const StatusWrites::Write& w) {
+  const api::Pod& pod = *w.pod;
+  // Bound (or being bound) or deleted since: a late PodScheduled=False would contradict the
+  // binding's PodScheduled=True.
+  if (cache_.isAssumed(pod.metadata.uid) || !pendingVersion(pod)) return;
+  nlohmann::json cond = {
+      {"type", "PodScheduled"},
+      {"status", "False"},
+      {"reason", w.reason},
+      {"message", w.message},
+      {"lastProbeTime", nullptr},
+      {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
+  nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
+  if (w.nominatedNode) {
+    status["nominatedNodeName"] =
+        w.nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*w.nominatedNode);
+  }
+  nlohmann::json body = {{"status", status}};
+  if (!w.diagnosis.empty()) {
+    body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = w.diagnosis;
+  }
+  // Not retried: the pod's next failed attempt writes again.
+  if (ApiResult r = env_.api->patchPodStatus(pod, body, "application/strategic-merge-patch+json");
+      r && !r->isNotFound()) {
+    spdlog::warn("updating PodScheduled of {}/{}: {}", pod.metadata.namespace_, pod.metadata.name,
+                 r->message);
+  }
+}
+
+}  // namespace ksched::scheduler
