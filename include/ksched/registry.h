@@ -49,6 +49,15 @@ struct PluginFactory {
   std::function<std::unique_ptr<Plugin>(const PluginArgs& args, Handle& handle)> create;
 };
 
+// A ready-made decode for an args type A with `static A fromJson(const nlohmann::json&)` and
+// `void validate() const`, both throwing PluginArgsError.
+template <typename A>
+[[nodiscard]] A decodeAndValidate(const nlohmann::json& args) {
+  A typed = A::fromJson(args);
+  typed.validate();
+  return typed;
+}
+
 // A factory for plugin class P from `decode` (json -> A, throwing PluginArgsError) and `create`
 // ((const A&, Handle&) -> std::unique_ptr<P>).
 template <typename P, typename Decode, typename Create>

@@ -165,11 +165,7 @@ Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api
 
 PluginFactory nodeResourcesBalancedAllocationFactory() {
   return makePluginFactory<NodeResourcesBalancedAllocation>(
-      [](const nlohmann::json& args) {
-        auto typed = NodeResourcesBalancedAllocationArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
+      decodeAndValidate<NodeResourcesBalancedAllocationArgs>,
       [](const NodeResourcesBalancedAllocationArgs& typed, Handle&) {
         return std::make_unique<NodeResourcesBalancedAllocation>(typed);
       });

@@ -340,15 +340,11 @@ std::optional<InterPodAffinity::PreFilterCountsForTest> InterPodAffinity::preFil
 }
 
 PluginFactory interPodAffinityFactory() {
-  return makePluginFactory<InterPodAffinity>(
-      [](const nlohmann::json& args) {
-        auto typed = InterPodAffinityArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
-      [](const InterPodAffinityArgs& typed, Handle& handle) {
-        return std::make_unique<InterPodAffinity>(typed, handle);
-      });
+  return makePluginFactory<InterPodAffinity>(decodeAndValidate<InterPodAffinityArgs>,
+                                             [](const InterPodAffinityArgs& typed, Handle& handle) {
+                                               return std::make_unique<InterPodAffinity>(typed,
+                                                                                         handle);
+                                             });
 }
 
 }  // namespace ksched::plugins

@@ -121,35 +121,21 @@ Status LegacyResourceScoring::score(const CycleState& /*state*/, const api::Pod&
 
 PluginFactory nodeResourcesLeastAllocatedFactory() {
   return makePluginFactory<LegacyResourceScoring>(
-      [](const nlohmann::json& args) {
-        auto typed = LegacyAllocatedArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
-      [](const LegacyAllocatedArgs& typed, Handle&) {
+      decodeAndValidate<LegacyAllocatedArgs>, [](const LegacyAllocatedArgs& typed, Handle&) {
         return LegacyResourceScoring::leastAllocated(typed);
       });
 }
 
 PluginFactory nodeResourcesMostAllocatedFactory() {
   return makePluginFactory<LegacyResourceScoring>(
-      [](const nlohmann::json& args) {
-        auto typed = LegacyAllocatedArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
-      [](const LegacyAllocatedArgs& typed, Handle&) {
+      decodeAndValidate<LegacyAllocatedArgs>, [](const LegacyAllocatedArgs& typed, Handle&) {
         return LegacyResourceScoring::mostAllocated(typed);
       });
 }
 
 PluginFactory requestedToCapacityRatioFactory() {
   return makePluginFactory<LegacyResourceScoring>(
-      [](const nlohmann::json& args) {
-        auto typed = RequestedToCapacityRatioArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
+      decodeAndValidate<RequestedToCapacityRatioArgs>,
       [](const RequestedToCapacityRatioArgs& typed, Handle&) {
         return LegacyResourceScoring::requestedToCapacityRatio(typed);
       });

@@ -402,11 +402,7 @@ QueueingHint NodeAffinity::isSchedulableAfterNodeChange(const api::Pod& pod,
 
 PluginFactory nodeAffinityFactory() {
   return makePluginFactory<NodeAffinity>(
-      [](const nlohmann::json& args) {
-        auto typed = NodeAffinityArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
+      decodeAndValidate<NodeAffinityArgs>,
       [](const NodeAffinityArgs& typed, Handle&) { return std::make_unique<NodeAffinity>(typed); });
 }
 

@@ -112,11 +112,7 @@ QueueingHint NodeLabel::nodeChangeHint(const api::Pod& /*pod*/, const EventObjec
 
 PluginFactory nodeLabelFactory() {
   return makePluginFactory<NodeLabel>(
-      [](const nlohmann::json& args) {
-        auto typed = NodeLabelArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
+      decodeAndValidate<NodeLabelArgs>,
       [](const NodeLabelArgs& typed, Handle&) { return std::make_unique<NodeLabel>(typed); });
 }
 

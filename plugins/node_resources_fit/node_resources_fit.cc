@@ -284,15 +284,11 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
 }
 
 PluginFactory nodeResourcesFitFactory() {
-  return makePluginFactory<NodeResourcesFit>(
-      [](const nlohmann::json& args) {
-        auto typed = NodeResourcesFitArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
-      [](const NodeResourcesFitArgs& typed, Handle& handle) {
-        return std::make_unique<NodeResourcesFit>(typed, &handle);
-      });
+  return makePluginFactory<NodeResourcesFit>(decodeAndValidate<NodeResourcesFitArgs>,
+                                             [](const NodeResourcesFitArgs& typed, Handle& handle) {
+                                               return std::make_unique<NodeResourcesFit>(typed,
+                                                                                         &handle);
+                                             });
 }
 
 }  // namespace ksched::plugins

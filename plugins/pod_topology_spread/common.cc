@@ -177,11 +177,7 @@ QueueingHint PodTopologySpread::nodeChangeHint(const api::Pod& pod, const EventO
 
 PluginFactory podTopologySpreadFactory() {
   return makePluginFactory<PodTopologySpread>(
-      [](const nlohmann::json& args) {
-        auto typed = PodTopologySpreadArgs::fromJson(args);
-        typed.validate();
-        return typed;
-      },
+      decodeAndValidate<PodTopologySpreadArgs>,
       [](const PodTopologySpreadArgs& typed, Handle& handle) {
         return std::make_unique<PodTopologySpread>(typed, handle);
       });
