@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,6 +136,19 @@ class Handle {
   virtual Status runPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                 const PodInfo& toRemove,
                                                 const NodeInfo& node) const = 0;
+
+  // Runs `task` off the scheduling thread: a plugin's own work that must not hold the cycle
+  // (preemption deleting its victims). The scheduler runs it on a pool it drains at shutdown
+  // before Plugin::close(); `ksched simulate` runs it on its one thread, after the cycle that
+  // handed it on. False (the task dropped) when shutting down. This default runs it at once.
+  virtual bool runAsync(std::function<void()> task) {
+    task();
+    return true;
+  }
+
+  // A seed for a plugin's own random draws (preemption's first candidate node): random, or the
+  // one `ksched simulate --seed` sets so that its runs repeat.
+  [[nodiscard]] virtual uint64_t randomSeed() { return std::random_device{}(); }
 
   // The configured extenders (<ksched/extender.h>), shared by every profile, in configuration
   // order; empty when none are configured.

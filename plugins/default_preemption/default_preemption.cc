@@ -206,9 +206,9 @@ std::string ineligibleReason(const api::Pod& pod, const NodeInfoLister& nodes,
 using preemption::Candidate;
 
 DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, Handle& handle)
-    : args_(args), handle_(handle) {}
+    : args_(args), handle_(handle), rng_(handle.randomSeed()) {}
 
-DefaultPreemption::~DefaultPreemption() { preparers_.drain(); }
+DefaultPreemption::~DefaultPreemption() = default;
 
 std::vector<std::shared_ptr<const api::PodDisruptionBudget>> DefaultPreemption::allPdbs(
     const std::vector<const NodeInfo*>& nodes) const {
@@ -560,10 +560,10 @@ void DefaultPreemption::prepareCandidate(const api::Pod& pod, const Candidate& c
   };
   bool queued = true;
   if (toDelete.empty()) {
-    queued = preparers_.submit(finish);
+    queued = handle_.runAsync(finish);
   } else {
     for (const auto& v : toDelete) {
-      queued = preparers_.submit([this, api, prep, v, finish] {
+      queued = handle_.runAsync([this, api, prep, v, finish] {
         evict(*api, *v->pod, *prep->preemptor, prep->node);
         finish();
       }) && queued;

@@ -42,8 +42,6 @@
 #include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
-#include "util/task_pool.h"
-
 namespace ksched::plugins {
 
 struct DefaultPreemptionArgs {
@@ -112,11 +110,6 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
                        const NodeToStatus& filteredStatuses, preemption::Candidate& chosen,
                        bool* noCandidates = nullptr);
 
-  // Waits for queued preparations (tests, shutdown).
-  void drain() { preparers_.drain(); }
-  // Scheduler::stop(): the victims' deletions in flight finish, no new ones start.
-  void close() override { preparers_.drain(); }
-
   [[nodiscard]] uint64_t attempts() const { return attempts_.load(); }
   [[nodiscard]] uint64_t victimsTotal() const { return victims_.load(); }
   // Observer for scheduler_preemption_victims (number of victims per preemption).
@@ -147,7 +140,7 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   const DefaultPreemptionArgs args_;
   Handle& handle_;
   std::mutex rngMu_;
-  std::mt19937 rng_{std::random_device{}()};
+  std::mt19937 rng_;
   int32_t fixedOffset_ = -1;
   std::atomic<uint64_t> attempts_{0}, victims_{0};
   std::function<void(size_t)> onVictims_;
@@ -165,7 +158,6 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   static constexpr std::chrono::minutes kEvictedTtl{2};
   std::map<std::string, Evicted, std::less<>> evicted_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
-  util::TaskPool preparers_{"preempt", 16};
 };
 
 PluginFactory defaultPreemptionFactory();

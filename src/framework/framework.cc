@@ -71,6 +71,7 @@ void Framework::start() {
 }
 
 void Framework::close() {
+  asyncWork_.drain();
   for (auto& p : owned_) p->close();
   waiting_.stopTimer();
 }

@@ -33,6 +33,7 @@
 #include "framework/plugin_lists.h"
 #include "framework/waiting_pods.h"
 #include "metrics/metrics.h"
+#include "util/task_pool.h"
 
 namespace ksched::framework {
 
@@ -66,6 +67,10 @@ struct Services {
       watchObjects;
   // The configured HTTP extenders; null means none. Must outlive the framework.
   const ExtenderList* extenders = nullptr;
+  // Handle::runAsync(); null: the framework's own pool ("plugin-work").
+  std::function<bool(std::function<void()>)> runAsync;
+  // Handle::randomSeed(); nullopt: random.
+  std::optional<uint64_t> seed;
 };
 
 class Framework final : public Handle {
@@ -75,8 +80,9 @@ class Framework final : public Handle {
             const std::string& fieldPrefix = "profiles[0]");
   ~Framework() override;
 
-  // Closes every plugin (Plugin::close()), once the scheduling loop has ended: their own work
-  // stops and is joined, waits in PreBind end. Idempotent.
+  // Once the scheduling loop has ended: runs what plugins handed to runAsync(), then closes
+  // every plugin (Plugin::close()): their own work stops and is joined, waits in PreBind end.
+  // Idempotent.
   void close();
   // Starts every plugin (Plugin::start()) when this instance begins scheduling. Once.
   void start();
@@ -179,6 +185,13 @@ class Framework final : public Handle {
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
   [[nodiscard]] const ClusterListers& listers() const override;
   [[nodiscard]] ClusterApi* api() override { return services_.api; }
+  bool runAsync(std::function<void()> task) override {
+    return services_.runAsync ? services_.runAsync(std::move(task))
+                              : asyncWork_.submit(std::move(task));
+  }
+  [[nodiscard]] uint64_t randomSeed() override {
+    return services_.seed ? *services_.seed : Handle::randomSeed();
+  }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
   [[nodiscard]] PluginMetrics& metrics() override {
@@ -206,6 +219,9 @@ class Framework final : public Handle {
   void setRecordPluginMetrics(bool on) { instrumentation_->setRecordPlugins(on); }
 
  private:
+  // Handle::runAsync's pool when Services::runAsync is not set (threads start on first use).
+  util::TaskPool asyncWork_{"plugin-work", 16};
+
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
   Status filterWithNominatedPods(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                                  std::vector<Status>* all) const;

@@ -82,7 +82,7 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
                     pod.metadata.namespace_, pod.metadata.name, feasible[i]->name(), scores[i]);
     }
   }
-  result.suggestedHost = selectHost(feasible, scores);
+  result.suggestedHost = selectHost(feasible, scores, recordTies_ ? &result.tiedWith : nullptr);
   return Outcome::kScheduled;
 }
 
@@ -218,7 +218,8 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
 }
 
 std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
-                                  const std::vector<int64_t>& scores) {
+                                  const std::vector<int64_t>& scores,
+                                  std::vector<std::string>* tiedWith) {
   // Uniformly at random among the nodes with the top score: count them, then draw one (a
   // single draw, where sampling as it goes would draw once per tie).
   int64_t top = scores[0];
@@ -237,6 +238,11 @@ std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
     if (scores[i] == top && pick-- == 0) {
       best = i;
       break;
+    }
+  }
+  if (tiedWith != nullptr && ties > 1) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (scores[i] == top && i != best) tiedWith->push_back(nodes[i]->name());
     }
   }
   return nodes[best]->name();

@@ -22,6 +22,9 @@ struct ScheduleResult {
   std::string suggestedHost;
   int evaluatedNodes = 0;
   int feasibleNodes = 0;
+  // With Algorithm::recordTies: the other nodes that had the same top score (one of them was
+  // drawn), in the order they were scored.
+  std::vector<std::string> tiedWith;
 };
 
 // How many feasible nodes to look for (upstream numFeasibleNodesToFind): all nodes below 100
@@ -41,6 +44,9 @@ class Algorithm {
                       const NodeInfoLister& snapshot, int32_t globalPercentage,
                       ScheduleResult& result, FitError& fitError, Status& error);
 
+  // Fill ScheduleResult::tiedWith (simulate reports the ties).
+  void recordTies(bool on) { recordTies_ = on; }
+
   // Test hook: where the next Filter pass starts.
   [[nodiscard]] size_t nextStartNodeIndexForTest() const { return nextStartNodeIndex_; }
 
@@ -49,9 +55,10 @@ class Algorithm {
                           const NodeInfoLister& snapshot, int32_t percentage, Diagnosis& diagnosis,
                           std::vector<const NodeInfo*>& feasible);
   std::string selectHost(const std::vector<const NodeInfo*>& nodes,
-                         const std::vector<int64_t>& scores);
+                         const std::vector<int64_t>& scores, std::vector<std::string>* tiedWith);
 
   size_t nextStartNodeIndex_ = 0;
+  bool recordTies_ = false;
   std::mt19937_64 rng_;
 };
 

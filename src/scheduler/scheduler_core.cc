@@ -27,10 +27,13 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       registry_(registry),
       statusWrites_(
-          [this](std::function<void()> task) { return statusWriters_.submit(std::move(task)); },
+          [this](std::function<void()> task) {
+            if (options_.synchronous) return handOn(std::move(task));
+            return statusWriters_.submit(std::move(task));
+          },
           [this](const StatusWrites::Write& w) { writePodScheduledFalse(w); }),
-      binders_("binder", options_.binderThreads),
-      statusWriters_("status", 2) {
+      binders_("binder", options_.synchronous ? 0 : options_.binderThreads),
+      statusWriters_("status", options_.synchronous ? 0 : 2) {
   try {
     extenders_ = extender::buildExtenders(options_.extenders);
   } catch (const extender::ExtenderError& e) {
@@ -55,6 +58,12 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
     pluginPodHandlers_.push_back(std::move(h));
   };
   services.watchObjects = env_.watchObjects;
+  services.seed = options_.seed;
+  if (options_.synchronous) {
+    services.runAsync = [this](std::function<void()> task) { return handOn(std::move(task)); };
+  }
+  if (options_.seed) algorithm_ = Algorithm(*options_.seed);
+  algorithm_.recordTies(static_cast<bool>(options_.onSuggestedHost));
   queue::QueueingHintMap hints;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");
@@ -203,6 +212,7 @@ Explanation SchedulerCore::explain(const std::string& ns, const std::string& nam
 
 void SchedulerCore::startScheduling() {
   for (auto& f : frameworks_) f->start();
+  if (options_.synchronous) return;  // the caller runs the cycles; nothing expires meanwhile
   cache_.startCleanup();
   queue_->run();
   loop_ = std::jthread([this](std::stop_token st) {
@@ -237,9 +247,11 @@ ShutdownReport SchedulerCore::stop(std::chrono::steady_clock::time_point deadlin
     });
   }
   loop_.request_stop();
+  syncStop_.request_stop();
   queue_->close();
   if (loop_.joinable()) loop_.join();
   for (auto& f : frameworks_) f->rejectAllWaitingPods("scheduler is shutting down");
+  if (options_.synchronous) runHandedOn();
   // Plugins' own work (preemption's victim deletions) ends and PreBind waits return before the
   // binders drain, and all of it before the caller releases the Lease.
   for (auto& f : frameworks_) f->close();
@@ -254,6 +266,52 @@ ShutdownReport SchedulerCore::stop(std::chrono::steady_clock::time_point deadlin
                  stopReport_.eventsDropped, options_.shutdownGracePeriod.count());
   }
   return stopReport_;
+}
+
+bool SchedulerCore::handOn(std::function<void()> task) {
+  std::lock_guard lock(handedOnMu_);
+  handedOn_.push_back(std::move(task));
+  return true;
+}
+
+void SchedulerCore::runHandedOn() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::lock_guard lock(handedOnMu_);
+      if (handedOn_.empty()) return;
+      task = std::move(handedOn_.front());
+      handedOn_.pop_front();
+    }
+    task();
+  }
+}
+
+bool SchedulerCore::runNext() {
+  auto qpi = queue_->popFor(syncStop_.get_token(), std::chrono::milliseconds(0));
+  if (!qpi) {
+    runHandedOn();
+    return false;
+  }
+  const std::string uid = qpi->pod().metadata.uid;
+  try {
+    scheduleOne(std::move(qpi));
+  } catch (const std::exception& e) {
+    spdlog::error("scheduling cycle failed: {}", e.what());
+    errors_.fetch_add(1);
+    queue_->done(uid);
+  }
+  runHandedOn();
+  return true;
+}
+
+size_t SchedulerCore::rejectWaitingPods(const std::string& message) {
+  size_t n = 0;
+  for (auto& f : frameworks_) {
+    f->iterateWaitingPods([&](WaitingPod&) { ++n; });
+    f->rejectAllWaitingPods(message);
+  }
+  return n;
 }
 
 Stats SchedulerCore::stats() const {

@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,6 +90,17 @@ struct Options {
   std::chrono::milliseconds shutdownGracePeriod{5000};
   // Events sent at once (ApiEventRecorder::Options::senders).
   int eventSenders = 8;
+
+  // Seeds the draw among nodes with the same top score and the plugins' Handle::randomSeed();
+  // nullopt: random. (With parallelism 1, a seeded core decides the same way every run.)
+  std::optional<uint64_t> seed;
+  // No scheduling thread and no binder threads: the caller runs each cycle with runNext(), which
+  // also runs on the caller's thread what the cycle handed on (its binding cycle, the status
+  // write). startScheduling() then only marks the core started. For simulate.
+  bool synchronous = false;
+  // Called on the scheduling thread with each cycle's choice, before the pod is assumed; when
+  // set, ScheduleResult::tiedWith is filled.
+  std::function<void(const api::Pod&, const ScheduleResult&)> onSuggestedHost;
 };
 
 struct ShutdownReport {
@@ -154,6 +166,17 @@ class SchedulerCore {
   void onClusterEvent(const ClusterEvent& event, const EventObject& oldObj,
                       const EventObject& newObj);
 
+  // Options::synchronous: pops the next pod (activeQ, else backoffQ) and runs its scheduling
+  // cycle, then the binding cycles and status writes handed on, on this thread. False when no
+  // pod was queued.
+  bool runNext();
+  // Runs what cycles handed on (binding cycles, status writes) on this thread until none is
+  // left. Options::synchronous only.
+  void runHandedOn();
+  // Rejects every pod waiting at Permit with `message`, as a timeout would (their binding
+  // cycles then fail). Returns how many.
+  size_t rejectWaitingPods(const std::string& message);
+
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] queue::SchedulingQueue& queue() { return *queue_; }
   [[nodiscard]] cache::Cache& cache() { return cache_; }
@@ -173,6 +196,8 @@ class SchedulerCore {
   struct BindTask;
 
   [[nodiscard]] framework::Framework* frameworkFor(const api::Pod& pod) const;
+  // Options::synchronous: queues `task` for runHandedOn().
+  bool handOn(std::function<void()> task);
   [[nodiscard]] bool responsibleFor(const api::Pod& pod) const;
 
   // scheduling_cycle.cc
@@ -243,6 +268,10 @@ class SchedulerCore {
   StatusWrites statusWrites_;
   util::TaskPool binders_;
   util::TaskPool statusWriters_;
+  // Options::synchronous: work handed on, run by runHandedOn() (the permit timer may add to it).
+  std::mutex handedOnMu_;
+  std::deque<std::function<void()>> handedOn_;  // guarded by handedOnMu_
+  std::stop_source syncStop_;
   std::jthread loop_;
 };
 

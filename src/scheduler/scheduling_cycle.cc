@@ -75,6 +75,9 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   Status error;
   auto outcome = algorithm_.schedulePod(*fwk, state, *pod, snapshot_,
                                         options_.percentageOfNodesToScore, result, fitError, error);
+  if (outcome == Algorithm::Outcome::kScheduled && options_.onSuggestedHost) {
+    options_.onSuggestedHost(*pod, result);
+  }
   if (outcome == Algorithm::Outcome::kScheduled && options_.metrics != nullptr) {
     options_.metrics->observeAlgorithm(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -163,6 +166,10 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
 
 void SchedulerCore::submitBinding(std::shared_ptr<BindTask> task) {
   const std::string uid = task->assumed->pod->metadata.uid;
+  if (options_.synchronous) {
+    handOn([this, task] { bindingCycle(task); });
+    return;
+  }
   if (!binders_.submit([this, task] { bindingCycle(task); })) {
     (void)cache_.forgetPod(uid);  // shutting down: the pod stays pending
     queue_->done(uid);
