@@ -275,9 +275,13 @@ struct Term {
   }
 };
 
-const std::vector<api::PodAffinityTerm>& required(const std::optional<api::PodAffinity>& a) {
+// The pod's required affinity (or anti-affinity) terms; empty when it has none.
+const std::vector<api::PodAffinityTerm>& required(const api::Pod& pod, bool anti) {
   static const std::vector<api::PodAffinityTerm> kNone;
-  return a ? a->requiredDuringSchedulingIgnoredDuringExecution : kNone;
+  const auto& a = pod.spec.affinity;
+  if (!a) return kNone;
+  const auto& terms = anti ? a->podAntiAffinity : a->podAffinity;
+  return terms ? terms->requiredDuringSchedulingIgnoredDuringExecution : kNone;
 }
 
 // Calls fn(nodeInfo, pod) for every pod (but `self`) on the nodes sharing `node`'s value of
@@ -306,11 +310,10 @@ Details interPodAffinity(const api::Pod& pod, const api::Node& node, const NodeI
     return ni.name() == nodeName ? std::string("this node")
                                  : "node " + ni.name() + " (" + key + "=" + value + ")";
   };
-  const auto& affinity = pod.spec.affinity;
 
   // The pod's required affinity terms: a pod matching all of them in the node's domain.
   std::vector<Term> terms;
-  for (const auto& t : required(affinity ? affinity->podAffinity : std::nullopt)) {
+  for (const auto& t : required(pod, false)) {
     terms.emplace_back(t, pod);
   }
   auto matchesAll = [&](const api::Pod& p) {
@@ -344,7 +347,7 @@ Details interPodAffinity(const api::Pod& pod, const api::Node& node, const NodeI
   }
 
   // The pod's required anti-affinity terms: a pod they select in the node's domain.
-  for (const auto& spec : required(affinity ? affinity->podAntiAffinity : std::nullopt)) {
+  for (const auto& spec : required(pod, true)) {
     const Term t(spec, pod);
     const std::string& key = spec.topologyKey;
     if (!labels.contains(key)) continue;
@@ -363,7 +366,7 @@ Details interPodAffinity(const api::Pod& pod, const api::Node& node, const NodeI
     for (const auto& pi : ni->podsWithRequiredAntiAffinity()) {
       const api::Pod& owner = *pi->pod;
       if (!pod.metadata.uid.empty() && owner.metadata.uid == pod.metadata.uid) continue;
-      for (const auto& spec : required(owner.spec.affinity->podAntiAffinity)) {
+      for (const auto& spec : required(owner, true)) {
         const std::string& key = spec.topologyKey;
         auto mine = labels.find(key);
         auto other = theirs.find(key);
