@@ -10,6 +10,7 @@
 
 #include "framework/fit_error.h"
 #include "scheduler/algorithm.h"
+#include "scheduler/rejection_details.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -46,14 +47,42 @@ std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s,
   return out;
 }
 
-Explanation::Rejection rejection(const Status& s, const api::Resource& requests,
-                                 const NodeInfo& node) {
+// What explainPod needs to say why a node is rejected.
+struct Context {
+  const api::Pod& pod;
+  api::Resource requests;
+  const NodeInfoLister& snapshot;
+  const ClusterListers* listers;
+};
+
+Explanation::Rejection rejection(const Status& s, const Context& c, const NodeInfo& node) {
   Explanation::Rejection r;
   r.plugin = s.plugin();
   r.code = std::string(codeName(s.code()));
   r.reasons = s.reasons();
-  if (r.plugin == names::kNodeResourcesFit) r.shortfalls = shortfalls(s, requests, node);
+  if (r.plugin == names::kNodeResourcesFit) {
+    r.shortfalls = shortfalls(s, c.requests, node);
+  } else if (!r.plugin.empty()) {
+    r.details = rejectionDetails(r.plugin, c.pod, node, c.snapshot, c.listers);
+  }
   return r;
+}
+
+std::string joined(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? std::string(sep) : "") + parts[i];
+  return out;
+}
+
+// A detail in the annotation is cut at this many bytes (on a UTF-8 boundary), "..." added.
+constexpr size_t kMaxDetailBytes = 200;
+
+std::string truncated(std::string s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  return s + "...";
 }
 
 std::string trimZeros(std::string s) {
@@ -121,7 +150,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
   }
 
-  const api::Resource requests = api::effectiveRequestsResource(pod);
+  const Context ctx{pod, api::effectiveRequestsResource(pod), snapshot, &fwk.listers()};
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
@@ -137,7 +166,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     fit.diagnosis.preFilterMsg = s.message();
     for (const NodeInfo* n : all) {
       if (!onlyNode.empty() && n->name() != onlyNode) continue;
-      e.filtered.push_back({n->name(), {rejection(s, requests, *n)}});
+      e.filtered.push_back({n->name(), {rejection(s, ctx, *n)}});
       fit.diagnosis.nodeToStatus.emplace(n->name(), s);
     }
   } else {
@@ -148,7 +177,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
       if (n->node() == nullptr || (!onlyNode.empty() && n->name() != onlyNode)) continue;
       if (pre.nodeNames && !pre.nodeNames->contains(n->name())) {
         Status out = Status::unresolvable("node(s) didn't satisfy plugin(s) [" + restricting + "]");
-        e.filtered.push_back({n->name(), {rejection(out, requests, *n)}});
+        e.filtered.push_back({n->name(), {rejection(out, ctx, *n)}});
         continue;
       }
       candidates.push_back(n);
@@ -179,8 +208,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
         continue;
       }
       Explanation::FilteredNode f{candidates[i]->name(), {}};
-      for (const auto& r : rejections[i])
-        f.rejections.push_back(rejection(r, requests, *candidates[i]));
+      for (const auto& r : rejections[i]) f.rejections.push_back(rejection(r, ctx, *candidates[i]));
       if (!rejections[i].empty()) {
         const Status& first = rejections[i].front();
         fit.diagnosis.nodeToStatus.emplace(candidates[i]->name(), first);
@@ -286,6 +314,7 @@ json toJson(const Explanation& e) {
         }
         rj["shortfall"] = std::move(sf);
       }
+      if (!r.details.empty()) rj["details"] = r.details;
       rejections.push_back(std::move(rj));
     }
     filtered.push_back({{"node", n.node}, {"rejections", std::move(rejections)}});
@@ -311,18 +340,25 @@ std::string toTable(const Explanation& e, size_t maxRows) {
     out << "PreFilter rejected every node: " << e.preFilterRejection << "\n";
 
   // Reasons with counts and a few example nodes each.
-  std::map<std::string, std::vector<std::string>> byReason;
+  // Under each reason, the details of its example nodes.
+  using Rejected = std::pair<const std::string*, const Explanation::Rejection*>;
+  std::map<std::string, std::vector<Rejected>> byReason;
   for (const auto& n : e.filtered) {
     for (const auto& r : n.rejections) {
-      for (const auto& reason : r.reasons) byReason[r.plugin + ": " + reason].push_back(n.node);
+      for (const auto& reason : r.reasons)
+        byReason[r.plugin + ": " + reason].push_back({&n.node, &r});
     }
   }
   if (!byReason.empty()) {
     out << "\nRejections (plugin: reason - nodes):\n";
     for (const auto& [reason, nodes] : byReason) {
       out << "  " << reason << " - " << nodes.size() << " (";
-      for (size_t i = 0; i < nodes.size() && i < 3; ++i) out << (i ? ", " : "") << nodes[i];
+      for (size_t i = 0; i < nodes.size() && i < 3; ++i) out << (i ? ", " : "") << *nodes[i].first;
       out << (nodes.size() > 3 ? ", ...)" : ")") << "\n";
+      for (size_t i = 0; i < nodes.size() && i < 3; ++i) {
+        for (const auto& d : nodes[i].second->details)
+          out << "    " << *nodes[i].first << ": " << d << "\n";
+      }
     }
   }
 
@@ -342,6 +378,7 @@ std::string toTable(const Explanation& e, size_t maxRows) {
     } else {
       for (size_t i = 0; i < r.reasons.size(); ++i) line += (i ? ", " : "") + r.reasons[i];
       line += " (" + r.plugin + ")";
+      if (!r.details.empty()) line += ": " + joined(r.details, "; ");
     }
     closest.push_back(std::move(line));
   }
@@ -398,11 +435,12 @@ std::string toTable(const Explanation& e, size_t maxRows) {
 
 std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAllNodes,
                                 const api::Pod& pod, const NodeInfoLister& snapshot,
-                                size_t maxBytes) {
+                                size_t maxBytes, const ClusterListers* listers) {
   struct Reason {
     std::string plugin, reason;
     int count = 0;
     std::vector<std::string> examples;
+    std::vector<std::pair<std::string, std::string>> details;  // example node -> its details
   };
   std::map<std::pair<std::string, std::string>, Reason> reasons;
   struct Close {
@@ -444,12 +482,30 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     return a.missing != b.missing ? a.missing < b.missing : a.node < b.node;
   });
   if (closest.size() > 5) closest.resize(5);
+  // The details of the example nodes only: the cost stays bounded by five nodes per reason.
+  std::map<std::string, std::string, std::less<>> detailOf;
+  for (auto& [key, r] : reasons) {
+    if (r.plugin.empty() || r.plugin == names::kNodeResourcesFit) continue;
+    for (const auto& node : r.examples) {
+      auto known = detailOf.find(node);
+      if (known == detailOf.end()) {
+        const NodeInfo* ni = snapshot.get(node);
+        auto st = diagnosis.nodeToStatus.find(node);
+        std::string text;
+        if (ni != nullptr && st != diagnosis.nodeToStatus.end()) {
+          text = joined(rejectionDetails(st->second.plugin(), pod, *ni, snapshot, listers), "; ");
+        }
+        known = detailOf.emplace(node, truncated(std::move(text), kMaxDetailBytes)).first;
+      }
+      if (!known->second.empty()) r.details.emplace_back(node, known->second);
+    }
+  }
   std::vector<Reason> ordered;
   for (auto& [key, r] : reasons) ordered.push_back(std::move(r));
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const Reason& a, const Reason& b) { return a.count > b.count; });
 
-  auto render = [&](size_t examples, size_t numClosest) {
+  auto render = [&](size_t examples, size_t numClosest, bool details) {
     json j;
     j["nodes"] = numAllNodes;
     if (!diagnosis.preFilterMsg.empty()) j["preFilter"] = diagnosis.preFilterMsg;
@@ -460,6 +516,15 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         rj["examples"] = std::vector<std::string>(
             r.examples.begin(), r.examples.begin() + static_cast<std::ptrdiff_t>(
                                                          std::min(examples, r.examples.size())));
+      }
+      if (details && examples > 0 && !r.details.empty()) {
+        json dj = json::object();
+        for (const auto& [node, text] : r.details) {
+          const auto shown = r.examples.begin() +
+                             static_cast<std::ptrdiff_t>(std::min(examples, r.examples.size()));
+          if (std::find(r.examples.begin(), shown, node) != shown) dj[node] = text;
+        }
+        if (!dj.empty()) rj["details"] = std::move(dj);
       }
       rs.push_back(std::move(rj));
     }
@@ -473,8 +538,13 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     }
     return j.dump();
   };
-  for (auto [examples, numClosest] : {std::pair<size_t, size_t>{5, 5}, {5, 0}, {1, 0}, {0, 0}}) {
-    std::string out = render(examples, numClosest);
+  struct Fit {
+    size_t examples, closest;
+    bool details;
+  };
+  for (auto [examples, numClosest, details] :
+       {Fit{5, 5, true}, Fit{5, 0, true}, Fit{1, 0, true}, Fit{1, 0, false}, Fit{0, 0, false}}) {
+    std::string out = render(examples, numClosest, details);
     if (out.size() <= maxBytes) return out;
   }
   return json({{"nodes", numAllNodes}, {"truncated", true}}).dump();

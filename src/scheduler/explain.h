@@ -42,6 +42,9 @@ struct Explanation {
       int64_t inUse = 0;        // by the pods already there
     };
     std::vector<Shortfall> shortfalls;
+    // What in the pod, the node or another pod caused it, one sentence each (rejection_details.h):
+    // "taint dedicated=gpu:NoSchedule not tolerated". Empty for NodeResourcesFit (shortfalls).
+    std::vector<std::string> details;
   };
   struct FilteredNode {
     std::string node;
@@ -136,14 +139,21 @@ class SnapshotWithoutPod final : public NodeInfoLister {
 inline constexpr std::string_view kDiagnosisAnnotation = "ksched.io/diagnosis";
 
 // A compact diagnosis of a failed attempt, from what the cycle found (the first rejection per
-// node): {"nodes":N,"reasons":[{"plugin","reason","count","examples":[<= 5 nodes]}],
-// "closest":[{"node","shortfall"}...]} where the closest nodes are those NodeResourcesFit
-// rejected, least missing first (at most 5). At most `maxBytes`: examples, then closest nodes,
-// are dropped to fit.
+// node):
+//   {"nodes":N,"preFilter":"...",
+//    "reasons":[{"plugin","reason","count","examples":[<= 5 nodes],
+//                "details":{"<example node>":"<detail>; <detail>"}}],
+//    "closest":[{"node","shortfall"}...]}
+// "details" holds, for the example nodes that have any, what rejectionDetails() says (each
+// detail at most 200 characters); the closest nodes are those NodeResourcesFit rejected, least
+// missing first (at most 5). At most `maxBytes`: the closest nodes, then all examples but one,
+// then the details, then the examples are dropped to fit. `listers` (may be null) lets the
+// details look up namespaces, PVCs and PVs.
 [[nodiscard]] std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis,
                                               int numAllNodes, const api::Pod& pod,
                                               const NodeInfoLister& snapshot,
-                                              size_t maxBytes = 4096);
+                                              size_t maxBytes = 4096,
+                                              const ClusterListers* listers = nullptr);
 
 // "2" for 2000 milli-cpu, "1.5" for 1500; bytes as Ki/Mi/Gi when exact, else plain.
 [[nodiscard]] std::string formatQuantity(const std::string& resource, int64_t value);

@@ -100,7 +100,8 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     const std::string msg = fitError.message();
     std::string diagnosis;
     if (options_.diagnosisAnnotation) {
-      diagnosis = diagnosisAnnotation(fitError.diagnosis, fitError.numAllNodes, *pod, snapshot_);
+      diagnosis = diagnosisAnnotation(fitError.diagnosis, fitError.numAllNodes, *pod, snapshot_,
+                                      4096, &fwk->listers());
     }
     qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
     fwk->setSnapshot(nullptr);
