@@ -84,8 +84,9 @@ std::optional<BeforeAfter> summedUtilization(const json& doc, const std::string&
     before += *bv;
     after += *fv;
   }
-  if (alloc <= 0) return std::nullopt;
-  return BeforeAfter{before / alloc, after / alloc};
+  BeforeAfter u{before / alloc, after / alloc};
+  if (alloc <= 0 || !std::isfinite(u.before) || !std::isfinite(u.after)) return std::nullopt;
+  return u;
 }
 
 Headline readHeadline(const json& doc) {
@@ -156,7 +157,9 @@ std::vector<NodeRow> readNodes(const json& doc, const std::vector<std::string>& 
         auto av = number(*a, r.c_str());
         auto bv = number(*b, r.c_str());
         auto fv = number(*f, r.c_str());
-        if (av && bv && fv && *av > 0) row.utilization[r] = {*bv / *av, *fv / *av};
+        if (!av || !bv || !fv || *av <= 0) continue;
+        BeforeAfter u{*bv / *av, *fv / *av};
+        if (std::isfinite(u.before) && std::isfinite(u.after)) row.utilization[r] = u;
       }
     }
     out.push_back(std::move(row));
