@@ -43,7 +43,7 @@ svg rect.bar:hover{opacity:.75}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
 th{background:#f1f4f8;font-weight:600}tbody tr:nth-child(even){background:#fafbfc}
-td.num,th.num{text-align:right}
+td.num,th.num{text-align:right}td:first-child{white-space:nowrap}
 .filter{margin:0 0 8px}.filter input{padding:3px 6px;width:260px}
 .filter .shown{color:#4a5568;margin-left:8px;font-size:12px}
 )";
