@@ -275,13 +275,14 @@ std::string zonesPlot(std::vector<ZoneRow> zones) {
   c.categoryAxis = "zone";
   for (const ZoneRow& z : zones) {
     std::string label = z.zone.empty() ? "(no zone)" : z.zone;
-    std::string placed = z.placed ? ", " + str(*z.placed) + " placed" : "";
+    std::string afterTip = label + ": " + str(z.podsAfter) + " pods after";
+    if (z.placed) afterTip += ", " + str(*z.placed) + " placed";
     c.groups.push_back({label,
                         {{static_cast<double>(z.podsBefore),
                           label + ": " + str(z.podsBefore) + " pods before",
                           {{"data-zone", z.zone}, {"data-count", str(z.podsBefore)}}},
                          {static_cast<double>(z.podsAfter),
-                          label + ": " + str(z.podsAfter) + " pods after" + placed,
+                          afterTip,
                           {{"data-zone", z.zone}, {"data-count", str(z.podsAfter)}}}}});
   }
   std::string out = renderBarChart(c);
@@ -352,7 +353,8 @@ std::string unschedulableTable(const std::vector<UnschedulablePod>& pods) {
         }
         for (const auto& [node, shortfall] : p.closest) {
           if (!cells[3].empty()) cells[3] += "; ";
-          cells[3] += shortfall.empty() ? node : node + " (" + shortfall + ")";
+          cells[3] += node;
+          if (!shortfall.empty()) cells[3] += " (" + shortfall + ")";
         }
         cells[4] = p.origin;
         cells[5] = orDash(p.attempts);
@@ -461,7 +463,7 @@ std::string renderReport(const nlohmann::json& result) {
   const ReportInput in = report::readReportInput(result);
   const Headline& h = in.headline;
   std::string out;
-  out.reserve(64 * 1024);
+  out.reserve(std::size_t{64} * 1024);
   out +=
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
