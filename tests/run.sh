@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ksched test on this machine: installs the Debian packages it needs, builds the
 # local control plane (cached in ~/.cache/ksched), builds ksched with warnings as errors, and
-# runs the unit and integration suites through ctest.
+# runs the unit, integration and browser suites through ctest (the browser test: the simulate
+# report in headless Chromium, plain build only).
 #
 #   tests/run.sh          release build with debug info (build/)
 #   tests/run.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
@@ -11,8 +12,9 @@
 #                         builds build-asan/ and runs every libFuzzer target (tests/fuzz/) for
 #                         SECONDS each (default 20) on a copy of its corpus; fails on a crash
 #
-# Extra ctest arguments go after the mode, e.g. `tests/run.sh default -L unit`. The asan build
-# uses clang when it is installed (the libFuzzer targets need it), else gcc without them.
+# Extra ctest arguments go after the mode, e.g. `tests/run.sh default -L unit` or `-L browser`.
+# The asan build uses clang when it is installed (the libFuzzer targets need it), else gcc
+# without them.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -17,6 +17,8 @@ PKGS=(
   etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
   # the container image and its test (deploy/build-image.sh: buildah needs no daemon)
   buildah debootstrap
+  # the simulate report in a real browser (the `browser` test, tests/browser/)
+  chromium
 )
 
 SUDO=""
