@@ -98,6 +98,10 @@ struct Options {
   // also runs on the caller's thread what the cycle handed on (its binding cycle, the status
   // write). startScheduling() then only marks the core started. For simulate.
   bool synchronous = false;
+  // A pod popped for its attempt number maxAttempts + 1 leaves the queue (it stays pending, and
+  // a later change of the pod queues it again). 0: no limit. For simulate, whose run ends when
+  // the queue is empty.
+  int maxAttempts = 0;
   // Called on the scheduling thread with each cycle's choice, before the pod is assumed; when
   // set, ScheduleResult::tiedWith is filled.
   std::function<void(const api::Pod&, const ScheduleResult&)> onSuggestedHost;

@@ -47,7 +47,8 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   const int64_t cycle = queue_->schedulingCycle();
   framework::Framework* fwk = frameworkFor(qpi->pod());
   if (fwk == nullptr || qpi->pod().metadata.deletionTimestamp || assigned(qpi->pod()) ||
-      cache_.isAssumed(qpi->pod().metadata.uid)) {
+      cache_.isAssumed(qpi->pod().metadata.uid) ||
+      (options_.maxAttempts > 0 && qpi->attempts > options_.maxAttempts)) {
     queue_->done(qpi->pod().metadata.uid);
     return;
   }
