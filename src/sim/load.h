@@ -27,7 +27,10 @@ enum class LoadAs {
   // ReplicaSets, StatefulSets, Jobs and ReplicationControllers expanded into the pods their
   // controllers would create (replicas / parallelism copies of spec.template, named as the
   // controller names them; the controller objects that select them are added for the listers
-  // too). Nodes and other kinds are taken as for kCluster.
+  // too). Nodes and other kinds are taken as for kCluster. Names and uids are deterministic
+  // (sim/expand.h): Deployment "web" gives ReplicaSet "web-sim" and pods "web-sim-0"...;
+  // StatefulSets, ReplicaSets, ReplicationControllers and Jobs "<name>-0"...
+  // A missing uid is "sim-<namespace>-<name>" for a pod in either mode.
   kWork,
 };
 
@@ -48,9 +51,11 @@ void loadFile(const std::string& path, LoadAs as, Cluster& into);
 void loadFromApiserver(client::RestClient& client, const std::vector<std::string>& customPaths,
                        Cluster& into);
 
-// After everything is read: pods bound to a node that is not in the cluster, and duplicate
-// objects (same kind, namespace and name: the last one read wins), go to skipped. Pods are
-// kept in the order read.
+// After everything is read: pods that have succeeded or failed are dropped (they hold no
+// resources); duplicate objects (same kind, namespace and name: the last one read wins, one
+// Skipped entry per duplicated object) and pods bound to a node that is not in the cluster
+// (field "spec.nodeName") go to skipped, with source "" (they span files). Pods are kept in the
+// order read.
 void checkCluster(Cluster& cluster);
 
 }  // namespace ksched::sim
