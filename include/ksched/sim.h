@@ -143,6 +143,17 @@ class Simulator {
   // left that could be placed; places and evicts in the cluster. `origin` tags `pods` in the
   // result.
   Result schedule(const std::vector<PodPtr>& pods = {}, const std::string& origin = "work");
+  // The same with an origin per pod.
+  struct Pending {
+    PodPtr pod;
+    std::string origin = "work";
+  };
+  Result schedule(const std::vector<Pending>& pods);
+
+  // kubectl drain, in the cluster: cordons `node` (spec.unschedulable) and removes its pods but
+  // DaemonSet pods and mirror pods; returns them as pending copies (same name and uid, no node),
+  // to hand to schedule() with the origin "drained". Unknown node: std::invalid_argument.
+  std::vector<PodPtr> drain(const std::string& node);
   // Where `pod` would go now, or why it would not: one attempt without preemption, changing
   // nothing.
   [[nodiscard]] PodResult canSchedule(const api::Pod& pod);

@@ -28,6 +28,7 @@
 #include <ksched/app.h>
 
 #include "app/explain_cli.h"
+#include "app/simulate_cli.h"
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "config/command_line.h"
@@ -93,6 +94,9 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "out-of-tree plugins: %s\n", e.what());
     return 1;
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "simulate") {
+    return runSimulate(std::vector<std::string>(argv + 2, argv + argc), outOfTree);
   }
   if (argc >= 2 && std::string_view(argv[1]) == "explain") {
     return runExplain(std::vector<std::string>(argv + 2, argv + argc), registry);

@@ -1,1 +1,420 @@
-// placeholder: ksched simulate
+// ksched simulate: the Simulator (include/ksched/sim.h) behind a command line.
+#include "app/simulate_cli.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <ksched/api/selectors.h>
+
+#include "client/config.h"
+#include "client/rest_client.h"
+#include "sim/load.h"
+#include "sim/report.h"
+#include "sim/summary.h"
+
+namespace ksched::app {
+namespace {
+
+struct Flags {
+  std::vector<std::string> files, podFiles, addNodes, drain;
+  std::string kubeconfig, selector, pod, config, compareConfig, capacity, output = "table", report;
+  int replicas = 1;
+  uint64_t seed = 1;
+  int maxAttempts = 20;
+  bool preemption = true;
+  bool quiet = false;
+};
+
+std::string readAll(const std::string& path) {
+  if (path == "-") {
+    std::string out;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) out.append(buf, n);
+    return out;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool parseInt(const std::string& s, int64_t min, int64_t max, int64_t& out) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used != s.size() || v < min || v > max) return false;
+    out = v;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// "a=b,c!=d,e,!f": the label selector forms kubectl's -l takes, but set-based ones.
+std::optional<std::vector<std::function<bool(const api::Labels&)>>> parseSelector(
+    const std::string& text) {
+  std::vector<std::function<bool(const api::Labels&)>> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string term = text.substr(start, end - start);
+    start = end + 1;
+    if (term.empty()) return std::nullopt;
+    if (term.find('(') != std::string::npos || term.find(' ') != std::string::npos) {
+      return std::nullopt;
+    }
+    if (auto ne = term.find("!="); ne != std::string::npos) {
+      std::string k = term.substr(0, ne), v = term.substr(ne + 2);
+      out.push_back([k, v](const api::Labels& l) {
+        auto it = l.find(k);
+        return it == l.end() || it->second != v;
+      });
+    } else if (auto eq = term.find('='); eq != std::string::npos) {
+      std::string k = term.substr(0, eq);
+      std::string v = term.substr(term[eq + 1] == '=' ? eq + 2 : eq + 1);
+      out.push_back([k, v](const api::Labels& l) {
+        auto it = l.find(k);
+        return it != l.end() && it->second == v;
+      });
+    } else if (term[0] == '!') {
+      std::string k = term.substr(1);
+      out.push_back([k](const api::Labels& l) { return !l.contains(k); });
+    } else {
+      out.push_back([term](const api::Labels& l) { return l.contains(term); });
+    }
+    if (end == text.size()) break;
+  }
+  return out;
+}
+
+void printSkipped(const std::vector<sim::Skipped>& skipped, size_t from) {
+  for (size_t i = from; i < skipped.size(); ++i) {
+    const auto& s = skipped[i];
+    std::fprintf(stderr, "skipped: %s%s%s%s%s: %s\n", s.source.c_str(),
+                 s.object.empty() ? "" : ": ", s.object.c_str(), s.field.empty() ? "" : " ",
+                 s.field.c_str(), s.message.c_str());
+  }
+}
+
+}  // namespace
+
+std::string simulateUsage() {
+  return R"(Usage: ksched simulate (-f FILE... | --kubeconfig FILE) [flags]
+
+Runs ksched's own scheduler -- its queue, Filter and Score plugins, preemption, Reserve and
+Permit (gangs), with the configuration you give it -- over a copy of a cluster in memory, and
+says where every pending pod would go, or why it would not. Nothing is written to any cluster.
+The same seed gives the same placements.
+
+The cluster:
+  -f, --filename FILE        objects as `kubectl get nodes,pods,... -A -o yaml` prints them
+                             (YAML or JSON; a List or several documents; - for stdin);
+                             repeatable. Objects that cannot be used are listed and skipped.
+      --kubeconfig FILE      read the cluster from an apiserver instead (LIST only)
+
+What to schedule (besides the cluster's pending pods of the configuration's profiles):
+      --pods FILE            pods, and Deployments, ReplicaSets, StatefulSets, Jobs and
+                             ReplicationControllers expanded into their pods; repeatable
+      --pod FILE             one pod, --replicas times (named NAME-1, NAME-2, ...)
+      --replicas N           copies of --pod (default 1)
+
+What if:
+      --add-nodes FILE:N     N more copies of each node in FILE (named NAME-1 ...); repeatable
+      --drain NODE           cordon NODE and reschedule its pods (DaemonSet pods stay);
+                             repeatable
+  -l, --selector SELECTOR    drain every node matching the label selector (a=b,c!=d,e,!f)
+      --config FILE          KubeSchedulerConfiguration (default: ksched's defaults)
+      --compare-config FILE  run again with this configuration, and show what differs
+      --no-preemption        pods that do not fit do not preempt
+      --capacity POD.yaml    how many more copies of the pod fit (nothing else is scheduled),
+                             and why the next one does not
+
+Output:
+  -o, --output FORMAT        table (default) or json (every pod: its node or why not)
+      --report FILE.html     also write a page with plots
+      --seed N               seeds the draws among equal nodes and preemption (default 1)
+      --max-attempts N       attempts per pod before it is given up (default 20)
+  -q, --quiet                no progress on stderr
+  -h, --help                 this help
+)";
+}
+
+int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree) {
+  Flags f;
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(simulateUsage().c_str(), stdout);
+      return 0;
+    }
+    if (a == "--no-preemption") {
+      f.preemption = false;
+      continue;
+    }
+    if (a == "-q" || a == "--quiet") {
+      f.quiet = true;
+      continue;
+    }
+    std::string name = a, value;
+    bool hasValue = false;
+    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      hasValue = true;
+    }
+    static const std::set<std::string> kWithValue = {
+        "-f",          "--filename", "--kubeconfig", "--pods",     "--pod",    "--replicas",
+        "--add-nodes", "--drain",    "-l",           "--selector", "--config", "--compare-config",
+        "--capacity",  "-o",         "--output",     "--report",   "--seed",   "--max-attempts"};
+    if (!kWithValue.contains(name)) {
+      errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
+      continue;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        errors.push_back(name + ": needs a value");
+        continue;
+      }
+      value = args[++i];
+    }
+    int64_t n = 0;
+    if (name == "-f" || name == "--filename")
+      f.files.push_back(value);
+    else if (name == "--kubeconfig")
+      f.kubeconfig = value;
+    else if (name == "--pods")
+      f.podFiles.push_back(value);
+    else if (name == "--pod")
+      f.pod = value;
+    else if (name == "--add-nodes")
+      f.addNodes.push_back(value);
+    else if (name == "--drain")
+      f.drain.push_back(value);
+    else if (name == "-l" || name == "--selector")
+      f.selector = value;
+    else if (name == "--config")
+      f.config = value;
+    else if (name == "--compare-config")
+      f.compareConfig = value;
+    else if (name == "--capacity")
+      f.capacity = value;
+    else if (name == "-o" || name == "--output")
+      f.output = value;
+    else if (name == "--report")
+      f.report = value;
+    else if (name == "--replicas") {
+      if (!parseInt(value, 0, 1000000, n)) errors.push_back("--replicas: not a count: " + value);
+      f.replicas = static_cast<int>(n);
+    } else if (name == "--seed") {
+      if (!parseInt(value, 0, INT64_MAX, n)) errors.push_back("--seed: not a number: " + value);
+      f.seed = static_cast<uint64_t>(n);
+    } else if (name == "--max-attempts") {
+      if (!parseInt(value, 1, 1000, n))
+        errors.push_back("--max-attempts: not in 1..1000: " + value);
+      f.maxAttempts = static_cast<int>(n);
+    }
+  }
+  if (f.files.empty() && f.kubeconfig.empty()) {
+    errors.emplace_back("the cluster is missing: -f FILE or --kubeconfig FILE");
+  }
+  if (!f.files.empty() && !f.kubeconfig.empty()) {
+    errors.emplace_back("-f and --kubeconfig: read the cluster from one of them");
+  }
+  if (f.output != "table" && f.output != "json") {
+    errors.push_back("--output: \"" + f.output + "\" is not table or json");
+  }
+  std::optional<std::vector<std::function<bool(const api::Labels&)>>> selector;
+  if (!f.selector.empty()) {
+    selector = parseSelector(f.selector);
+    if (!selector) errors.push_back("--selector: not a selector ksched reads: " + f.selector);
+  }
+  if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty())) {
+    errors.emplace_back("--capacity: alone (not with --pod, --pods or --compare-config)");
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fputs("Run 'ksched simulate --help' for the flags.\n", stderr);
+    return 1;
+  }
+  // The command's own messages go to stderr; the scheduler's logs are not for its user.
+  spdlog::set_level(spdlog::level::err);
+
+  try {
+    // The cluster.
+    sim::Cluster cluster;
+    if (!f.kubeconfig.empty()) {
+      client::Config cfg = client::resolveConfig(f.kubeconfig, "");
+      cfg.qps = 50;
+      cfg.burst = 100;
+      cfg.userAgent = "ksched-simulate";
+      client::RestClient::Options o;
+      o.maxRetries = 2;
+      client::RestClient rest(cfg, o);
+      sim::loadFromApiserver(rest, {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups"}, cluster);
+    }
+    for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
+    // Work and new nodes.
+    sim::Cluster work;
+    for (const auto& file : f.podFiles) sim::loadFile(file, sim::LoadAs::kWork, work);
+    if (!f.pod.empty()) {
+      sim::Cluster one;
+      sim::loadFile(f.pod, sim::LoadAs::kWork, one);
+      if (one.pods.size() != 1) {
+        throw std::runtime_error(f.pod + ": --pod needs exactly one pod, found " +
+                                 std::to_string(one.pods.size()));
+      }
+      for (int i = 1; i <= f.replicas; ++i) {
+        auto p = std::make_shared<api::Pod>(*one.pods[0]);
+        p->metadata.name += "-" + std::to_string(i);
+        p->metadata.uid.clear();
+        work.pods.push_back(std::move(p));
+      }
+      work.skipped.insert(work.skipped.end(), one.skipped.begin(), one.skipped.end());
+    }
+    for (const auto& spec : f.addNodes) {
+      const auto colon = spec.rfind(':');
+      int64_t n = 0;
+      if (colon == std::string::npos || !parseInt(spec.substr(colon + 1), 1, 1000000, n)) {
+        throw std::runtime_error("--add-nodes: \"" + spec + "\" is not FILE:N");
+      }
+      sim::Cluster tmpl;
+      sim::loadFile(spec.substr(0, colon), sim::LoadAs::kCluster, tmpl);
+      if (tmpl.nodes.empty()) throw std::runtime_error("--add-nodes: no node in " + spec);
+      for (const auto& node : tmpl.nodes) {
+        for (int64_t i = 1; i <= n; ++i) {
+          auto copy = std::make_shared<api::Node>(*node);
+          copy->metadata.name += "-" + std::to_string(i);
+          copy->metadata.uid = "sim-node-" + copy->metadata.name;
+          if (copy->metadata.labels.contains("kubernetes.io/hostname")) {
+            copy->metadata.labels["kubernetes.io/hostname"] = copy->metadata.name;
+          }
+          cluster.nodes.push_back(std::move(copy));
+        }
+      }
+    }
+    const size_t loadedSkipped = 0;
+    cluster.skipped.insert(cluster.skipped.end(), work.skipped.begin(), work.skipped.end());
+    sim::checkCluster(cluster);
+    if (!f.quiet) printSkipped(cluster.skipped, loadedSkipped);
+
+    sim::Options options;
+    options.seed = f.seed;
+    options.preemption = f.preemption;
+    options.maxAttempts = f.maxAttempts;
+    if (!f.config.empty()) {
+      options.config = readAll(f.config);
+      options.configName = f.config;
+    }
+    if (!f.quiet) {
+      options.progress = [](uint64_t attempts, uint64_t placed, uint64_t total) {
+        std::fprintf(stderr, "simulate: %llu attempts, %llu of %llu pods placed\n",
+                     static_cast<unsigned long long>(attempts),
+                     static_cast<unsigned long long>(placed),
+                     static_cast<unsigned long long>(total));
+      };
+    }
+
+    // Drains apply to the cluster before any scheduling.
+    std::vector<std::string> drainNodes = f.drain;
+    if (selector) {
+      for (const auto& n : cluster.nodes) {
+        if (std::all_of(selector->begin(), selector->end(),
+                        [&](const auto& m) { return m(n->metadata.labels); })) {
+          drainNodes.push_back(n->metadata.name);
+        }
+      }
+      if (drainNodes.empty()) throw std::runtime_error("--selector: no node matches " + f.selector);
+    }
+
+    auto runOnce = [&](sim::Options opts, nlohmann::ordered_json& doc) -> int {
+      sim::Simulator simulator(cluster, std::move(opts), outOfTree);
+      std::vector<sim::Simulator::Pending> pending;
+      for (const auto& node : drainNodes) {
+        for (auto& p : simulator.drain(node)) pending.push_back({std::move(p), "drained"});
+      }
+      const sim::Cluster before = simulator.cluster();
+      for (const auto& p : work.pods) pending.push_back({p, "work"});
+      sim::Result r = simulator.schedule(pending);
+      sim::SummaryInput in;
+      in.before = &before;
+      in.after = &simulator.cluster();
+      in.result = &r;
+      in.profile = "default-scheduler";
+      in.seed = f.seed;
+      doc = sim::resultDocument(in);
+      return 0;
+    };
+
+    if (!f.capacity.empty()) {
+      sim::Cluster one;
+      sim::loadFile(f.capacity, sim::LoadAs::kWork, one);
+      if (one.pods.size() != 1) {
+        throw std::runtime_error(f.capacity + ": --capacity needs exactly one pod, found " +
+                                 std::to_string(one.pods.size()));
+      }
+      sim::Simulator simulator(cluster, options, outOfTree);
+      for (const auto& node : drainNodes) (void)simulator.drain(node);
+      const auto start = std::chrono::steady_clock::now();
+      auto c = simulator.capacity(*one.pods[0]);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string name = one.pods[0]->metadata.namespace_ + "/" + one.pods[0]->metadata.name;
+      if (f.output == "json") {
+        nlohmann::ordered_json j = {
+            {"kind", "CapacityResult"}, {"pod", name}, {"fits", c.fits}, {"seconds", seconds}};
+        if (c.next) {
+          j["next"] = {{"reason", c.next->reason},
+                       {"diagnosis",
+                        c.next->diagnosis.empty()
+                            ? nlohmann::ordered_json(nullptr)
+                            : nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false)}};
+        }
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%d more copies of %s fit.\n", c.fits, name.c_str());
+        if (c.next) {
+          std::printf("The next one does not: %s\n", c.next->reason.c_str());
+        } else {
+          std::printf("(stopped at the limit)\n");
+        }
+      }
+      return 0;
+    }
+
+    nlohmann::ordered_json doc;
+    runOnce(options, doc);
+    if (!f.compareConfig.empty()) {
+      sim::Options other = options;
+      other.config = readAll(f.compareConfig);
+      other.configName = f.compareConfig;
+      nlohmann::ordered_json otherDoc;
+      runOnce(other, otherDoc);
+      sim::addComparison(doc, f.compareConfig, std::move(otherDoc));
+    }
+    if (!f.report.empty()) {
+      std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
+      out << sim::renderReport(doc);
+      if (!out) throw std::runtime_error(f.report + ": cannot be written");
+    }
+    if (f.output == "json") {
+      std::printf("%s\n", doc.dump(2).c_str());
+    } else {
+      std::fputs(sim::resultTable(doc).c_str(), stdout);
+    }
+    return 0;
+  } catch (const sim::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "simulate: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace ksched::app

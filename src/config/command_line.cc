@@ -49,6 +49,7 @@ bool isIP(const std::string& s) {
 std::string usage() {
   return R"(Usage: ksched [flags]
        ksched explain [-n NAMESPACE] POD [flags]   why a pod is pending (ksched explain --help)
+       ksched simulate -f CLUSTER.yaml [flags]    what the scheduler would do, offline (ksched simulate --help)
 
 A Kubernetes scheduler, drop-in compatible with kube-scheduler.
 

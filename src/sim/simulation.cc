@@ -509,15 +509,49 @@ const Cluster& Simulator::cluster() const { return state_->cluster; }
 const Options& Simulator::options() const { return state_->options; }
 
 Result Simulator::schedule(const std::vector<PodPtr>& pods, const std::string& origin) {
-  Result r;
-  {
-    Run run(*state_, state_->options.preemption);
-    for (const auto& p : pods) run.add(p, origin);
-    run.drive();
-    r = run.result();
-    run.commit();
-  }
+  std::vector<Pending> pending;
+  pending.reserve(pods.size());
+  for (const auto& p : pods) pending.push_back({p, origin});
+  return schedule(pending);
+}
+
+Result Simulator::schedule(const std::vector<Pending>& pods) {
+  Run run(*state_, state_->options.preemption);
+  for (const auto& p : pods) run.add(p.pod, p.origin);
+  run.drive();
+  Result r = run.result();
+  run.commit();
   return r;
+}
+
+std::vector<PodPtr> Simulator::drain(const std::string& node) {
+  Cluster& c = state_->cluster;
+  auto n = std::find_if(c.nodes.begin(), c.nodes.end(),
+                        [&](const NodePtr& x) { return x->metadata.name == node; });
+  if (n == c.nodes.end())
+    throw std::invalid_argument("node \"" + node + "\" is not in the cluster");
+  auto cordoned = std::make_shared<api::Node>(**n);
+  cordoned->spec.unschedulable = true;
+  *n = std::move(cordoned);
+  std::vector<PodPtr> out;
+  std::vector<PodPtr> kept;
+  for (const auto& p : c.pods) {
+    const bool daemon =
+        std::any_of(p->metadata.ownerReferences.begin(), p->metadata.ownerReferences.end(),
+                    [](const api::OwnerReference& o) { return o.kind == "DaemonSet"; });
+    const bool mirror = p->metadata.annotations.contains("kubernetes.io/config.mirror");
+    if (p->spec.nodeName != node || daemon || mirror) {
+      kept.push_back(p);
+      continue;
+    }
+    auto again = std::make_shared<api::Pod>(*p);
+    again->spec.nodeName.clear();
+    again->status = api::PodStatus{};
+    again->status.phase = "Pending";
+    out.push_back(std::move(again));
+  }
+  c.pods = std::move(kept);
+  return out;
 }
 
 PodResult Simulator::canSchedule(const api::Pod& pod) {

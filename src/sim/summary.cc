@@ -1,0 +1,323 @@
+#include "sim/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <ksched/api/pod_resources.h>
+
+namespace ksched::sim {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const std::vector<std::string> kResources = {"cpu", "memory", "pods"};
+
+std::string zoneOf(const api::Node& n) {
+  for (const char* key :
+       {"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"}) {
+    if (auto it = n.metadata.labels.find(key); it != n.metadata.labels.end()) return it->second;
+  }
+  return "";
+}
+
+int64_t amount(const std::string& resource, const api::Quantity& q) {
+  return resource == "cpu" ? q.milliValue() : q.value();
+}
+
+struct Usage {
+  std::map<std::string, int64_t> requested;  // by kResources
+  int64_t pods = 0;
+};
+
+// Requests of the pods bound to each node (pods that hold resources: not finished).
+std::unordered_map<std::string, Usage> usageByNode(const Cluster& c) {
+  std::unordered_map<std::string, Usage> out;
+  for (const auto& p : c.pods) {
+    if (p->spec.nodeName.empty() || p->status.phase == "Succeeded" || p->status.phase == "Failed") {
+      continue;
+    }
+    Usage& u = out[p->spec.nodeName];
+    ++u.pods;
+    for (const auto& [name, q] : api::effectiveRequests(*p)) {
+      if (name == "cpu" || name == "memory") u.requested[name] += amount(name, q);
+    }
+  }
+  return out;
+}
+
+double ratio(int64_t a, int64_t b) { return b <= 0 ? 0.0 : static_cast<double>(a) / b; }
+
+std::string percent(double v) { return fmt::format("{:.1f} %", v * 100); }
+
+}  // namespace
+
+ojson resultDocument(const SummaryInput& in) {
+  const Result& r = *in.result;
+  ojson doc;
+  doc["kind"] = "SimulationResult";
+  doc["profile"] = in.profile;
+  doc["seed"] = in.seed;
+
+  // Pods and the reasons of those not placed.
+  ojson pods = ojson::array();
+  std::map<std::pair<std::string, std::string>, int64_t> byReason;
+  for (const auto& p : r.pods) {
+    ojson j;
+    j["namespace"] = p.namespace_;
+    j["name"] = p.name;
+    j["node"] = p.node ? ojson(*p.node) : ojson(nullptr);
+    j["tiedWith"] = p.tiedWith;
+    j["reason"] = p.reason;
+    j["attempts"] = p.attempts;
+    j["origin"] = p.origin;
+    ojson diagnosis = nullptr;
+    if (!p.diagnosis.empty()) {
+      diagnosis = ojson::parse(p.diagnosis, nullptr, false);
+      if (diagnosis.is_discarded()) diagnosis = nullptr;
+    }
+    if (!p.node) {
+      bool counted = false;
+      if (diagnosis.is_object() && diagnosis.contains("reasons") &&
+          diagnosis["reasons"].is_array()) {
+        for (const auto& reason : diagnosis["reasons"]) {
+          if (!reason.is_object()) continue;
+          byReason[{reason.value("plugin", ""), reason.value("reason", "")}] += 1;
+          counted = true;
+        }
+      }
+      if (!counted) byReason[{"", p.reason}] += 1;
+    }
+    j["diagnosis"] = std::move(diagnosis);
+    pods.push_back(std::move(j));
+  }
+  doc["pods"] = std::move(pods);
+  ojson victims = ojson::array();
+  for (const auto& v : r.victims) {
+    victims.push_back({{"namespace", v.namespace_},
+                       {"name", v.name},
+                       {"node", v.node},
+                       {"preemptor", v.preemptor}});
+  }
+  doc["victims"] = std::move(victims);
+  doc["stats"] = {
+      {"scheduled", r.scheduled},
+      {"unschedulable", r.unschedulable},
+      {"preempted", r.victims.size()},
+      {"attempts", r.attempts},
+      {"seconds", r.seconds},
+      {"podsPerSecond", r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0.0}};
+  std::vector<std::pair<std::pair<std::string, std::string>, int64_t>> reasons(byReason.begin(),
+                                                                               byReason.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  ojson rs = ojson::array();
+  for (const auto& [key, n] : reasons) {
+    rs.push_back({{"plugin", key.first}, {"reason", key.second}, {"pods", n}});
+  }
+  doc["unschedulableByReason"] = std::move(rs);
+  doc["resources"] = kResources;
+
+  // Nodes, utilization, zones.
+  const auto before = usageByNode(*in.before);
+  const auto after = usageByNode(*in.after);
+  std::map<std::string, int64_t> allocTotal, beforeTotal, afterTotal;
+  struct Zone {
+    int64_t before = 0, after = 0;
+  };
+  std::map<std::string, Zone> zones;
+  int64_t usedBefore = 0, usedAfter = 0;
+  ojson nodes = ojson::array();
+  for (const auto& n : in.after->nodes) {
+    const std::string& name = n->metadata.name;
+    const Usage none;
+    const auto b = before.find(name);
+    const auto a = after.find(name);
+    const Usage& ub = b == before.end() ? none : b->second;
+    const Usage& ua = a == after.end() ? none : a->second;
+    ojson alloc, rb, ra;
+    for (const auto& res : kResources) {
+      auto q = n->status.allocatable.find(res);
+      const int64_t al = q == n->status.allocatable.end() ? 0 : amount(res, q->second);
+      const int64_t vb =
+          res == "pods" ? ub.pods : (ub.requested.contains(res) ? ub.requested.at(res) : 0);
+      const int64_t va =
+          res == "pods" ? ua.pods : (ua.requested.contains(res) ? ua.requested.at(res) : 0);
+      alloc[res] = al;
+      rb[res] = vb;
+      ra[res] = va;
+      allocTotal[res] += al;
+      beforeTotal[res] += vb;
+      afterTotal[res] += va;
+    }
+    const std::string zone = zoneOf(*n);
+    zones[zone].before += ub.pods;
+    zones[zone].after += ua.pods;
+    usedBefore += ub.pods > 0 ? 1 : 0;
+    usedAfter += ua.pods > 0 ? 1 : 0;
+    nodes.push_back({{"name", name},
+                     {"zone", zone},
+                     {"placed", ua.pods - ub.pods},
+                     {"allocatable", std::move(alloc)},
+                     {"requestedBefore", std::move(rb)},
+                     {"requestedAfter", std::move(ra)}});
+  }
+  doc["nodes"] = std::move(nodes);
+  ojson util;
+  for (const auto& res : kResources) {
+    util[res] = {{"before", ratio(beforeTotal[res], allocTotal[res])},
+                 {"after", ratio(afterTotal[res], allocTotal[res])}};
+  }
+  doc["utilization"] = std::move(util);
+  ojson zs = ojson::array();
+  for (const auto& [zone, z] : zones) {
+    if (zone.empty() && zones.size() == 1) break;  // no zones at all
+    zs.push_back({{"zone", zone},
+                  {"podsBefore", z.before},
+                  {"podsAfter", z.after},
+                  {"placed", z.after - z.before}});
+  }
+  doc["zones"] = std::move(zs);
+  doc["nodesUsed"] = {{"before", usedBefore}, {"after", usedAfter}};
+  ojson skipped = ojson::array();
+  for (const auto& s : in.after->skipped) {
+    skipped.push_back(
+        {{"source", s.source}, {"object", s.object}, {"field", s.field}, {"message", s.message}});
+  }
+  doc["skipped"] = std::move(skipped);
+  return doc;
+}
+
+void addComparison(ojson& doc, const std::string& configName, ojson other) {
+  std::unordered_map<std::string, ojson> there;
+  for (const auto& p : other["pods"]) {
+    there[p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>()] = p["node"];
+  }
+  ojson moved = ojson::array();
+  for (const auto& p : doc["pods"]) {
+    const std::string key = p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>();
+    auto it = there.find(key);
+    const ojson otherNode = it == there.end() ? ojson(nullptr) : it->second;
+    if (otherNode == p["node"]) continue;
+    moved.push_back({{"namespace", p["namespace"]},
+                     {"name", p["name"]},
+                     {"node", p["node"]},
+                     {"otherNode", otherNode}});
+  }
+  doc["comparison"] = {
+      {"config", configName}, {"result", std::move(other)}, {"moved", std::move(moved)}};
+}
+
+namespace {
+
+std::string nodeText(const ojson& v) { return v.is_string() ? v.get<std::string>() : "-"; }
+
+void headline(std::string& out, const ojson& doc, const std::string& label) {
+  const auto& s = doc["stats"];
+  out += fmt::format(
+      "{}scheduled {} of {} pods in {:.3f} s ({:.0f} pods/s); unschedulable {}; "
+      "preempted {}\n",
+      label, s["scheduled"].get<int64_t>(), doc["pods"].size(), s["seconds"].get<double>(),
+      s["podsPerSecond"].get<double>(), s["unschedulable"].get<int64_t>(),
+      s["preempted"].get<int64_t>());
+}
+
+}  // namespace
+
+std::string resultTable(const ojson& doc, size_t maxPods) {
+  std::string out;
+  out += fmt::format("Profile {}, seed {}, {} nodes\n", doc["profile"].get<std::string>(),
+                     doc["seed"].get<uint64_t>(), doc["nodes"].size());
+  headline(out, doc, "");
+  out += fmt::format("Nodes used: {} -> {}\n", doc["nodesUsed"]["before"].get<int64_t>(),
+                     doc["nodesUsed"]["after"].get<int64_t>());
+
+  out += "\nUtilization (requested / allocatable)   before    after\n";
+  for (const auto& res : kResources) {
+    const auto& u = doc["utilization"][res];
+    out += fmt::format("  {:<38}{:>7}  {:>7}\n", res, percent(u["before"].get<double>()),
+                       percent(u["after"].get<double>()));
+  }
+  if (!doc["zones"].empty()) {
+    out += "\nPods per zone      before    after   placed\n";
+    for (const auto& z : doc["zones"]) {
+      const std::string zone = z["zone"].get<std::string>();
+      out += fmt::format("  {:<15}{:>7}  {:>7}  {:>7}\n", zone.empty() ? "(none)" : zone,
+                         z["podsBefore"].get<int64_t>(), z["podsAfter"].get<int64_t>(),
+                         z["placed"].get<int64_t>());
+    }
+  }
+  if (!doc["unschedulableByReason"].empty()) {
+    out += "\nUnschedulable pods by reason\n";
+    for (const auto& r : doc["unschedulableByReason"]) {
+      const std::string plugin = r["plugin"].get<std::string>();
+      out += fmt::format("  {:>6}  {}{}\n", r["pods"].get<int64_t>(),
+                         plugin.empty() ? "" : plugin + ": ", r["reason"].get<std::string>());
+    }
+    out += "\nUnschedulable pods\n";
+    size_t shown = 0, total = 0;
+    for (const auto& p : doc["pods"]) {
+      if (!p["node"].is_null()) continue;
+      ++total;
+      if (shown >= maxPods) continue;
+      ++shown;
+      out += fmt::format("  {}/{}: {}\n", p["namespace"].get<std::string>(),
+                         p["name"].get<std::string>(), p["reason"].get<std::string>());
+    }
+    if (total > shown)
+      out += fmt::format("  ... and {} more (-o json lists every pod)\n", total - shown);
+  }
+  if (!doc["victims"].empty()) {
+    out += "\nPreempted\n";
+    for (const auto& v : doc["victims"]) {
+      out += fmt::format("  {}/{} on {}, for {}\n", v["namespace"].get<std::string>(),
+                         v["name"].get<std::string>(), v["node"].get<std::string>(),
+                         v["preemptor"].get<std::string>());
+    }
+  }
+  if (!doc["skipped"].empty()) {
+    out += fmt::format("\nSkipped {} objects\n", doc["skipped"].size());
+    size_t n = 0;
+    for (const auto& s : doc["skipped"]) {
+      if (++n > maxPods) {
+        out += fmt::format("  ... and {} more\n", doc["skipped"].size() - maxPods);
+        break;
+      }
+      std::string where = s["source"].get<std::string>();
+      const std::string object = s["object"].get<std::string>();
+      const std::string field = s["field"].get<std::string>();
+      out += fmt::format("  {}{}{}: {}\n", where, object.empty() ? "" : ": " + object,
+                         field.empty() ? "" : " " + field, s["message"].get<std::string>());
+    }
+  }
+  if (doc.contains("comparison")) {
+    const auto& c = doc["comparison"];
+    out += fmt::format("\nWith {}:\n", c["config"].get<std::string>());
+    headline(out, c["result"], "  ");
+    out +=
+        fmt::format("  Nodes used: {} -> {}\n", c["result"]["nodesUsed"]["before"].get<int64_t>(),
+                    c["result"]["nodesUsed"]["after"].get<int64_t>());
+    for (const auto& res : kResources) {
+      const auto& u = c["result"]["utilization"][res];
+      out += fmt::format("  {} utilization after: {} (here {})\n", res,
+                         percent(u["after"].get<double>()),
+                         percent(doc["utilization"][res]["after"].get<double>()));
+    }
+    out += fmt::format("  {} pods placed differently\n", c["moved"].size());
+    size_t n = 0;
+    for (const auto& m : c["moved"]) {
+      if (++n > maxPods) {
+        out += fmt::format("  ... and {} more\n", c["moved"].size() - maxPods);
+        break;
+      }
+      out +=
+          fmt::format("    {}/{}: {} -> {}\n", m["namespace"].get<std::string>(),
+                      m["name"].get<std::string>(), nodeText(m["node"]), nodeText(m["otherNode"]));
+    }
+  }
+  return out;
+}
+
+}  // namespace ksched::sim
