@@ -99,8 +99,9 @@ struct PodResult {
   std::string namespace_;
   std::string name;
   std::string uid;
-  std::optional<std::string> node;    // nullopt: not placed
-  std::vector<std::string> tiedWith;  // other nodes that had the same top score
+  std::optional<std::string> node;  // nullopt: not placed
+  int ties = 0;  // how many other nodes had the same top score (the node was drawn among them)
+  std::vector<std::string> tiedWith;  // the first 16 of them
   std::string reason;     // not placed: the FailedScheduling message ("0/3 nodes are ...")
   std::string diagnosis;  // not placed: the diagnosis as JSON text (explain's annotation form)
   int attempts = 0;

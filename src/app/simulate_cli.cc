@@ -298,8 +298,23 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
         }
       }
     }
+    // What the work brought for the listers: the ReplicaSets, StatefulSets and claims of the
+    // controllers expanded (default spreading and volume plugins read them).
+    auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    append(cluster.namespaces, work.namespaces);
+    append(cluster.services, work.services);
+    append(cluster.replicaSets, work.replicaSets);
+    append(cluster.statefulSets, work.statefulSets);
+    append(cluster.replicationControllers, work.replicationControllers);
+    append(cluster.podDisruptionBudgets, work.podDisruptionBudgets);
+    append(cluster.persistentVolumeClaims, work.persistentVolumeClaims);
+    append(cluster.persistentVolumes, work.persistentVolumes);
+    append(cluster.storageClasses, work.storageClasses);
+    append(cluster.csiNodes, work.csiNodes);
+    append(cluster.nodes, work.nodes);
+    for (const auto& [kind, objects] : work.others) append(cluster.others[kind], objects);
     const size_t loadedSkipped = 0;
-    cluster.skipped.insert(cluster.skipped.end(), work.skipped.begin(), work.skipped.end());
+    append(cluster.skipped, work.skipped);
     sim::checkCluster(cluster);
     if (!f.quiet) printSkipped(cluster.skipped, loadedSkipped);
 

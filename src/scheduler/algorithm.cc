@@ -82,7 +82,8 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
                     pod.metadata.namespace_, pod.metadata.name, feasible[i]->name(), scores[i]);
     }
   }
-  result.suggestedHost = selectHost(feasible, scores, recordTies_ ? &result.tiedWith : nullptr);
+  result.suggestedHost =
+      selectHost(feasible, scores, recordTies_ ? &result.tiedWith : nullptr, &result.ties);
   return Outcome::kScheduled;
 }
 
@@ -219,7 +220,7 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
 
 std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
                                   const std::vector<int64_t>& scores,
-                                  std::vector<std::string>* tiedWith) {
+                                  std::vector<std::string>* tiedWith, int* tieCount) {
   // Uniformly at random among the nodes with the top score: count them, then draw one (a
   // single draw, where sampling as it goes would draw once per tie).
   int64_t top = scores[0];
@@ -232,6 +233,7 @@ std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
       ++ties;
     }
   }
+  *tieCount = ties - 1;
   int pick = ties == 1 ? 0 : std::uniform_int_distribution<int>(0, ties - 1)(rng_);
   size_t best = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -241,7 +243,7 @@ std::string Algorithm::selectHost(const std::vector<const NodeInfo*>& nodes,
     }
   }
   if (tiedWith != nullptr && ties > 1) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t i = 0; i < nodes.size() && tiedWith->size() < ScheduleResult::kMaxTiedNames; ++i) {
       if (scores[i] == top && i != best) tiedWith->push_back(nodes[i]->name());
     }
   }

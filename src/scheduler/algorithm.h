@@ -22,8 +22,10 @@ struct ScheduleResult {
   std::string suggestedHost;
   int evaluatedNodes = 0;
   int feasibleNodes = 0;
-  // With Algorithm::recordTies: the other nodes that had the same top score (one of them was
-  // drawn), in the order they were scored.
+  // With Algorithm::recordTies: how many other nodes had the same top score (the node was drawn
+  // among them), and the first kMaxTiedNames of them in the order they were scored.
+  static constexpr size_t kMaxTiedNames = 16;
+  int ties = 0;
   std::vector<std::string> tiedWith;
 };
 
@@ -55,7 +57,8 @@ class Algorithm {
                           const NodeInfoLister& snapshot, int32_t percentage, Diagnosis& diagnosis,
                           std::vector<const NodeInfo*>& feasible);
   std::string selectHost(const std::vector<const NodeInfo*>& nodes,
-                         const std::vector<int64_t>& scores, std::vector<std::string>* tiedWith);
+                         const std::vector<int64_t>& scores, std::vector<std::string>* tiedWith,
+                         int* tieCount);
 
   size_t nextStartNodeIndex_ = 0;
   bool recordTies_ = false;

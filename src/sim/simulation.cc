@@ -144,7 +144,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     o.maxAttempts = std::max(1, st.options.maxAttempts);
     o.diagnosisAnnotation = true;
     o.onSuggestedHost = [this](const api::Pod& pod, const scheduler::ScheduleResult& r) {
-      ties_[pod.metadata.uid] = r.tiedWith;
+      if (r.ties > 0) ties_[pod.metadata.uid] = {r.ties, r.tiedWith};
     };
     core_ = std::make_unique<scheduler::SchedulerCore>(env, st.registry, std::move(o));
     for (auto& [h, objects] : watchAdds_) {
@@ -268,7 +268,10 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     } else if (!p->spec.nodeName.empty()) {
       pr.node = p->spec.nodeName;
       ++pr.attempts;
-      if (auto t = ties_.find(uid); t != ties_.end()) pr.tiedWith = t->second;
+      if (auto t = ties_.find(uid); t != ties_.end()) {
+        pr.ties = t->second.first;
+        pr.tiedWith = t->second.second;
+      }
     } else {
       if (auto e = lastFailure_.find(uid); e != lastFailure_.end()) {
         pr.reason = e->second;
@@ -457,7 +460,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
   std::vector<std::string> order_;                            // uids in the order the pods came
   std::vector<std::pair<std::string, std::string>> tracked_;  // (uid, origin) to report
   std::unordered_set<std::string> gone_;
-  std::unordered_map<std::string, std::vector<std::string>> ties_;
+  std::unordered_map<std::string, std::pair<int, std::vector<std::string>>> ties_;
   std::unordered_map<std::string, int> failures_;
   std::unordered_map<std::string, std::string> lastFailure_;
   std::unordered_map<std::string, std::string> keys_;         // uid -> namespace/name

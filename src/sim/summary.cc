@@ -70,6 +70,7 @@ ojson resultDocument(const SummaryInput& in) {
     j["name"] = p.name;
     j["node"] = p.node ? ojson(*p.node) : ojson(nullptr);
     j["tiedWith"] = p.tiedWith;
+    j["ties"] = p.ties;
     j["reason"] = p.reason;
     j["attempts"] = p.attempts;
     j["origin"] = p.origin;

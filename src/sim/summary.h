@@ -3,7 +3,8 @@
 //
 // The document (docs/simulate.md shows a real one):
 //   {"kind": "SimulationResult", "profile", "seed",
-//    "pods": [{"namespace", "name", "node" (null: not placed), "tiedWith", "reason",
+//    "pods": [{"namespace", "name", "node" (null: not placed), "tiedWith" (at most 16),
+//              "ties" (how many other nodes had the same top score), "reason",
 //              "attempts", "origin", "diagnosis" (null, or explain's diagnosis object)}],
 //    "victims": [{"namespace", "name", "node", "preemptor"}],
 //    "stats": {"scheduled", "unschedulable", "preempted", "attempts", "seconds",
