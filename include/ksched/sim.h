@@ -124,6 +124,9 @@ struct Result {
   uint64_t unschedulable = 0;
   uint64_t attempts = 0;
   double seconds = 0;  // the scheduling alone: from the first cycle to the last
+  // Kinds of Cluster::others no plugin of the configuration reads ("<apiVersion>/<kind>"), with
+  // how many objects of each were left unused.
+  std::vector<std::pair<std::string, size_t>> unreadKinds;
 };
 
 class Simulator {

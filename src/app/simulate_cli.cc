@@ -95,8 +95,9 @@ std::optional<std::vector<std::function<bool(const api::Labels&)>>> parseSelecto
 void printSkipped(const std::vector<sim::Skipped>& skipped, size_t from) {
   for (size_t i = from; i < skipped.size(); ++i) {
     const auto& s = skipped[i];
-    std::fprintf(stderr, "skipped: %s%s%s%s%s: %s\n", s.source.c_str(),
-                 s.object.empty() ? "" : ": ", s.object.c_str(), s.field.empty() ? "" : " ",
+    std::string where = s.source;
+    if (!s.object.empty()) where += (where.empty() ? "" : ": ") + s.object;
+    std::fprintf(stderr, "skipped: %s%s%s: %s\n", where.c_str(), s.field.empty() ? "" : " ",
                  s.field.c_str(), s.message.c_str());
   }
 }
@@ -395,6 +396,8 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
         std::printf("%d more copies of %s fit.\n", c.fits, name.c_str());
         if (c.next) {
           std::printf("The next one does not: %s\n", c.next->reason.c_str());
+          auto d = nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false);
+          if (!d.is_discarded()) std::fputs(sim::diagnosisText(d, "  ").c_str(), stdout);
         } else {
           std::printf("(stopped at the limit)\n");
         }

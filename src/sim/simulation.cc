@@ -47,7 +47,8 @@ std::string lower(std::string s) {
 
 // The objects of `others` a watch of `path` ("/apis/<group>/<version>/<plural>",
 // "/api/v1/<plural>", optionally "/namespaces/<ns>/" before the plural) would list.
-std::vector<UnstructuredPtr> watchedObjects(const Cluster& cluster, const std::string& path) {
+std::vector<UnstructuredPtr> watchedObjects(const Cluster& cluster, const std::string& path,
+                                            std::set<std::string>& kinds) {
   std::string rest = path;
   std::string apiVersion;
   if (rest.starts_with("/apis/")) {
@@ -76,6 +77,7 @@ std::vector<UnstructuredPtr> watchedObjects(const Cluster& cluster, const std::s
     if (!key.starts_with(apiVersion + "/")) continue;
     const std::string kind = lower(key.substr(apiVersion.size() + 1));
     if (rest != kind + "s" && rest != kind + "es" && rest != kind) continue;
+    kinds.insert(key);
     for (const auto& o : objects) {
       if (ns.empty() || o->metadata.namespace_ == ns) out.push_back(o);
     }
@@ -118,7 +120,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     env.events = this;
     env.listers = &listers_;
     env.watchObjects = [this](const ObjectWatch& w, ObjectEventHandlers h) {
-      auto objects = watchedObjects(st_.cluster, w.path);
+      auto objects = watchedObjects(st_.cluster, w.path, watchedKinds_);
       watchAdds_.emplace_back(std::move(h), objects);
       return std::make_shared<FixedObjectStore>(std::move(objects));
     };
@@ -229,6 +231,9 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     std::lock_guard lock(mu_);
     Result r;
     r.seconds = seconds_;
+    for (const auto& [kind, objects] : st_.cluster.others) {
+      if (!watchedKinds_.contains(kind)) r.unreadKinds.emplace_back(kind, objects.size());
+    }
     r.attempts = core_->stats().attempts;
     for (const auto& [uid, origin] : tracked_) {
       PodResult pr = outcomeLocked(uid, origin);
@@ -451,6 +456,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
   Simulator::State& st_;
   StaticClusterListers listers_;
   std::set<std::string> profiles_;
+  std::set<std::string> watchedKinds_;  // keys of Cluster::others a plugin watches
   std::vector<std::pair<ObjectEventHandlers, std::vector<UnstructuredPtr>>> watchAdds_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
 

@@ -187,6 +187,12 @@ ojson resultDocument(const SummaryInput& in) {
     skipped.push_back(
         {{"source", s.source}, {"object", s.object}, {"field", s.field}, {"message", s.message}});
   }
+  for (const auto& [kind, n] : r.unreadKinds) {
+    skipped.push_back({{"source", ""},
+                       {"object", fmt::format("{} ({} object{})", kind, n, n == 1 ? "" : "s")},
+                       {"field", ""},
+                       {"message", "no plugin of this configuration reads this kind"}});
+  }
   doc["skipped"] = std::move(skipped);
   return doc;
 }
@@ -215,17 +221,55 @@ namespace {
 
 std::string nodeText(const ojson& v) { return v.is_string() ? v.get<std::string>() : "-"; }
 
+std::string duration(double seconds) {
+  return seconds < 1 ? fmt::format("{:.1f} ms", seconds * 1000) : fmt::format("{:.2f} s", seconds);
+}
+
 void headline(std::string& out, const ojson& doc, const std::string& label) {
   const auto& s = doc["stats"];
   out += fmt::format(
-      "{}scheduled {} of {} pods in {:.3f} s ({:.0f} pods/s); unschedulable {}; "
+      "{}scheduled {} of {} pods in {} ({:.0f} pods/s); unschedulable {}; "
       "preempted {}\n",
-      label, s["scheduled"].get<int64_t>(), doc["pods"].size(), s["seconds"].get<double>(),
-      s["podsPerSecond"].get<double>(), s["unschedulable"].get<int64_t>(),
-      s["preempted"].get<int64_t>());
+      label, s["scheduled"].get<int64_t>(), doc["pods"].size(),
+      duration(s["seconds"].get<double>()), s["podsPerSecond"].get<double>(),
+      s["unschedulable"].get<int64_t>(), s["preempted"].get<int64_t>());
 }
 
 }  // namespace
+
+std::string diagnosisText(const ojson& diagnosis, const std::string& indent) {
+  std::string out;
+  if (!diagnosis.is_object()) return out;
+  if (auto rs = diagnosis.find("reasons"); rs != diagnosis.end() && rs->is_array()) {
+    for (const auto& r : *rs) {
+      if (!r.is_object()) continue;
+      std::string examples;
+      if (auto ex = r.find("examples"); ex != r.end() && ex->is_array()) {
+        for (const auto& e : *ex) {
+          if (e.is_string()) examples += (examples.empty() ? "" : ", ") + e.get<std::string>();
+        }
+      }
+      out += fmt::format("{}{}: {} - {} node(s){}\n", indent, r.value("plugin", ""),
+                         r.value("reason", ""), r.value("count", 0),
+                         examples.empty() ? "" : " (" + examples + ")");
+      if (auto d = r.find("details"); d != r.end() && d->is_object()) {
+        for (const auto& [node, text] : d->items()) {
+          if (text.is_string())
+            out += fmt::format("{}  {}: {}\n", indent, node, text.get<std::string>());
+        }
+      }
+    }
+  }
+  if (auto cs = diagnosis.find("closest");
+      cs != diagnosis.end() && cs->is_array() && !cs->empty()) {
+    out += indent + "closest nodes:\n";
+    for (const auto& c : *cs) {
+      if (!c.is_object()) continue;
+      out += fmt::format("{}  {}: {}\n", indent, c.value("node", ""), c.value("shortfall", ""));
+    }
+  }
+  return out;
+}
 
 std::string resultTable(const ojson& doc, size_t maxPods) {
   std::string out;
@@ -240,6 +284,43 @@ std::string resultTable(const ojson& doc, size_t maxPods) {
     const auto& u = doc["utilization"][res];
     out += fmt::format("  {:<38}{:>7}  {:>7}\n", res, percent(u["before"].get<double>()),
                        percent(u["after"].get<double>()));
+  }
+  if (doc["nodes"].size() <= 30) {
+    out += fmt::format("\n  {:<12} {:<10} {:>6}   {:^20}   {:^20}\n", "Node", "Zone", "placed",
+                       "cpu before -> after", "memory before -> after");
+    for (const auto& n : doc["nodes"]) {
+      auto share = [&](const char* res, const char* when) {
+        const int64_t alloc = n["allocatable"][res].get<int64_t>();
+        return percent(alloc <= 0 ? 0.0 : static_cast<double>(n[when][res].get<int64_t>()) / alloc);
+      };
+      out += fmt::format("  {:<12} {:<10} {:>6}   {:>8} -> {:<8}   {:>8} -> {}\n",
+                         n["name"].get<std::string>(), n["zone"].get<std::string>(),
+                         n["placed"].get<int64_t>(), share("cpu", "requestedBefore"),
+                         share("cpu", "requestedAfter"), share("memory", "requestedBefore"),
+                         share("memory", "requestedAfter"));
+    }
+  }
+  {
+    size_t shown = 0, total = 0;
+    std::string lines;
+    for (const auto& p : doc["pods"]) {
+      if (p["node"].is_null()) continue;
+      ++total;
+      if (shown >= maxPods) continue;
+      ++shown;
+      const int64_t ties = p.value("ties", 0);
+      lines += fmt::format(
+          "  {}/{} -> {}{}{}\n", p["namespace"].get<std::string>(), p["name"].get<std::string>(),
+          p["node"].get<std::string>(),
+          ties > 0 ? fmt::format(" (tied with {} other node{})", ties, ties == 1 ? "" : "s") : "",
+          p["origin"] == "work" ? "" : " [" + p["origin"].get<std::string>() + "]");
+    }
+    if (total > 0) {
+      out += "\nPlaced\n" + lines;
+      if (total > shown) {
+        out += fmt::format("  ... and {} more (-o json lists every pod)\n", total - shown);
+      }
+    }
   }
   if (!doc["zones"].empty()) {
     out += "\nPods per zone      before    after   placed\n";
@@ -266,6 +347,8 @@ std::string resultTable(const ojson& doc, size_t maxPods) {
       ++shown;
       out += fmt::format("  {}/{}: {}\n", p["namespace"].get<std::string>(),
                          p["name"].get<std::string>(), p["reason"].get<std::string>());
+      // The first ones in full: every reason with its nodes, and the closest nodes.
+      if (shown <= 3) out += diagnosisText(p["diagnosis"], "      ");
     }
     if (total > shown)
       out += fmt::format("  ... and {} more (-o json lists every pod)\n", total - shown);
@@ -289,8 +372,9 @@ std::string resultTable(const ojson& doc, size_t maxPods) {
       std::string where = s["source"].get<std::string>();
       const std::string object = s["object"].get<std::string>();
       const std::string field = s["field"].get<std::string>();
-      out += fmt::format("  {}{}{}: {}\n", where, object.empty() ? "" : ": " + object,
-                         field.empty() ? "" : " " + field, s["message"].get<std::string>());
+      if (!object.empty()) where += (where.empty() ? "" : ": ") + object;
+      out += fmt::format("  {}{}: {}\n", where, field.empty() ? "" : " " + field,
+                         s["message"].get<std::string>());
     }
   }
   if (doc.contains("comparison")) {

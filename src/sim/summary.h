@@ -45,6 +45,11 @@ void addComparison(nlohmann::ordered_json& doc, const std::string& configName,
 // The document for a person: the headline, unschedulable pods by reason, utilization before
 // and after, nodes used, pods per zone, the first unschedulable pods with their reason, the
 // victims, what was skipped, and the comparison's difference.
+// A diagnosis (explain's annotation form) for a person: a line per reason with its nodes and
+// details, then the closest nodes with what they lack; each line starts with `indent`.
+[[nodiscard]] std::string diagnosisText(const nlohmann::ordered_json& diagnosis,
+                                        const std::string& indent);
+
 [[nodiscard]] std::string resultTable(const nlohmann::ordered_json& doc, size_t maxPods = 20);
 
 }  // namespace ksched::sim
