@@ -3,7 +3,9 @@
 // `ksched simulate` is this API behind a command line (docs/simulate.md).
 //
 //   ksched::sim::Cluster cluster = ...;            // nodes, pods, the kinds plugins read
-//   ksched::sim::Simulator sim(cluster, {.seed = 7});
+//   ksched::sim::Options options;
+//   options.seed = 7;
+//   ksched::sim::Simulator sim(cluster, options);
 //   auto r = sim.schedule({pod1, pod2});          // placed, or why not; committed
 //   sim.begin();                                   // a transaction
 //   auto one = sim.canSchedule(*pod3);             // changes nothing
@@ -11,7 +13,9 @@
 //
 // A Simulator is not thread-safe; each has its own cluster. Nothing in it talks to an
 // apiserver: bindings, deletions (preemption's victims) and status writes land in the
-// in-memory cluster, events in the result.
+// in-memory cluster, events in the result. The scheduler's own log lines go through spdlog's
+// default logger, as in the daemon: lower its level (spdlog::set_level) to quiet them.
+// An attempt that fails with an error (not "unschedulable") is not retried within a run.
 #pragma once
 
 #include <cstdint>
@@ -159,10 +163,11 @@ class Simulator {
   // to hand to schedule() with the origin "drained". Unknown node: std::invalid_argument.
   std::vector<PodPtr> drain(const std::string& node);
   // Where `pod` would go now, or why it would not: one attempt without preemption, changing
-  // nothing.
+  // nothing. The cluster's pending pods are left out (as for capacity()).
   [[nodiscard]] PodResult canSchedule(const api::Pod& pod);
   // Schedules `pod` with preemption on (whatever Options::preemption says): its node, and the
-  // pods evicted for it in Result::victims. Committed.
+  // pods evicted in Result::victims. Committed. Like schedule(), it first places the cluster's
+  // pending pods (with preemption on for them too).
   Result preempt(const api::Pod& pod);
 
   // How many more copies of `pod` fit, placed one after the other (no preemption), up to

@@ -565,6 +565,7 @@ std::vector<PodPtr> Simulator::drain(const std::string& node) {
 
 PodResult Simulator::canSchedule(const api::Pod& pod) {
   State copy = *state_;
+  std::erase_if(copy.cluster.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); });
   Run run(copy, false);
   run.add(std::make_shared<api::Pod>(pod), "work");
   run.drive();
@@ -586,9 +587,7 @@ Result Simulator::preempt(const api::Pod& pod) {
 
 Simulator::Capacity Simulator::capacity(const api::Pod& pod, int limit) {
   State copy = *state_;
-  copy.cluster.pods.erase(std::remove_if(copy.cluster.pods.begin(), copy.cluster.pods.end(),
-                                         [](const PodPtr& p) { return p->spec.nodeName.empty(); }),
-                          copy.cluster.pods.end());
+  std::erase_if(copy.cluster.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); });
   Run run(copy, false);
   Capacity out;
   for (int i = 0; i < limit; ++i) {
