@@ -95,10 +95,11 @@ std::optional<std::vector<std::function<bool(const api::Labels&)>>> parseSelecto
 void printSkipped(const std::vector<sim::Skipped>& skipped, size_t from) {
   for (size_t i = from; i < skipped.size(); ++i) {
     const auto& s = skipped[i];
+    // "<source>: <object> <field>: <message>", each part left out when empty.
     std::string where = s.source;
     if (!s.object.empty()) where += (where.empty() ? "" : ": ") + s.object;
-    std::fprintf(stderr, "skipped: %s%s%s: %s\n", where.c_str(), s.field.empty() ? "" : " ",
-                 s.field.c_str(), s.message.c_str());
+    if (!s.field.empty()) where += (where.empty() ? "" : " ") + s.field;
+    std::fprintf(stderr, "skipped: %s: %s\n", where.c_str(), s.message.c_str());
   }
 }
 

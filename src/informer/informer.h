@@ -9,7 +9,9 @@
 // must be quick and must not call back into this informer's store while holding their own
 // locks in an order that could invert. After a re-LIST (start-up, 410 Gone, apiserver restart)
 // the store is diffed against the listed state: adds, updates (resourceVersion changed) and
-// deletes are emitted, so handlers never miss a deletion.
+// deletes are emitted, so handlers never miss a deletion. Adds and updates come in the order of
+// the LIST (the apiserver's: by namespace and name), as client-go's DeltaFIFO hands them on; the
+// scheduling queue breaks equal priorities by arrival, so this order is the order pods are tried.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -84,24 +86,31 @@ class Informer final : public ReflectorSink {
   }
 
   // A paged LIST: each page is decoded as it arrives, so only one page is ever held as JSON.
-  void beginList() override { listed_.clear(); }
+  void beginList() override {
+    listed_.clear();
+    listedOrder_.clear();
+  }
   void listPage(std::vector<nlohmann::json>&& items) override {
     for (auto& j : items) {
       if (Ptr p = decodeOrLog(j)) {
         std::string key = p->metadata.key();
-        listed_.insert_or_assign(std::move(key), std::move(p));
+        if (listed_.insert_or_assign(key, std::move(p)).second) {
+          listedOrder_.push_back(std::move(key));
+        }
       }
       j = nullptr;
     }
   }
   void endList(const std::string& /*rv*/) override {
     std::unordered_map<std::string, Ptr> fresh = std::exchange(listed_, {});
+    const std::vector<std::string> order = std::exchange(listedOrder_, {});
     std::vector<Ptr> added;
     std::vector<std::pair<Ptr, Ptr>> updated;
     std::vector<Ptr> deleted;
     {
       std::unique_lock lock(mu_);
-      for (const auto& [key, obj] : fresh) {
+      for (const auto& key : order) {
+        const Ptr& obj = fresh.at(key);
         auto it = items_.find(key);
         if (it == items_.end()) {
           added.push_back(obj);
@@ -191,6 +200,7 @@ class Informer final : public ReflectorSink {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;   // guarded by mu_
   std::unordered_map<std::string, Ptr> listed_;  // a LIST being paged in (reflector thread)
+  std::vector<std::string> listedOrder_;         // listed_'s keys in the LIST's order
   std::atomic<uint64_t> decodeErrors_{0};
   Reflector reflector_;  // last: its thread stops before the members above go away
 };

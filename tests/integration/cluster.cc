@@ -111,12 +111,14 @@ void ensureNamespace(client::RestClient& c, const std::string& name) {
 
 class ClusterEnvironment : public ::testing::Environment {
  public:
-  // Starts the cluster unless only suites that never talk to it (ConfigCliTest) are selected.
+  // Starts the cluster unless only suites that never talk to it (ConfigCliTest, SimulateFiles)
+  // are selected.
   void SetUp() override {
     const auto* ut = ::testing::UnitTest::GetInstance();
     for (int i = 0; i < ut->total_test_suite_count(); ++i) {
       const auto* suite = ut->GetTestSuite(i);
-      if (suite->test_to_run_count() > 0 && std::string_view(suite->name()) != "ConfigCliTest") {
+      const std::string_view name = suite->name();
+      if (suite->test_to_run_count() > 0 && name != "ConfigCliTest" && name != "SimulateFiles") {
         TestCluster::get().up();
         return;
       }

@@ -58,6 +58,32 @@ TEST_F(InformerStoreTest, ReplaceEmitsTheDifference) {
   EXPECT_EQ(inf_.get("ns/c"), nullptr);
 }
 
+// As client-go's DeltaFIFO: a LIST's objects reach the handlers in the order listed (the
+// scheduling queue takes pods of equal priority in the order they arrive).
+TEST_F(InformerStoreTest, ListedObjectsArriveInTheListsOrder) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back("p" + std::to_string(100 + i));
+  std::vector<nlohmann::json> first;
+  for (const auto& n : names) first.push_back(thing(n, "1"));
+  inf_.beginList();
+  inf_.listPage(std::vector<nlohmann::json>(first.begin(), first.begin() + 15));
+  inf_.listPage(std::vector<nlohmann::json>(first.begin() + 15, first.end()));
+  inf_.endList("1");
+  std::vector<std::string> want;
+  for (const auto& n : names) want.push_back("add " + n);
+  EXPECT_EQ(log_.events, want);
+
+  log_.events.clear();
+  want.clear();
+  std::vector<nlohmann::json> second;
+  for (const auto& n : names) {
+    second.push_back(thing(n, "2"));
+    want.push_back("update " + n + " 1->2");
+  }
+  inf_.replace(std::move(second), "2");
+  EXPECT_EQ(log_.events, want);
+}
+
 TEST_F(InformerStoreTest, WatchEventsUpdateStoreAndHandlers) {
   inf_.apply(client::WatchEventType::kAdded, thing("a", "1"));
   inf_.apply(client::WatchEventType::kModified, thing("a", "2", 5));
