@@ -145,6 +145,8 @@ class Simulator {
   // The cluster as the placements so far left it (pods bound, victims gone).
   [[nodiscard]] const Cluster& cluster() const;
   [[nodiscard]] const Options& options() const;
+  // The schedulerNames of the configuration's profiles: the pending pods it schedules.
+  [[nodiscard]] std::vector<std::string> profiles() const;
 
   // Schedules the cluster's pending pods that a profile of the configuration schedules, then
   // `pods` (pending: their spec.nodeName is ignored), in the queue's order, until no pod is

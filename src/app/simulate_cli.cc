@@ -362,7 +362,9 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       in.before = &before;
       in.after = &simulator.cluster();
       in.result = &r;
-      in.profile = "default-scheduler";
+      for (const auto& name : simulator.profiles()) {
+        in.profile += (in.profile.empty() ? "" : ", ") + name;
+      }
       in.seed = f.seed;
       doc = sim::resultDocument(in);
       return 0;

@@ -516,6 +516,11 @@ Simulator& Simulator::operator=(const Simulator& other) {
 
 const Cluster& Simulator::cluster() const { return state_->cluster; }
 const Options& Simulator::options() const { return state_->options; }
+std::vector<std::string> Simulator::profiles() const {
+  std::vector<std::string> out;
+  for (const auto& p : state_->config.profiles) out.push_back(p.schedulerName);
+  return out;
+}
 
 Result Simulator::schedule(const std::vector<PodPtr>& pods, const std::string& origin) {
   std::vector<Pending> pending;
