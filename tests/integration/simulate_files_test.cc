@@ -110,7 +110,9 @@ TEST_F(SimulateFiles, BadObjectsAreSkippedAndListedAndTheRestIsScheduled) {
                          {"Node badq@" + src + "2", "status.allocatable.cpu"},
                          {"Pod shop/ghost@", "spec.nodeName"},
                          {"@" + src + "5", "kind"},
-                         {"@" + src + "8", ""}}))
+                         {"@" + src + "8", ""},
+                         // A kind no plugin reads is listed, not used.
+                         {"example.com/v1/Widget (1 object)@", ""}}))
       << doc.at("skipped").dump(2);
   EXPECT_THAT(r.err, HasSubstr("skipped: " + src + "2: Node badq status.allocatable.cpu: "));
   EXPECT_THAT(r.err, HasSubstr("skipped: Pod shop/ghost spec.nodeName: node \"nowhere\" is not in "
