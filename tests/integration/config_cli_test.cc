@@ -3,8 +3,6 @@
 // this contacts an API server (the flags point at an unreachable one to prove it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "config/scheduler_config.h"
 #include "config/wiring.h"
 #include "plugins/registry.h"
@@ -23,18 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Outcome = CliOutcome;
 
 class ConfigCliTest : public ::testing::Test {
  protected:
@@ -54,34 +42,7 @@ class ConfigCliTest : public ::testing::Test {
 
   // Runs ksched with `args`; gives up (exit code -1) after 20 s.
   Outcome run(const std::vector<std::string>& args) {
-    const std::string outPath = (dir_ / "stdout").string();
-    const std::string errPath = (dir_ / "stderr").string();
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (std::freopen(outPath.c_str(), "w", stdout) == nullptr) _exit(127);
-      if (std::freopen(errPath.c_str(), "w", stderr) == nullptr) _exit(127);
-      std::vector<char*> argv{const_cast<char*>(KSCHED_BINARY)};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(KSCHED_BINARY, argv.data());
-      _exit(127);
-    }
-    Outcome r;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.out = slurp(outPath);
-        r.err = slurp(errPath);
-        return r;
-      }
-      usleep(20 * 1000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    r.err = slurp(errPath);
-    return r;
+    return runKsched(args, dir_.string(), std::chrono::seconds(20));
   }
 
   std::filesystem::path dir_;
@@ -172,7 +133,7 @@ TEST_F(ConfigCliTest, WriteConfigToWritesTheEffectiveConfigAndExits) {
   const std::string out = (dir_ / "out.yaml").string();
   Outcome r = run(with({"--config", in, "--write-config-to", out, "--leader-elect=false"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  const std::string written = slurp(out);
+  const std::string written = readFile(out);
   config::LoadResult loaded =
       config::loadConfig(written, out, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << written << ::testing::PrintToString(loaded.errors);
@@ -182,7 +143,7 @@ TEST_F(ConfigCliTest, WriteConfigToWritesTheEffectiveConfigAndExits) {
   EXPECT_EQ(loaded.config->profiles[1].schedulerName, "b");
   // Same effective configuration as the input plus the flag.
   config::LoadResult original =
-      config::loadConfig(slurp(in), in, config::wiringCheck(plugins::inTreeRegistry()));
+      config::loadConfig(readFile(in), in, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(original.ok());
   original.config->leaderElection.leaderElect = false;
   EXPECT_EQ(config::toJson(*loaded.config), config::toJson(*original.config));
@@ -193,7 +154,7 @@ TEST_F(ConfigCliTest, WriteConfigToWithoutConfigWritesTheDefaults) {
   Outcome r = run(with({"--write-config-to=" + out, "--kubeconfig", "/etc/k.conf"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   config::LoadResult loaded =
-      config::loadConfig(slurp(out), out, config::wiringCheck(plugins::inTreeRegistry()));
+      config::loadConfig(readFile(out), out, config::wiringCheck(plugins::inTreeRegistry()));
   ASSERT_TRUE(loaded.ok()) << ::testing::PrintToString(loaded.errors);
   config::SchedulerConfiguration want = config::defaultConfiguration();
   want.clientConnection.kubeconfig = "/etc/k.conf";

@@ -14,6 +14,7 @@
 #include "cluster.h"
 #include "config/yaml_json.h"
 #include "daemon.h"
+#include "podgroups.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -23,26 +24,6 @@ using ::testing::HasSubstr;
 
 constexpr const char* kNs = "gang";
 constexpr const char* kPodGroups = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups";
-
-void installCrd(RestClient& admin) {
-  const auto crd = config::yamlToJson(
-      readFile(std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests/podgroup-crd.yaml"));
-  try {
-    admin.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-  } catch (const client::ApiError& e) {
-    if (e.code() != 409) throw;
-  }
-  ASSERT_TRUE(eventually(
-      [&] {
-        try {
-          admin.get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups");
-          return true;
-        } catch (const client::ApiError&) {
-          return false;
-        }
-      },
-      30s));
-}
 
 nlohmann::json podGroupJson(const std::string& name, int minMember) {
   return {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
@@ -83,7 +64,7 @@ class GangIntegration : public NamespacedTest {
  protected:
   void SetUp() override {
     auto& admin = TestCluster::get().admin();
-    installCrd(admin);
+    installPodGroupCrd(admin);
     useNamespace(kNs);
     deleteAllNodes(admin);
     for (const auto& pg : admin.list(kPodGroups).items) {

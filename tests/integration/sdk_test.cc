@@ -32,9 +32,9 @@ class SdkIntegration : public NamespacedTest {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str() + extra;
-    text.insert(text.find("leaderElection:"),
-                "clientConnection:\n  kubeconfig: " + TestCluster::get().kubeconfig("scheduler") +
-                    "\n");
+    text.insert(
+        text.find("leaderElection:"),
+        "clientConnection:\n  kubeconfig: " + TestCluster::get().kubeconfig("scheduler") + "\n");
     const std::string path = TestCluster::get().dir() + "/" + name;
     std::ofstream(path) << text;
     return path;
@@ -80,8 +80,9 @@ TEST_F(SdkIntegration, BadPluginArgsExitWithTheFieldPath) {
   std::ofstream(path) << text;
   Daemon d(logPath("sdk-bad"), {"--config", path}, binary_);
   EXPECT_EQ(d.wait(30s), 1);
-  EXPECT_TRUE(d.logHas("profiles[0].pluginConfig[0].args.score: Invalid value: 0: must be in "
-                       "the range [1, 100]"))
+  EXPECT_TRUE(
+      d.logHas("profiles[0].pluginConfig[0].args.score: Invalid value: 0: must be in "
+               "the range [1, 100]"))
       << d.log();
 }
 

@@ -22,6 +22,7 @@
 #include "cluster.h"
 #include "config/yaml_json.h"
 #include "daemon.h"
+#include "podgroups.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -400,26 +401,6 @@ TEST_F(SimulateVsLive, PreemptionEvictsThePredictedVictimsForThePredictedPreempt
     const bool evicted = !live.contains(name) || live.at(name).terminating;
     EXPECT_EQ(evicted, predictedVictims.contains(name)) << name;
   }
-}
-
-void installPodGroupCrd(RestClient& admin) {
-  const auto crd = config::yamlToJson(
-      readFile(std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests/podgroup-crd.yaml"));
-  try {
-    admin.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-  } catch (const client::ApiError& e) {
-    if (e.code() != 409) throw;
-  }
-  ASSERT_TRUE(eventually(
-      [&] {
-        try {
-          admin.get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups");
-          return true;
-        } catch (const client::ApiError&) {
-          return false;
-        }
-      },
-      30s));
 }
 
 // Coscheduling: a PodGroup of minMember 4 with 5 pods of assorted sizes is placed whole, each
