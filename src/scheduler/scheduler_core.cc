@@ -293,14 +293,7 @@ bool SchedulerCore::runNext() {
     runHandedOn();
     return false;
   }
-  const std::string uid = qpi->pod().metadata.uid;
-  try {
-    scheduleOne(std::move(qpi));
-  } catch (const std::exception& e) {
-    spdlog::error("scheduling cycle failed: {}", e.what());
-    errors_.fetch_add(1);
-    queue_->done(uid);
-  }
+  scheduleGuarded(std::move(qpi));
   runHandedOn();
   return true;
 }

@@ -207,6 +207,8 @@ class SchedulerCore {
   // scheduling_cycle.cc
   void loop(std::stop_token st);
   void scheduleOne(std::unique_ptr<QueuedPodInfo> qpi);
+  // scheduleOne, where an exception fails the attempt as an error instead of the scheduler.
+  void scheduleGuarded(std::unique_ptr<QueuedPodInfo> qpi);
   void bindingCycle(std::shared_ptr<BindTask> task);
   // Hands the binding cycle to the binder pool (or, shutting down, forgets the assumed pod).
   void submitBinding(std::shared_ptr<BindTask> task);

@@ -31,15 +31,19 @@ void SchedulerCore::loop(std::stop_token st) {
     binders_.waitForRoom(options_.maxQueuedBindings, st);
     auto qpi = queue_->pop(st);
     if (!qpi) break;
-    const std::string uid = qpi->pod().metadata.uid;
-    try {
-      scheduleOne(std::move(qpi));
-    } catch (const std::exception& e) {
-      // A bug must not take the scheduler down; the pod will be seen again on its next event.
-      spdlog::error("scheduling cycle failed: {}", e.what());
-      errors_.fetch_add(1);
-      queue_->done(uid);
-    }
+    scheduleGuarded(std::move(qpi));
+  }
+}
+
+void SchedulerCore::scheduleGuarded(std::unique_ptr<QueuedPodInfo> qpi) {
+  const std::string uid = qpi->pod().metadata.uid;
+  try {
+    scheduleOne(std::move(qpi));
+  } catch (const std::exception& e) {
+    // A bug must not take the scheduler down; the pod will be seen again on its next event.
+    spdlog::error("scheduling cycle failed: {}", e.what());
+    errors_.fetch_add(1);
+    queue_->done(uid);
   }
 }
 

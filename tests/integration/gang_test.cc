@@ -84,20 +84,8 @@ class GangIntegration : public NamespacedTest {
                                  "leaderElection:\n"
                                  "  leaderElect: false\n"
                                  "profiles:\n"
-                                 "- schedulerName: gang\n"
-                                 "  plugins:\n"
-                                 "    multiPoint:\n"
-                                 "      enabled:\n"
-                                 "      - name: Coscheduling\n"
-                                 "    queueSort:\n"
-                                 "      enabled:\n"
-                                 "      - name: Coscheduling\n"
-                                 "      disabled:\n"
-                                 "      - name: \"*\"\n"
-                                 "  pluginConfig:\n"
-                                 "  - name: Coscheduling\n"
-                                 "    args:\n"
-                                 "      permitWaitingTimeSeconds: 20\n";
+                                 "- schedulerName: gang\n" +
+                                 kCoschedulingProfile;
     daemon_ = std::make_unique<Daemon>(
         dir + "/gang-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".log",
         std::vector<std::string>{"--config", config, "--secure-port=0", "-v", "4"});

@@ -15,6 +15,23 @@
 
 namespace ksched::testing {
 
+// A profile's plugins and pluginConfig (YAML, indented for a `profiles:` entry) with
+// Coscheduling at every point it serves and as the queue sort, as docs/gang.md configures it.
+inline constexpr const char* kCoschedulingProfile =
+    "  plugins:\n"
+    "    multiPoint:\n"
+    "      enabled:\n"
+    "      - name: Coscheduling\n"
+    "    queueSort:\n"
+    "      enabled:\n"
+    "      - name: Coscheduling\n"
+    "      disabled:\n"
+    "      - name: \"*\"\n"
+    "  pluginConfig:\n"
+    "  - name: Coscheduling\n"
+    "    args:\n"
+    "      permitWaitingTimeSeconds: 20\n";
+
 // Creates the CRD (idempotent) and waits until its collection is served.
 inline void installPodGroupCrd(client::RestClient& admin) {
   const auto crd = config::yamlToJson(

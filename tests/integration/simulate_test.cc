@@ -408,20 +408,7 @@ TEST_F(SimulateVsLive, PreemptionEvictsThePredictedVictimsForThePredictedPreempt
 TEST_F(SimulateVsLive, GangIsPlacedWholeOnTheNodesTheDaemonBindsItTo) {
   auto& admin = TestCluster::get().admin();
   installPodGroupCrd(admin);
-  useProfile("sim-gang", "sim-gang",
-             "  plugins:\n"
-             "    multiPoint:\n"
-             "      enabled:\n"
-             "      - name: Coscheduling\n"
-             "    queueSort:\n"
-             "      enabled:\n"
-             "      - name: Coscheduling\n"
-             "      disabled:\n"
-             "      - name: \"*\"\n"
-             "  pluginConfig:\n"
-             "  - name: Coscheduling\n"
-             "    args:\n"
-             "      permitWaitingTimeSeconds: 20\n");
+  useProfile("sim-gang", "sim-gang", kCoschedulingProfile);
   const std::string groups = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns_ + "/podgroups";
   for (const auto& pg : admin.list(groups).items) {
     admin.del(groups + "/" + pg["metadata"]["name"].get<std::string>());
