@@ -42,6 +42,7 @@
 
 #include "plugins/pod_topology_spread/args.h"
 #include "plugins/pod_topology_spread/domains.h"
+#include "plugins/pod_topology_spread/score_counts.h"
 #include "plugins/pod_topology_spread/state.h"
 
 namespace ksched::plugins {
@@ -89,6 +90,10 @@ class PodTopologySpread final : public PreFilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
 
+  // Turns off (for tests: the results must not change) the counts PreScore keeps from cycle
+  // to cycle (spread::ScoreCounts), for every instance.
+  static void setCountCacheEnabledForTest(bool enabled);
+
   // Pod add, label and toleration change and delete (podChangeHint); node add, label and taint
   // change and delete (nodeChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
@@ -117,6 +122,20 @@ class PodTopologySpread final : public PreFilterPlugin,
   // Adds `delta` to the domain of `node` for every constraint `updated` counts for.
   static void updateWithPod(spread::PreFilterState& s, const api::Pod& updated,
                             const api::Pod& preemptor, const NodeInfo& nodeInfo, int64_t delta);
+
+  // PreScore from counts_: false (nothing written) when a feasible node is not in `all`.
+  bool preScoreFromCounts(spread::PreScoreState& s, const api::Pod& pod,
+                          const std::vector<const NodeInfo*>& nodes,
+                          const std::vector<const NodeInfo*>& all, bool requireAllTopologies);
+
+  // PreScore's counts, kept from cycle to cycle for the last kMaxScoreCounts count keys (most
+  // recent first; pods of a few workloads interleave in the queue), and its per-cycle buffers.
+  // A PreScore that finds them in use (explain beside the scheduling loop) walks every node.
+  static constexpr size_t kMaxScoreCounts = 4;
+  std::mutex countsMu_;
+  std::vector<std::unique_ptr<spread::ScoreCounts>> counts_;  // guarded by countsMu_
+  std::vector<std::vector<uint8_t>> seen_;                    // guarded by countsMu_
+  std::vector<uint32_t> feasibleSlots_;                       // guarded by countsMu_
 
   // PreFilter's domain indexes, one per topology key, kept from cycle to cycle. A PreFilter
   // that finds them in use (explain beside the scheduling loop) makes its own.
