@@ -37,7 +37,9 @@ void ScoreCounts::reset(CountKey key, size_t slots) {
   key_ = std::move(key);
   infos_.assign(slots, nullptr);
   generations_.assign(slots, 0);
+  hasNode_.assign(slots, 0);
   qualifies_.assign(slots, 0);
+  listVersion_ = 0;
   entries_.assign(slots * nc_, Entry{});
   domains_.assign(nc_, Domains{});
   slots_.clear();
@@ -45,27 +47,41 @@ void ScoreCounts::reset(CountKey key, size_t slots) {
 }
 
 void ScoreCounts::refresh(CountKey key, const std::vector<Constraint>& constraints,
-                          const api::Pod& pod, const std::vector<const NodeInfo*>& all) {
+                          const api::Pod& pod, const NodeInfoLister& lister) {
+  const std::vector<const NodeInfo*>& all = lister.list();
   bool tooManyDomains = false;
-  for (const Domains& d : domains_)
+  for (const Domains& d : domains_) {
     tooManyDomains = tooManyDomains || d.names.size() > 2 * all.size() + 64;
+  }
+  const int64_t version = lister.listVersion();
+  changed_.clear();
   if (!key_ || *key_ != key || infos_.size() != all.size() || tooManyDomains) {
     reset(std::move(key), all.size());
-  }
-  for (size_t n = 0; n < all.size(); ++n) {
-    const NodeInfo* ni = all[n];
-    const int64_t generation = ni->generation();
-    if (infos_[n] == ni && generations_[n] == generation && generation != 0) continue;
-    if (infos_[n] != nullptr) {
-      account(n, -1);
-      slots_.eraseIf(infos_[n], static_cast<uint32_t>(n));
+  } else if (version != 0 && listVersion_ != 0 &&
+             lister.changedSlotsSince(listVersion_, changed_)) {
+    for (size_t n : changed_) {
+      if (n < all.size()) update(n, constraints, pod, all[n]);
     }
-    compute(n, constraints, pod, *ni);
-    account(n, 1);
-    infos_[n] = ni;
-    generations_[n] = generation;
-    slots_.put(ni, static_cast<uint32_t>(n));
+    listVersion_ = version;
+    return;
   }
+  for (size_t n = 0; n < all.size(); ++n) update(n, constraints, pod, all[n]);
+  listVersion_ = version;
+}
+
+void ScoreCounts::update(size_t slot, const std::vector<Constraint>& constraints,
+                         const api::Pod& pod, const NodeInfo* ni) {
+  const int64_t generation = ni->generation();
+  if (infos_[slot] == ni && generations_[slot] == generation && generation != 0) return;
+  if (infos_[slot] != nullptr) {
+    account(slot, -1);
+    slots_.eraseIf(infos_[slot], static_cast<uint32_t>(slot));
+  }
+  compute(slot, constraints, pod, *ni);
+  account(slot, 1);
+  infos_[slot] = ni;
+  generations_[slot] = generation;
+  slots_.put(ni, static_cast<uint32_t>(slot));
 }
 
 void ScoreCounts::account(size_t slot, int64_t sign) {
@@ -82,8 +98,10 @@ void ScoreCounts::compute(size_t slot, const std::vector<Constraint>& constraint
   Entry* entries = &entries_[slot * nc_];
   for (size_t i = 0; i < nc_; ++i) entries[i] = Entry{};
   qualifies_[slot] = 0;
+  hasNode_[slot] = 0;
   const api::Node* node = ni.node();
   if (node == nullptr) return;
+  hasNode_[slot] = 1;
   const api::Labels& labels = node->metadata.labels;
   bool hasAll = true;
   for (size_t i = 0; i < nc_; ++i) {

@@ -57,14 +57,18 @@ class ScoreCounts {
  public:
   // The results were last refreshed for `key`.
   [[nodiscard]] bool isFor(const CountKey& key) const { return key_ && *key_ == key; }
-  // Brings the results up to date with `all` (the snapshot's list) for the pod and its
-  // constraints: recomputes the slots whose NodeInfo changed, every slot when the key or the
-  // list's length changed. `constraints` must be those `key` was made from.
+  // Brings the results up to date with `lister`'s list for the pod and its constraints:
+  // recomputes the slots whose NodeInfo changed (another object, or another generation), every
+  // slot when the key or the list's length changed. Only the slots the lister names as changed
+  // since the last refresh are looked at when it can tell (listVersion()), every slot
+  // otherwise. `constraints` must be those `key` was made from.
   void refresh(CountKey key, const std::vector<Constraint>& constraints, const api::Pod& pod,
-               const std::vector<const NodeInfo*>& all);
+               const NodeInfoLister& lister);
 
   // The slot of `ni` in the list of the last refresh, or nullptr.
   [[nodiscard]] const uint32_t* slotOf(const NodeInfo* ni) const { return slots_.find(ni); }
+  // The slot holds a NodeInfo with a Node.
+  [[nodiscard]] bool hasNode(size_t slot) const { return hasNode_[slot] != 0; }
   // The node exists and, when every topology key is required, has them all.
   [[nodiscard]] bool qualifies(size_t slot) const { return qualifies_[slot] != 0; }
   // Per slot and constraint: the node has the constraint's topology key; its domain (the
@@ -100,6 +104,9 @@ class ScoreCounts {
   void reset(CountKey key, size_t slots);
   // Adds (`sign` 1) or takes away (-1) the slot's counts from its domains' sums.
   void account(size_t slot, int64_t sign);
+  // Recomputes `slot` unless it still holds the NodeInfo (and generation) it was read from.
+  void update(size_t slot, const std::vector<Constraint>& constraints, const api::Pod& pod,
+              const NodeInfo* ni);
   void compute(size_t slot, const std::vector<Constraint>& constraints, const api::Pod& pod,
                const NodeInfo& ni);
   int32_t intern(size_t i, const std::string& value);
@@ -108,7 +115,10 @@ class ScoreCounts {
   size_t nc_ = 0;
   std::vector<const NodeInfo*> infos_;  // per slot: the NodeInfo the results were read from
   std::vector<int64_t> generations_;    // and its generation
+  std::vector<uint8_t> hasNode_;
   std::vector<uint8_t> qualifies_;
+  int64_t listVersion_ = 0;        // the lister's listVersion() at the last refresh
+  std::vector<size_t> changed_;    // refresh's buffer
   std::vector<Entry> entries_;     // slot * nc_ + constraint
   std::vector<uint8_t> hostname_;  // per constraint: the hostname key
   std::vector<Domains> domains_;   // per constraint

@@ -54,7 +54,7 @@ bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod
   }
   std::rotate(counts_.begin(), found, found + 1);
   spread::ScoreCounts& counts = *counts_.front();
-  counts.refresh(std::move(key), constraints, pod, all);
+  counts.refresh(std::move(key), constraints, pod, handle_->snapshot());
 
   // The domains holding a feasible node, as in the walk below.
   seen_.resize(nc);
@@ -62,12 +62,12 @@ bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod
   std::vector<size_t> topoSize(nc, 0);
   feasibleSlots_.clear();
   for (const NodeInfo* ni : nodes) {
-    if (ni->node() == nullptr) continue;
     const uint32_t* slot = counts.slotOf(ni);
     if (slot == nullptr) {
       s.ignoredNodes.clear();
       return false;
     }
+    if (!counts.hasNode(*slot)) continue;
     if (requireAllTopologies && !counts.qualifies(*slot)) {
       s.ignoredNodes.insert(ni->node()->metadata.name);
       continue;
@@ -201,7 +201,9 @@ Status PodTopologySpread::score(const CycleState& state, const api::Pod& pod,
                          "\" from cycleState: not found");
   }
   score = 0;
-  if (s->ignoredNodes.contains(std::string_view(node->metadata.name))) return {};
+  if (!s->ignoredNodes.empty() && s->ignoredNodes.contains(std::string_view(node->metadata.name))) {
+    return {};
+  }
   if (const int64_t* precomputed = s->scores.find(&nodeInfo)) {
     score = *precomputed;
     return {};
@@ -235,7 +237,7 @@ Status PodTopologySpread::normalizeScore(const CycleState& state, const api::Pod
   int64_t minScore = std::numeric_limits<int64_t>::max();
   int64_t maxScore = 0;
   for (NodeScore& ns : scores) {
-    if (s->ignoredNodes.contains(std::string_view(ns.name))) {
+    if (!s->ignoredNodes.empty() && s->ignoredNodes.contains(std::string_view(ns.name))) {
       ns.score = kInvalidScore;
       continue;
     }
