@@ -21,7 +21,9 @@
 //              domains than minDomains.
 //   PreScore:  Skip when the pod has no ScheduleAnyway constraint (or the snapshot is empty);
 //              counts matching pods per domain that holds a feasible node (hostname: per node
-//              in Score).
+//              in Score). Each node's counts are kept from cycle to cycle (spread::ScoreCounts)
+//              and read again only for the nodes the snapshot replaced; the result is that of
+//              upstream's walk over every node.
 //   Score:     sum over constraints of count * log(domains + 2) + maxSkew - 1, rounded.
 //   NormalizeScore: 100 * (max + min - s) / max (fewest pods -> highest); feasible nodes
 //              missing a required topology key get 0.
