@@ -161,6 +161,19 @@ class NodeInfoLister {
   // True when at least one pod on a node of this snapshot references the PVC
   // "<namespace>/<claimName>" (upstream StorageInfoLister.IsPVCUsedByPods). O(1).
   [[nodiscard]] virtual bool isPVCUsedByPods(std::string_view key) const = 0;
+
+  // Incremental reading, for plugins that keep per-node results from one cycle to the next
+  // (PodTopologySpread's PreScore). listVersion() names the contents of list() (which NodeInfo
+  // in which slot), unique in the process; 0 when this lister does not track its changes.
+  [[nodiscard]] virtual int64_t listVersion() const { return 0; }
+  // Appends to `slots` the slots of list() whose NodeInfo was replaced since listVersion()
+  // returned `since` (a slot may be named more than once). False when it cannot tell: an
+  // unknown or too old version, or list() was rebuilt since (nodes added, removed or
+  // reordered); any slot may then hold another NodeInfo.
+  [[nodiscard]] virtual bool changedSlotsSince(int64_t /*since*/,
+                                               std::vector<size_t>& /*slots*/) const {
+    return false;
+  }
 };
 
 }  // namespace ksched

@@ -21,7 +21,9 @@
 //              domains than minDomains.
 //   PreScore:  Skip when the pod has no ScheduleAnyway constraint (or the snapshot is empty);
 //              counts matching pods per domain that holds a feasible node (hostname: per node
-//              in Score).
+//              in Score). Each node's counts are kept from cycle to cycle (spread::ScoreCounts)
+//              and read again only for the nodes the snapshot replaced; the result is that of
+//              upstream's walk over every node.
 //   Score:     sum over constraints of count * log(domains + 2) + maxSkew - 1, rounded.
 //   NormalizeScore: 100 * (max + min - s) / max (fewest pods -> highest); feasible nodes
 //              missing a required topology key get 0.
@@ -42,6 +44,7 @@
 
 #include "plugins/pod_topology_spread/args.h"
 #include "plugins/pod_topology_spread/domains.h"
+#include "plugins/pod_topology_spread/score_counts.h"
 #include "plugins/pod_topology_spread/state.h"
 
 namespace ksched::plugins {
@@ -89,6 +92,10 @@ class PodTopologySpread final : public PreFilterPlugin,
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
 
+  // Turns off (for tests: the results must not change) the counts PreScore keeps from cycle
+  // to cycle (spread::ScoreCounts), for every instance.
+  static void setCountCacheEnabledForTest(bool enabled);
+
   // Pod add, label and toleration change and delete (podChangeHint); node add, label and taint
   // change and delete (nodeChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
@@ -117,6 +124,20 @@ class PodTopologySpread final : public PreFilterPlugin,
   // Adds `delta` to the domain of `node` for every constraint `updated` counts for.
   static void updateWithPod(spread::PreFilterState& s, const api::Pod& updated,
                             const api::Pod& preemptor, const NodeInfo& nodeInfo, int64_t delta);
+
+  // PreScore from counts_: false (nothing written) when a feasible node is not in `all`.
+  bool preScoreFromCounts(spread::PreScoreState& s, const api::Pod& pod,
+                          const std::vector<const NodeInfo*>& nodes,
+                          const std::vector<const NodeInfo*>& all, bool requireAllTopologies);
+
+  // PreScore's counts, kept from cycle to cycle for the last kMaxScoreCounts count keys (most
+  // recent first; pods of a few workloads interleave in the queue), and its per-cycle buffers.
+  // A PreScore that finds them in use (explain beside the scheduling loop) walks every node.
+  static constexpr size_t kMaxScoreCounts = 4;
+  std::mutex countsMu_;
+  std::vector<std::unique_ptr<spread::ScoreCounts>> counts_;  // guarded by countsMu_
+  std::vector<std::vector<uint8_t>> seen_;                    // guarded by countsMu_
+  std::vector<uint32_t> feasibleSlots_;                       // guarded by countsMu_
 
   // PreFilter's domain indexes, one per topology key, kept from cycle to cycle. A PreFilter
   // that finds them in use (explain beside the scheduling loop) makes its own.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -18,6 +19,8 @@ using spread::PreScoreState;
 constexpr StateKey<PreScoreState> kPreScoreKey{PodTopologySpread::kPreScoreStateKey};
 constexpr int64_t kInvalidScore = -1;
 
+std::atomic<bool> countCacheEnabled{true};
+
 bool isHostname(const Constraint& c) { return c.topologyKey == api::kLabelHostname; }
 
 // Upstream topologyNormalizingWeight: the weight of a topology with `size` domains.
@@ -29,6 +32,84 @@ double scoreForCount(int64_t cnt, int32_t maxSkew, double weight) {
 }
 
 }  // namespace
+
+void PodTopologySpread::setCountCacheEnabledForTest(bool enabled) {
+  countCacheEnabled.store(enabled, std::memory_order_relaxed);
+}
+
+bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod,
+                                           const std::vector<const NodeInfo*>& nodes,
+                                           const std::vector<const NodeInfo*>& all,
+                                           bool requireAllTopologies) {
+  const std::vector<Constraint>& constraints = s.constraints;
+  const size_t nc = constraints.size();
+  spread::CountKey key = spread::CountKey::of(pod, constraints, requireAllTopologies);
+  auto found =
+      std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c->isFor(key); });
+  if (found == counts_.end()) {
+    if (counts_.size() < kMaxScoreCounts) {
+      counts_.push_back(std::make_unique<spread::ScoreCounts>());
+    }
+    found = counts_.end() - 1;  // the least recently used
+  }
+  std::rotate(counts_.begin(), found, found + 1);
+  spread::ScoreCounts& counts = *counts_.front();
+  counts.refresh(std::move(key), constraints, pod, handle_->snapshot());
+
+  // The domains holding a feasible node, as in the walk below.
+  seen_.resize(nc);
+  for (size_t i = 0; i < nc; ++i) seen_[i].assign(counts.domainCount(i), 0);
+  std::vector<size_t> topoSize(nc, 0);
+  feasibleSlots_.clear();
+  for (const NodeInfo* ni : nodes) {
+    const uint32_t* slot = counts.slotOf(ni);
+    if (slot == nullptr) {
+      s.ignoredNodes.clear();
+      return false;
+    }
+    if (!counts.hasNode(*slot)) continue;
+    if (requireAllTopologies && !counts.qualifies(*slot)) {
+      s.ignoredNodes.insert(ni->node()->metadata.name);
+      continue;
+    }
+    feasibleSlots_.push_back(*slot);
+    for (size_t i = 0; i < nc; ++i) {
+      if (isHostname(constraints[i])) continue;
+      uint8_t& seen = seen_[i][static_cast<size_t>(counts.domain(*slot, i))];
+      if (seen == 0) ++topoSize[i];
+      seen = 1;
+    }
+  }
+  s.topologyNormalizingWeight.resize(nc);
+  for (size_t i = 0; i < nc; ++i) {
+    const size_t size =
+        isHostname(constraints[i]) ? nodes.size() - s.ignoredNodes.size() : topoSize[i];
+    s.topologyNormalizingWeight[i] = topologyNormalizingWeight(size);
+  }
+  for (size_t i = 0; i < nc; ++i) {
+    for (size_t d = 0; d < seen_[i].size(); ++d) {
+      if (seen_[i][d] == 0) continue;
+      const auto domain = static_cast<int32_t>(d);
+      s.topologyValueToPodCounts[i].emplace(counts.domainName(i, domain),
+                                            counts.domainSum(i, domain));
+    }
+  }
+
+  // Score's sums for the feasible nodes, in Score's order of operations.
+  s.scores.reserve(feasibleSlots_.size());
+  for (size_t k = 0; k < feasibleSlots_.size(); ++k) {
+    const size_t slot = feasibleSlots_[k];
+    double total = 0;
+    for (size_t i = 0; i < nc; ++i) {
+      if (!counts.hasLabel(slot, i)) continue;
+      const int64_t cnt = isHostname(constraints[i]) ? counts.count(slot, i)
+                                                     : counts.domainSum(i, counts.domain(slot, i));
+      total += scoreForCount(cnt, constraints[i].maxSkew, s.topologyNormalizingWeight[i]);
+    }
+    s.scores.put(all[slot], static_cast<int64_t>(std::round(total)));
+  }
+  return true;
+}
 
 Status PodTopologySpread::preScore(CycleState& state, const api::Pod& pod,
                                    const std::vector<const NodeInfo*>& nodes) {
@@ -46,6 +127,13 @@ Status PodTopologySpread::preScore(CycleState& state, const api::Pod& pod,
       !pod.spec.topologySpreadConstraints.empty() || !systemDefaulted_;
 
   s->topologyValueToPodCounts.resize(nc);
+  if (countCacheEnabled.load(std::memory_order_relaxed)) {
+    std::unique_lock lock(countsMu_, std::try_to_lock);
+    if (lock.owns_lock() && preScoreFromCounts(*s, pod, nodes, all, requireAllTopologies)) {
+      state.write(kPreScoreKey, std::move(s));
+      return {};
+    }
+  }
   std::vector<size_t> topoSize(nc, 0);
   for (const NodeInfo* ni : nodes) {
     const api::Node* node = ni->node();
@@ -113,7 +201,13 @@ Status PodTopologySpread::score(const CycleState& state, const api::Pod& pod,
                          "\" from cycleState: not found");
   }
   score = 0;
-  if (s->ignoredNodes.contains(std::string_view(node->metadata.name))) return {};
+  if (!s->ignoredNodes.empty() && s->ignoredNodes.contains(std::string_view(node->metadata.name))) {
+    return {};
+  }
+  if (const int64_t* precomputed = s->scores.find(&nodeInfo)) {
+    score = *precomputed;
+    return {};
+  }
   double total = 0;
   for (size_t i = 0; i < s->constraints.size(); ++i) {
     const Constraint& c = s->constraints[i];
@@ -143,7 +237,7 @@ Status PodTopologySpread::normalizeScore(const CycleState& state, const api::Pod
   int64_t minScore = std::numeric_limits<int64_t>::max();
   int64_t maxScore = 0;
   for (NodeScore& ns : scores) {
-    if (s->ignoredNodes.contains(std::string_view(ns.name))) {
+    if (!s->ignoredNodes.empty() && s->ignoredNodes.contains(std::string_view(ns.name))) {
       ns.score = kInvalidScore;
       continue;
     }

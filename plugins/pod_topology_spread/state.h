@@ -19,6 +19,8 @@
 #include <ksched/api/selectors.h>
 #include <ksched/cycle_state.h>
 
+#include "plugins/pod_topology_spread/node_info_map.h"
+
 namespace ksched::plugins::spread {
 
 // Transparent hash: maps keyed by std::string accept std::string_view lookups.
@@ -98,6 +100,9 @@ struct PreScoreState final : StateData {
   std::vector<ValueCounts> topologyValueToPodCounts;
   // Per constraint: log(number of domains + 2).
   std::vector<double> topologyNormalizingWeight;
+  // Score of each feasible node not ignored, when PreScore computed it from its kept counts
+  // (empty otherwise: Score computes it).
+  NodeInfoMap<int64_t> scores;
 
   [[nodiscard]] std::unique_ptr<StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);

@@ -367,6 +367,7 @@ size_t Cache::updateSnapshot(Snapshot& snapshot) {
     snapshot.rebuildLists(nullptr);
   }
   if (rebuildAll || rebuildPVCs) snapshot.rebuildUsedPVCs();
+  snapshot.commitListChanges();
   return copies;
 }
 

@@ -31,7 +31,42 @@ Snapshot Snapshot::fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> no
   const std::vector<std::string> order = tree.list();
   snapshot.rebuildLists(&order);
   snapshot.rebuildUsedPVCs();
+  snapshot.commitListChanges();
   return snapshot;
+}
+
+void Snapshot::commitListChanges() {
+  if (listRebuilt_) {
+    version_ = nextGeneration();
+    logStart_ = version_;
+    changeLog_.clear();
+  } else if (!pendingSlots_.empty()) {
+    version_ = nextGeneration();
+    if (changeLog_.size() + pendingSlots_.size() > kMaxChangeLog) {
+      // Forget the older half (or everything): their versions can no longer be answered.
+      const size_t keep = std::min(changeLog_.size(), kMaxChangeLog / 2);
+      const size_t drop = changeLog_.size() - keep;
+      if (drop > 0) logStart_ = changeLog_[drop - 1].version;
+      changeLog_.erase(changeLog_.begin(), changeLog_.begin() + static_cast<std::ptrdiff_t>(drop));
+      if (changeLog_.size() + pendingSlots_.size() > kMaxChangeLog) {
+        changeLog_.clear();
+        logStart_ = version_;
+      }
+    }
+    if (logStart_ != version_) {
+      for (size_t slot : pendingSlots_) changeLog_.push_back({version_, slot});
+    }
+  }
+  pendingSlots_.clear();
+  listRebuilt_ = false;
+}
+
+bool Snapshot::changedSlotsSince(int64_t since, std::vector<size_t>& slots) const {
+  if (version_ == 0 || since < logStart_ || since > version_) return false;
+  auto first = std::upper_bound(changeLog_.begin(), changeLog_.end(), since,
+                                [](int64_t v, const Change& c) { return v < c.version; });
+  for (auto it = first; it != changeLog_.end(); ++it) slots.push_back(it->slot);
+  return true;
 }
 
 void Snapshot::rebuildUsedPVCs() {
@@ -55,7 +90,10 @@ bool Snapshot::put(std::shared_ptr<const NodeInfo> info) {
   auto [it, inserted] = nodes_.try_emplace(info->name());
   Entry& entry = it->second;
   const NodeInfo* raw = info.get();
-  if (entry.listIndex != kNoIndex) list_[entry.listIndex] = raw;
+  if (entry.listIndex != kNoIndex) {
+    list_[entry.listIndex] = raw;
+    pendingSlots_.push_back(entry.listIndex);
+  }
   if (entry.affinityIndex != kNoIndex) affinityList_[entry.affinityIndex] = raw;
   if (entry.antiAffinityIndex != kNoIndex) antiAffinityList_[entry.antiAffinityIndex] = raw;
   entry.info = std::move(info);
@@ -64,6 +102,7 @@ bool Snapshot::put(std::shared_ptr<const NodeInfo> info) {
 
 void Snapshot::rebuildLists(const std::vector<std::string>* order) {
   if (order != nullptr) {
+    listRebuilt_ = true;
     for (auto& [name, entry] : nodes_) entry.listIndex = kNoIndex;
     list_.clear();
     list_.reserve(order->size());

@@ -59,6 +59,12 @@ class Snapshot final : public NodeInfoLister {
   // The shared copy, to keep a NodeInfo beyond the cycle; nullptr when unknown.
   [[nodiscard]] std::shared_ptr<const NodeInfo> getShared(std::string_view nodeName) const;
 
+  // Changes of list() since an earlier version: a log of the slots replaced by the updates
+  // since the list was last rebuilt, at most kMaxChangeLog entries (older ones are dropped
+  // and their versions answered false).
+  [[nodiscard]] int64_t listVersion() const override { return version_; }
+  [[nodiscard]] bool changedSlotsSince(int64_t since, std::vector<size_t>& slots) const override;
+
   // The highest NodeInfo generation this snapshot has caught up with.
   [[nodiscard]] int64_t generation() const noexcept { return generation_; }
   [[nodiscard]] size_t numNodes() const noexcept { return list_.size(); }
@@ -84,6 +90,15 @@ class Snapshot final : public NodeInfoLister {
   void rebuildLists(const std::vector<std::string>* order);
   // Rebuilds usedPVCs_ from the pvcRefCounts of every NodeInfo in the snapshot.
   void rebuildUsedPVCs();
+  // Ends an update: a new list version when the list was rebuilt or a slot replaced since the
+  // last call, and the replaced slots in the change log.
+  void commitListChanges();
+
+  static constexpr size_t kMaxChangeLog = 8192;
+  struct Change {
+    int64_t version;
+    size_t slot;
+  };
 
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> nodes_;
   std::vector<const NodeInfo*> list_;
@@ -93,6 +108,12 @@ class Snapshot final : public NodeInfoLister {
   std::unordered_set<std::string, StringHash, std::equal_to<>> usedPVCs_;
   int64_t generation_ = 0;
   int64_t treeGeneration_ = -1;  // the cache's NodeTree stamp list_ was built from
+  // listVersion(); the version the change log starts after (versions from nextGeneration()).
+  int64_t version_ = 0;
+  int64_t logStart_ = 0;
+  std::vector<Change> changeLog_;     // by version
+  std::vector<size_t> pendingSlots_;  // slots put since the last commitListChanges()
+  bool listRebuilt_ = false;          // rebuildLists(order) since the last commit
 };
 
 }  // namespace ksched::cache

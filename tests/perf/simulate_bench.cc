@@ -3,20 +3,27 @@
 // process, the default profile. Prints the scheduling rate (the simulation alone, not building
 // the cluster) and the process's peak memory.
 //
-//   ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] [--existing K]
+//   ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] [--existing K] [--progress]
+//                        [--walk-spread]
 //
 // --standalone: pods without an owner (no default spreading). --existing K: K pods of another
 // app already bound on every node (default spreading then counts them all in every cycle, as
-// upstream's PodTopologySpread does).
+// upstream's PodTopologySpread does). --progress: the pods placed so far on stderr, every
+// 10 s of scheduling. --walk-spread: PodTopologySpread's PreScore walks every node in every
+// cycle instead of keeping its counts (PodTopologySpread::setCountCacheEnabledForTest), as
+// before the counts were kept; the placements are the same.
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include <ksched/api/quantity.h>
 #include <ksched/sim.h>
+
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace {
 
@@ -64,12 +71,17 @@ double peakRssMiB() {
 int main(int argc, char** argv) {
   int nodes = 5000, pods = 10000;
   bool standalone = false;
+  bool progress = false;
   int existing = 0;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--standalone") {
       standalone = true;
+    } else if (a == "--progress") {
+      progress = true;
+    } else if (a == "--walk-spread") {
+      ksched::plugins::PodTopologySpread::setCountCacheEnabledForTest(false);
     } else if (a == "--existing" && i + 1 < argc) {
       existing = std::stoi(argv[++i]);
     } else if (positional == 0) {
@@ -103,12 +115,28 @@ int main(int argc, char** argv) {
     work.push_back(std::move(p));
   }
   const double built = peakRssMiB();
-  ksched::sim::Simulator sim(std::move(cluster));
+  ksched::sim::Options options;
+  auto begun = std::make_shared<std::chrono::steady_clock::time_point>();
+  if (progress) {
+    auto next = std::make_shared<double>(10);
+    options.progress = [begun, next](uint64_t /*attempts*/, uint64_t placed, uint64_t total) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - *begun).count();
+      if (s < *next) return;
+      *next += 10;
+      std::fprintf(stderr, "%.0f s: %llu of %llu pods placed\n", s,
+                   static_cast<unsigned long long>(placed), static_cast<unsigned long long>(total));
+    };
+  }
+  ksched::sim::Simulator sim(std::move(cluster), options);
   const auto start = std::chrono::steady_clock::now();
+  *begun = start;
   ksched::sim::Result r = sim.schedule(work);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "simulate: %d nodes (%d pods each), %d pods (%s): placed %llu, unschedulable %llu in %.3f s of scheduling "
+      "simulate: %d nodes (%d pods each), %d pods (%s): placed %llu, unschedulable %llu in %.3f s "
+      "of scheduling "
       "(%.0f pods/s; %.3f s with building the core and the result); peak RSS %.0f MiB (%.0f MiB "
       "after building the cluster)\n",
       nodes, existing, pods, standalone ? "standalone" : "one ReplicaSet",

@@ -90,12 +90,18 @@ class Selector {
   // "<nothing>" for nothing().
   [[nodiscard]] std::string toString() const;
 
+  // The same requirements in the same order (equal selectors match the same labels; the
+  // converse does not hold).
+  friend bool operator==(const Selector&, const Selector&) = default;
+
  private:
   struct Requirement {
     std::string key;
     SelectorOperator op = SelectorOperator::kIn;
     std::vector<std::string> values;  // sorted, unique
     int64_t bound = 0;                // Gt/Lt
+
+    friend bool operator==(const Requirement&, const Requirement&) = default;
   };
 
   std::vector<Requirement> requirements_;

@@ -75,6 +75,61 @@ TEST(SnapshotTest, IncrementalUpdates) {
   EXPECT_EQ(names(other.list()), names(snapshot.list()));
 }
 
+TEST(SnapshotTest, ChangedSlotsSince) {
+  Cache cache;
+  for (int i = 0; i < 20; ++i) {
+    cache.addNode(NodeBuilder("n" + std::to_string(i)).allocatable("cpu", "8").build());
+  }
+  Snapshot snapshot;
+  std::vector<size_t> slots;
+  EXPECT_EQ(snapshot.listVersion(), 0);
+  EXPECT_FALSE(snapshot.changedSlotsSince(0, slots));
+  (void)cache.updateSnapshot(snapshot);
+  const int64_t built = snapshot.listVersion();
+  EXPECT_NE(built, 0);
+  EXPECT_TRUE(snapshot.changedSlotsSince(built, slots));
+  EXPECT_THAT(slots, IsEmpty());
+  (void)cache.updateSnapshot(snapshot);  // nothing changed: same version
+  EXPECT_EQ(snapshot.listVersion(), built);
+
+  auto slotOf = [&](const std::string& name) {
+    const auto& list = snapshot.list();
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i]->name() == name) return i;
+    }
+    return list.size();
+  };
+  ASSERT_TRUE(cache.addPod(PodBuilder("p").node("n7").container("1").build()).ok());
+  (void)cache.updateSnapshot(snapshot);
+  const int64_t one = snapshot.listVersion();
+  EXPECT_GT(one, built);
+  EXPECT_TRUE(snapshot.changedSlotsSince(built, slots));
+  EXPECT_THAT(slots, ElementsAre(slotOf("n7")));
+
+  ASSERT_TRUE(cache.addPod(PodBuilder("q").node("n3").container("1").build()).ok());
+  (void)cache.updateSnapshot(snapshot);
+  slots.clear();
+  EXPECT_TRUE(snapshot.changedSlotsSince(one, slots));
+  EXPECT_THAT(slots, ElementsAre(slotOf("n3")));
+  slots.clear();
+  EXPECT_TRUE(snapshot.changedSlotsSince(built, slots));
+  EXPECT_THAT(slots, ElementsAre(slotOf("n7"), slotOf("n3")));
+
+  // A node added: the list is rebuilt and earlier versions cannot be answered.
+  const int64_t beforeAdd = snapshot.listVersion();
+  cache.addNode(NodeBuilder("n20").build());
+  (void)cache.updateSnapshot(snapshot);
+  EXPECT_GT(snapshot.listVersion(), beforeAdd);
+  EXPECT_FALSE(snapshot.changedSlotsSince(beforeAdd, slots));
+  slots.clear();
+  EXPECT_TRUE(snapshot.changedSlotsSince(snapshot.listVersion(), slots));
+  EXPECT_THAT(slots, IsEmpty());
+  // Another snapshot's versions are unknown here.
+  Snapshot other;
+  (void)cache.updateSnapshot(other);
+  EXPECT_FALSE(snapshot.changedSlotsSince(other.listVersion(), slots));
+}
+
 TEST(SnapshotTest, ZoneInterleavedOrder) {
   Cache cache;
   for (const auto* name : {"a1", "a2", "a3", "b1", "b2", "c1"}) {
