@@ -117,7 +117,8 @@ TEST_F(ExplainAnnotation, UnschedulableAttemptWritesTheDiagnosisOnThePod) {
                              "examples":["small-1","small-2","small-3"]},
                             {"plugin":"TaintToleration",
                              "reason":"node(s) had untolerated taint(s)",
-                             "count":1,"examples":["big-1"]}])json"))
+                             "count":1,"examples":["big-1"],
+                             "details":{"big-1":"taint dedicated=gpu:NoSchedule not tolerated"}}])json"))
       << d.dump();
   ASSERT_FALSE(d["closest"].empty());
   EXPECT_EQ(d["closest"][0], json({{"node", "small-3"}, {"shortfall", "cpu: needs 2, free 1.5"}}));
@@ -158,6 +159,7 @@ TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
   const json* big = rejectionsOf(e, "big-1");
   ASSERT_NE(big, nullptr);
   EXPECT_EQ((*big)[0]["plugin"], "TaintToleration");
+  EXPECT_EQ((*big)[0]["details"], json::array({"taint dedicated=gpu:NoSchedule not tolerated"}));
   const json* small3 = rejectionsOf(e, "small-3");
   ASSERT_NE(small3, nullptr);
   ASSERT_EQ(small3->size(), 1u);
@@ -175,7 +177,8 @@ TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
                            "Insufficient cpu.",
                            "NodeResourcesFit: Insufficient cpu - 3 (small-1, small-2, small-3)",
                            "small-3: Insufficient cpu: needs 2, free 1.5",
-                           "big-1: node(s) had untolerated taint(s) (TaintToleration)"}) {
+                           "big-1: node(s) had untolerated taint(s) (TaintToleration): taint "
+                           "dedicated=gpu:NoSchedule not tolerated"}) {
     EXPECT_NE(table.out.find(want), std::string::npos) << want << " not in:\n" << table.out;
   }
   CliRun asJson = cli("-n " + kNs + " trainer -o json");
