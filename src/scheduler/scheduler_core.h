@@ -12,11 +12,13 @@
 // (scheduler.h's Scheduler) feeds it from informers and plugs in the REST client; a simulator
 // an in-memory cluster; unit tests FakeClusterApi and a recording sink.
 //
-// Threads (all owned, all joined by stop()):
+// Threads (all owned, all joined by stop(); none with Options::synchronous but the permit
+// timer, whose work is handed back to runNext()):
 //   sched                 the one scheduling thread: pop -> cycle -> hand to binders
 //   binder-N              binding cycles (PreBind, Bind, PostBind; a pod waiting at Permit
 //                         gets one only once its wait is decided)
 //   permit-timer          ends Permit waits at their deadline (per profile, on first use)
+//   plugin-work-N         plugins' Handle::runAsync work (preemption's deletions), per profile
 //   status-N              PodScheduled condition patches for failed attempts
 //   cache cleanup         expires assumed pods whose binding never showed up
 //   queue flush, parallel-N (Filter/Score pool)
