@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/app.h>
 
 #include "app/explain_cli.h"
@@ -122,10 +123,15 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     std::fputs("Run 'ksched --help' for the flags.\n", stderr);
     return 1;
   }
+  // Before the configuration: the default profile depends on the gates.
+  features::setCurrent(flags.featureGates);
   spdlog::set_pattern("%^%L%m%d %H:%M:%S.%f%$ %t %v");
   spdlog::set_level(flags.verbosity >= 6   ? spdlog::level::trace
                     : flags.verbosity >= 2 ? spdlog::level::debug
                                            : spdlog::level::info);
+  if (const std::string changed = flags.featureGates.changed(); !changed.empty()) {
+    spdlog::info("feature gates: {}", changed);
+  }
 
   // The whole configuration is checked before anything is contacted.
   std::vector<std::string> warnings;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include <ksched/api/features.h>
 #include <ksched/api/selectors.h>
 
 #include "client/config.h"
@@ -27,6 +28,7 @@ struct Flags {
   int maxAttempts = 20;
   bool preemption = true;
   bool quiet = false;
+  features::Gates gates;
 };
 
 std::string readAll(const std::string& path) {
@@ -141,6 +143,8 @@ Output:
       --report FILE.html     also write a page with plots
       --seed N               seeds the draws among equal nodes and preemption (default 1)
       --max-attempts N       attempts per pod before it is given up (default 20)
+      --feature-gates GATES  Name=true,Other=false, as the scheduler takes them (ksched --help
+                             lists them)
   -q, --quiet                no progress on stderr
   -h, --help                 this help
 )";
@@ -173,7 +177,8 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
     static const std::set<std::string> kWithValue = {
         "-f",          "--filename", "--kubeconfig", "--pods",     "--pod",    "--replicas",
         "--add-nodes", "--drain",    "-l",           "--selector", "--config", "--compare-config",
-        "--capacity",  "-o",         "--output",     "--report",   "--seed",   "--max-attempts"};
+        "--capacity",  "-o",         "--output",     "--report",   "--seed",   "--max-attempts",
+        "--feature-gates"};
     if (!kWithValue.contains(name)) {
       errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
       continue;
@@ -210,6 +215,12 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       f.output = value;
     else if (name == "--report")
       f.report = value;
+    else if (name == "--feature-gates") {
+      if (auto err = f.gates.set(value)) {
+        errors.push_back("invalid argument \"" + value + "\" for \"--feature-gates\" flag: " +
+                         *err);
+      }
+    }
     else if (name == "--replicas") {
       if (!parseInt(value, 0, 1000000, n)) errors.push_back("--replicas: not a count: " + value);
       f.replicas = static_cast<int>(n);
@@ -246,6 +257,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
   }
   // The command's own messages go to stderr; the scheduler's logs are not for its user.
   spdlog::set_level(spdlog::level::err);
+  features::setCurrent(f.gates);
 
   try {
     // The cluster.

@@ -154,7 +154,22 @@ Other:
   -v, --v int                         log verbosity (0 quiet ... 4 per-pod ... 10 everything)
   --version                           print the version and exit
   -h, --help                          this help
+)" + featureGatesUsage();
+}
+
+std::string featureGatesUsage() {
+  std::string out = R"(
+Feature gates (docs/compatibility.md says what each does in ksched):
+  --feature-gates mapStringBool       A set of key=value pairs that describe feature gates for
+                                      alpha/experimental features. Options are:
 )";
+  for (const auto& line : features::knownFeatures()) {
+    out += "                                      " + line + "\n";
+  }
+  out += R"(                                      GA gates are accepted as upstream; a locked one
+                                      cannot be set to the other value.
+)";
+  return out;
 }
 
 ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
@@ -286,6 +301,12 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
            f.kubeApiBurst = static_cast<int32_t>(*n);
          } else {
            errs.push_back(flag + ": \"" + v + "\" is not an integer");
+         }
+       }},
+      {"feature-gates",
+       [&](const std::string&, const std::string& v) {
+         if (auto err = f.featureGates.set(v)) {
+           errs.push_back("invalid argument \"" + v + "\" for \"--feature-gates\" flag: " + *err);
          }
        }},
       {"v",

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
+
 #include "config/scheduler_config.h"
 
 namespace ksched::config {
@@ -69,6 +71,8 @@ struct CommandLine {
   // --shutdown-grace-period: on SIGTERM, the time bindings and queued events still get.
   Duration shutdownGracePeriod = std::chrono::seconds(5);
   ServingOptions serving;
+  // --feature-gates, applied over the defaults (features::current() is set from it at start-up).
+  features::Gates featureGates;
   // Flags that feed the configuration; nullopt when not given.
   std::optional<std::string> kubeconfig;         // --kubeconfig
   std::optional<double> kubeApiQps;              // --kube-api-qps
@@ -98,6 +102,8 @@ struct ParsedCommandLine {
 
 // The --help text.
 [[nodiscard]] std::string usage();
+// Its feature gate section (also in `ksched simulate --help`).
+[[nodiscard]] std::string featureGatesUsage();
 
 // Reads the Policy ConfigMap `ns`/`name` through `connection` and returns the text of its key
 // "policy.cfg"; throws std::runtime_error saying what failed.

@@ -1,0 +1,148 @@
+// Feature gates, as kube-scheduler takes them (--feature-gates Name=true,Other=false).
+//
+// The known gates are upstream's gates that touch scheduling, with upstream's names, stages and
+// the defaults of Kubernetes 1.37 (docs/compatibility.md lists each with what ksched does with
+// it). A gate ksched implements switches behaviour; the others are accepted so that a
+// kube-scheduler command line keeps working, and docs/compatibility.md says what ksched does.
+//
+// The process has one set of gates (current()), fixed at start-up before any thread reads it,
+// as upstream's DefaultFeatureGate. Reading a gate is an array lookup.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ksched::features {
+
+enum class Feature : uint8_t {
+  kCompositePodGroup,
+  kDRAAdminAccess,
+  kDRAConsumableCapacity,
+  kDRADerivedAttributes,
+  kDRADeviceBindingConditions,
+  kDRADeviceCompatibilityGroups,
+  kDRADeviceTaintRules,
+  kDRADeviceTaints,
+  kDRAExtendedResource,
+  kDRAFractionalCapacityRange,
+  kDRAListTypeAttributes,
+  kDRANodeAllocatableResources,
+  kDRAOptionalNodeOperations,
+  kDRAPartitionableDevices,
+  kDRAPrioritizedList,
+  kDRAResourceClaimDeviceStatus,
+  kDRASchedulerFilterTimeout,
+  kDRAWorkloadResourceClaims,
+  kDynamicResourceAllocation,
+  kGenericWorkload,
+  kInPlacePodLevelResourcesVerticalScaling,
+  kInPlacePodVerticalScaling,
+  kInPlacePodVerticalScalingSchedulerPreemption,
+  kInterPodAffinityHostnameFastPath,
+  kMatchLabelKeysInPodAffinity,
+  kMatchLabelKeysInPodTopologySpread,
+  kMatchLabelKeysInPodTopologySpreadSelectorMerge,
+  kNodeDeclaredFeatures,
+  kNodeInclusionPolicyInPodTopologySpread,
+  kNominatedNodeNameForExpectation,
+  kOpportunisticBatching,
+  kPodGroupPreemptionPolicy,
+  kPodLevelResources,
+  kPodObservedGenerationTracking,
+  kSchedulerAsyncAPICalls,
+  kSchedulerAsyncPreemption,
+  kSchedulerPopFromBackoffQ,
+  kSchedulerPreEnqueuePodStatus,
+  kSchedulerPreQueueingHints,
+  kSidecarContainers,
+  kStorageCapacityScoring,
+  kTaintTolerationComparisonOperators,
+  kTopologyAwareWorkloadScheduling,
+  kVolumeAttributesClass,
+  kVolumeLimitScaling,
+  kCount,
+};
+
+enum class Stage : uint8_t { kAlpha, kBeta, kGA, kDeprecated };
+
+// "ALPHA", "BETA", "GA", "DEPRECATED" (upstream's prerelease names).
+[[nodiscard]] std::string_view stageName(Stage stage) noexcept;
+
+struct Spec {
+  Feature feature;
+  std::string_view name;
+  Stage stage;
+  bool defaultValue;
+  bool lockToDefault;  // setting it to the other value is an error
+};
+
+// Every known gate, in name order.
+[[nodiscard]] std::span<const Spec> specs() noexcept;
+[[nodiscard]] const Spec& spec(Feature feature) noexcept;
+// The gate of that (case-sensitive) name, or nullptr.
+[[nodiscard]] const Spec* find(std::string_view name) noexcept;
+
+class Gates {
+ public:
+  Gates() noexcept;  // every gate at its default
+
+  [[nodiscard]] bool enabled(Feature feature) const noexcept {
+    return values_[static_cast<size_t>(feature)];
+  }
+
+  // Applies a --feature-gates value: "Name=true,Other=false" (spaces around items ignored;
+  // AllAlpha and AllBeta set every alpha or beta gate not named in the same value). On an error
+  // nothing changes and the result is upstream's message, e.g. "unrecognized feature gate: X"
+  // or "cannot set feature gate X to false, feature is locked to true".
+  [[nodiscard]] std::optional<std::string> set(std::string_view flagValue);
+  // One gate by name; the same errors.
+  [[nodiscard]] std::optional<std::string> set(std::string_view name, bool value);
+  // For tests and the simulator: no lock check.
+  void force(Feature feature, bool value) noexcept {
+    values_[static_cast<size_t>(feature)] = value;
+  }
+
+  // The gates that differ from their defaults, "Name=value" in name order, comma-separated.
+  [[nodiscard]] std::string changed() const;
+
+  friend bool operator==(const Gates&, const Gates&) = default;
+
+ private:
+  std::array<bool, static_cast<size_t>(Feature::kCount)> values_{};
+};
+
+// The lines --help lists: "AllAlpha=true|false (ALPHA - default=false)", "AllBeta=...", then
+// each alpha and beta gate "Name=true|false (BETA - default=true)", as upstream (GA and
+// deprecated gates are accepted but not listed).
+[[nodiscard]] std::vector<std::string> knownFeatures();
+
+// The process's gates. Set once at start-up, before any thread that reads them starts.
+[[nodiscard]] const Gates& current() noexcept;
+void setCurrent(const Gates& gates) noexcept;
+[[nodiscard]] inline bool enabled(Feature feature) noexcept {
+  return current().enabled(feature);
+}
+
+// Sets the process's gates for a scope and restores the previous ones (tests).
+class ScopedGates {
+ public:
+  explicit ScopedGates(const Gates& gates) : saved_(current()) { setCurrent(gates); }
+  ScopedGates(Feature feature, bool value) : saved_(current()) {
+    Gates g = saved_;
+    g.force(feature, value);
+    setCurrent(g);
+  }
+  ~ScopedGates() { setCurrent(saved_); }
+  ScopedGates(const ScopedGates&) = delete;
+  ScopedGates& operator=(const ScopedGates&) = delete;
+
+ private:
+  Gates saved_;
+};
+
+}  // namespace ksched::features

@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <ksched/api/features.h>
+
+namespace ksched::features {
+namespace {
+
+TEST(FeatureGates, DefaultsAreUpstreams) {
+  const Gates g;
+  // A sample of Kubernetes 1.37's defaults, one per stage.
+  EXPECT_TRUE(g.enabled(Feature::kPodLevelResources));                    // beta, on
+  EXPECT_TRUE(g.enabled(Feature::kInPlacePodVerticalScaling));            // GA, locked
+  EXPECT_TRUE(g.enabled(Feature::kNominatedNodeNameForExpectation));      // beta, on
+  EXPECT_TRUE(g.enabled(Feature::kNodeDeclaredFeatures));                 // GA, locked
+  EXPECT_FALSE(g.enabled(Feature::kTaintTolerationComparisonOperators));  // alpha
+  EXPECT_FALSE(g.enabled(Feature::kSchedulerAsyncAPICalls));              // beta, off
+  EXPECT_EQ(g.changed(), "");
+}
+
+TEST(FeatureGates, SetParsesTheFlagValue) {
+  Gates g;
+  EXPECT_EQ(g.set("TaintTolerationComparisonOperators=true, PodLevelResources=false"),
+            std::nullopt);
+  EXPECT_TRUE(g.enabled(Feature::kTaintTolerationComparisonOperators));
+  EXPECT_FALSE(g.enabled(Feature::kPodLevelResources));
+  EXPECT_EQ(g.changed(), "PodLevelResources=false,TaintTolerationComparisonOperators=true");
+  // Go's ParseBool spellings.
+  EXPECT_EQ(g.set("PodLevelResources=T,SchedulerAsyncAPICalls=1"), std::nullopt);
+  EXPECT_TRUE(g.enabled(Feature::kPodLevelResources));
+  EXPECT_TRUE(g.enabled(Feature::kSchedulerAsyncAPICalls));
+  EXPECT_EQ(g.set(""), std::nullopt);
+}
+
+TEST(FeatureGates, ErrorsAreUpstreamsAndChangeNothing) {
+  struct Case {
+    const char* value;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"NoSuchGate=true", "unrecognized feature gate: NoSuchGate"},
+      {"podlevelresources=true", "unrecognized feature gate: podlevelresources"},
+      {"InPlacePodVerticalScaling=false",
+       "cannot set feature gate InPlacePodVerticalScaling to false, feature is locked to true"},
+      {"NodeDeclaredFeatures=false",
+       "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true"},
+      {"PodLevelResources", "missing bool value for PodLevelResources"},
+      {"PodLevelResources=yes",
+       "invalid value of PodLevelResources=yes, err: strconv.ParseBool: parsing \"yes\": invalid "
+       "syntax"},
+  };
+  for (const auto& c : cases) {
+    Gates g;
+    // The valid item before the bad one is not applied either.
+    EXPECT_EQ(g.set(std::string("SchedulerAsyncAPICalls=true,") + c.value), c.error) << c.value;
+    EXPECT_EQ(g, Gates()) << c.value;
+  }
+  // A locked gate may be set to its own value (a warning upstream, not an error).
+  Gates g;
+  EXPECT_EQ(g.set("InPlacePodVerticalScaling=true"), std::nullopt);
+}
+
+TEST(FeatureGates, AllAlphaAndAllBetaLeaveNamedAndLockedGatesAlone) {
+  Gates g;
+  ASSERT_EQ(g.set("AllAlpha=true,AllBeta=false,PodLevelResources=true"), std::nullopt);
+  EXPECT_TRUE(g.enabled(Feature::kTaintTolerationComparisonOperators));  // alpha
+  EXPECT_TRUE(g.enabled(Feature::kCompositePodGroup));                   // alpha
+  EXPECT_FALSE(g.enabled(Feature::kNominatedNodeNameForExpectation));    // beta
+  EXPECT_TRUE(g.enabled(Feature::kPodLevelResources));                   // beta, named
+  EXPECT_TRUE(g.enabled(Feature::kDynamicResourceAllocation));           // GA, locked
+}
+
+TEST(FeatureGates, KnownFeaturesListsAlphaAndBetaAsUpstream) {
+  const auto lines = knownFeatures();
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "AllAlpha=true|false (ALPHA - default=false)");
+  EXPECT_EQ(lines[1], "AllBeta=true|false (BETA - default=false)");
+  auto has = [&](const std::string& l) {
+    return std::find(lines.begin(), lines.end(), l) != lines.end();
+  };
+  EXPECT_TRUE(has("PodLevelResources=true|false (BETA - default=true)"));
+  EXPECT_TRUE(has("TaintTolerationComparisonOperators=true|false (ALPHA - default=false)"));
+  // GA gates are accepted but not listed.
+  EXPECT_FALSE(has("InPlacePodVerticalScaling=true|false (GA - default=true)"));
+}
+
+TEST(FeatureGates, ScopedGatesRestore) {
+  ASSERT_FALSE(enabled(Feature::kTaintTolerationComparisonOperators));
+  {
+    ScopedGates on(Feature::kTaintTolerationComparisonOperators, true);
+    EXPECT_TRUE(enabled(Feature::kTaintTolerationComparisonOperators));
+  }
+  EXPECT_FALSE(enabled(Feature::kTaintTolerationComparisonOperators));
+  EXPECT_EQ(find("PodLevelResources")->feature, Feature::kPodLevelResources);
+  EXPECT_EQ(find("Nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace ksched::features
