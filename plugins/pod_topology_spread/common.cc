@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/helper/default_selector.h>
 
@@ -30,15 +31,23 @@ std::vector<Constraint> compileConstraints(
     const std::vector<api::TopologySpreadConstraint>& constraints, const api::Labels& podLabels,
     std::string_view action) {
   std::vector<Constraint> out;
+  // matchLabelKeys are merged here whether or not the apiserver already merged them into the
+  // labelSelector at creation (1.34+, MatchLabelKeysInPodTopologySpreadSelectorMerge): the same
+  // "key In (value)" twice selects the same pods, and clusters before 1.34 leave it to the
+  // scheduler (docs/compatibility.md).
+  const bool labelKeys = features::enabled(features::Feature::kMatchLabelKeysInPodTopologySpread);
   for (const api::TopologySpreadConstraint& c : constraints) {
     if (c.whenUnsatisfiable != action) continue;
     Constraint compiled;
     compiled.maxSkew = c.maxSkew;
     compiled.topologyKey = c.topologyKey;
     compiled.selector = api::Selector::compile(c.labelSelector);
-    for (const std::string& key : c.matchLabelKeys) {
-      if (auto it = podLabels.find(key); it != podLabels.end()) {
-        compiled.selector.add(key, api::SelectorOperator::kIn, {it->second});
+    // Gate off: the keys are ignored (a selector the apiserver merged stays as it is).
+    if (labelKeys) {
+      for (const std::string& key : c.matchLabelKeys) {
+        if (auto it = podLabels.find(key); it != podLabels.end()) {
+          compiled.selector.add(key, api::SelectorOperator::kIn, {it->second});
+        }
       }
     }
     compiled.minDomains = c.minDomains.value_or(1);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
+
 #include "tests/support/plugin_test_util.h"
 #include "tests/support/spread_test_util.h"
 
@@ -496,6 +498,56 @@ TEST(PodTopologySpreadPreFilterTest, LaterCyclesSeeChangedNodes) {
   EXPECT_EQ(counts(changed), (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}, {"zone3", 0}}));
   EXPECT_EQ(counts(changed), (spread::ValueCounts{{"zone1", 2}, {"zone2", 1}, {"zone3", 0}}));
   EXPECT_EQ(counts(h.snapshot()), (spread::ValueCounts{{"zone1", 3}, {"zone2", 3}}));
+}
+
+}  // namespace
+}  // namespace ksched::plugins
+
+namespace ksched::plugins {
+namespace {
+
+// matchLabelKeys against the selector a 1.34+ apiserver stores (keys already merged at creation)
+// and with the gate off: zone1 holds two rev=1 pods, zone2 one rev=2 pod; the incoming pod is
+// rev=2.
+TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
+  auto run = [](api::LabelSelector selector) {
+    const Pod pod = Pod()
+                        .label("foo", "")
+                        .label("rev", "2")
+                        .spreadConstraint(1, "zone", api::kDoNotSchedule, std::move(selector),
+                                          SpreadOptions{.matchLabelKeys = {"rev"}});
+    const std::vector<Pod> existing = {
+        Pod("p-a1").nodeName("node-a").label("foo", "").label("rev", "1"),
+        Pod("p-a2").nodeName("node-a").label("foo", "").label("rev", "1"),
+        Pod("p-x1").nodeName("node-x").label("foo", "").label("rev", "2")};
+    testutil::FakeHandle h(
+        testutil::FakeLister(spread_test::makeNodeInfos(spread_test::fourNodes(), existing)));
+    auto plugin =
+        makePlugin(podTopologySpreadFactory(), nlohmann::json{{"defaultingType", "List"}}, h);
+    auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
+    CycleState state;
+    PreFilterResult result;
+    EXPECT_TRUE(pl.preFilter(state, pod.obj(), h.snapshot(), result).ok());
+    std::map<std::string, bool> fits;
+    for (const NodeInfo* ni : h.snapshot().list()) {
+      fits[ni->name()] = pl.filter(state, pod.obj(), *ni).ok();
+    }
+    return fits;
+  };
+  const std::map<std::string, bool> revisionOnly = {
+      {"node-a", true}, {"node-b", true}, {"node-x", false}, {"node-y", false}};
+  const std::map<std::string, bool> allRevisions = {
+      {"node-a", false}, {"node-b", false}, {"node-x", true}, {"node-y", true}};
+
+  api::LabelSelector merged = spread_test::exists("foo");
+  merged.matchExpressions.push_back({"rev", api::SelectorOperator::kIn, {"2"}});
+  EXPECT_EQ(run(spread_test::exists("foo")), revisionOnly);
+  EXPECT_EQ(run(merged), revisionOnly);  // merging again changes nothing
+  {
+    features::ScopedGates off(features::Feature::kMatchLabelKeysInPodTopologySpread, false);
+    EXPECT_EQ(run(spread_test::exists("foo")), allRevisions);  // keys ignored
+    EXPECT_EQ(run(merged), revisionOnly);                      // what the apiserver merged stays
+  }
 }
 
 }  // namespace

@@ -174,11 +174,25 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       value = a.substr(eq + 1);
       hasValue = true;
     }
-    static const std::set<std::string> kWithValue = {
-        "-f",          "--filename", "--kubeconfig", "--pods",     "--pod",    "--replicas",
-        "--add-nodes", "--drain",    "-l",           "--selector", "--config", "--compare-config",
-        "--capacity",  "-o",         "--output",     "--report",   "--seed",   "--max-attempts",
-        "--feature-gates"};
+    static const std::set<std::string> kWithValue = {"-f",
+                                                     "--filename",
+                                                     "--kubeconfig",
+                                                     "--pods",
+                                                     "--pod",
+                                                     "--replicas",
+                                                     "--add-nodes",
+                                                     "--drain",
+                                                     "-l",
+                                                     "--selector",
+                                                     "--config",
+                                                     "--compare-config",
+                                                     "--capacity",
+                                                     "-o",
+                                                     "--output",
+                                                     "--report",
+                                                     "--seed",
+                                                     "--max-attempts",
+                                                     "--feature-gates"};
     if (!kWithValue.contains(name)) {
       errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
       continue;
@@ -217,11 +231,10 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       f.report = value;
     else if (name == "--feature-gates") {
       if (auto err = f.gates.set(value)) {
-        errors.push_back("invalid argument \"" + value + "\" for \"--feature-gates\" flag: " +
-                         *err);
+        errors.push_back("invalid argument \"" + value +
+                         "\" for \"--feature-gates\" flag: " + *err);
       }
-    }
-    else if (name == "--replicas") {
+    } else if (name == "--replicas") {
       if (!parseInt(value, 0, 1000000, n)) errors.push_back("--replicas: not a count: " + value);
       f.replicas = static_cast<int>(n);
     } else if (name == "--seed") {

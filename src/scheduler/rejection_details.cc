@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 
+#include <ksched/api/features.h>
 #include <ksched/api/storage.h>
 #include <ksched/api/taints.h>
 #include <ksched/api/workloads.h>
@@ -158,6 +159,7 @@ Details topologySpread(const api::Pod& pod, const api::Node& node, const NodeInf
     if (c.whenUnsatisfiable != api::kDoNotSchedule) continue;
     api::Selector sel = api::Selector::compile(c.labelSelector);
     for (const auto& key : c.matchLabelKeys) {
+      if (!features::enabled(features::Feature::kMatchLabelKeysInPodTopologySpread)) break;
       auto it = pod.metadata.labels.find(key);
       if (it != pod.metadata.labels.end()) sel.add(key, SelectorOperator::kIn, {it->second});
     }

@@ -124,9 +124,7 @@ class Gates {
 // The process's gates. Set once at start-up, before any thread that reads them starts.
 [[nodiscard]] const Gates& current() noexcept;
 void setCurrent(const Gates& gates) noexcept;
-[[nodiscard]] inline bool enabled(Feature feature) noexcept {
-  return current().enabled(feature);
-}
+[[nodiscard]] inline bool enabled(Feature feature) noexcept { return current().enabled(feature); }
 
 // Sets the process's gates for a scope and restores the previous ones (tests).
 class ScopedGates {
