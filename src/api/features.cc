@@ -7,63 +7,69 @@ namespace ksched::features {
 namespace {
 
 using enum Stage;
+using enum Support;
 using F = Feature;
 
 // Upstream's stages and defaults at Kubernetes 1.37 (pkg/features and the scheduler's own
 // feature list), name order.
 constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
-    {F::kCompositePodGroup, "CompositePodGroup", kAlpha, false, false},
-    {F::kDRAAdminAccess, "DRAAdminAccess", kGA, true, true},
-    {F::kDRAConsumableCapacity, "DRAConsumableCapacity", kBeta, true, false},
-    {F::kDRADerivedAttributes, "DRADerivedAttributes", kAlpha, false, false},
-    {F::kDRADeviceBindingConditions, "DRADeviceBindingConditions", kBeta, true, false},
-    {F::kDRADeviceCompatibilityGroups, "DRADeviceCompatibilityGroups", kAlpha, false, false},
-    {F::kDRADeviceTaintRules, "DRADeviceTaintRules", kGA, true, false},
-    {F::kDRADeviceTaints, "DRADeviceTaints", kGA, true, false},
-    {F::kDRAExtendedResource, "DRAExtendedResource", kGA, true, true},
-    {F::kDRAFractionalCapacityRange, "DRAFractionalCapacityRange", kBeta, true, false},
-    {F::kDRAListTypeAttributes, "DRAListTypeAttributes", kAlpha, false, false},
-    {F::kDRANodeAllocatableResources, "DRANodeAllocatableResources", kAlpha, false, false},
-    {F::kDRAOptionalNodeOperations, "DRAOptionalNodeOperations", kAlpha, false, false},
-    {F::kDRAPartitionableDevices, "DRAPartitionableDevices", kBeta, true, false},
-    {F::kDRAPrioritizedList, "DRAPrioritizedList", kGA, true, true},
-    {F::kDRAResourceClaimDeviceStatus, "DRAResourceClaimDeviceStatus", kGA, true, true},
-    {F::kDRASchedulerFilterTimeout, "DRASchedulerFilterTimeout", kBeta, true, false},
-    {F::kDRAWorkloadResourceClaims, "DRAWorkloadResourceClaims", kBeta, false, false},
-    {F::kDynamicResourceAllocation, "DynamicResourceAllocation", kGA, true, true},
-    {F::kGenericWorkload, "GenericWorkload", kBeta, false, false},
+    {F::kCompositePodGroup, "CompositePodGroup", kAlpha, false, false, kRefusedOn},
+    {F::kDRAAdminAccess, "DRAAdminAccess", kGA, true, true, kNotYet},
+    {F::kDRAConsumableCapacity, "DRAConsumableCapacity", kBeta, true, false, kNotYet},
+    {F::kDRADerivedAttributes, "DRADerivedAttributes", kAlpha, false, false, kNotYet},
+    {F::kDRADeviceBindingConditions, "DRADeviceBindingConditions", kBeta, true, false, kNotYet},
+    {F::kDRADeviceCompatibilityGroups, "DRADeviceCompatibilityGroups", kAlpha, false, false,
+     kNotYet},
+    {F::kDRADeviceTaintRules, "DRADeviceTaintRules", kGA, true, false, kNotYet},
+    {F::kDRADeviceTaints, "DRADeviceTaints", kGA, true, false, kNotYet},
+    {F::kDRAExtendedResource, "DRAExtendedResource", kGA, true, true, kNotYet},
+    {F::kDRAFractionalCapacityRange, "DRAFractionalCapacityRange", kBeta, true, false, kNotYet},
+    {F::kDRAListTypeAttributes, "DRAListTypeAttributes", kAlpha, false, false, kNotYet},
+    {F::kDRANodeAllocatableResources, "DRANodeAllocatableResources", kAlpha, false, false, kNotYet},
+    {F::kDRAOptionalNodeOperations, "DRAOptionalNodeOperations", kAlpha, false, false, kNotYet},
+    {F::kDRAPartitionableDevices, "DRAPartitionableDevices", kBeta, true, false, kNotYet},
+    {F::kDRAPrioritizedList, "DRAPrioritizedList", kGA, true, true, kNotYet},
+    {F::kDRAResourceClaimDeviceStatus, "DRAResourceClaimDeviceStatus", kGA, true, true, kNotYet},
+    {F::kDRASchedulerFilterTimeout, "DRASchedulerFilterTimeout", kBeta, true, false, kNotYet},
+    {F::kDRAWorkloadResourceClaims, "DRAWorkloadResourceClaims", kBeta, false, false, kRefusedOn},
+    {F::kDynamicResourceAllocation, "DynamicResourceAllocation", kGA, true, true, kNotYet},
+    {F::kGenericWorkload, "GenericWorkload", kBeta, false, false, kRefusedOn},
     {F::kInPlacePodLevelResourcesVerticalScaling, "InPlacePodLevelResourcesVerticalScaling", kBeta,
-     true, false},
-    {F::kInPlacePodVerticalScaling, "InPlacePodVerticalScaling", kGA, true, true},
+     true, false, kSwitches},
+    {F::kInPlacePodVerticalScaling, "InPlacePodVerticalScaling", kGA, true, true, kSwitches},
     {F::kInPlacePodVerticalScalingSchedulerPreemption,
-     "InPlacePodVerticalScalingSchedulerPreemption", kAlpha, false, false},
-    {F::kInterPodAffinityHostnameFastPath, "InterPodAffinityHostnameFastPath", kAlpha, false,
-     false},
-    {F::kMatchLabelKeysInPodAffinity, "MatchLabelKeysInPodAffinity", kGA, true, true},
-    {F::kMatchLabelKeysInPodTopologySpread, "MatchLabelKeysInPodTopologySpread", kBeta, true,
-     false},
+     "InPlacePodVerticalScalingSchedulerPreemption", kAlpha, false, false, kNotYet},
+    {F::kInterPodAffinityHostnameFastPath, "InterPodAffinityHostnameFastPath", kAlpha, false, false,
+     kNoEffect},
+    {F::kMatchLabelKeysInPodAffinity, "MatchLabelKeysInPodAffinity", kGA, true, true, kAlwaysOn},
+    {F::kMatchLabelKeysInPodTopologySpread, "MatchLabelKeysInPodTopologySpread", kBeta, true, false,
+     kSwitches},
     {F::kMatchLabelKeysInPodTopologySpreadSelectorMerge,
-     "MatchLabelKeysInPodTopologySpreadSelectorMerge", kBeta, true, false},
-    {F::kNodeDeclaredFeatures, "NodeDeclaredFeatures", kGA, true, true},
+     "MatchLabelKeysInPodTopologySpreadSelectorMerge", kBeta, true, false, kNoEffect},
+    {F::kNodeDeclaredFeatures, "NodeDeclaredFeatures", kGA, true, true, kSwitches},
     {F::kNodeInclusionPolicyInPodTopologySpread, "NodeInclusionPolicyInPodTopologySpread", kGA,
-     true, true},
-    {F::kNominatedNodeNameForExpectation, "NominatedNodeNameForExpectation", kBeta, true, false},
-    {F::kOpportunisticBatching, "OpportunisticBatching", kBeta, true, false},
-    {F::kPodGroupPreemptionPolicy, "PodGroupPreemptionPolicy", kAlpha, false, false},
-    {F::kPodLevelResources, "PodLevelResources", kBeta, true, false},
-    {F::kPodObservedGenerationTracking, "PodObservedGenerationTracking", kGA, true, true},
-    {F::kSchedulerAsyncAPICalls, "SchedulerAsyncAPICalls", kBeta, false, false},
-    {F::kSchedulerAsyncPreemption, "SchedulerAsyncPreemption", kBeta, true, false},
-    {F::kSchedulerPopFromBackoffQ, "SchedulerPopFromBackoffQ", kBeta, true, false},
-    {F::kSchedulerPreEnqueuePodStatus, "SchedulerPreEnqueuePodStatus", kBeta, true, false},
-    {F::kSchedulerPreQueueingHints, "SchedulerPreQueueingHints", kAlpha, false, false},
-    {F::kSidecarContainers, "SidecarContainers", kGA, true, true},
-    {F::kStorageCapacityScoring, "StorageCapacityScoring", kBeta, true, false},
+     true, true, kAlwaysOn},
+    {F::kNominatedNodeNameForExpectation, "NominatedNodeNameForExpectation", kBeta, true, false,
+     kSwitches},
+    {F::kOpportunisticBatching, "OpportunisticBatching", kBeta, true, false, kNoEffect},
+    {F::kPodGroupPreemptionPolicy, "PodGroupPreemptionPolicy", kAlpha, false, false, kRefusedOn},
+    {F::kPodLevelResources, "PodLevelResources", kBeta, true, false, kSwitches},
+    {F::kPodObservedGenerationTracking, "PodObservedGenerationTracking", kGA, true, true,
+     kAlwaysOn},
+    {F::kSchedulerAsyncAPICalls, "SchedulerAsyncAPICalls", kBeta, false, false, kNoEffect},
+    {F::kSchedulerAsyncPreemption, "SchedulerAsyncPreemption", kBeta, true, false, kAlwaysOn},
+    {F::kSchedulerPopFromBackoffQ, "SchedulerPopFromBackoffQ", kBeta, true, false, kAlwaysOn},
+    {F::kSchedulerPreEnqueuePodStatus, "SchedulerPreEnqueuePodStatus", kBeta, true, false,
+     kSwitches},
+    {F::kSchedulerPreQueueingHints, "SchedulerPreQueueingHints", kAlpha, false, false, kNotYet},
+    {F::kSidecarContainers, "SidecarContainers", kGA, true, true, kAlwaysOn},
+    {F::kStorageCapacityScoring, "StorageCapacityScoring", kBeta, true, false, kNotYet},
     {F::kTaintTolerationComparisonOperators, "TaintTolerationComparisonOperators", kAlpha, false,
-     false},
-    {F::kTopologyAwareWorkloadScheduling, "TopologyAwareWorkloadScheduling", kAlpha, false, false},
-    {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true},
-    {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false},
+     false, kSwitches},
+    {F::kTopologyAwareWorkloadScheduling, "TopologyAwareWorkloadScheduling", kAlpha, false, false,
+     kRefusedOn},
+    {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true, kNotYet},
+    {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false, kNotYet},
 }};
 
 constexpr bool specsInOrder() {
@@ -199,6 +205,28 @@ std::string Gates::changed() const {
     out += std::string(s.name) + "=" + boolText(enabled(s.feature));
   }
   return out;
+}
+
+void Gates::check(std::vector<std::string>& errors, std::vector<std::string>& warnings) const {
+  for (const Spec& s : kSpecs) {
+    const bool v = enabled(s.feature);
+    if (v == s.defaultValue) continue;
+    const std::string setting = std::string(s.name) + "=" + boolText(v);
+    if (s.support == kRefusedOn && v) {
+      errors.push_back("feature gate " + setting +
+                       " is not supported by ksched yet: the pods it concerns would be scheduled "
+                       "wrongly (docs/compatibility.md)");
+    } else if (s.support == kNotYet || s.support == kRefusedOn) {
+      warnings.push_back("feature gate " + setting +
+                         ": not implemented by ksched yet, it changes nothing "
+                         "(docs/compatibility.md)");
+    } else if (s.support == kAlwaysOn || s.support == kNoEffect) {
+      warnings.push_back(
+          "feature gate " + setting + ": changes nothing in ksched " +
+          (s.support == kAlwaysOn ? "(it always behaves as with the gate on; " : "(") +
+          "docs/compatibility.md)");
+    }
+  }
 }
 
 std::vector<std::string> knownFeatures() {

@@ -123,6 +123,13 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     std::fputs("Run 'ksched --help' for the flags.\n", stderr);
     return 1;
   }
+  std::vector<std::string> gateErrors;
+  std::vector<std::string> gateWarnings;
+  flags.featureGates.check(gateErrors, gateWarnings);
+  if (!gateErrors.empty()) {
+    for (const auto& e : gateErrors) std::fprintf(stderr, "%s\n", e.c_str());
+    return 1;
+  }
   // Before the configuration: the default profile depends on the gates.
   features::setCurrent(flags.featureGates);
   spdlog::set_pattern("%^%L%m%d %H:%M:%S.%f%$ %t %v");
@@ -132,6 +139,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   if (const std::string changed = flags.featureGates.changed(); !changed.empty()) {
     spdlog::info("feature gates: {}", changed);
   }
+  for (const auto& w : gateWarnings) spdlog::warn("{}", w);
 
   // The whole configuration is checked before anything is contacted.
   std::vector<std::string> warnings;

@@ -263,6 +263,8 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
   if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty())) {
     errors.emplace_back("--capacity: alone (not with --pod, --pods or --compare-config)");
   }
+  std::vector<std::string> gateWarnings;
+  f.gates.check(errors, gateWarnings);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
     std::fputs("Run 'ksched simulate --help' for the flags.\n", stderr);
@@ -271,6 +273,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
   // The command's own messages go to stderr; the scheduler's logs are not for its user.
   spdlog::set_level(spdlog::level::err);
   features::setCurrent(f.gates);
+  for (const auto& w : gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   try {
     // The cluster.

@@ -73,12 +73,22 @@ enum class Stage : uint8_t { kAlpha, kBeta, kGA, kDeprecated };
 // "ALPHA", "BETA", "GA", "DEPRECATED" (upstream's prerelease names).
 [[nodiscard]] std::string_view stageName(Stage stage) noexcept;
 
+// What ksched does with a gate (docs/compatibility.md has the details per gate).
+enum class Support : uint8_t {
+  kSwitches,   // implemented: the gate switches ksched's behaviour as upstream's
+  kAlwaysOn,   // ksched always behaves as with the gate on; setting it false changes nothing
+  kNoEffect,   // about upstream's internals (speed, API calls): accepted, changes nothing
+  kNotYet,     // not implemented: accepted, changes nothing (a warning when set)
+  kRefusedOn,  // not implemented, and on it would change what pods mean: true is an error
+};
+
 struct Spec {
   Feature feature;
   std::string_view name;
   Stage stage;
   bool defaultValue;
   bool lockToDefault;  // setting it to the other value is an error
+  Support support;
 };
 
 // Every known gate, in name order.
@@ -109,6 +119,9 @@ class Gates {
 
   // The gates that differ from their defaults, "Name=value" in name order, comma-separated.
   [[nodiscard]] std::string changed() const;
+  // What ksched cannot honour in these gates: `errors` for gates it refuses to run with (a
+  // kRefusedOn gate set true), `warnings` for changed gates that change nothing in ksched.
+  void check(std::vector<std::string>& errors, std::vector<std::string>& warnings) const;
 
   friend bool operator==(const Gates&, const Gates&) = default;
 

@@ -98,3 +98,32 @@ TEST(FeatureGates, ScopedGatesRestore) {
 
 }  // namespace
 }  // namespace ksched::features
+
+namespace ksched::features {
+namespace {
+
+TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
+  std::vector<std::string> errors, warnings;
+  Gates defaults;
+  defaults.check(errors, warnings);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_TRUE(warnings.empty());
+
+  Gates g;
+  ASSERT_EQ(g.set("GenericWorkload=true,VolumeLimitScaling=false,OpportunisticBatching=false,"
+                  "TaintTolerationComparisonOperators=true"),
+            std::nullopt);
+  g.check(errors, warnings);
+  EXPECT_EQ(errors, std::vector<std::string>{
+                        "feature gate GenericWorkload=true is not supported by ksched yet: the "
+                        "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
+  EXPECT_EQ(warnings,
+            (std::vector<std::string>{
+                "feature gate OpportunisticBatching=false: changes nothing in ksched "
+                "(docs/compatibility.md)",
+                "feature gate VolumeLimitScaling=false: not implemented by ksched yet, it changes "
+                "nothing (docs/compatibility.md)"}));
+}
+
+}  // namespace
+}  // namespace ksched::features
