@@ -21,6 +21,16 @@ const PodCondition* Pod::condition(std::string_view type) const noexcept {
   return nullptr;
 }
 
+const ContainerStatus* Pod::containerStatus(std::string_view name) const noexcept {
+  for (const auto& s : status.containerStatuses) {
+    if (s.name == name) return &s;
+  }
+  for (const auto& s : status.initContainerStatuses) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 int32_t podPriority(const Pod& pod) noexcept { return pod.spec.priority.value_or(0); }
 
 std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume) {
@@ -143,6 +153,7 @@ void from_json(const nlohmann::json& j, Volume& v) {
 
 void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "nodeName", s.nodeName);
+  readField(j, "resources", s.resources);
   readField(j, "schedulerName", s.schedulerName);
   if (s.schedulerName.empty()) s.schedulerName = kDefaultSchedulerName;
   readField(j, "priority", s.priority);
@@ -171,11 +182,22 @@ void from_json(const nlohmann::json& j, PodCondition& c) {
   readField(j, "lastTransitionTime", c.lastTransitionTime);
 }
 
+void from_json(const nlohmann::json& j, ContainerStatus& s) {
+  readField(j, "name", s.name);
+  readField(j, "allocatedResources", s.allocatedResources);
+  readField(j, "resources", s.resources);
+}
+
 void from_json(const nlohmann::json& j, PodStatus& s) {
   readField(j, "phase", s.phase);
   readField(j, "conditions", s.conditions);
   readField(j, "nominatedNodeName", s.nominatedNodeName);
   readField(j, "startTime", s.startTime);
+  readField(j, "containerStatuses", s.containerStatuses);
+  readField(j, "initContainerStatuses", s.initContainerStatuses);
+  readField(j, "allocatedResources", s.allocatedResources);
+  readField(j, "resources", s.resources);
+  readField(j, "resize", s.resize);
 }
 
 void from_json(const nlohmann::json& j, Pod& p) {

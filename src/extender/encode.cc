@@ -90,13 +90,30 @@ json encodeAffinity(const api::Affinity& a) {
   return j;
 }
 
+json encodeRequirements(const api::ResourceRequirements& r) {
+  json res = json::object();
+  if (!r.requests.empty()) res["requests"] = encodeResources(r.requests);
+  if (!r.limits.empty()) res["limits"] = encodeResources(r.limits);
+  return res;
+}
+
+json encodeContainerStatuses(const std::vector<api::ContainerStatus>& statuses) {
+  json out = json::array();
+  for (const auto& s : statuses) {
+    json j = {{"name", s.name}};
+    if (!s.allocatedResources.empty()) {
+      j["allocatedResources"] = encodeResources(s.allocatedResources);
+    }
+    if (s.resources) j["resources"] = encodeRequirements(*s.resources);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 json encodeContainer(const api::Container& c) {
   json j = {{"name", c.name}};
   if (!c.image.empty()) j["image"] = c.image;
-  json res = json::object();
-  if (!c.resources.requests.empty()) res["requests"] = encodeResources(c.resources.requests);
-  if (!c.resources.limits.empty()) res["limits"] = encodeResources(c.resources.limits);
-  j["resources"] = std::move(res);
+  j["resources"] = encodeRequirements(c.resources);
   if (!c.ports.empty()) {
     json ports = json::array();
     for (const auto& p : c.ports) {
@@ -244,6 +261,7 @@ json encodePod(const api::Pod& pod) {
     spec["topologySpreadConstraints"] = std::move(tsc);
   }
   if (!s.overhead.empty()) spec["overhead"] = encodeResources(s.overhead);
+  if (s.resources) spec["resources"] = encodeRequirements(*s.resources);
   if (!s.volumes.empty()) {
     json vols = json::array();
     for (const auto& v : s.volumes) vols.push_back(encodeVolume(v));
@@ -269,6 +287,18 @@ json encodePod(const api::Pod& pod) {
     status["nominatedNodeName"] = pod.status.nominatedNodeName;
   }
   if (pod.status.startTime) status["startTime"] = *pod.status.startTime;
+  const api::PodStatus& st = pod.status;
+  if (!st.containerStatuses.empty()) {
+    status["containerStatuses"] = encodeContainerStatuses(st.containerStatuses);
+  }
+  if (!st.initContainerStatuses.empty()) {
+    status["initContainerStatuses"] = encodeContainerStatuses(st.initContainerStatuses);
+  }
+  if (!st.allocatedResources.empty()) {
+    status["allocatedResources"] = encodeResources(st.allocatedResources);
+  }
+  if (st.resources) status["resources"] = encodeRequirements(*st.resources);
+  if (!st.resize.empty()) status["resize"] = st.resize;
 
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},

@@ -32,6 +32,12 @@ inline constexpr std::string_view kPodConditionScheduled = "PodScheduled";
 inline constexpr std::string_view kPodReasonUnschedulable = "Unschedulable";
 inline constexpr std::string_view kPodReasonSchedulingGated = "SchedulingGated";
 
+// In-place resize (KEP 1287): the kubelet sets the PodResizePending condition with one of these
+// reasons while it cannot apply the spec's new resources.
+inline constexpr std::string_view kPodConditionResizePending = "PodResizePending";
+inline constexpr std::string_view kPodReasonInfeasible = "Infeasible";
+inline constexpr std::string_view kPodReasonDeferred = "Deferred";
+
 inline constexpr std::string_view kPreemptLowerPriority = "PreemptLowerPriority";
 inline constexpr std::string_view kPreemptNever = "Never";
 
@@ -154,6 +160,8 @@ struct Volume {
 
 struct PodSpec {
   std::string nodeName;
+  // Pod-level requests and limits (KEP 2837, spec.resources); nullopt when not set.
+  std::optional<ResourceRequirements> resources;
   std::string schedulerName{kDefaultSchedulerName};
   std::optional<int32_t> priority;
   std::string priorityClassName;
@@ -178,11 +186,30 @@ struct PodCondition {
   std::string lastTransitionTime;  // RFC 3339; empty when unset
 };
 
+// status.containerStatuses[] / initContainerStatuses[]: what the kubelet allocated to a
+// container and what it runs with (in-place resize). An empty list means "not reported", as
+// the apiserver omits empty maps.
+struct ContainerStatus {
+  std::string name;
+  ResourceList allocatedResources;
+  std::optional<ResourceRequirements> resources;  // nullopt: not reported
+};
+
 struct PodStatus {
   std::string phase;
   std::vector<PodCondition> conditions;
   std::string nominatedNodeName;
   std::optional<std::string> startTime;  // RFC 3339
+  std::vector<ContainerStatus> containerStatuses;
+  std::vector<ContainerStatus> initContainerStatuses;
+  // Pod-level totals the kubelet reports (InPlacePodLevelResourcesVerticalScaling): what it
+  // allocated to the pod and what the pod runs with; both include spec.overhead.
+  ResourceList allocatedResources;
+  std::optional<ResourceRequirements> resources;
+  // The resize status of Kubernetes before 1.33 ("Proposed", "InProgress", "Deferred",
+  // "Infeasible"); decoded for display, no calculation reads it (upstream reads the
+  // PodResizePending condition since 1.33).
+  std::string resize;
 };
 
 struct Pod {
@@ -192,6 +219,8 @@ struct Pod {
 
   // The condition of that type, or nullptr.
   [[nodiscard]] const PodCondition* condition(std::string_view type) const noexcept;
+  // The status of the container or init container of that name (containers first), or nullptr.
+  [[nodiscard]] const ContainerStatus* containerStatus(std::string_view name) const noexcept;
 };
 
 // spec.priority, or 0 when unset (upstream corev1helpers.PodPriority).
@@ -216,6 +245,7 @@ void from_json(const nlohmann::json& j, CSIVolumeSource& s);
 void from_json(const nlohmann::json& j, Volume& v);
 void from_json(const nlohmann::json& j, PodSpec& s);
 void from_json(const nlohmann::json& j, PodCondition& c);
+void from_json(const nlohmann::json& j, ContainerStatus& s);
 void from_json(const nlohmann::json& j, PodStatus& s);
 void from_json(const nlohmann::json& j, Pod& p);
 // For status updates: type and status always, the rest when non-empty.

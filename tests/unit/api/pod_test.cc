@@ -328,11 +328,64 @@ TEST(PodTest, MalformedInputNamesTheField) {
        "status.conditions:"},
       {"restartPolicyBool", R"({"spec": {"initContainers": [{"restartPolicy": true}]}})",
        "spec.initContainers.restartPolicy:"},
+      {"podLevelRequestsBadQuantity", R"({"spec": {"resources": {"requests": {"cpu": "x"}}}})",
+       "spec.resources.requests.cpu: quantity"},
+      {"podLevelResourcesArray", R"({"spec": {"resources": []}})",
+       "spec.resources.expected an object"},
+      {"containerStatusAllocatedBadQuantity",
+       R"({"status": {"containerStatuses": [{"name": "c", "allocatedResources": {"memory": "1Q"}}]}})",
+       "status.containerStatuses.allocatedResources.memory: quantity"},
+      {"initContainerStatusResourcesBad",
+       R"({"status": {"initContainerStatuses": [{"resources": {"requests": {"cpu": true}}}]}})",
+       "status.initContainerStatuses.resources.requests.cpu:"},
+      {"containerStatusNameNumber", R"({"status": {"containerStatuses": [{"name": 3}]}})",
+       "status.containerStatuses.name:"},
+      {"podAllocatedResourcesBad", R"({"status": {"allocatedResources": {"cpu": "-"}}})",
+       "status.allocatedResources.cpu: quantity"},
+      {"podStatusResourcesString", R"({"status": {"resources": "big"}})",
+       "status.resources.expected an object"},
+      {"resizeNumber", R"({"status": {"resize": 1}})", "status.resize:"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_THAT(decodeError<Pod>(c.json), HasSubstr(c.message));
   }
+}
+
+TEST(PodTest, DecodesPodLevelResourcesAndResizeStatus) {
+  const Pod p = decode<Pod>(nlohmann::json::parse(R"({
+    "spec": {"resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "4"}},
+             "containers": [{"name": "app"}], "initContainers": [{"name": "init"}]},
+    "status": {
+      "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+      "resize": "Infeasible",
+      "containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "1500m"},
+                             "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}],
+      "initContainerStatuses": [{"name": "init", "allocatedResources": {"memory": "64Mi"}}],
+      "allocatedResources": {"cpu": "2500m"},
+      "resources": {"requests": {"cpu": "2"}}}})"));
+  ASSERT_TRUE(p.spec.resources);
+  EXPECT_EQ(p.spec.resources->requests.at("memory"), Quantity::parse("1Gi"));
+  EXPECT_EQ(p.spec.resources->limits.at("cpu"), Quantity::parse("4"));
+  ASSERT_EQ(p.status.containerStatuses.size(), 1u);
+  EXPECT_EQ(p.status.containerStatuses[0].allocatedResources.at("cpu"), Quantity::parse("1.5"));
+  ASSERT_TRUE(p.status.containerStatuses[0].resources);
+  EXPECT_EQ(p.status.containerStatuses[0].resources->limits.at("cpu"), Quantity::parse("2"));
+  ASSERT_NE(p.containerStatus("init"), nullptr);
+  EXPECT_FALSE(p.containerStatus("init")->resources);
+  EXPECT_EQ(p.containerStatus("init")->allocatedResources.at("memory"), Quantity::parse("64Mi"));
+  EXPECT_EQ(p.containerStatus("app"), &p.status.containerStatuses[0]);
+  EXPECT_EQ(p.containerStatus("none"), nullptr);
+  EXPECT_EQ(p.status.allocatedResources.at("cpu"), Quantity::parse("2.5"));
+  ASSERT_TRUE(p.status.resources);
+  EXPECT_EQ(p.status.resources->requests.at("cpu"), Quantity::parse("2"));
+  EXPECT_EQ(p.status.resize, "Infeasible");
+  ASSERT_NE(p.condition(kPodConditionResizePending), nullptr);
+  EXPECT_EQ(p.condition(kPodConditionResizePending)->reason, kPodReasonInfeasible);
+
+  const Pod bare = decode<Pod>(nlohmann::json::parse(R"({"spec": {}})"));
+  EXPECT_FALSE(bare.spec.resources);
+  EXPECT_FALSE(bare.status.resources);
 }
 
 TEST(PodTest, EncodesCondition) {

@@ -39,11 +39,16 @@ const json kPodJson = json::parse(R"({
                                   "limits": {"cpu": "1"}},
                     "ports": [{"containerPort": 80, "hostPort": 8080}]}],
     "initContainers": [{"name": "init", "resources": {"limits": {"example.com/fpga": "2"}}}],
-    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}]
+    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}],
+    "resources": {"requests": {"cpu": "2"}, "limits": {"memory": "1Gi"}}
   },
   "status": {"phase": "Pending", "nominatedNodeName": "n9",
              "conditions": [{"type": "PodScheduled", "status": "False",
-                             "reason": "Unschedulable", "message": "m"}]}
+                             "reason": "Unschedulable", "message": "m"}],
+             "containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "500m"},
+                                    "resources": {"requests": {"cpu": "300m"}}}],
+             "allocatedResources": {"cpu": "2"},
+             "resources": {"requests": {"cpu": "1500m"}}}
 })");
 
 const json kNodeJson = json::parse(R"({
@@ -118,6 +123,18 @@ TEST(ExtenderEncode, PodRoundTripsThroughTheDecoder) {
   EXPECT_EQ(again.spec.initContainers[0].resources.limits,
             original.spec.initContainers[0].resources.limits);
   EXPECT_EQ(again.status.nominatedNodeName, "n9");
+  ASSERT_TRUE(again.spec.resources);
+  EXPECT_EQ(again.spec.resources->requests, original.spec.resources->requests);
+  EXPECT_EQ(again.spec.resources->limits, original.spec.resources->limits);
+  ASSERT_EQ(again.status.containerStatuses.size(), 1u);
+  EXPECT_EQ(again.status.containerStatuses[0].allocatedResources,
+            original.status.containerStatuses[0].allocatedResources);
+  ASSERT_TRUE(again.status.containerStatuses[0].resources);
+  EXPECT_EQ(again.status.containerStatuses[0].resources->requests,
+            original.status.containerStatuses[0].resources->requests);
+  EXPECT_EQ(again.status.allocatedResources, original.status.allocatedResources);
+  ASSERT_TRUE(again.status.resources);
+  EXPECT_EQ(again.status.resources->requests, original.status.resources->requests);
 }
 
 TEST(ExtenderEncode, NodeCarriesTaintsAndResources) {
