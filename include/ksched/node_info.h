@@ -35,8 +35,11 @@ struct PodInfo {
   explicit PodInfo(PodPtr p);
 
   PodPtr pod;
-  api::Resource requests;       // effective requests (api::effectiveRequestsResource)
-  int64_t nonZeroMilliCPU = 0;  // with the 100m / 200Mi defaults for scoring
+  // As the node counts the pod (api::nodePodRequests): the effective requests, pod-level
+  // requests and in-place resize status included, and cpu / memory with the 100m / 200Mi
+  // defaults for scoring.
+  api::Resource requests;
+  int64_t nonZeroMilliCPU = 0;
   int64_t nonZeroMemory = 0;
   bool hasAffinity = false;              // any pod affinity or anti-affinity term
   bool hasRequiredAntiAffinity = false;  // required anti-affinity terms

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 
 #include <ksched/api/pod_resources.h>
@@ -5,21 +6,42 @@
 namespace ksched::api {
 namespace {
 
-ResourceList withNonMissing(const ResourceList& requests, const ResourceList& nonMissing) {
-  ResourceList out = requests;
-  for (const auto& [name, q] : nonMissing) {
-    if (!requests.contains(name)) out.emplace(name, q);
-  }
-  return out;
+// Which list of a container an aggregate sums: nullptr stands for upstream's nil list.
+using ContainerList = const ResourceList* (*)(const Container&, const ContainerStatus*,
+                                              bool infeasible);
+
+const ResourceList* specList(const Container& c, const ContainerStatus* /*s*/,
+                             bool /*infeasible*/) {
+  return &c.resources.requests;
 }
 
-}  // namespace
+const ResourceList* allocatedList(const Container& c, const ContainerStatus* s, bool infeasible) {
+  if (s != nullptr && !s->allocatedResources.empty()) return &s->allocatedResources;
+  if (infeasible) return nullptr;
+  return &c.resources.requests;
+}
 
-ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& options) {
-  const bool fill = !options.nonMissingContainerRequests.empty();
-  auto requestsOf = [&](const Container& c) {
-    return fill ? withNonMissing(c.resources.requests, options.nonMissingContainerRequests)
-                : c.resources.requests;
+const ResourceList* actualList(const Container& c, const ContainerStatus* s, bool infeasible) {
+  if (s != nullptr && s->resources && !s->resources->requests.empty()) {
+    return &s->resources->requests;
+  }
+  if (s != nullptr && !s->allocatedResources.empty()) return &s->allocatedResources;
+  if (infeasible) return nullptr;
+  return &c.resources.requests;
+}
+
+// The sidecar formula over one list per container (see the header).
+ResourceList aggregate(const Pod& pod, const ResourceList& nonMissing, bool withStatus,
+                       bool infeasible, ContainerList listOf) {
+  static const ResourceList kNone;
+  ResourceList filled;
+  auto requestsOf = [&](const Container& c) -> const ResourceList& {
+    const ContainerStatus* s = withStatus ? pod.containerStatus(c.name) : nullptr;
+    const ResourceList* list = listOf(c, s, infeasible);
+    if (nonMissing.empty()) return list != nullptr ? *list : kNone;
+    filled = list != nullptr ? *list : kNone;
+    for (const auto& [name, q] : nonMissing) filled.try_emplace(name, q);
+    return filled;
   };
 
   ResourceList reqs;
@@ -28,17 +50,115 @@ ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& option
   ResourceList sidecars;
   ResourceList initMax;
   for (const Container& c : pod.spec.initContainers) {
-    ResourceList use = requestsOf(c);
+    const ResourceList& own = requestsOf(c);
     if (c.isRestartable()) {
-      addResourceList(reqs, use);
-      addResourceList(sidecars, use);
-      use = sidecars;
+      addResourceList(reqs, own);
+      addResourceList(sidecars, own);
+      maxResourceList(initMax, sidecars);
     } else {
+      ResourceList use = own;
       addResourceList(use, sidecars);
+      maxResourceList(initMax, use);
     }
-    maxResourceList(initMax, use);
   }
   maxResourceList(reqs, initMax);
+  return reqs;
+}
+
+// Pod-level status totals that stand for the containers' allocated and actual aggregates.
+bool podStatusTotalsReported(const Pod& pod) {
+  return !pod.status.allocatedResources.empty() && pod.status.resources &&
+         !pod.status.resources->requests.empty();
+}
+
+// Some container status could make the allocated or actual aggregate differ from the spec's.
+bool containerStatusReported(const std::vector<ContainerStatus>& statuses) {
+  return std::any_of(statuses.begin(), statuses.end(), [](const ContainerStatus& s) {
+    return !s.allocatedResources.empty() || (s.resources && !s.resources->requests.empty());
+  });
+}
+
+// list[name] -= other[name] for the names list has, never below zero (upstream
+// subtractResourceList).
+void subtractClamped(ResourceList& list, const ResourceList& other) {
+  for (const auto& [name, q] : other) {
+    auto it = list.find(name);
+    if (it == list.end()) continue;
+    it->second -= q;
+    if (it->second.sign() < 0) it->second = Quantity{};
+  }
+}
+
+ResourceList nonZeroDefaults() {
+  return {{std::string(kResourceCPU), Quantity::fromMilli(kDefaultMilliCPURequest)},
+          {std::string(kResourceMemory), Quantity::fromValue(kDefaultMemoryRequest)}};
+}
+
+}  // namespace
+
+bool isSupportedPodLevelResource(std::string_view name) noexcept {
+  return name == kResourceCPU || name == kResourceMemory || isHugePageResourceName(name);
+}
+
+bool isPodLevelRequestsSet(const Pod& pod) noexcept {
+  if (!pod.spec.resources) return false;
+  const ResourceList& requests = pod.spec.resources->requests;
+  return std::any_of(requests.begin(), requests.end(),
+                     [](const auto& entry) { return isSupportedPodLevelResource(entry.first); });
+}
+
+bool isPodResizeInfeasible(const Pod& pod) noexcept {
+  const PodCondition* c = pod.condition(kPodConditionResizePending);
+  return c != nullptr && c->reason == kPodReasonInfeasible;
+}
+
+ResourceList aggregateContainerRequests(const Pod& pod, const PodResourcesOptions& options) {
+  const ResourceList& nonMissing = options.nonMissingContainerRequests;
+  ResourceList spec = aggregate(pod, nonMissing, false, false, specList);
+  if (!options.useStatusResources) return spec;
+
+  const bool infeasible = isPodResizeInfeasible(pod);
+  const bool podTotals = options.podLevelStatusResources && podStatusTotalsReported(pod);
+  // Without any status the allocated and actual aggregates are the spec's: skip them (this runs
+  // for every pod added to the cache).
+  if (!infeasible && !podTotals && !containerStatusReported(pod.status.containerStatuses) &&
+      !containerStatusReported(pod.status.initContainerStatuses)) {
+    return spec;
+  }
+
+  ResourceList out = infeasible ? ResourceList{} : std::move(spec);
+  if (podTotals) {
+    maxResourceList(out, pod.status.resources->requests);
+    maxResourceList(out, pod.status.allocatedResources);
+  } else {
+    maxResourceList(out, aggregate(pod, nonMissing, true, infeasible, actualList));
+    maxResourceList(out, aggregate(pod, nonMissing, true, infeasible, allocatedList));
+  }
+  return out;
+}
+
+ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& options) {
+  ResourceList reqs = aggregateContainerRequests(pod, options);
+
+  if (!options.skipPodLevelResources && isPodLevelRequestsSet(pod)) {
+    const ResourceList& spec = pod.spec.resources->requests;
+    const ResourceList* podLevel = &spec;
+    ResourceList resized;
+    if (options.useStatusResources && options.podLevelStatusResources &&
+        (pod.status.resources || !pod.status.allocatedResources.empty())) {
+      ResourceList actual = pod.status.resources ? pod.status.resources->requests : ResourceList{};
+      ResourceList allocated = pod.status.allocatedResources;
+      subtractClamped(actual, pod.spec.overhead);
+      subtractClamped(allocated, pod.spec.overhead);
+      if (!isPodResizeInfeasible(pod)) resized = spec;
+      maxResourceList(resized, actual);
+      maxResourceList(resized, allocated);
+      podLevel = &resized;
+    }
+    for (const auto& [name, q] : *podLevel) {
+      if (isSupportedPodLevelResource(name)) reqs.insert_or_assign(name, q);
+    }
+  }
 
   if (!options.excludeOverhead) addResourceList(reqs, pod.spec.overhead);
   return reqs;
@@ -46,15 +166,56 @@ ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& option
 
 ResourceList nonZeroRequests(const Pod& pod) {
   PodResourcesOptions options;
-  options.nonMissingContainerRequests.emplace(kResourceCPU,
-                                              Quantity::fromMilli(kDefaultMilliCPURequest));
-  options.nonMissingContainerRequests.emplace(kResourceMemory,
-                                              Quantity::fromValue(kDefaultMemoryRequest));
+  options.nonMissingContainerRequests = nonZeroDefaults();
   return effectiveRequests(pod, options);
 }
 
-Resource effectiveRequestsResource(const Pod& pod) {
-  return Resource::fromList(effectiveRequests(pod));
+Resource effectiveRequestsResource(const Pod& pod, const PodResourcesOptions& options) {
+  return Resource::fromList(effectiveRequests(pod, options));
+}
+
+NodePodRequests nodePodRequests(const Pod& pod) {
+  PodResourcesOptions options;
+  const ResourceList requests = effectiveRequests(pod, options);
+  NodePodRequests out;
+  out.requests = Resource::fromList(requests);
+
+  if (!options.skipPodLevelResources && isPodLevelRequestsSet(pod)) {
+    // Only what neither the pod level nor a container requests gets a default.
+    if (!requests.contains(kResourceCPU)) {
+      options.nonMissingContainerRequests.emplace(kResourceCPU,
+                                                  Quantity::fromMilli(kDefaultMilliCPURequest));
+    }
+    if (!requests.contains(kResourceMemory)) {
+      options.nonMissingContainerRequests.emplace(kResourceMemory,
+                                                  Quantity::fromValue(kDefaultMemoryRequest));
+    }
+  } else {
+    options.nonMissingContainerRequests = nonZeroDefaults();
+  }
+  const ResourceList nonZero =
+      options.nonMissingContainerRequests.empty() ? requests : effectiveRequests(pod, options);
+  out.nonZeroMilliCPU = quantityOf(nonZero, kResourceCPU).milliValue();
+  out.nonZeroMemory = quantityOf(nonZero, kResourceMemory).value();
+  return out;
+}
+
+Resource schedulingRequestsResource(const Pod& pod) {
+  PodResourcesOptions options;
+  options.useStatusResources = false;
+  Resource r;
+  for (const auto& [name, q] : effectiveRequests(pod, options)) {
+    if (name == kResourceCPU) {
+      r.milliCPU = std::max(r.milliCPU, q.milliValue());
+    } else if (name == kResourceMemory) {
+      r.memory = std::max(r.memory, q.value());
+    } else if (name == kResourceEphemeralStorage) {
+      r.ephemeralStorage = std::max(r.ephemeralStorage, q.value());
+    } else if (isScalarResourceName(name)) {
+      if (q.value() > 0) r.setScalar(name, q.value());
+    }
+  }
+  return r;
 }
 
 }  // namespace ksched::api

@@ -44,10 +44,10 @@ int64_t nextGeneration() noexcept {
 
 PodInfo::PodInfo(PodPtr p) : pod(std::move(p)) {
   if (!pod) return;
-  requests = api::effectiveRequestsResource(*pod);
-  const api::ResourceList nonZero = api::nonZeroRequests(*pod);
-  nonZeroMilliCPU = api::quantityOf(nonZero, api::kResourceCPU).milliValue();
-  nonZeroMemory = api::quantityOf(nonZero, api::kResourceMemory).value();
+  api::NodePodRequests amounts = api::nodePodRequests(*pod);
+  requests = std::move(amounts.requests);
+  nonZeroMilliCPU = amounts.nonZeroMilliCPU;
+  nonZeroMemory = amounts.nonZeroMemory;
   if (const auto& affinity = pod->spec.affinity) {
     hasAffinity = hasAnyTerm(affinity->podAffinity) || hasAnyTerm(affinity->podAntiAffinity);
     hasRequiredAntiAffinity =

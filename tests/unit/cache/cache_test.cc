@@ -204,6 +204,34 @@ TEST_F(CacheTest, UpdatePodReplacesAccounting) {
   EXPECT_EQ(cache.podCount(), 1u);
 }
 
+// In-place resize: the kubelet reports the new size in status first (allocatedResources), then
+// what the container runs with. The node counts the larger of spec and status, and the old
+// amount is released by the update.
+TEST_F(CacheTest, ResizedPodCountsAtItsStatusSize) {
+  Cache cache(options());
+  cache.addNode(NodeBuilder("n1").build());
+  const auto spec = PodBuilder("p").node("n1").container("1", "1Gi").build();
+  ASSERT_TRUE(cache.addPod(spec).ok());
+  EXPECT_EQ(requestedCPU(cache, "n1"), 1000);
+
+  api::Pod resized = *spec;
+  resized.status.containerStatuses.push_back(
+      {resized.spec.containers[0].name, {{"cpu", api::Quantity::parse("3")}}, std::nullopt});
+  const auto up = std::make_shared<const api::Pod>(resized);
+  ASSERT_TRUE(cache.updatePod(spec, up).ok());
+  EXPECT_EQ(requestedCPU(cache, "n1"), 3000);
+  EXPECT_EQ(cache.nodeInfo("n1")->requested().memory, 1024LL * 1024 * 1024);
+  EXPECT_EQ(cache.nodeInfo("n1")->nonZeroRequested().milliCPU, 3000);
+
+  // Infeasible: the spec (5) is not counted, the allocated size (3) is.
+  api::Pod infeasible = resized;
+  infeasible.spec.containers[0].resources.requests["cpu"] = api::Quantity::parse("5");
+  infeasible.status.conditions.push_back(
+      {std::string(api::kPodConditionResizePending), "True", "Infeasible", "", ""});
+  ASSERT_TRUE(cache.updatePod(up, std::make_shared<const api::Pod>(infeasible)).ok());
+  EXPECT_EQ(requestedCPU(cache, "n1"), 3000);
+}
+
 TEST_F(CacheTest, PodBeforeNode) {
   Cache cache(options());
   ASSERT_TRUE(cache.addPod(PodBuilder("p").node("n1").container("1").build()).ok());
