@@ -147,6 +147,9 @@ inline const ClusterEvent kForceActivate{EventResource::kWildcard, kAll, "ForceA
 // changed nothing a scheduler reads.
 [[nodiscard]] std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
                                                                       const api::Pod& oldPod);
+// Some effective request of the pod went down or went away between `oldPod` and `newPod`, spec or
+// in-place resize status (upstream extractPodScaleDown): the kUpdatePodScaleDown change.
+[[nodiscard]] bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod);
 // How a node changed, as upstream's nodeSchedulingPropertiesChange: kUpdateNodeAllocatable,
 // kUpdateNodeLabel, kUpdateNodeTaint (taints, or spec.unschedulable turned false),
 // kUpdateNodeCondition (conditions compared as a type -> status map), kUpdateNodeAnnotation;

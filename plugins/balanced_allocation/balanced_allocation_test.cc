@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/registry.h>
 
 #include "tests/support/plugin_test_util.h"
@@ -264,6 +265,26 @@ TEST(BalancedAllocationTest, BestEffortPodIsSkipped) {
   int64_t score = -1;
   ASSERT_TRUE(pl.score(state, PodWrapper().obj(), *ni, score).ok());
   EXPECT_EQ(score, 0);
+}
+
+// Pod-level requests replace the containers' sum (cpu 3 of 4, memory 1Gi of 4Gi: fractions
+// 0.75 and 0.25, score 75); with PodLevelResources off the containers count (0.25 and 0.25).
+TEST(BalancedAllocationTest, PodLevelRequests) {
+  const api::Pod pod =
+      PodWrapper().req({{"cpu", "1"}, {"memory", "1Gi"}}).podReq({{"cpu", "3"}}).obj();
+  auto ni = testutil::makeNodeInfo(NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}}));
+  for (const auto& [gate, want] : {std::pair{true, 75}, std::pair{false, 100}}) {
+    SCOPED_TRACE(gate);
+    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
+    testutil::FakeHandle h;
+    auto plugin = makePlugin(nodeResourcesBalancedAllocationFactory(), nullptr, h);
+    auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
+    CycleState state;
+    ASSERT_TRUE(pl.preScore(state, pod, {ni.get()}).ok());
+    int64_t score = -1;
+    ASSERT_TRUE(pl.score(state, pod, *ni, score).ok());
+    EXPECT_EQ(score, want);
+  }
 }
 
 TEST(BalancedAllocationTest, Scorer) {

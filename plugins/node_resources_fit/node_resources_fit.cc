@@ -43,19 +43,7 @@ NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args, const Handl
       scorer_(args.scoringStrategy) {}
 
 api::Resource NodeResourcesFit::computePodResourceRequest(const api::Pod& pod) {
-  api::Resource r;
-  for (const auto& [name, q] : api::effectiveRequests(pod)) {
-    if (name == api::kResourceCPU) {
-      r.milliCPU = std::max(r.milliCPU, q.milliValue());
-    } else if (name == api::kResourceMemory) {
-      r.memory = std::max(r.memory, q.value());
-    } else if (name == api::kResourceEphemeralStorage) {
-      r.ephemeralStorage = std::max(r.ephemeralStorage, q.value());
-    } else if (api::isScalarResourceName(name)) {
-      if (q.value() > 0) r.setScalar(name, q.value());
-    }
-  }
-  return r;
+  return api::schedulingRequestsResource(pod);
 }
 
 bool NodeResourcesFit::ignored(const std::string& resourceName) const {
@@ -175,12 +163,15 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
     if (original->status.nominatedNodeName.empty()) return QueueingHint::kSkip;
     return fitsCurrentNode(pod, original->status.nominatedNodeName, original->metadata.uid, oldObj);
   }
-  // Scaled down.
+  // Scaled down. As upstream isSchedulableAfterPodScaleDown: the requests with the resize
+  // status (spec or status may have shrunk) and always with pod-level requests.
   if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
   if (modified->spec.nodeName.empty()) return QueueingHint::kSkip;
-  const api::Resource before = computePodResourceRequest(*original);
-  const api::Resource after = computePodResourceRequest(*modified);
-  for (const auto& [name, q] : api::effectiveRequests(pod)) {
+  api::PodResourcesOptions options;
+  options.skipPodLevelResources = false;
+  const api::Resource before = api::effectiveRequestsResource(*original, options);
+  const api::Resource after = api::effectiveRequestsResource(*modified, options);
+  for (const auto& [name, q] : api::effectiveRequests(pod, options)) {
     if (q.isZero()) continue;
     bool freed = false;
     if (name == api::kResourceCPU) {

@@ -1,6 +1,7 @@
 // NodeResourcesFit (PreFilter, Filter, PreScore, Score).
-//   PreFilter: the pod's effective requests (api::effectiveRequests: containers + sidecars vs
-//              init containers, plus overhead) into CycleState.
+//   PreFilter: the pod's effective requests (api::schedulingRequestsResource: containers +
+//              sidecars vs init containers, pod-level requests in their place for cpu, memory
+//              and hugepages when set, plus overhead) into CycleState.
 //   Filter:    the node must have room for one more pod and for every requested cpu, memory,
 //              ephemeral-storage and scalar resource (extended resources in ignoredResources /
 //              ignoredResourceGroups are not checked). All shortfalls are reported, in the order
@@ -79,7 +80,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
   // changed (isSchedulableAfterNodeChange).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
-  // The pod's requests as the Filter checks them (upstream computePodResourceRequest).
+  // The pod's requests as the Filter checks them (api::schedulingRequestsResource).
   [[nodiscard]] static api::Resource computePodResourceRequest(const api::Pod& pod);
   // Every resource of `podRequest` the node cannot fit, in upstream's order.
   [[nodiscard]] std::vector<InsufficientResource> fitsRequest(const api::Resource& podRequest,
@@ -87,7 +88,9 @@ class NodeResourcesFit final : public PreFilterPlugin,
 
  private:
   // Queueing hints. A deleted pod: kQueue if it was on a node. A scaled-down pod: kQueue if it is
-  // `pod` itself, or if it is on a node and a resource `pod` requests went down in its requests.
+  // `pod` itself, or if it is on a node and a resource `pod` requests went down in its requests
+  // (its effective requests with resize status, as the cache counts it; pod-level requests
+  // always counted, as upstream).
   // Where upstream would queue for a pod that left or shrank on a node, the node as the cache
   // holds it now (the change included) must also fit `pod`: one freed slot does not retry
   // every pending pod. Without a cache (no handle, unknown node), as upstream.

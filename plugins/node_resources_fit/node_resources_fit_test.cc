@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/registry.h>
 
 #include "plugins/node_resources_fit/resource_allocation.h"
@@ -278,6 +279,135 @@ TEST(NodeResourcesFitTest, PreFilterStateSurvivesClone) {
   EXPECT_EQ(pl->filter(copy, pod, *ni).reasons(), std::vector<std::string>{"Insufficient cpu"});
 }
 
+// Pod-level requests (upstream fit_test.go TestEnoughRequests, podLevelResourcesEnabled), and
+// the same pods with the PodLevelResources gate off, where spec.resources is ignored.
+TEST(NodeResourcesFitTest, PodLevelRequests) {
+  struct Case {
+    std::string name;
+    PodWrapper pod;
+    std::vector<PodWrapper> existing;
+    Code wantCode;
+    std::vector<std::string> wantReasons;
+    Code gateOffCode;
+  };
+  const std::vector<Case> cases = {
+      {"both pod-level and container-level resources fit",
+       cpuMem("1", "1").podReq({{"cpu", "1m"}, {"memory", "2"}}),
+       {cpuMem("5", "5")},
+       kOK,
+       {},
+       kOK},
+      {"pod-level cpu resource not fit",
+       cpuMem("1", "1").podReq({{"cpu", "7m"}, {"memory", "2"}}),
+       {cpuMem("5", "5")},
+       kUnsched,
+       {"Insufficient cpu"},
+       kOK},
+      {"pod-level memory resource not fit",
+       cpuMem("1", "1").podReq({{"cpu", "3m"}, {"memory", "2"}}),
+       {cpuMem("5", "19")},
+       kUnsched,
+       {"Insufficient memory"},
+       kOK},
+      {"pod-level hugepages resource fit",
+       PodWrapper().podReq({{"cpu", "3m"}, {"memory", "2"}, {"hugepages-2Mi", "5"}}),
+       {},
+       kOK,
+       {},
+       kOK},
+      {"both pod-level and container-level hugepages resource fit",
+       PodWrapper()
+           .req({{"cpu", "1m"}, {"memory", "1"}, {"hugepages-2Mi", "3"}})
+           .podReq({{"cpu", "3m"}, {"memory", "2"}, {"hugepages-2Mi", "5"}}),
+       {},
+       kOK,
+       {},
+       kOK},
+      {"pod-level hugepages resource not fit",
+       PodWrapper().podReq({{"cpu", "3m"}, {"memory", "2"}, {"hugepages-2Mi", "10"}}),
+       {},
+       kUnresolvable,
+       {"Insufficient hugepages-2Mi"},
+       kOK},
+      {"one pod-level cpu resource fits and all init and non-init containers resources fit",
+       cpuMem("1", "1")
+           .initReq({{"cpu", "1m"}, {"memory", "1"}})
+           .podReq({{"cpu", "3m"}, {"memory", "2"}}),
+       {cpuMem("5", "19")},
+       kUnsched,
+       {"Insufficient memory"},
+       kOK},
+      {"pod-level request above the whole node",
+       cpuMem("1", "1").podReq({{"cpu", "11m"}}),
+       {},
+       kUnresolvable,
+       {"Insufficient cpu"},
+       kOK},
+  };
+  for (const bool gate : {true, false}) {
+    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name + (gate ? "" : " (PodLevelResources off)"));
+      auto pl = makeFit();
+      std::vector<PodWrapper> existing = c.existing;
+      for (size_t i = 0; i < existing.size(); ++i) existing[i].name("e" + std::to_string(i));
+      auto ni = testutil::makeNodeInfo(filterNode(), existing);
+      CycleState state;
+      PreFilterResult result;
+      testutil::FakeLister lister;
+      ASSERT_TRUE(pl->preFilter(state, c.pod.obj(), lister, result).ok());
+      Status s = pl->filter(state, c.pod.obj(), *ni);
+      EXPECT_EQ(s.code(), gate ? c.wantCode : c.gateOffCode) << s.message();
+      EXPECT_EQ(s.reasons(), gate ? c.wantReasons : std::vector<std::string>{});
+    }
+  }
+
+  // The numbers of the rejection are the pod level's (7m), not the containers' sum (1m).
+  auto pl = makeFit();
+  auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("5", "5")});
+  auto got = pl->fitsRequest(
+      NodeResourcesFit::computePodResourceRequest(cpuMem("1", "1").podReq({{"cpu", "7m"}}).obj()),
+      *ni);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].reason, "Insufficient cpu");
+  EXPECT_EQ(got[0].requested, 7);
+  EXPECT_EQ(got[0].used, 5);
+  EXPECT_EQ(got[0].capacity, 10);
+}
+
+// LeastAllocated scores the pod-level requests: cpu 3 of 4 (25), memory 1Gi of 4Gi (75).
+TEST(NodeResourcesFitTest, ScoreUsesPodLevelRequests) {
+  const api::Pod pod =
+      PodWrapper().req({{"cpu", "1"}, {"memory", "1Gi"}}).podReq({{"cpu", "3"}}).obj();
+  auto ni = testutil::makeNodeInfo(
+      NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}));
+  for (const auto& [gate, want] : {std::pair{true, 50}, std::pair{false, 75}}) {
+    SCOPED_TRACE(gate);
+    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
+    auto pl = makeFit();
+    CycleState state;
+    ASSERT_TRUE(pl->preScore(state, pod, {ni.get()}).ok());
+    int64_t score = -1;
+    ASSERT_TRUE(pl->score(state, pod, *ni, score).ok());
+    EXPECT_EQ(score, want);
+  }
+}
+
+// A pod on the node counts at its resized size (status larger than spec).
+TEST(NodeResourcesFitTest, ResizedPodOnTheNodeCountsAtItsAllocatedSize) {
+  auto pl = makeFit();
+  auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("5", "5").allocated({{"cpu", "8m"}})});
+  EXPECT_EQ(ni->requested().milliCPU, 8);
+  CycleState state;
+  PreFilterResult result;
+  testutil::FakeLister lister;
+  const api::Pod pod = cpuMem("3", "1").obj();
+  ASSERT_TRUE(pl->preFilter(state, pod, lister, result).ok());
+  Status s = pl->filter(state, pod, *ni);
+  EXPECT_EQ(s.code(), kUnsched);
+  EXPECT_EQ(s.reasons(), std::vector<std::string>{"Insufficient cpu"});
+}
+
 TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
   auto pl = makeFit();
   auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("8", "0")});
@@ -345,6 +475,18 @@ TEST(NodeResourcesFitTest, QueueingHints) {
           {"assigned pod scaled down memory, requested as zero",
            event(kAssigned, kUpdatePodScaleDown), cpuOnly, obj(other({{"memory", "2Gi"}})),
            obj(other({{"memory", "1Gi"}})), kWantSkip},
+          // In-place resize: the spec goes down first, the room is free once the kubelet has
+          // allocated the smaller size (status).
+          {"assigned pod spec scaled down, not yet allocated",
+           event(kAssigned, kUpdatePodScaleDown), pod,
+           obj(other({{"cpu", "2"}}).allocated({{"cpu", "2"}})),
+           obj(other({{"cpu", "1"}}).allocated({{"cpu", "2"}})), kWantSkip},
+          {"assigned pod resize allocated", event(kAssigned, kUpdatePodScaleDown), pod,
+           obj(other({{"cpu", "1"}}).allocated({{"cpu", "2"}})),
+           obj(other({{"cpu", "1"}}).allocated({{"cpu", "1"}})), kWantQueue},
+          {"assigned pod pod-level cpu scaled down", event(kAssigned, kUpdatePodScaleDown), pod,
+           obj(other({{"cpu", "1"}}).podReq({{"cpu", "3"}})),
+           obj(other({{"cpu", "1"}}).podReq({{"cpu", "2"}})), kWantQueue},
           {"assigned pod added",
            event(kAssigned, kAdd),
            pod,

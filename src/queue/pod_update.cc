@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace ksched::queue {
@@ -9,6 +10,8 @@ namespace {
 
 // Declared before the templates so that eq() on vectors and optionals finds them.
 bool eq(const api::OwnerReference& a, const api::OwnerReference& b);
+bool eq(const api::ResourceRequirements& a, const api::ResourceRequirements& b);
+bool eq(const api::ContainerStatus& a, const api::ContainerStatus& b);
 bool eq(const api::ContainerPort& a, const api::ContainerPort& b);
 bool eq(const api::Container& a, const api::Container& b);
 bool eq(const api::PreferredSchedulingTerm& a, const api::PreferredSchedulingTerm& b);
@@ -50,6 +53,15 @@ bool eq(const std::vector<T>& a, const std::vector<T>& b) {
 bool eq(const api::OwnerReference& a, const api::OwnerReference& b) {
   return a.apiVersion == b.apiVersion && a.kind == b.kind && a.name == b.name && a.uid == b.uid &&
          a.controller == b.controller;
+}
+
+bool eq(const api::ResourceRequirements& a, const api::ResourceRequirements& b) {
+  return a.requests == b.requests && a.limits == b.limits;
+}
+
+bool eq(const api::ContainerStatus& a, const api::ContainerStatus& b) {
+  return a.name == b.name && a.allocatedResources == b.allocatedResources &&
+         eq(a.resources, b.resources);
 }
 
 bool eq(const api::ContainerPort& a, const api::ContainerPort& b) {
@@ -156,10 +168,11 @@ bool metaEqual(const api::ObjectMeta& a, const api::ObjectMeta& b) {
 }
 
 bool specEqual(const api::PodSpec& a, const api::PodSpec& b) {
-  return a.nodeName == b.nodeName && a.schedulerName == b.schedulerName &&
-         a.priority == b.priority && a.priorityClassName == b.priorityClassName &&
-         a.preemptionPolicy == b.preemptionPolicy && a.nodeSelector == b.nodeSelector &&
-         eq(a.affinity, b.affinity) && a.tolerations == b.tolerations &&
+  return a.nodeName == b.nodeName && eq(a.resources, b.resources) &&
+         a.schedulerName == b.schedulerName && a.priority == b.priority &&
+         a.priorityClassName == b.priorityClassName && a.preemptionPolicy == b.preemptionPolicy &&
+         a.nodeSelector == b.nodeSelector && eq(a.affinity, b.affinity) &&
+         a.tolerations == b.tolerations &&
          eq(a.topologySpreadConstraints, b.topologySpreadConstraints) &&
          eq(a.containers, b.containers) && eq(a.initContainers, b.initContainers) &&
          a.overhead == b.overhead && eq(a.volumes, b.volumes) &&
@@ -171,6 +184,19 @@ bool specEqual(const api::PodSpec& a, const api::PodSpec& b) {
 
 bool isPodUpdated(const api::Pod& oldPod, const api::Pod& newPod) {
   return !metaEqual(oldPod.metadata, newPod.metadata) || !specEqual(oldPod.spec, newPod.spec);
+}
+
+bool podResizeStatusChanged(const api::Pod& oldPod, const api::Pod& newPod) {
+  const api::PodStatus& a = oldPod.status;
+  const api::PodStatus& b = newPod.status;
+  auto resizeReason = [](const api::Pod& p) -> std::string_view {
+    const api::PodCondition* c = p.condition(api::kPodConditionResizePending);
+    return c != nullptr ? std::string_view(c->reason) : std::string_view();
+  };
+  return !eq(a.containerStatuses, b.containerStatuses) ||
+         !eq(a.initContainerStatuses, b.initContainerStatuses) ||
+         a.allocatedResources != b.allocatedResources || !eq(a.resources, b.resources) ||
+         resizeReason(oldPod) != resizeReason(newPod);
 }
 
 }  // namespace ksched::queue

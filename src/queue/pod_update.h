@@ -13,4 +13,8 @@ namespace ksched::queue {
 
 [[nodiscard]] bool isPodUpdated(const api::Pod& oldPod, const api::Pod& newPod);
 
+// The status fields the effective requests of a pod on a node read changed (in-place resize:
+// containers' and the pod's allocated and actual resources, the PodResizePending reason).
+[[nodiscard]] bool podResizeStatusChanged(const api::Pod& oldPod, const api::Pod& newPod);
+
 }  // namespace ksched::queue

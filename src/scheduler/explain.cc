@@ -150,7 +150,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
   }
 
-  const Context ctx{pod, api::effectiveRequestsResource(pod), snapshot, &fwk.listers()};
+  const Context ctx{pod, api::schedulingRequestsResource(pod), snapshot, &fwk.listers()};
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
@@ -448,7 +448,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     std::string node, text;
   };
   std::vector<Close> closest;
-  const api::Resource requests = api::effectiveRequestsResource(pod);
+  const api::Resource requests = api::schedulingRequestsResource(pod);
   for (const auto& [node, status] : diagnosis.nodeToStatus) {
     for (const auto& r : status.reasons()) {
       auto& entry = reasons[{status.plugin(), r}];

@@ -360,11 +360,15 @@ void SchedulerCore::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
     if (Status s = cache_.updatePod(oldPod, newPod); !s.ok()) {
       spdlog::error("cache: {}", s.message());
     }
-    // A status update (the kubelet's) changes nothing a pending pod could wait for.
+    // Of a status update (the kubelet's) only an in-place resize reported there can help a
+    // pending pod: the room it frees.
     if (queue::isPodUpdated(*oldPod, *newPod)) {
       for (const ClusterEvent& ev : podSchedulingPropertiesChange(*newPod, *oldPod)) {
         queue_->moveAllToActiveOrBackoffQueue(ev, oldPod, newPod);
       }
+    } else if (queue::podResizeStatusChanged(*oldPod, *newPod) && podScaledDown(*newPod, *oldPod)) {
+      queue_->moveAllToActiveOrBackoffQueue(
+          ClusterEvent{EventResource::kAssignedPod, kUpdatePodScaleDown, {}}, oldPod, newPod);
     }
     return;
   }

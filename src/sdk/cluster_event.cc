@@ -1,7 +1,7 @@
+#include <map>
+
 #include <ksched/api/pod_resources.h>
 #include <ksched/cluster_event.h>
-
-#include <map>
 
 namespace ksched {
 
@@ -78,17 +78,6 @@ std::string ClusterEvent::label() const {
 
 namespace {
 
-bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod) {
-  const api::ResourceList before = api::effectiveRequests(oldPod);
-  if (before.empty()) return false;
-  const api::ResourceList after = api::effectiveRequests(newPod);
-  for (const auto& [name, q] : before) {
-    auto it = after.find(name);
-    if (it == after.end() || q.milliValue() > it->second.milliValue()) return true;
-  }
-  return false;
-}
-
 std::map<std::string_view, std::string_view> conditionMap(const api::Node& n) {
   std::map<std::string_view, std::string_view> m;
   for (const auto& c : n.status.conditions) m[c.type] = c.status;
@@ -96,6 +85,22 @@ std::map<std::string_view, std::string_view> conditionMap(const api::Node& n) {
 }
 
 }  // namespace
+
+bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod) {
+  // Upstream extractPodScaleDown: resize status per InPlacePodVerticalScaling, pod-level requests
+  // always, pod-level status totals not read.
+  api::PodResourcesOptions options;
+  options.skipPodLevelResources = false;
+  options.podLevelStatusResources = false;
+  const api::ResourceList before = api::effectiveRequests(oldPod, options);
+  if (before.empty()) return false;
+  const api::ResourceList after = api::effectiveRequests(newPod, options);
+  for (const auto& [name, q] : before) {
+    auto it = after.find(name);
+    if (it == after.end() || q.milliValue() > it->second.milliValue()) return true;
+  }
+  return false;
+}
 
 std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
                                                         const api::Pod& oldPod) {

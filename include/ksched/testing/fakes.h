@@ -7,6 +7,7 @@
 //   auto plugin = myplugin::New(args, handle);
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -99,6 +100,21 @@ class PodWrapper {
     c.resources.requests = makeResourceList(requests);
     if (sidecar) c.restartPolicy = std::string(api::kContainerRestartPolicyAlways);
     pod_.spec.initContainers.push_back(std::move(c));
+    return *this;
+  }
+  // Pod-level requests (spec.resources.requests).
+  PodWrapper& podReq(const ResourcePairs& requests) {
+    pod_.spec.resources.emplace().requests = makeResourceList(requests);
+    return *this;
+  }
+  // What the kubelet allocated to the last container added (in-place resize status).
+  PodWrapper& allocated(const ResourcePairs& resources) {
+    const std::string& name = pod_.spec.containers.back().name;
+    auto& statuses = pod_.status.containerStatuses;
+    auto it = std::find_if(statuses.begin(), statuses.end(),
+                           [&](const api::ContainerStatus& s) { return s.name == name; });
+    if (it == statuses.end()) it = statuses.insert(statuses.end(), api::ContainerStatus{name});
+    it->allocatedResources = makeResourceList(resources);
     return *this;
   }
   PodWrapper& overhead(const ResourcePairs& o) {
