@@ -92,11 +92,67 @@ TEST(QueuePodUpdateTest, OnlySchedulingRelevantChangesCount) {
        true},
       {"deletion", [](api::Pod& p) { p.metadata.deletionTimestamp = "2024-01-01T00:00:00Z"; },
        true},
+      {"pod-level requests",
+       [](api::Pod& p) { p.spec.resources.emplace().requests["cpu"] = api::Quantity::parse("1"); },
+       true},
+      {"resize status",
+       [](api::Pod& p) {
+         p.status.containerStatuses.push_back(
+             {.name = "c", .allocatedResources = {{"cpu", api::Quantity::parse("1")}}});
+       },
+       false},
   };
   for (const auto& c : cases) {
     api::Pod changed = base;
     c.mutate(changed);
     EXPECT_EQ(isPodUpdated(base, changed), c.want) << c.name;
+  }
+}
+
+TEST(QueuePodUpdateTest, ResizeStatusChanges) {
+  api::Pod base;
+  base.spec.containers.push_back({.name = "c"});
+  base.status.containerStatuses.push_back(
+      {.name = "c", .allocatedResources = {{"cpu", api::Quantity::parse("2")}}});
+  const struct {
+    const char* name;
+    void (*mutate)(api::Pod&);
+    bool want;
+  } cases[] = {
+      {"nothing", [](api::Pod&) {}, false},
+      {"phase and other conditions",
+       [](api::Pod& p) {
+         p.status.phase = "Running";
+         p.status.conditions.push_back({.type = "Ready", .status = "True"});
+       },
+       false},
+      {"allocated",
+       [](api::Pod& p) {
+         p.status.containerStatuses[0].allocatedResources["cpu"] = api::Quantity::parse("1");
+       },
+       true},
+      {"actual",
+       [](api::Pod& p) {
+         p.status.containerStatuses[0].resources.emplace().requests["cpu"] =
+             api::Quantity::parse("1");
+       },
+       true},
+      {"init container status",
+       [](api::Pod& p) { p.status.initContainerStatuses.push_back({.name = "i"}); }, true},
+      {"pod-level allocated",
+       [](api::Pod& p) { p.status.allocatedResources["cpu"] = api::Quantity::parse("1"); }, true},
+      {"pod-level actual", [](api::Pod& p) { p.status.resources.emplace(); }, true},
+      {"resize infeasible",
+       [](api::Pod& p) {
+         p.status.conditions.push_back(
+             {.type = "PodResizePending", .status = "True", .reason = "Infeasible"});
+       },
+       true},
+  };
+  for (const auto& c : cases) {
+    api::Pod changed = base;
+    c.mutate(changed);
+    EXPECT_EQ(podResizeStatusChanged(base, changed), c.want) << c.name;
   }
 }
 

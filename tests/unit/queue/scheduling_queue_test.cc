@@ -543,12 +543,64 @@ TEST(PodSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
          p.metadata.labels["x"] = "y";
        },
        {"AssignedPodUpdatePodLabel"}},
+      {"pod-level cpu request below the containers' sum",
+       [](api::Pod& p) {
+         p.spec.resources.emplace().requests["cpu"] = api::Quantity::parse("200m");
+       },
+       {"UnschedulablePodUpdatePodScaleDown"}},
   };
   for (const auto& c : cases) {
     api::Pod changed = base;
     c.change(changed);
     EXPECT_EQ(labels(podSchedulingPropertiesChange(changed, base)), c.want) << c.name;
   }
+}
+
+// In-place resize of a bound pod: the spec goes down first, then the kubelet reports the
+// allocated and actual sizes in status. The room is free (UpdatePodScaleDown) only once the
+// status says so; while the resize is infeasible the spec does not count.
+TEST(PodSchedulingPropertiesChangeTest, ResizeStatusScaleDown) {
+  api::Pod bound;
+  bound.spec.nodeName = "n";
+  api::Container ctr;
+  ctr.name = "c";
+  ctr.resources.requests = {{"cpu", api::Quantity::parse("2")}};
+  bound.spec.containers = {ctr};
+  bound.status.containerStatuses = {
+      {.name = "c", .allocatedResources = {{"cpu", api::Quantity::parse("2")}}}};
+  auto cpu = [](std::string_view q) { return api::ResourceList{{"cpu", api::Quantity::parse(q)}}; };
+  auto labels = [](const std::vector<ClusterEvent>& evs) {
+    Keys out;
+    for (const auto& e : evs) out.push_back(e.label());
+    return out;
+  };
+
+  api::Pod specDown = bound;
+  specDown.spec.containers[0].resources.requests = cpu("1");
+  EXPECT_FALSE(podScaledDown(specDown, bound)) << "spec down, still allocated at 2";
+
+  api::Pod allocatedDown = specDown;
+  allocatedDown.status.containerStatuses[0].allocatedResources = cpu("1");
+  EXPECT_TRUE(podScaledDown(allocatedDown, specDown)) << "allocated down";
+
+  api::Pod actualDown = specDown;
+  actualDown.status.containerStatuses[0].resources.emplace().requests = cpu("1");
+  EXPECT_FALSE(podScaledDown(actualDown, specDown)) << "actual down, allocated still 2";
+
+  // A resize up that turns out infeasible: spec 4, allocated 2. Counted at 4 while pending,
+  // at 2 once the kubelet says Infeasible.
+  api::Pod specUp = bound;
+  specUp.spec.containers[0].resources.requests = cpu("4");
+  api::Pod infeasible = specUp;
+  infeasible.status.conditions.push_back(
+      {.type = "PodResizePending", .status = "True", .reason = "Infeasible"});
+  EXPECT_TRUE(podScaledDown(infeasible, specUp));
+  EXPECT_EQ(labels(podSchedulingPropertiesChange(infeasible, specUp)),
+            Keys{"AssignedPodUpdatePodScaleDown"});
+  api::Pod deferred = specUp;
+  deferred.status.conditions.push_back(
+      {.type = "PodResizePending", .status = "True", .reason = "Deferred"});
+  EXPECT_FALSE(podScaledDown(deferred, specUp));
 }
 
 TEST(NodeSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {

@@ -311,6 +311,37 @@ TEST(SchedulerCoreTest, UnschedulablePodGetsPodScheduledFalseAndAnEvent) {
   EXPECT_EQ(c.core->queue().counts().unschedulable, 1u);
 }
 
+// In-place resize of a bound pod, as the feed shows it: the spec goes down, then the kubelet's
+// status write reports the smaller allocation. Only that status write frees the room, and it
+// must move the pending pod out of the unschedulable pods.
+TEST(SchedulerCoreTest, ResizeReportedInStatusRequeuesPendingPods) {
+  Core c;
+  c.start({node("node-a", "4")});
+  const PodWrapper big = pod("big", "3").nodeName("node-a").allocated({{"cpu", "3"}});
+  c.core->onPodAdd(big.ptr());
+  c.core->onPodAdd(pod("p", "2").ptr());
+  ASSERT_TRUE(eventually([&] { return c.core->queue().counts().unschedulable == 1; }));
+
+  api::Pod specDown = big.obj();
+  specDown.spec.containers[0].resources.requests["cpu"] = api::Quantity::parse("1");
+  const auto specDownPtr = std::make_shared<const api::Pod>(specDown);
+  c.core->onPodUpdate(big.ptr(), specDownPtr);
+  EXPECT_EQ(c.requestedMilliCPU("node-a"), 3000);  // still allocated at 3
+  EXPECT_EQ(c.core->queue().counts().unschedulable, 1u);
+
+  api::Pod allocatedDown = specDown;
+  allocatedDown.status.containerStatuses[0].allocatedResources["cpu"] = api::Quantity::parse("1");
+  c.core->onPodUpdate(specDownPtr, std::make_shared<const api::Pod>(allocatedDown));
+  EXPECT_EQ(c.core->queue().counts().unschedulable, 0u);
+  // Out of backoff when the active queue is empty (SchedulerPopFromBackoffQ): p now fits.
+  ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 1; }));
+  auto binds = callsOf(c.api, "bind");
+  ASSERT_EQ(binds.size(), 1u);
+  EXPECT_EQ(binds[0].target, "default/p");
+  EXPECT_EQ(binds[0].body, "node-a");
+  EXPECT_EQ(c.requestedMilliCPU("node-a"), 3000);  // big at 1, p at 2
+}
+
 TEST(SchedulerCoreTest, ConflictOnTheStatusPatchIsNotRetriedAndKeepsThePodQueued) {
   Core c;
   c.api.answerWith([](const FakeClusterApi::Call& call) -> ApiResult {
