@@ -60,6 +60,8 @@ void pod(const json& j) {
   useMeta(p.metadata);
   (void)api::nonZeroRequests(p);
   (void)api::effectiveRequestsResource(p);
+  (void)api::nodePodRequests(p);
+  (void)api::schedulingRequestsResource(p);
   fuzz::dump(extender::encodePod(p));
 }
 

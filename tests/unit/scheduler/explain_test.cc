@@ -99,6 +99,37 @@ TEST(Explain, EveryRejectingFilterIsKeptAndTheFirstMakesUpstreamsMessage) {
   EXPECT_THAT(table, ::testing::Not(HasSubstr("\n  tainted: "))) << "two plugins reject it";
 }
 
+// Pod-level requests (3 cpu) replace the containers' sum (1 cpu, which would fit): the
+// rejection names cpu with the pod-level number, and the node's use counts the resized pod on
+// it at its allocated size (2, spec 1).
+TEST(Explain, PodLevelRequestsAndResizedPodsInTheShortfall) {
+  Env env({PodWrapper("grown")
+               .uid("grown")
+               .nodeName("n1")
+               .req({{"cpu", "1"}})
+               .allocated({{"cpu", "2"}})
+               .ptr()},
+          {NodeWrapper("n1").capacity({{"cpu", "4"}, {"pods", "10"}}).ptr()});
+  const api::Pod pod = PodWrapper("p")
+                           .uid("p")
+                           .req({{"cpu", "500m"}})
+                           .req({{"cpu", "500m"}})
+                           .podReq({{"cpu", "3"}})
+                           .obj();
+  Explanation e = env.explain(pod);
+  EXPECT_THAT(e.fitError, HasSubstr("0/1 nodes are available: 1 Insufficient cpu."));
+  const auto& n1 = filtered(e, "n1");
+  ASSERT_EQ(n1.rejections.size(), 1u);
+  EXPECT_EQ(n1.rejections[0].plugin, "NodeResourcesFit");
+  ASSERT_EQ(n1.rejections[0].shortfalls.size(), 1u);
+  const auto& f = n1.rejections[0].shortfalls[0];
+  EXPECT_EQ(f.resource, "cpu");
+  EXPECT_EQ(f.requested, 3000);
+  EXPECT_EQ(f.allocatable, 4000);
+  EXPECT_EQ(f.inUse, 2000);
+  EXPECT_THAT(toTable(e), HasSubstr("n1: Insufficient cpu: needs 3, free 2\n"));
+}
+
 TEST(Explain, FeasibleNodesCarryEachScorePluginsPartAndTheTopIsSelected) {
   Env env({},
           {NodeWrapper("a").capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "10"}}).ptr(),
