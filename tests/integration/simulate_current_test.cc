@@ -60,7 +60,8 @@ std::string node(const std::string& name, const std::string& cpu) {
   return R"(apiVersion: v1
 kind: Node
 metadata:
-  name: )" + name +
+  name: )" +
+         name +
          R"(
   labels:
     kubernetes.io/hostname: )" +
@@ -79,10 +80,12 @@ std::string podLevelPod(const std::string& name, const std::string& podCpu) {
   return R"(apiVersion: v1
 kind: Pod
 metadata:
-  name: )" + name +
+  name: )" +
+         name +
          R"(
   namespace: shop
-  uid: )" + name +
+  uid: )" +
+         name +
          R"(-uid
 spec:
   schedulerName: default-scheduler
@@ -116,14 +119,17 @@ std::string resizedPod(const std::string& name, const std::string& nodeName,
   return R"(apiVersion: v1
 kind: Pod
 metadata:
-  name: )" + name +
+  name: )" +
+         name +
          R"(
   namespace: shop
-  uid: )" + name +
+  uid: )" +
+         name +
          R"(-uid
   generation: 2
 spec:
-  nodeName: )" + nodeName +
+  nodeName: )" +
+         nodeName +
          R"(
   containers:
   - name: app
@@ -163,10 +169,12 @@ std::string pendingPod(const std::string& name, const std::string& cpu) {
   return R"(apiVersion: v1
 kind: Pod
 metadata:
-  name: )" + name +
+  name: )" +
+         name +
          R"(
   namespace: shop
-  uid: )" + name +
+  uid: )" +
+         name +
          R"(-uid
 spec:
   containers:
@@ -221,32 +229,30 @@ TEST_F(SimulateCurrent, PodLevelRequestsDecideWhereAPodFits) {
 // no longer fits, though it would at grown's spec size. While a resize is Infeasible the spec is
 // not counted: "stuck" asks 3 in spec but is allocated 1, and "web" fits beside it.
 TEST_F(SimulateCurrent, AResizedPodCountsAtItsStatusSize) {
-  const std::string grown =
-      file("grown.yaml", node("n1", "4") + resizedPod("grown", "n1", "1", "3") +
-                             pendingPod("web", "2"));
+  const std::string grown = file(
+      "grown.yaml", node("n1", "4") + resizedPod("grown", "n1", "1", "3") + pendingPod("web", "2"));
   auto pods = simulate(grown);
   ASSERT_EQ(pods.count("web"), 1u);
   EXPECT_TRUE(pods["web"].at("node").is_null()) << pods["web"].dump(2);
   EXPECT_THAT(pods["web"].at("reason").get<std::string>(),
               HasSubstr("0/1 nodes are available: 1 Insufficient cpu."));
   ASSERT_FALSE(pods["web"].at("diagnosis").at("closest").empty());
-  EXPECT_EQ(pods["web"].at("diagnosis").at("closest")[0].at("shortfall"),
-            "cpu: needs 2, free 1");
+  EXPECT_EQ(pods["web"].at("diagnosis").at("closest")[0].at("shortfall"), "cpu: needs 2, free 1");
 
   // The same pod without the resize reported: web fits.
-  const std::string notResized = file("not-resized.yaml", node("n1", "4") +
-                                                              resizedPod("grown", "n1", "1", "1") +
-                                                              pendingPod("web", "2"));
+  const std::string notResized =
+      file("not-resized.yaml",
+           node("n1", "4") + resizedPod("grown", "n1", "1", "1") + pendingPod("web", "2"));
   EXPECT_EQ(simulate(notResized)["web"].at("node"), "n1");
 
-  const std::string infeasible = file(
-      "infeasible.yaml",
-      node("n1", "4") +
-          resizedPod("stuck", "n1", "3", "1",
-                     "  - {type: PodResizePending, status: \"True\", reason: Infeasible,\n"
-                     "     message: \"Node didn't have enough capacity: cpu, requested: 3000, "
-                     "capacity: 2000\"}\n") +
-          pendingPod("web", "2"));
+  const std::string infeasible =
+      file("infeasible.yaml",
+           node("n1", "4") +
+               resizedPod("stuck", "n1", "3", "1",
+                          "  - {type: PodResizePending, status: \"True\", reason: Infeasible,\n"
+                          "     message: \"Node didn't have enough capacity: cpu, requested: 3000, "
+                          "capacity: 2000\"}\n") +
+               pendingPod("web", "2"));
   EXPECT_EQ(simulate(infeasible)["web"].at("node"), "n1");
 
   // Deferred: the kubelet will retry, the spec (3) stays counted.
