@@ -41,12 +41,24 @@ void from_json(const nlohmann::json& j, ContainerPort& p) {
   if (p.protocol.empty()) p.protocol = kProtocolTCP;
 }
 
+void from_json(const nlohmann::json& j, ContainerRestartRule& r) {
+  readField(j, "action", r.action);
+}
+
+void from_json(const nlohmann::json& j, VolumeMount& m) {
+  readField(j, "name", m.name);
+  readField(j, "mountPath", m.mountPath);
+  readField(j, "bindMountOptions", m.bindMountOptions);
+}
+
 void from_json(const nlohmann::json& j, Container& c) {
   readField(j, "name", c.name);
   readField(j, "image", c.image);
   readField(j, "resources", c.resources);
   readField(j, "ports", c.ports);
   readField(j, "restartPolicy", c.restartPolicy);
+  readField(j, "restartPolicyRules", c.restartPolicyRules);
+  readField(j, "volumeMounts", c.volumeMounts);
 }
 
 void from_json(const nlohmann::json& j, PreferredSchedulingTerm& t) {
@@ -141,6 +153,17 @@ void from_json(const nlohmann::json& j, Volume& v) {
   }
 }
 
+void from_json(const nlohmann::json& j, PodResourceClaim& c) {
+  readField(j, "name", c.name);
+  readField(j, "resourceClaimName", c.resourceClaimName);
+  readField(j, "resourceClaimTemplateName", c.resourceClaimTemplateName);
+}
+
+void from_json(const nlohmann::json& j, PodResourceClaimStatus& s) {
+  readField(j, "name", s.name);
+  readField(j, "resourceClaimName", s.resourceClaimName);
+}
+
 void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "nodeName", s.nodeName);
   readField(j, "schedulerName", s.schedulerName);
@@ -161,6 +184,10 @@ void from_json(const nlohmann::json& j, PodSpec& s) {
   s.schedulingGates.clear();
   for (auto& g : gates) s.schedulingGates.push_back(std::move(g.name));
   readField(j, "terminationGracePeriodSeconds", s.terminationGracePeriodSeconds);
+  readField(j, "hostNetwork", s.hostNetwork);
+  readField(j, "hostUsers", s.hostUsers);
+  readField(j, "ephemeralContainers", s.ephemeralContainers);
+  readField(j, "resourceClaims", s.resourceClaims);
 }
 
 void from_json(const nlohmann::json& j, PodCondition& c) {
@@ -176,6 +203,7 @@ void from_json(const nlohmann::json& j, PodStatus& s) {
   readField(j, "conditions", s.conditions);
   readField(j, "nominatedNodeName", s.nominatedNodeName);
   readField(j, "startTime", s.startTime);
+  readField(j, "resourceClaimStatuses", s.resourceClaimStatuses);
 }
 
 void from_json(const nlohmann::json& j, Pod& p) {
