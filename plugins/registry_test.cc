@@ -66,6 +66,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "ImageLocality",
                                          "InterPodAffinity",
                                          "NodeAffinity",
+                                         "NodeDeclaredFeatures",
                                          "NodeLabel",
                                          "NodeName",
                                          "NodePorts",

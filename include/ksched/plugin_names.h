@@ -8,7 +8,8 @@
 
 namespace ksched::names {
 
-// kube-scheduler's default profile (v1), in its order.
+// kube-scheduler's default profile (v1), in its order (NodeDeclaredFeatures behind its feature
+// gate).
 inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
 inline constexpr std::string_view kPrioritySort = "PrioritySort";
 inline constexpr std::string_view kNodeUnschedulable = "NodeUnschedulable";
@@ -28,6 +29,7 @@ inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 
 // Kept from kube-scheduler v1.20 for v1beta1 and Policy profiles; in no default profile.
 inline constexpr std::string_view kSelectorSpread = "SelectorSpread";
