@@ -8,8 +8,8 @@
 
 namespace ksched::names {
 
-// kube-scheduler's default profile (v1), in its order (NodeDeclaredFeatures behind its feature
-// gate).
+// kube-scheduler's default profile (v1), in its order (DynamicResources and
+// NodeDeclaredFeatures behind their feature gates).
 inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
 inline constexpr std::string_view kPrioritySort = "PrioritySort";
 inline constexpr std::string_view kNodeUnschedulable = "NodeUnschedulable";
@@ -24,6 +24,7 @@ inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
