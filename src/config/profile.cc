@@ -7,12 +7,9 @@ namespace ksched::config {
 
 PluginSet defaultMultiPoint() {
   using features::Feature;
-  const auto ref = [](std::string_view name, int32_t weight) {
-    return PluginRef{std::string(name), weight};
-  };
   PluginSet s;
-  auto add = [&s, &ref](std::string_view name, int32_t weight = 0) {
-    s.enabled.push_back(ref(name, weight));
+  auto add = [&s](std::string_view name, int32_t weight = 0) {
+    s.enabled.push_back(PluginRef{std::string(name), weight});
   };
   // Upstream getDefaultPlugins.
   add(names::kSchedulingGates);
