@@ -4,10 +4,12 @@
 #include "plugins/coscheduling/coscheduling.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/legacy_resource_scoring/legacy_resource_scoring.h"
 #include "plugins/node_affinity/node_affinity.h"
+#include "plugins/node_declared_features/node_declared_features.h"
 #include "plugins/node_label/node_label.h"
 #include "plugins/node_name/node_name.h"
 #include "plugins/node_ports/node_ports.h"
@@ -49,6 +51,8 @@ Registry inTreeRegistry() {
   r.add(std::string(NodeVolumeLimits::kName), nodeVolumeLimitsFactory());
   r.add(std::string(VolumeBinding::kName), volumeBindingFactory());
   r.add(std::string(VolumeZone::kName), volumeZoneFactory());
+  r.add(std::string(DynamicResources::kName), dynamicResourcesFactory());
+  r.add(std::string(NodeDeclaredFeatures::kName), nodeDeclaredFeaturesFactory());
   // Kept from v1.20 for v1beta1 and Policy profiles; in no default profile.
   r.add(std::string(SelectorSpread::kName), selectorSpreadFactory());
   r.add(std::string(ServiceAffinity::kName), serviceAffinityFactory());

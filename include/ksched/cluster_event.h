@@ -53,10 +53,12 @@ enum ActionType : uint32_t {
   kUpdatePodScaleDown = 1u << 8,  // some resource request went down or away
   kUpdatePodTolerations = 1u << 9,
   kUpdatePodSchedulingGatesEliminated = 1u << 10,
-  kUpdateOther = 1u << 11,  // a pod update that is none of the above
+  kUpdateOther = 1u << 11,                // a pod update that is none of the above
+  kUpdateNodeDeclaredFeature = 1u << 12,  // status.declaredFeatures
   kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
-            kUpdateNodeAnnotation | kUpdatePodLabel | kUpdatePodScaleDown | kUpdatePodTolerations |
-            kUpdatePodSchedulingGatesEliminated | kUpdateOther,
+            kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature | kUpdatePodLabel |
+            kUpdatePodScaleDown | kUpdatePodTolerations | kUpdatePodSchedulingGatesEliminated |
+            kUpdateOther,
   kAll = kAdd | kDelete | kUpdate,
 };
 
@@ -152,8 +154,8 @@ inline const ClusterEvent kForceActivate{EventResource::kWildcard, kAll, "ForceA
 [[nodiscard]] bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod);
 // How a node changed, as upstream's nodeSchedulingPropertiesChange: kUpdateNodeAllocatable,
 // kUpdateNodeLabel, kUpdateNodeTaint (taints, or spec.unschedulable turned false),
-// kUpdateNodeCondition (conditions compared as a type -> status map), kUpdateNodeAnnotation;
-// empty if none of these changed.
+// kUpdateNodeCondition (conditions compared as a type -> status map), kUpdateNodeAnnotation,
+// kUpdateNodeDeclaredFeature (status.declaredFeatures); empty if none of these changed.
 [[nodiscard]] std::vector<ClusterEvent> nodeSchedulingPropertiesChange(const api::Node& newNode,
                                                                        const api::Node& oldNode);
 

@@ -18,6 +18,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/resources.h>
+#include <ksched/helper/node_declared_features.h>
 
 namespace ksched {
 
@@ -104,14 +105,19 @@ class NodeInfo {
   [[nodiscard]] const std::map<std::string, int, std::less<>>& pvcRefCounts() const noexcept {
     return pvcRefCounts_;
   }
+  // The node's status.declaredFeatures known to the registry (helper/node_declared_features.h),
+  // computed once per node update; empty without a node.
+  [[nodiscard]] plugins::helper::FeatureSet declaredFeatures() const noexcept {
+    return declaredFeatures_;
+  }
   // Bumped on every change; the snapshot copies a NodeInfo only when this moved.
   [[nodiscard]] int64_t generation() const noexcept { return generation_; }
 
-  // Sets name, allocatable and imageStates (every name of every image -> its size; numNodes
-  // kept for names already present, else 0). nullptr is removeNode().
+  // Sets name, allocatable, declaredFeatures and imageStates (every name of every image -> its
+  // size; numNodes kept for names already present, else 0). nullptr is removeNode().
   void setNode(NodePtr node);
-  // Keeps the name and the pods (they stay accounted until deleted); clears allocatable and
-  // imageStates.
+  // Keeps the name and the pods (they stay accounted until deleted); clears allocatable,
+  // declaredFeatures and imageStates.
   void removeNode();
   // Accounts the pod: requests, non-zero requests, host ports of its containers and sidecars,
   // affinity lists, PVC references. The caller ensures a uid is added at most once.
@@ -144,6 +150,7 @@ class NodeInfo {
   api::Resource requested_;
   api::Resource nonZeroRequested_;
   api::Resource allocatable_;
+  plugins::helper::FeatureSet declaredFeatures_;
   HostPortInfo usedPorts_;
   std::map<std::string, ImageStateSummary, std::less<>> imageStates_;
   std::map<std::string, int, std::less<>> pvcRefCounts_;

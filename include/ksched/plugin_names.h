@@ -8,7 +8,8 @@
 
 namespace ksched::names {
 
-// kube-scheduler's default profile (v1), in its order.
+// kube-scheduler's default profile (v1), in its order (DynamicResources and
+// NodeDeclaredFeatures behind their feature gates).
 inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
 inline constexpr std::string_view kPrioritySort = "PrioritySort";
 inline constexpr std::string_view kNodeUnschedulable = "NodeUnschedulable";
@@ -23,11 +24,13 @@ inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 
 // Kept from kube-scheduler v1.20 for v1beta1 and Policy profiles; in no default profile.
 inline constexpr std::string_view kSelectorSpread = "SelectorSpread";

@@ -1,4 +1,6 @@
 // TaintToleration (Filter, PreScore, Score, NormalizeScore).
+//   Matching is api::Toleration::toleratesTaint: Equal, Exists, and Gt/Lt while the
+//   TaintTolerationComparisonOperators gate is on.
 //   Filter: rejects a node with a NoSchedule/NoExecute taint the pod does not tolerate.
 //   Score:  the number of PreferNoSchedule taints the pod does not tolerate, normalized in
 //           reverse (fewest intolerable taints -> 100).

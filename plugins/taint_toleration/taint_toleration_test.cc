@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
+
 #include "tests/support/plugin_test_util.h"
 #include "tests/support/queueing_hint_test_util.h"
 
@@ -167,6 +169,113 @@ INSTANTIATE_TEST_SUITE_P(
         ScoreCase{
             "noTaints", PodWrapper(), {NodeWrapper("a"), NodeWrapper("b")}, {0, 0}, {100, 100}}),
     [](const auto& info) { return info.param.name; });
+
+// KEP 5471's SLA example: spot-node-1 has sla=800, the others 950 and 999; a toleration
+// "sla Gt 950" admits only the 999 node, "sla Gt 750" all three, "sla Lt 900" only the spot
+// node; a non-integer taint value admits no Gt toleration. With the gate off (its default) Gt
+// and Lt tolerate nothing.
+TEST(TaintTolerationTest, FilterWithComparisonOperators) {
+  const std::string sla = "node.kubernetes.io/sla";
+  const std::vector<NodeWrapper> nodes = {
+      NodeWrapper("spot-node-1").taint(sla, "800", "NoSchedule"),
+      NodeWrapper("ondemand-node-1").taint(sla, "950", "NoSchedule"),
+      NodeWrapper("premium-node-1").taint(sla, "999", "NoExecute"),
+      NodeWrapper("unrated-node-1").taint(sla, "high", "NoSchedule"),
+  };
+  struct Case {
+    std::string name;
+    PodWrapper pod;
+    std::vector<bool> fitsWithGate;  // per node
+  };
+  const std::vector<Case> cases = {
+      {"critical-workload Gt 950",
+       PodWrapper().toleration(sla, "Gt", "950", ""),
+       {false, false, true, false}},
+      {"cost-optimized Gt 750",
+       PodWrapper().toleration(sla, "Gt", "750", ""),
+       {true, true, true, false}},
+      {"Lt 900", PodWrapper().toleration(sla, "Lt", "900", ""), {true, false, false, false}},
+      {"Gt 750 for NoSchedule only",
+       PodWrapper().toleration(sla, "Gt", "750", "NoSchedule"),
+       {true, true, false, false}},
+      {"flexible: Equal 900 or Gt 900",
+       PodWrapper().toleration(sla, "Equal", "900", "").toleration(sla, "Gt", "900", ""),
+       {false, true, true, false}},
+  };
+  TaintToleration pl;
+  CycleState state;
+  for (const bool gate : {true, false}) {
+    features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, gate);
+    for (const auto& c : cases) {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        SCOPED_TRACE(c.name + " on " + nodes[i].name() + (gate ? ", gate on" : ", gate off"));
+        Status s = pl.filter(state, c.pod.obj(), *testutil::makeNodeInfo(nodes[i]));
+        if (gate && c.fitsWithGate[i]) {
+          EXPECT_TRUE(s.ok()) << s.message();
+        } else {
+          EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+          EXPECT_EQ(s.reasons(), std::vector<std::string>{"node(s) had untolerated taint(s)"});
+        }
+      }
+    }
+  }
+}
+
+// PreferNoSchedule taints a Gt/Lt toleration tolerates do not count against the node.
+TEST(TaintTolerationTest, ScoreWithComparisonOperators) {
+  const auto pod = PodWrapper().toleration("sla", "Gt", "900", "PreferNoSchedule");
+  const std::vector<NodeWrapper> nodes = {NodeWrapper("a").taint("sla", "950", "PreferNoSchedule"),
+                                          NodeWrapper("b").taint("sla", "850", "PreferNoSchedule")};
+  for (const bool gate : {true, false}) {
+    SCOPED_TRACE(gate ? "gate on" : "gate off");
+    features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, gate);
+    TaintToleration pl;
+    CycleState state;
+    std::vector<std::shared_ptr<NodeInfo>> infos;
+    std::vector<const NodeInfo*> ptrs;
+    for (const auto& n : nodes) {
+      infos.push_back(testutil::makeNodeInfo(n));
+      ptrs.push_back(infos.back().get());
+    }
+    ASSERT_TRUE(pl.preScore(state, pod.obj(), ptrs).ok());
+    std::vector<int64_t> raw;
+    for (const NodeInfo* ni : ptrs) {
+      int64_t score = -1;
+      ASSERT_TRUE(pl.score(state, pod.obj(), *ni, score).ok());
+      raw.push_back(score);
+    }
+    EXPECT_EQ(raw, gate ? (std::vector<int64_t>{0, 1}) : (std::vector<int64_t>{1, 1}));
+  }
+}
+
+TEST(TaintTolerationTest, QueueingHintsWithComparisonOperators) {
+  using testutil::event;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, true);
+  const api::Pod pod = PodWrapper("pod").toleration("sla", "Gt", "950", "").obj();
+  TaintToleration pl;
+  testutil::expectHints(
+      pl,
+      {
+          {"added node above the threshold",
+           event(EventResource::kNode, kAdd),
+           pod,
+           {},
+           obj(NodeWrapper("n1").taint("sla", "999", "NoSchedule")),
+           kWantQueue},
+          {"added node below the threshold",
+           event(EventResource::kNode, kAdd),
+           pod,
+           {},
+           obj(NodeWrapper("n1").taint("sla", "800", "NoSchedule")),
+           kWantSkip},
+          {"node's value raised above the threshold", event(EventResource::kNode, kUpdateNodeTaint),
+           pod, obj(NodeWrapper("n1").taint("sla", "800", "NoSchedule")),
+           obj(NodeWrapper("n1").taint("sla", "990", "NoSchedule")), kWantQueue},
+      });
+}
 
 TEST(TaintTolerationTest, ScoreWithoutPreScoreIsError) {
   TaintToleration pl;

@@ -32,6 +32,7 @@ void from_json(const nlohmann::json& j, NodeStatus& s) {
   readField(j, "allocatable", s.allocatable);
   readField(j, "images", s.images);
   readField(j, "conditions", s.conditions);
+  readField(j, "declaredFeatures", s.declaredFeatures);
 }
 
 void from_json(const nlohmann::json& j, Node& n) {

@@ -51,12 +51,24 @@ void from_json(const nlohmann::json& j, ContainerPort& p) {
   if (p.protocol.empty()) p.protocol = kProtocolTCP;
 }
 
+void from_json(const nlohmann::json& j, ContainerRestartRule& r) {
+  readField(j, "action", r.action);
+}
+
+void from_json(const nlohmann::json& j, VolumeMount& m) {
+  readField(j, "name", m.name);
+  readField(j, "mountPath", m.mountPath);
+  readField(j, "bindMountOptions", m.bindMountOptions);
+}
+
 void from_json(const nlohmann::json& j, Container& c) {
   readField(j, "name", c.name);
   readField(j, "image", c.image);
   readField(j, "resources", c.resources);
   readField(j, "ports", c.ports);
   readField(j, "restartPolicy", c.restartPolicy);
+  readField(j, "restartPolicyRules", c.restartPolicyRules);
+  readField(j, "volumeMounts", c.volumeMounts);
 }
 
 void from_json(const nlohmann::json& j, PreferredSchedulingTerm& t) {
@@ -151,6 +163,17 @@ void from_json(const nlohmann::json& j, Volume& v) {
   }
 }
 
+void from_json(const nlohmann::json& j, PodResourceClaim& c) {
+  readField(j, "name", c.name);
+  readField(j, "resourceClaimName", c.resourceClaimName);
+  readField(j, "resourceClaimTemplateName", c.resourceClaimTemplateName);
+}
+
+void from_json(const nlohmann::json& j, PodResourceClaimStatus& s) {
+  readField(j, "name", s.name);
+  readField(j, "resourceClaimName", s.resourceClaimName);
+}
+
 void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "nodeName", s.nodeName);
   readField(j, "resources", s.resources);
@@ -172,6 +195,10 @@ void from_json(const nlohmann::json& j, PodSpec& s) {
   s.schedulingGates.clear();
   for (auto& g : gates) s.schedulingGates.push_back(std::move(g.name));
   readField(j, "terminationGracePeriodSeconds", s.terminationGracePeriodSeconds);
+  readField(j, "hostNetwork", s.hostNetwork);
+  readField(j, "hostUsers", s.hostUsers);
+  readField(j, "ephemeralContainers", s.ephemeralContainers);
+  readField(j, "resourceClaims", s.resourceClaims);
 }
 
 void from_json(const nlohmann::json& j, PodCondition& c) {
@@ -198,6 +225,7 @@ void from_json(const nlohmann::json& j, PodStatus& s) {
   readField(j, "allocatedResources", s.allocatedResources);
   readField(j, "resources", s.resources);
   readField(j, "resize", s.resize);
+  readField(j, "resourceClaimStatuses", s.resourceClaimStatuses);
 }
 
 void from_json(const nlohmann::json& j, Pod& p) {

@@ -1,16 +1,35 @@
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include <ksched/api/decode.h>
+#include <ksched/api/features.h>
 #include <ksched/api/taints.h>
 
 namespace ksched::api {
+
+std::optional<int64_t> parseTolerationInteger(std::string_view s) noexcept {
+  const size_t sign = !s.empty() && s.front() == '-' ? 1 : 0;
+  if (s.size() == sign) return std::nullopt;
+  if (s[sign] == '0' && s.size() > 1) return std::nullopt;  // "007", "-0"
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 bool Toleration::toleratesTaint(const Taint& taint) const noexcept {
   if (!effect.empty() && effect != taint.effect) return false;
   if (!key.empty() && key != taint.key) return false;
   if (operator_.empty() || operator_ == kTolerationOpEqual) return value == taint.value;
-  return operator_ == kTolerationOpExists;
+  if (operator_ == kTolerationOpExists) return true;
+  const bool lt = operator_ == kTolerationOpLt;
+  if (!lt && operator_ != kTolerationOpGt) return false;
+  if (!features::enabled(features::Feature::kTaintTolerationComparisonOperators)) return false;
+  const auto mine = parseTolerationInteger(value);
+  const auto theirs = parseTolerationInteger(taint.value);
+  if (!mine || !theirs) return false;
+  return lt ? *theirs < *mine : *theirs > *mine;
 }
 
 void from_json(const nlohmann::json& j, Taint& t) {

@@ -1,25 +1,39 @@
 #include "config/profile.h"
 
+#include <ksched/api/features.h>
 #include <ksched/plugin_names.h>
 
 namespace ksched::config {
 
 PluginSet defaultMultiPoint() {
-  const auto ref = [](std::string_view name, int32_t weight) {
-    return PluginRef{std::string(name), weight};
-  };
+  using features::Feature;
   PluginSet s;
-  s.enabled = {
-      ref(names::kSchedulingGates, 0),    ref(names::kPrioritySort, 0),
-      ref(names::kNodeUnschedulable, 0),  ref(names::kNodeName, 0),
-      ref(names::kTaintToleration, 3),    ref(names::kNodeAffinity, 2),
-      ref(names::kNodePorts, 0),          ref(names::kNodeResourcesFit, 1),
-      ref(names::kVolumeRestrictions, 0), ref(names::kNodeVolumeLimits, 0),
-      ref(names::kVolumeBinding, 0),      ref(names::kVolumeZone, 0),
-      ref(names::kPodTopologySpread, 2),  ref(names::kInterPodAffinity, 2),
-      ref(names::kDefaultPreemption, 0),  ref(names::kNodeResourcesBalancedAllocation, 1),
-      ref(names::kImageLocality, 1),      ref(names::kDefaultBinder, 0),
+  auto add = [&s](std::string_view name, int32_t weight = 0) {
+    s.enabled.push_back(PluginRef{std::string(name), weight});
   };
+  // Upstream getDefaultPlugins.
+  add(names::kSchedulingGates);
+  add(names::kPrioritySort);
+  add(names::kNodeUnschedulable);
+  add(names::kNodeName);
+  add(names::kTaintToleration, 3);
+  add(names::kNodeAffinity, 2);
+  add(names::kNodePorts);
+  add(names::kNodeResourcesFit, 1);
+  add(names::kVolumeRestrictions);
+  add(names::kNodeVolumeLimits);
+  add(names::kVolumeBinding);
+  add(names::kVolumeZone);
+  add(names::kPodTopologySpread, 2);
+  add(names::kInterPodAffinity, 2);
+  // Before DefaultPreemption: better to free an idle claim than to evict a pod.
+  if (features::enabled(Feature::kDynamicResourceAllocation)) add(names::kDynamicResources, 2);
+  add(names::kDefaultPreemption);
+  add(names::kNodeResourcesBalancedAllocation, 1);
+  add(names::kImageLocality, 1);
+  add(names::kDefaultBinder);
+  // Upstream applyFeatureGates, for the plugins ksched has.
+  if (features::enabled(Feature::kNodeDeclaredFeatures)) add(names::kNodeDeclaredFeatures);
   return s;
 }
 

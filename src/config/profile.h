@@ -88,7 +88,8 @@ struct Profile {
 };
 
 // Upstream v1's default plugins (multiPoint, with score weights) restricted to the plugins
-// ksched implements; docs/plugins.md lists them.
+// ksched implements, with the gated ones (DynamicResources, NodeDeclaredFeatures) in only while
+// their gate is on in features::current(); docs/plugins.md lists them.
 [[nodiscard]] PluginSet defaultMultiPoint();
 
 // A profile named `schedulerName` with the default plugins.

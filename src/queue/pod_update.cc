@@ -72,7 +72,8 @@ bool eq(const api::ContainerPort& a, const api::ContainerPort& b) {
 bool eq(const api::Container& a, const api::Container& b) {
   return a.name == b.name && a.image == b.image && a.resources.requests == b.resources.requests &&
          a.resources.limits == b.resources.limits && eq(a.ports, b.ports) &&
-         a.restartPolicy == b.restartPolicy;
+         a.restartPolicy == b.restartPolicy && a.restartPolicyRules == b.restartPolicyRules &&
+         a.volumeMounts == b.volumeMounts;
 }
 
 bool eq(const api::PreferredSchedulingTerm& a, const api::PreferredSchedulingTerm& b) {
@@ -177,7 +178,9 @@ bool specEqual(const api::PodSpec& a, const api::PodSpec& b) {
          eq(a.containers, b.containers) && eq(a.initContainers, b.initContainers) &&
          a.overhead == b.overhead && eq(a.volumes, b.volumes) &&
          a.schedulingGates == b.schedulingGates &&
-         a.terminationGracePeriodSeconds == b.terminationGracePeriodSeconds;
+         a.terminationGracePeriodSeconds == b.terminationGracePeriodSeconds &&
+         a.hostNetwork == b.hostNetwork && a.hostUsers == b.hostUsers &&
+         eq(a.ephemeralContainers, b.ephemeralContainers) && a.resourceClaims == b.resourceClaims;
 }
 
 }  // namespace

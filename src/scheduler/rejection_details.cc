@@ -9,6 +9,7 @@
 #include <ksched/api/taints.h>
 #include <ksched/api/workloads.h>
 #include <ksched/helper/node_affinity.h>
+#include <ksched/helper/node_declared_features.h>
 #include <ksched/helper/volume_conflict.h>
 #include <ksched/plugin_names.h>
 
@@ -56,12 +57,50 @@ std::string taintText(const api::Taint& t) {
   return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
 }
 
+// Why a Gt/Lt toleration of the pod that names the taint's key and effect does not tolerate
+// it: the gate is off, or a value is not an integer; "" when none applies.
+std::string comparisonNote(const api::Pod& pod, const api::Taint& t) {
+  for (const auto& tol : pod.spec.tolerations) {
+    if (tol.operator_ != api::kTolerationOpGt && tol.operator_ != api::kTolerationOpLt) continue;
+    if ((!tol.key.empty() && tol.key != t.key) || (!tol.effect.empty() && tol.effect != t.effect)) {
+      continue;
+    }
+    if (!features::enabled(features::Feature::kTaintTolerationComparisonOperators)) {
+      return " (toleration operator " + tol.operator_ +
+             " needs the TaintTolerationComparisonOperators feature gate)";
+    }
+    const std::string text =
+        (tol.key.empty() ? "" : tol.key + " ") + tol.operator_ + " " + tol.value;
+    if (!api::parseTolerationInteger(t.value)) {
+      return " (toleration " + text + " compares integers; the taint's value is not one)";
+    }
+    if (!api::parseTolerationInteger(tol.value)) {
+      return " (toleration " + text + ": its value is not an integer)";
+    }
+  }
+  return "";
+}
+
 Details taints(const api::Pod& pod, const api::Node& node) {
   Details out;
   for (const auto& t : node.spec.taints) {
     if (!api::isDoNotScheduleTaint(t)) continue;
     if (api::tolerationsTolerateTaint(pod.spec.tolerations, t)) continue;
-    out.push_back("taint " + taintText(t) + " not tolerated");
+    out.push_back("taint " + taintText(t) + " not tolerated" + comparisonNote(pod, t));
+  }
+  return out;
+}
+
+Details declaredFeatures(const api::Pod& pod, const NodeInfo& node) {
+  Details out;
+  const auto registry = plugins::helper::declaredFeatureRegistry();
+  const auto missing = plugins::helper::requiredFeatures(pod).minus(node.declaredFeatures());
+  const bool none = node.node() == nullptr || node.node()->status.declaredFeatures.empty();
+  for (size_t i = 0; i < registry.size(); ++i) {
+    if (!missing.contains(i)) continue;
+    out.push_back("node does not declare " + std::string(registry[i].name) + " (the pod has " +
+                  std::string(registry[i].neededWhen) + ")" +
+                  (none ? "; the node declares no features (a kubelet older than 1.35?)" : ""));
   }
   return out;
 }
@@ -488,6 +527,7 @@ std::vector<std::string> rejectionDetails(std::string_view plugin, const api::Po
   const api::Node* node = nodeInfo.node();
   if (node == nullptr) return {};
   if (plugin == names::kTaintToleration) return taints(pod, *node);
+  if (plugin == names::kNodeDeclaredFeatures) return declaredFeatures(pod, nodeInfo);
   if (plugin == names::kNodeAffinity) return nodeAffinity(pod, *node);
   if (plugin == names::kNodePorts) return nodePorts(pod, nodeInfo);
   if (plugin == names::kPodTopologySpread) return topologySpread(pod, *node, snapshot);

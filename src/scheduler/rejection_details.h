@@ -1,4 +1,5 @@
-// Why a Filter plugin rejected a node, in words a person can act on: the untolerated taint, the
+// Why a Filter plugin rejected a node, in words a person can act on: the untolerated taint (and
+// why a Gt/Lt toleration did not tolerate it), the node declared feature the pod needs, the
 // node-selector key or affinity term that does not match, the host port and the pod holding it,
 // the spread constraint and its skew, the (anti-)affinity term and the pod behind it, the
 // volume in conflict. Upstream's reasons name none of these; explain (toTable, toJson) and the
@@ -7,11 +8,12 @@
 // The details are recomputed here, after the fact, from the pod, the node's NodeInfo, the
 // snapshot and the cluster's listers, with the SDK's helpers the plugins decide with
 // (<ksched/api/taints.h>, <ksched/api/selectors.h>, <ksched/helper/node_affinity.h>,
-// <ksched/helper/volume_conflict.h>): no Filter computes them, so scheduling pays nothing.
-// What they do not see: pods nominated to the node (a cycle counts them in Filter), the
-// profile's plugin args other than defaults (NodeAffinity's addedAffinity is named, not
-// shown; PodTopologySpread's default constraints get no detail), and without `listers`
-// namespaceSelectors with requirements (no namespace is selected) and PVC/PV lookups.
+// <ksched/helper/node_declared_features.h>, <ksched/helper/volume_conflict.h>): no Filter
+// computes them, so scheduling pays nothing. What they do not see: pods nominated to the node (a
+// cycle counts them in Filter), the profile's plugin args other than defaults (NodeAffinity's
+// addedAffinity is named, not shown; PodTopologySpread's default constraints get no detail), and
+// without `listers` namespaceSelectors with requirements (no namespace is selected) and PVC/PV
+// lookups.
 //
 // Thread-safe: reads only. Cost: per call O(pods on the node) for most plugins; O(pods in the
 // snapshot) for PodTopologySpread, InterPodAffinity and a ReadWriteOncePod conflict.

@@ -142,6 +142,11 @@ framework::Framework* SchedulerCore::frameworkFor(const api::Pod& pod) const {
   return it == byName_.end() ? nullptr : it->second;
 }
 
+Status SchedulerCore::preEnqueueStatus(const api::Pod& pod) const {
+  auto* fwk = frameworkFor(pod);
+  return fwk == nullptr ? Status{} : fwk->runPreEnqueuePlugins(pod);
+}
+
 bool SchedulerCore::responsibleFor(const api::Pod& pod) const {
   return frameworkFor(pod) != nullptr;
 }

@@ -197,6 +197,10 @@ class SchedulerCore {
   // an unknown pod or node, 400 for a pod no profile of this scheduler schedules.
   [[nodiscard]] Explanation explain(const std::string& ns, const std::string& name,
                                     const std::string& node = "");
+  // What the pod's profile's PreEnqueue plugins say of it now, run as the queue runs them:
+  // Success, or the status (with its plugin) that keeps the pod out of activeQ. For saying why
+  // a pending pod was never attempted. Any thread; Success for a pod of no profile.
+  [[nodiscard]] Status preEnqueueStatus(const api::Pod& pod) const;
 
  private:
   struct BindTask;

@@ -51,6 +51,8 @@ std::string_view actionName(uint32_t actions) noexcept {
       return "UpdateNodeCondition";
     case kUpdateNodeAnnotation:
       return "UpdateNodeAnnotation";
+    case kUpdateNodeDeclaredFeature:
+      return "UpdateNodeDeclaredFeature";
     case kUpdatePodLabel:
       return "UpdatePodLabel";
     case kUpdatePodScaleDown:
@@ -134,6 +136,8 @@ std::vector<ClusterEvent> nodeSchedulingPropertiesChange(const api::Node& newNod
       kUpdateNodeTaint);
   add(conditionMap(newNode) != conditionMap(oldNode), kUpdateNodeCondition);
   add(newNode.metadata.annotations != oldNode.metadata.annotations, kUpdateNodeAnnotation);
+  add(newNode.status.declaredFeatures != oldNode.status.declaredFeatures,
+      kUpdateNodeDeclaredFeature);
   return out;
 }
 

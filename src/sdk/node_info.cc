@@ -106,6 +106,7 @@ void NodeInfo::setNode(NodePtr node) {
   node_ = std::move(node);
   name_ = node_->metadata.name;
   allocatable_ = api::Resource::fromList(node_->status.allocatable);
+  declaredFeatures_ = plugins::helper::declaredFeatures(*node_);
   std::map<std::string, ImageStateSummary, std::less<>> states;
   for (const auto& image : node_->status.images) {
     for (const auto& imageName : image.names) {
@@ -124,6 +125,7 @@ void NodeInfo::setNode(NodePtr node) {
 void NodeInfo::removeNode() {
   node_.reset();
   allocatable_ = {};
+  declaredFeatures_ = {};
   imageStates_.clear();
   bump();
 }

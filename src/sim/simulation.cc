@@ -280,6 +280,8 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     } else {
       if (auto e = lastFailure_.find(uid); e != lastFailure_.end()) {
         pr.reason = e->second;
+      } else if (Status gate = core_->preEnqueueStatus(*p); !gate.ok()) {
+        pr.reason = "not attempted: held at PreEnqueue by " + gate.plugin() + ": " + gate.message();
       } else {
         pr.reason = "not attempted: held at PreEnqueue (scheduling gates, or a plugin waiting)";
       }

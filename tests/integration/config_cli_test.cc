@@ -161,6 +161,79 @@ TEST_F(ConfigCliTest, WriteConfigToWithoutConfigWritesTheDefaults) {
   EXPECT_EQ(config::toJson(*loaded.config), config::toJson(want));
 }
 
+// The names of the default profile's multiPoint plugins in a written configuration.
+std::vector<std::string> multiPointNames(const std::string& yaml, const std::string& path) {
+  config::LoadResult loaded =
+      config::loadConfig(yaml, path, config::wiringCheck(plugins::inTreeRegistry()));
+  std::vector<std::string> out;
+  if (!loaded.ok() || loaded.config->profiles.empty()) return out;
+  for (const auto& p : loaded.config->profiles[0].plugins.multiPoint.enabled) {
+    out.push_back(p.name);
+  }
+  return out;
+}
+
+// The default profile is 1.37's: DynamicResources before DefaultPreemption, NodeDeclaredFeatures
+// added by its gate (GA, locked on); the cloud volume-limit plugins are gone.
+TEST_F(ConfigCliTest, WrittenDefaultProfileIsThatOf137) {
+  const std::string out = (dir_ / "defaults.yaml").string();
+  Outcome r = run(with({"--write-config-to=" + out}));
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string written = readFile(out);
+  EXPECT_THAT(written, HasSubstr("      - name: InterPodAffinity\n        weight: 2\n"
+                                 "      - name: DynamicResources\n        weight: 2\n"
+                                 "      - name: DefaultPreemption\n"));
+  EXPECT_THAT(written, HasSubstr("      - name: NodeDeclaredFeatures\n"));
+  EXPECT_EQ(multiPointNames(written, out),
+            (std::vector<std::string>{"SchedulingGates",
+                                      "PrioritySort",
+                                      "NodeUnschedulable",
+                                      "NodeName",
+                                      "TaintToleration",
+                                      "NodeAffinity",
+                                      "NodePorts",
+                                      "NodeResourcesFit",
+                                      "VolumeRestrictions",
+                                      "NodeVolumeLimits",
+                                      "VolumeBinding",
+                                      "VolumeZone",
+                                      "PodTopologySpread",
+                                      "InterPodAffinity",
+                                      "DynamicResources",
+                                      "DefaultPreemption",
+                                      "NodeResourcesBalancedAllocation",
+                                      "ImageLocality",
+                                      "DefaultBinder",
+                                      "NodeDeclaredFeatures"}))
+      << written;
+  for (const char* gone : {"EBSLimits", "GCEPDLimits", "AzureDiskLimits"}) {
+    EXPECT_THAT(written, ::testing::Not(HasSubstr(gone)));
+  }
+  // The gate at its (locked) default is accepted and changes nothing.
+  const std::string same = (dir_ / "same.yaml").string();
+  Outcome s = run(with({"--write-config-to=" + same, "--feature-gates",
+                        "NodeDeclaredFeatures=true,DynamicResourceAllocation=true"}));
+  ASSERT_EQ(s.exitCode, 0) << s.err;
+  EXPECT_EQ(readFile(same), written);
+}
+
+TEST_F(ConfigCliTest, LockedOrUnknownFeatureGatesFailAtStartUp) {
+  const std::string out = (dir_ / "never.yaml").string();
+  Outcome locked =
+      run(with({"--write-config-to=" + out, "--feature-gates", "NodeDeclaredFeatures=false"}));
+  EXPECT_EQ(locked.exitCode, 1);
+  EXPECT_THAT(locked.err, HasSubstr("cannot set feature gate NodeDeclaredFeatures to false, "
+                                    "feature is locked to true"));
+  Outcome unknown = run(with({"--write-config-to=" + out, "--feature-gates=NoSuchGate=true"}));
+  EXPECT_EQ(unknown.exitCode, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("unrecognized feature gate: NoSuchGate"));
+  EXPECT_FALSE(std::filesystem::exists(out)) << "nothing was written";
+  // An alpha gate may be switched on.
+  Outcome alpha = run(with(
+      {"--write-config-to=" + out, "--feature-gates", "TaintTolerationComparisonOperators=true"}));
+  EXPECT_EQ(alpha.exitCode, 0) << alpha.err;
+}
+
 TEST_F(ConfigCliTest, HelpAndVersion) {
   Outcome help = run({"--help"});
   EXPECT_EQ(help.exitCode, 0);

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cluster.h"
 #include "daemon.h"
@@ -186,6 +188,25 @@ TEST_F(SecureServing, ServiceAccountGrantedMetricsReadsMetricsOnly) {
   Answer admin = get(port_, "/configz", {.token = TestCluster::get().config("admin").token});
   EXPECT_EQ(admin.status, 200) << "system:masters reads everything";
   EXPECT_NE(admin.body.find("componentconfig"), std::string::npos);
+}
+
+// /configz of a daemon running against the apiserver shows the default profile of 1.37:
+// DynamicResources before DefaultPreemption and NodeDeclaredFeatures (its gate is on).
+TEST_F(SecureServing, ConfigzShowsTheDefaultProfileOf137) {
+  start();
+  Answer c = get(port_, "/configz", {.token = TestCluster::get().config("admin").token});
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json j = json::parse(c.body);
+  std::vector<std::string> names;
+  for (const auto& p :
+       j.at("componentconfig").at("profiles").at(0).at("plugins").at("multiPoint").at("enabled")) {
+    names.push_back(p.at("name"));
+  }
+  auto at = [&names](const std::string& n) { return std::find(names.begin(), names.end(), n); };
+  ASSERT_NE(at("NodeDeclaredFeatures"), names.end()) << c.body;
+  ASSERT_NE(at("DynamicResources"), names.end()) << c.body;
+  EXPECT_EQ(at("DynamicResources") + 1, at("DefaultPreemption")) << c.body;
+  EXPECT_EQ(at("EBSLimits"), names.end()) << c.body;
 }
 
 TEST_F(SecureServing, ClientCertificatesFromTheClusterCaAuthenticateAsTheirCommonName) {

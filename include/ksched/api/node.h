@@ -42,6 +42,9 @@ struct NodeStatus {
   ResourceList allocatable;
   std::vector<ContainerImage> images;
   std::vector<NodeCondition> conditions;
+  // The features the kubelet declares (KEP 5328), sorted and unique as the apiserver requires;
+  // empty for a kubelet older than 1.35 or with NodeDeclaredFeatures off.
+  std::vector<std::string> declaredFeatures;
 };
 
 struct Node {

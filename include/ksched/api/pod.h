@@ -22,6 +22,9 @@ namespace ksched::api {
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 inline constexpr std::string_view kProtocolTCP = "TCP";
 inline constexpr std::string_view kContainerRestartPolicyAlways = "Always";
+inline constexpr std::string_view kContainerRestartRuleActionRestart = "Restart";
+inline constexpr std::string_view kContainerRestartRuleActionRestartAllContainers =
+    "RestartAllContainers";
 
 inline constexpr std::string_view kPodPending = "Pending";
 inline constexpr std::string_view kPodRunning = "Running";
@@ -59,12 +62,29 @@ struct ContainerPort {
   std::string protocol{kProtocolTCP};
 };
 
+// One of a container's restartPolicyRules; only the action is read (its exitCodes are not).
+struct ContainerRestartRule {
+  std::string action;  // "Restart" or "RestartAllContainers"
+
+  friend bool operator==(const ContainerRestartRule&, const ContainerRestartRule&) = default;
+};
+
+struct VolumeMount {
+  std::string name;
+  std::string mountPath;
+  std::vector<std::string> bindMountOptions;  // noexec, nodev, nosuid
+
+  friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
+};
+
 struct Container {
   std::string name;
   std::string image;
   ResourceRequirements resources;
   std::vector<ContainerPort> ports;
   std::optional<std::string> restartPolicy;  // init containers only: "Always" makes a sidecar
+  std::vector<ContainerRestartRule> restartPolicyRules;
+  std::vector<VolumeMount> volumeMounts;
 
   // restartPolicy == "Always": a sidecar (restartable init container) when in initContainers.
   [[nodiscard]] bool isRestartable() const noexcept {
@@ -158,6 +178,24 @@ struct Volume {
   std::optional<CSIVolumeSource> csi;
 };
 
+// spec.resourceClaims[] (Dynamic Resource Allocation): exactly one of the two names is set in
+// a valid pod.
+struct PodResourceClaim {
+  std::string name;  // unique in the pod; containers refer to the claim by it
+  std::optional<std::string> resourceClaimName;
+  std::optional<std::string> resourceClaimTemplateName;
+
+  friend bool operator==(const PodResourceClaim&, const PodResourceClaim&) = default;
+};
+
+// status.resourceClaimStatuses[]: the ResourceClaim generated from a template claim.
+struct PodResourceClaimStatus {
+  std::string name;                              // the entry of spec.resourceClaims
+  std::optional<std::string> resourceClaimName;  // unset: no claim was needed
+
+  friend bool operator==(const PodResourceClaimStatus&, const PodResourceClaimStatus&) = default;
+};
+
 struct PodSpec {
   std::string nodeName;
   // Pod-level requests and limits (KEP 2837, spec.resources); nullopt when not set.
@@ -176,6 +214,12 @@ struct PodSpec {
   std::vector<Volume> volumes;
   std::vector<std::string> schedulingGates;  // the gates' names
   std::optional<int64_t> terminationGracePeriodSeconds;
+  bool hostNetwork = false;
+  std::optional<bool> hostUsers;  // unset: true (the host's user namespace)
+  // Read for their volumeMounts (NodeDeclaredFeatures); they request no resources and hold no
+  // ports, so nothing else looks at them.
+  std::vector<Container> ephemeralContainers;
+  std::vector<PodResourceClaim> resourceClaims;
 };
 
 struct PodCondition {
@@ -210,6 +254,7 @@ struct PodStatus {
   // "Infeasible"); decoded for display, no calculation reads it (upstream reads the
   // PodResizePending condition since 1.33).
   std::string resize;
+  std::vector<PodResourceClaimStatus> resourceClaimStatuses;
 };
 
 struct Pod {
@@ -230,6 +275,8 @@ struct Pod {
 
 void from_json(const nlohmann::json& j, ResourceRequirements& r);
 void from_json(const nlohmann::json& j, ContainerPort& p);
+void from_json(const nlohmann::json& j, ContainerRestartRule& r);
+void from_json(const nlohmann::json& j, VolumeMount& m);
 void from_json(const nlohmann::json& j, Container& c);
 void from_json(const nlohmann::json& j, PreferredSchedulingTerm& t);
 void from_json(const nlohmann::json& j, NodeAffinity& a);
@@ -243,6 +290,8 @@ void from_json(const nlohmann::json& j, RBDVolumeSource& s);
 void from_json(const nlohmann::json& j, ISCSIVolumeSource& s);
 void from_json(const nlohmann::json& j, CSIVolumeSource& s);
 void from_json(const nlohmann::json& j, Volume& v);
+void from_json(const nlohmann::json& j, PodResourceClaim& c);
+void from_json(const nlohmann::json& j, PodResourceClaimStatus& s);
 void from_json(const nlohmann::json& j, PodSpec& s);
 void from_json(const nlohmann::json& j, PodCondition& c);
 void from_json(const nlohmann::json& j, ContainerStatus& s);

@@ -17,6 +17,9 @@ inline constexpr std::string_view kTaintEffectNoExecute = "NoExecute";
 
 inline constexpr std::string_view kTolerationOpEqual = "Equal";
 inline constexpr std::string_view kTolerationOpExists = "Exists";
+// Numeric comparison (KEP 5471), behind the TaintTolerationComparisonOperators gate.
+inline constexpr std::string_view kTolerationOpLt = "Lt";
+inline constexpr std::string_view kTolerationOpGt = "Gt";
 
 struct Taint {
   std::string key;
@@ -29,18 +32,27 @@ struct Taint {
 
 struct Toleration {
   std::string key;        // empty with operator Exists: every key
-  std::string operator_;  // "operator" in JSON: "Equal" (also when empty) or "Exists"
+  std::string operator_;  // "operator" in JSON: "Equal" (also when empty), "Exists", "Lt", "Gt"
   std::string value;
   std::string effect;  // empty: every effect
   std::optional<int64_t> tolerationSeconds;
 
-  // Upstream semantics: a non-empty effect must equal the taint's, a non-empty key must equal
-  // the taint's; then Equal (or empty) compares values and Exists matches. Any other operator
-  // tolerates nothing.
+  // Upstream semantics (core/v1 ToleratesTaint): a non-empty effect must equal the taint's, a
+  // non-empty key must equal the taint's; then Equal (or empty) compares values and Exists
+  // matches. Gt tolerates a taint whose value is greater than the toleration's, Lt one whose
+  // value is smaller, both as int64 in canonical form (parseTolerationInteger; anything else on
+  // either side tolerates nothing), and only while the TaintTolerationComparisonOperators gate
+  // is on (features::enabled, read only for these two operators); with the gate off they
+  // tolerate nothing. Any other operator tolerates nothing.
   [[nodiscard]] bool toleratesTaint(const Taint& taint) const noexcept;
 
   friend bool operator==(const Toleration&, const Toleration&) = default;
 };
+
+// The value of a Gt/Lt toleration or of the taint it is compared with, as upstream reads it
+// (content.IsDecimalInteger, then strconv.ParseInt): "0", or an optional '-' and digits not
+// starting with 0, within int64. nullopt for anything else ("", "+1", "007", "-0", "1.5", " 1").
+[[nodiscard]] std::optional<int64_t> parseTolerationInteger(std::string_view s) noexcept;
 
 void from_json(const nlohmann::json& j, Taint& t);
 void from_json(const nlohmann::json& j, Toleration& t);

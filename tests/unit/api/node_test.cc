@@ -33,7 +33,8 @@ TEST(NodeTest, DecodesSchedulerFields) {
       "images": [{"names": ["registry/app@sha256:abc", "registry/app:v1"], "sizeBytes": 123456789}],
       "conditions": [{"type": "MemoryPressure", "status": "False"},
                      {"type": "Ready", "status": "True", "reason": "KubeletReady"}],
-      "nodeInfo": {"kubeletVersion": "v1.31.0"}}})");
+      "declaredFeatures": ["RestartAllContainersOnContainerExits", "SomethingNewer"],
+      "nodeInfo": {"kubeletVersion": "v1.37.0"}}})");
   EXPECT_EQ(n.metadata.name, "node-1");
   EXPECT_EQ(n.metadata.labels.at(std::string(kLabelTopologyZone)), "z1");
   EXPECT_TRUE(n.spec.unschedulable);
@@ -51,6 +52,8 @@ TEST(NodeTest, DecodesSchedulerFields) {
   EXPECT_EQ(n.condition(kNodeConditionReady)->status, kConditionTrue);
   EXPECT_EQ(n.condition("MemoryPressure")->status, kConditionFalse);
   EXPECT_EQ(n.condition("DiskPressure"), nullptr);
+  EXPECT_THAT(n.status.declaredFeatures,
+              ElementsAre("RestartAllContainersOnContainerExits", "SomethingNewer"));
 }
 
 TEST(NodeTest, MissingFieldsKeepDefaults) {
@@ -59,6 +62,7 @@ TEST(NodeTest, MissingFieldsKeepDefaults) {
   EXPECT_TRUE(n.spec.taints.empty());
   EXPECT_TRUE(n.status.allocatable.empty());
   EXPECT_EQ(n.condition(kNodeConditionReady), nullptr);
+  EXPECT_TRUE(n.status.declaredFeatures.empty());
   const auto nulls = decodeString<Node>(R"({"spec": null, "status": {"allocatable": null}})");
   EXPECT_TRUE(nulls.status.allocatable.empty());
 }
@@ -80,6 +84,10 @@ TEST(NodeTest, MalformedInputNamesTheField) {
        "status.images.sizeBytes:"},
       {"conditionsNotArray", R"({"status": {"conditions": "Ready"}})", "status.conditions:"},
       {"metadataLabels", R"({"metadata": {"labels": "x"}})", "metadata.labels:"},
+      {"declaredFeaturesString", R"({"status": {"declaredFeatures": "A"}})",
+       "status.declaredFeatures:"},
+      {"declaredFeatureNumber", R"({"status": {"declaredFeatures": ["A", 2]}})",
+       "status.declaredFeatures:"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

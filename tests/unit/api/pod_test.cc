@@ -272,6 +272,58 @@ TEST(PodTest, Defaults) {
   EXPECT_EQ(rbd.pool, "rbd");
 }
 
+// The fields of a 1.37 apiserver's pod that NodeDeclaredFeatures and DynamicResources read.
+TEST(PodTest, DecodesDeclaredFeatureAndResourceClaimFields) {
+  const auto p = decodeString<Pod>(R"({
+    "metadata": {"name": "trainer", "namespace": "ml"},
+    "spec": {
+      "hostNetwork": true, "hostUsers": false,
+      "initContainers": [{"name": "init", "restartPolicyRules": [
+        {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}],
+      "containers": [{"name": "main", "restartPolicy": "Never",
+        "restartPolicyRules": [{"action": "RestartAllContainers",
+                                "exitCodes": {"operator": "NotIn", "values": [0]}}],
+        "volumeMounts": [{"name": "data", "mountPath": "/data",
+                          "bindMountOptions": ["noexec", "nosuid"]},
+                         {"name": "cfg", "mountPath": "/etc/cfg", "readOnly": true}]}],
+      "ephemeralContainers": [{"name": "debug", "targetContainerName": "main",
+        "volumeMounts": [{"name": "data", "mountPath": "/d", "bindMountOptions": ["nodev"]}]}],
+      "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"},
+                         {"name": "scratch", "resourceClaimTemplateName": "scratch-template"}]},
+    "status": {"resourceClaimStatuses": [{"name": "scratch", "resourceClaimName": "trainer-scratch-x7k"},
+                                         {"name": "gpu"}]}})");
+  const PodSpec& s = p.spec;
+  EXPECT_TRUE(s.hostNetwork);
+  EXPECT_EQ(s.hostUsers, false);
+  ASSERT_EQ(s.containers.size(), 1u);
+  EXPECT_THAT(s.containers[0].restartPolicyRules,
+              ElementsAre(ContainerRestartRule{"RestartAllContainers"}));
+  EXPECT_THAT(s.initContainers[0].restartPolicyRules, ElementsAre(ContainerRestartRule{"Restart"}));
+  EXPECT_THAT(s.containers[0].volumeMounts,
+              ElementsAre(VolumeMount{"data", "/data", {"noexec", "nosuid"}},
+                          VolumeMount{"cfg", "/etc/cfg", {}}));
+  ASSERT_EQ(s.ephemeralContainers.size(), 1u);
+  EXPECT_EQ(s.ephemeralContainers[0].name, "debug");
+  EXPECT_THAT(s.ephemeralContainers[0].volumeMounts,
+              ElementsAre(VolumeMount{"data", "/d", {"nodev"}}));
+  EXPECT_THAT(
+      s.resourceClaims,
+      ElementsAre(PodResourceClaim{"gpu", std::string("gpu-claim"), std::nullopt},
+                  PodResourceClaim{"scratch", std::nullopt, std::string("scratch-template")}));
+  EXPECT_THAT(p.status.resourceClaimStatuses,
+              ElementsAre(PodResourceClaimStatus{"scratch", std::string("trainer-scratch-x7k")},
+                          PodResourceClaimStatus{"gpu", std::nullopt}));
+
+  const auto bare = decodeString<Pod>(R"({"spec": {"containers": [{"name": "c"}]}})");
+  EXPECT_FALSE(bare.spec.hostNetwork);
+  EXPECT_FALSE(bare.spec.hostUsers.has_value());
+  EXPECT_TRUE(bare.spec.containers[0].restartPolicyRules.empty());
+  EXPECT_TRUE(bare.spec.containers[0].volumeMounts.empty());
+  EXPECT_TRUE(bare.spec.ephemeralContainers.empty());
+  EXPECT_TRUE(bare.spec.resourceClaims.empty());
+  EXPECT_TRUE(bare.status.resourceClaimStatuses.empty());
+}
+
 TEST(PodTest, MalformedInputNamesTheField) {
   struct Case {
     std::string name;
@@ -345,6 +397,30 @@ TEST(PodTest, MalformedInputNamesTheField) {
       {"podStatusResourcesString", R"({"status": {"resources": "big"}})",
        "status.resources.expected an object"},
       {"resizeNumber", R"({"status": {"resize": 1}})", "status.resize:"},
+      {"restartRuleActionNumber",
+       R"({"spec": {"containers": [{"restartPolicyRules": [{"action": 1}]}]}})",
+       "spec.containers.restartPolicyRules.action:"},
+      {"restartRulesObject",
+       R"({"spec": {"initContainers": [{"restartPolicyRules": {"action": "Restart"}}]}})",
+       "spec.initContainers.restartPolicyRules:"},
+      {"bindMountOptionsString",
+       R"({"spec": {"containers": [{"volumeMounts": [{"bindMountOptions": "noexec"}]}]}})",
+       "spec.containers.volumeMounts.bindMountOptions:"},
+      {"ephemeralMountName",
+       R"({"spec": {"ephemeralContainers": [{"volumeMounts": [{"name": 7}]}]}})",
+       "spec.ephemeralContainers.volumeMounts.name:"},
+      {"hostNetworkString", R"({"spec": {"hostNetwork": "true"}})", "spec.hostNetwork:"},
+      {"hostUsersNumber", R"({"spec": {"hostUsers": 0}})", "spec.hostUsers:"},
+      {"claimNameNumber", R"({"spec": {"resourceClaims": [{"name": 1}]}})",
+       "spec.resourceClaims.name:"},
+      {"claimTemplateObject",
+       R"({"spec": {"resourceClaims": [{"name": "a", "resourceClaimTemplateName": {}}]}})",
+       "spec.resourceClaims.resourceClaimTemplateName:"},
+      {"claimStatusesObject", R"({"status": {"resourceClaimStatuses": {"name": "a"}}})",
+       "status.resourceClaimStatuses:"},
+      {"claimStatusClaimNumber",
+       R"({"status": {"resourceClaimStatuses": [{"name": "a", "resourceClaimName": 5}]}})",
+       "status.resourceClaimStatuses.resourceClaimName:"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/api/taints.h>
 
 #include "tests/support/api_test_util.h"
@@ -46,6 +47,114 @@ TEST(TolerationTest, ToleratesTaint) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(c.toleration.toleratesTaint(c.taint), c.tolerates);
+  }
+}
+
+// Upstream's TestTolerationToleratesTaint (the Gt/Lt cases) and TestCompareNumericValues
+// (k8s.io/api core/v1 toleration_test.go, KEP 5471): Gt tolerates a taint value above the
+// toleration's, Lt one below; both sides must be int64 in canonical form.
+struct ComparisonCase {
+  std::string name;
+  std::string op;
+  std::string tolerationValue;
+  std::string taintValue;
+  bool tolerates;  // with the gate on; with it off, never
+};
+
+const std::vector<ComparisonCase> kComparisonCases = {
+    // toleration_test.go TestTolerationToleratesTaint.
+    {"gtTaintBelow", "Gt", "950", "800", false},
+    {"gtTaintAbove", "Gt", "750", "950", true},
+    {"ltTaintAbove", "Lt", "800", "950", false},
+    {"ltTaintBelow", "Lt", "950", "800", true},
+    {"gtEqual", "Gt", "950", "950", false},
+    {"gtTaintNotNumeric", "Gt", "950", "high", false},
+    {"gtNegativeBelow", "Gt", "-100", "-200", false},
+    {"gtLargeInt64", "Gt", "9223372036854775806", "100", false},
+    // TestCompareNumericValues.
+    {"gtGreater", "Gt", "100", "200", true},
+    {"gtLess", "Gt", "200", "100", false},
+    {"gtSame", "Gt", "100", "100", false},
+    {"gtNegativeGreater", "Gt", "-100", "-50", true},
+    {"gtNegativeLess", "Gt", "-50", "-100", false},
+    {"gtZeroAndPositive", "Gt", "0", "1", true},
+    {"gtInt64Neighbours", "Gt", "9223372036854775806", "9223372036854775807", true},
+    {"ltLess", "Lt", "200", "100", true},
+    {"ltGreater", "Lt", "100", "200", false},
+    {"ltSame", "Lt", "100", "100", false},
+    {"ltNegativeLess", "Lt", "-50", "-100", true},
+    {"ltNegativeGreater", "Lt", "-100", "-50", false},
+    {"ltZeroAndNegative", "Lt", "0", "-1", true},
+    {"tolerationNotNumeric", "Gt", "abc", "100", false},
+    {"tolerationEmpty", "Gt", "", "100", false},
+    {"tolerationLeadingZero", "Gt", "0100", "200", false},
+    {"tolerationPlusSign", "Gt", "+100", "200", false},
+    {"tolerationFraction", "Gt", "100.5", "200", false},
+    {"tolerationMinusOnly", "Gt", "-", "100", false},
+    {"taintNotNumeric", "Gt", "100", "xyz", false},
+    {"taintEmpty", "Gt", "100", "", false},
+    {"taintLeadingZero", "Gt", "100", "0200", false},
+    {"taintPlusSign", "Lt", "100", "+200", false},
+    {"taintSpaces", "Lt", "100", " 200 ", false},
+    {"gtBothZero", "Gt", "0", "0", false},
+    {"ltBothZero", "Lt", "0", "0", false},
+    {"gtMaxInt64Taint", "Gt", "0", "9223372036854775807", true},
+    {"ltMinInt64Taint", "Lt", "0", "-9223372036854775808", true},
+    // Beyond upstream's tables: out of int64, "-0", a lowercase operator.
+    {"taintAboveInt64", "Gt", "0", "9223372036854775808", false},
+    {"tolerationNegativeZero", "Lt", "-0", "-5", false},
+    {"lowercaseOperator", "gt", "100", "200", false},
+};
+
+TEST(TolerationTest, ComparisonOperatorsWithTheGateOn) {
+  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
+  for (const auto& c : kComparisonCases) {
+    SCOPED_TRACE(c.name);
+    const Toleration t{"node.kubernetes.io/sla", c.op, c.tolerationValue, "NoSchedule", {}};
+    EXPECT_EQ(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}),
+              c.tolerates);
+    // Key and effect are matched first, as for every operator.
+    EXPECT_FALSE(t.toleratesTaint({"other", c.taintValue, "NoSchedule", {}}));
+    EXPECT_FALSE(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoExecute", {}}));
+  }
+}
+
+TEST(TolerationTest, ComparisonOperatorsWithTheGateOffTolerateNothing) {
+  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, false);
+  ASSERT_FALSE(features::spec(features::Feature::kTaintTolerationComparisonOperators).defaultValue);
+  for (const auto& c : kComparisonCases) {
+    SCOPED_TRACE(c.name);
+    const Toleration t{"node.kubernetes.io/sla", c.op, c.tolerationValue, "NoSchedule", {}};
+    EXPECT_FALSE(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}));
+  }
+  // The other operators do not depend on the gate.
+  EXPECT_TRUE(
+      (Toleration{"k", "Equal", "800", "", {}}).toleratesTaint({"k", "800", "NoSchedule", {}}));
+  EXPECT_TRUE(
+      (Toleration{"k", "Exists", "", "", {}}).toleratesTaint({"k", "800", "NoSchedule", {}}));
+}
+
+TEST(TolerationTest, ComparisonAppliesToEveryEffect) {
+  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
+  const Toleration anyEffect{"sla", "Gt", "900", "", {}};
+  for (const char* effect : {"NoSchedule", "PreferNoSchedule", "NoExecute"}) {
+    SCOPED_TRACE(effect);
+    EXPECT_TRUE(anyEffect.toleratesTaint({"sla", "950", effect, {}}));
+    EXPECT_FALSE(anyEffect.toleratesTaint({"sla", "850", effect, {}}));
+  }
+  // An empty key with Gt compares with every taint's value.
+  EXPECT_TRUE((Toleration{"", "Gt", "5", "", {}}).toleratesTaint({"a", "6", "NoSchedule", {}}));
+}
+
+TEST(TolerationTest, ParseTolerationInteger) {
+  EXPECT_EQ(parseTolerationInteger("0"), 0);
+  EXPECT_EQ(parseTolerationInteger("16"), 16);
+  EXPECT_EQ(parseTolerationInteger("-3"), -3);
+  EXPECT_EQ(parseTolerationInteger("-9223372036854775808"), INT64_MIN);
+  for (const char* bad : {"", "-", "+1", "01", "-0", "-01", "1.0", "1e3", " 1", "1 ", "0x10",
+                          "9223372036854775808", "1_000"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(parseTolerationInteger(bad).has_value());
   }
 }
 

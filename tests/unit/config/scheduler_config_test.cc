@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/features.h>
+
 #include "config/command_line.h"
 #include "config/yaml_json.h"
 #include "framework/framework.h"
@@ -648,6 +650,60 @@ TEST(SchedulerConfigTest, RoundTripThroughYaml) {
   }
 }
 
+// Upstream's getDefaultPlugins + applyFeatureGates at 1.37, restricted to the plugins ksched
+// has: DynamicResources before DefaultPreemption and NodeDeclaredFeatures last, each only while
+// its gate is on (both are locked on; tests force them off). EBSLimits, GCEPDLimits and
+// AzureDiskLimits left the defaults in 1.31.
+TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
+  const std::vector<std::string> v137 = {"SchedulingGates",
+                                         "PrioritySort",
+                                         "NodeUnschedulable",
+                                         "NodeName",
+                                         "TaintToleration:3",
+                                         "NodeAffinity:2",
+                                         "NodePorts",
+                                         "NodeResourcesFit:1",
+                                         "VolumeRestrictions",
+                                         "NodeVolumeLimits",
+                                         "VolumeBinding",
+                                         "VolumeZone",
+                                         "PodTopologySpread:2",
+                                         "InterPodAffinity:2",
+                                         "DynamicResources:2",
+                                         "DefaultPreemption",
+                                         "NodeResourcesBalancedAllocation:1",
+                                         "ImageLocality:1",
+                                         "DefaultBinder",
+                                         "NodeDeclaredFeatures"};
+  EXPECT_EQ(names(defaultMultiPoint().enabled), v137);
+  EXPECT_EQ(names(effectiveProfile(defaultProfile(), kApiVersionV1).plugins.multiPoint.enabled),
+            v137);
+  {
+    features::ScopedGates off(features::Feature::kNodeDeclaredFeatures, false);
+    std::vector<std::string> want = v137;
+    want.pop_back();
+    EXPECT_EQ(names(defaultMultiPoint().enabled), want);
+  }
+  {
+    features::ScopedGates off(features::Feature::kDynamicResourceAllocation, false);
+    std::vector<std::string> want = v137;
+    std::erase(want, "DynamicResources:2");
+    EXPECT_EQ(names(defaultMultiPoint().enabled), want);
+  }
+  // What the default profile runs where: DynamicResources at PreEnqueue only (after
+  // SchedulingGates and DefaultPreemption's hold), NodeDeclaredFeatures at PreFilter and Filter,
+  // last in both.
+  framework::Framework fwk(defaultProfile(), plugins::inTreeRegistry(), framework::Services{});
+  auto points = fwk.pluginsPerExtensionPoint();
+  EXPECT_THAT(points["PreEnqueue"],
+              ElementsAre("SchedulingGates", "DynamicResources", "DefaultPreemption"));
+  EXPECT_EQ(points["Filter"].back(), "NodeDeclaredFeatures");
+  EXPECT_EQ(points["PreFilter"].back(), "NodeDeclaredFeatures");
+  for (const auto& point : {"Score", "PostFilter", "Reserve", "PreBind"}) {
+    EXPECT_THAT(points[point], ::testing::Not(::testing::Contains("DynamicResources"))) << point;
+  }
+}
+
 TEST(SchedulerConfigTest, WrittenYamlLooksLikeKubeSchedulers) {
   const std::string yaml = toYaml(defaultConfiguration());
   EXPECT_THAT(yaml, ::testing::StartsWith("apiVersion: kubescheduler.config.k8s.io/v1\n"
@@ -682,6 +738,11 @@ TEST(SchedulerConfigTest, WrittenYamlLooksLikeKubeSchedulers) {
                                           "      - name: SchedulingGates\n"
                                           "      - name: PrioritySort\n"));
   EXPECT_THAT(yaml, ::testing::HasSubstr("      - name: TaintToleration\n        weight: 3\n"));
+  EXPECT_THAT(yaml, ::testing::HasSubstr("      - name: InterPodAffinity\n        weight: 2\n"
+                                         "      - name: DynamicResources\n        weight: 2\n"
+                                         "      - name: DefaultPreemption\n"));
+  EXPECT_THAT(yaml, ::testing::HasSubstr("      - name: DefaultBinder\n"
+                                         "      - name: NodeDeclaredFeatures\n"));
   EXPECT_THAT(yaml, ::testing::EndsWith("  schedulerName: default-scheduler\n"));
 }
 

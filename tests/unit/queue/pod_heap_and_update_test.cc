@@ -101,6 +101,30 @@ TEST(QueuePodUpdateTest, OnlySchedulingRelevantChangesCount) {
              {.name = "c", .allocatedResources = {{"cpu", api::Quantity::parse("1")}}});
        },
        false},
+      {"restart rule",
+       [](api::Pod& p) {
+         p.spec.containers[0].restartPolicyRules.push_back({.action = "RestartAllContainers"});
+       },
+       true},
+      {"bind mount option",
+       [](api::Pod& p) {
+         p.spec.containers[0].volumeMounts.push_back({.name = "v", .bindMountOptions = {"noexec"}});
+       },
+       true},
+      {"host network", [](api::Pod& p) { p.spec.hostNetwork = true; }, true},
+      {"host users", [](api::Pod& p) { p.spec.hostUsers = false; }, true},
+      {"ephemeral container",
+       [](api::Pod& p) { p.spec.ephemeralContainers.push_back({.name = "debug"}); }, true},
+      {"resource claim",
+       [](api::Pod& p) {
+         p.spec.resourceClaims.push_back({.name = "gpu", .resourceClaimName = "gpu-claim"});
+       },
+       true},
+      {"resource claim status",
+       [](api::Pod& p) {
+         p.status.resourceClaimStatuses.push_back({.name = "gpu", .resourceClaimName = "g-1"});
+       },
+       false},
   };
   for (const auto& c : cases) {
     api::Pod changed = base;

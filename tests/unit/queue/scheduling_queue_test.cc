@@ -639,6 +639,9 @@ TEST(NodeSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
       {"annotation",
        [](api::Node& n) { n.metadata.annotations["a"] = "b"; },
        {"NodeUpdateNodeAnnotation"}},
+      {"declared features",
+       [](api::Node& n) { n.status.declaredFeatures = {"RestartAllContainersOnContainerExits"}; },
+       {"NodeUpdateNodeDeclaredFeature"}},
   };
   for (const auto& c : cases) {
     api::Node changed = base;

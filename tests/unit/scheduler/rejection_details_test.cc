@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include <ksched/api/features.h>
 #include <ksched/api/storage.h>
 #include <ksched/testing/fakes.h>
 
@@ -147,6 +148,47 @@ std::vector<Case> cases() {
        "n1",
        "TaintToleration",
        "taint dedicated=gpu:NoSchedule not tolerated"},
+      {"TaintTolerationComparisonGateOff",
+       [] { return std::vector<PodPtr>{}; },
+       {node("n1").taint("sla", "999", "NoSchedule").ptr()},
+       [] { return PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj(); },
+       "n1",
+       "TaintToleration",
+       "taint sla=999:NoSchedule not tolerated (toleration operator Gt needs the "
+       "TaintTolerationComparisonOperators feature gate)"},
+      {"NodeDeclaredFeaturesOlderKubelet",
+       [] { return std::vector<PodPtr>{}; },
+       {node("n1").ptr()},
+       [] {
+         api::Pod p = PodWrapper("p").uid("p").obj();
+         api::Container c;
+         c.name = "main";
+         c.restartPolicyRules.push_back({"RestartAllContainers"});
+         p.spec.containers.push_back(std::move(c));
+         return p;
+       },
+       "n1",
+       "NodeDeclaredFeatures",
+       "node does not declare RestartAllContainersOnContainerExits (the pod has a "
+       "restartPolicyRules action RestartAllContainers); the node declares no features (a "
+       "kubelet older than 1.35?)"},
+      {"NodeDeclaredFeaturesMissingOne",
+       [] { return std::vector<PodPtr>{}; },
+       {[] {
+         api::Node n = node("n1").obj();
+         n.status.declaredFeatures = {"RestartAllContainersOnContainerExits"};
+         return std::make_shared<const api::Node>(n);
+       }()},
+       [] {
+         api::Pod p = PodWrapper("p").uid("p").obj();
+         p.spec.hostNetwork = true;
+         p.spec.hostUsers = false;
+         return p;
+       },
+       "n1",
+       "NodeDeclaredFeatures",
+       "node does not declare UserNamespacesHostNetworkSupport (the pod has hostNetwork with "
+       "hostUsers false)"},
       {"NodeSelectorOtherValue",
        [] { return std::vector<PodPtr>{}; },
        {node("n1").label("disktype", "hdd").ptr()},
@@ -337,6 +379,22 @@ TEST_P(RejectionDetails, NamedInTheJsonTheTableAndTheAnnotation) {
 
 INSTANTIATE_TEST_SUITE_P(Explain, RejectionDetails, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// With the gate on, a Gt toleration against a taint whose value is not an integer.
+TEST(ExplainComparisonOperators, NonIntegerTaintValueIsNamed) {
+  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
+  Env env({}, {node("n1").taint("sla", "high", "NoSchedule").ptr()}, [](StaticClusterListers&) {});
+  const api::Pod pod = PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj();
+  const Explanation e = explainPod(*env.fwk, pod, env.snapshot, 0, "n1");
+  EXPECT_THAT(toTable(e), HasSubstr("n1: taint sla=high:NoSchedule not tolerated (toleration sla "
+                                    "Gt 950 compares integers; the taint's value is not one)"));
+  // A value that is an integer and above the threshold is tolerated.
+  Env ok({}, {node("n1").taint("sla", "999", "NoSchedule").ptr()}, [](StaticClusterListers&) {});
+  const Explanation fits = explainPod(*ok.fwk, pod, ok.snapshot, 0, "n1");
+  EXPECT_TRUE(fits.filtered.empty()) << toTable(fits);
+  ASSERT_EQ(fits.feasible.size(), 1u) << toTable(fits);
+  EXPECT_EQ(fits.feasible[0].node, "n1");
+}
 
 TEST(ExplainDiagnosis, DetailsGoBeforeTheLastExampleAndAreCut) {
   std::vector<NodePtr> nodes;
