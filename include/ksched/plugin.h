@@ -51,6 +51,10 @@ struct QueuedPodInfo {
   std::set<std::string, std::less<>> unschedulablePlugins;
   // The PreEnqueue plugin that keeps the pod out of activeQ, if any.
   std::string gatingPlugin;
+  // The PreEnqueue rejection reported in the pod's status (PodScheduled=False
+  // NotReadyForScheduling), "" when none is: a rejection with the same message is not reported
+  // again. Starts from the pod's own condition.
+  std::string preEnqueueRejectionMessage;
 
   [[nodiscard]] const api::Pod& pod() const { return *podInfo->pod; }
 };
