@@ -188,10 +188,10 @@ class PreBindPlugin : public virtual Plugin {
   // Whether preBind has work for this pod on this node, asked at the start of the binding cycle
   // (upstream PreBindPreFlight; with the gate NominatedNodeNameForExpectation): Success = it has
   // (the scheduler then publishes the pod's expected node as status.nominatedNodeName before
-  // PreBind runs), Skip = nothing to do, Error fails the binding cycle. Any other code counts as an error. Must be cheap and do nothing
-  // itself. The default says Skip, so a plugin that does not answer never makes the scheduler
-  // write the nomination; its preBind is still called (a plugin that says Skip should have
-  // nothing to do there).
+  // PreBind runs), Skip = nothing to do, Error fails the binding cycle. Any other code counts as an
+  // error. Must be cheap and do nothing itself. The default says Skip, so a plugin that does not
+  // answer never makes the scheduler write the nomination; its preBind is still called (a plugin
+  // that says Skip should have nothing to do there).
   virtual Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
                                   const std::string& nodeName) {
     (void)state;
