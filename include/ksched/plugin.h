@@ -51,6 +51,10 @@ struct QueuedPodInfo {
   std::set<std::string, std::less<>> unschedulablePlugins;
   // The PreEnqueue plugin that keeps the pod out of activeQ, if any.
   std::string gatingPlugin;
+  // The PreEnqueue rejection reported in the pod's status (PodScheduled=False
+  // NotReadyForScheduling), "" when none is: a rejection with the same message is not reported
+  // again. Starts from the pod's own condition.
+  std::string preEnqueueRejectionMessage;
 
   [[nodiscard]] const api::Pod& pod() const { return *podInfo->pod; }
 };
@@ -181,6 +185,20 @@ class PermitPlugin : public virtual Plugin {
 
 class PreBindPlugin : public virtual Plugin {
  public:
+  // Whether preBind has work for this pod on this node, asked at the start of the binding cycle
+  // (upstream PreBindPreFlight; with the gate NominatedNodeNameForExpectation): Success = it has
+  // (the scheduler then publishes the pod's expected node as status.nominatedNodeName before
+  // PreBind runs), Skip = nothing to do, Error fails the binding cycle. Any other code counts as an
+  // error. Must be cheap and do nothing itself. The default says Skip, so a plugin that does not
+  // answer never makes the scheduler write the nomination; its preBind is still called (a plugin
+  // that says Skip should have nothing to do there).
+  virtual Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
+                                  const std::string& nodeName) {
+    (void)state;
+    (void)pod;
+    (void)nodeName;
+    return Status::skip();
+  }
   virtual Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
 };
 

@@ -17,7 +17,7 @@ enum class Code {
   kUnschedulable,                 // the pod does not fit now; preemption may help
   kUnschedulableAndUnresolvable,  // the pod does not fit and preemption cannot help
   kWait,                          // Permit: wait for allow/reject
-  kSkip,                          // PreFilter/PreScore: the plugin has nothing to do for this pod
+  kSkip,  // PreFilter/PreScore/PreBindPreFlight: the plugin has nothing to do for this pod
 };
 
 [[nodiscard]] std::string_view codeName(Code c) noexcept;

@@ -302,6 +302,15 @@ void VolumeBinding::unreserve(CycleState& state, const api::Pod& /*pod*/,
   if (pv) revert(*pv);
 }
 
+Status VolumeBinding::preBindPreFlight(const CycleState& state, const api::Pod& /*pod*/,
+                                       const std::string& /*nodeName*/) {
+  const State* st = state.read(volume_binding::kStateKey);
+  if (st == nullptr) return Status::error("reading \"VolumeBinding\" from cycleState: not found");
+  const State::Data& s = st->data();
+  if (s.skip || s.allBound) return Status::skip();
+  return {};
+}
+
 Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) {
   State* st = state.mutableRead(volume_binding::kStateKey);
   if (st == nullptr) return Status::error("reading \"VolumeBinding\" from cycleState: not found");

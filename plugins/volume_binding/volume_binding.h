@@ -128,6 +128,9 @@ class VolumeBinding final : public PreFilterPlugin,
                               const NodeInfo& nodeInfo) const override;
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  // Skip when the pod's claims are all bound already (or it has none), else Success.
+  Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
+                          const std::string& nodeName) override;
   // API writes and the wait for the PV controller (binder threads).
   Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // StorageClass add or update (storageClassChangeHint), PVC add or update (pvcChangeHint), PV

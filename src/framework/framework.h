@@ -177,6 +177,11 @@ class Framework final : public Handle {
   Status waitOnPermit(const api::Pod& pod, std::chrono::duration<double>* waited = nullptr) {
     return waiting_.wait(pod, waited);
   }
+  // Each PreBind plugin's preBindPreFlight (upstream RunPreBindPreFlights): Success when one or
+  // more say they have work, Skip when none does (or there are no PreBind plugins), Error when
+  // one fails or answers anything but Success, Skip or Error.
+  Status runPreBindPreFlights(const CycleState& state, const api::Pod& pod,
+                              const std::string& node);
   Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);

@@ -393,6 +393,28 @@ Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
   });
 }
 
+Status Framework::runPreBindPreFlights(const CycleState& state, const api::Pod& pod,
+                                       const std::string& node) {
+  Status result = Status::skip();
+  for (auto* p : plugins<ExtensionPoint::kPreBind>()) {
+    Status s = p->preBindPreFlight(state, pod, node);
+    if (s.ok()) {
+      result = Status::success();
+    } else if (s.isError()) {
+      return Status::error("running PreBindPreFlight \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    } else if (!s.isSkip()) {
+      return Status::error("PreBindPreFlight " + std::string(p->name()) + " returned \"" +
+                           std::string(codeName(s.code())) +
+                           "\", which is unsupported. It is supposed to return Success, Skip, "
+                           "or Error status")
+          .withPlugin(p->name());
+    }
+  }
+  return result;
+}
+
 Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
                                     const std::string& node) {
   return timed(ExtensionPoint::kPreBind, [&]() -> Status {

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <utility>
 
+#include <ksched/api/pod.h>
+#include <ksched/plugin_names.h>
+
 #include "queue/pod_update.h"
 
 namespace ksched::queue {
@@ -88,10 +91,9 @@ void SchedulingQueue::flushLoop(std::stop_token st) {
 }
 
 void SchedulingQueue::add(PodPtr pod) {
-  auto info = std::make_unique<QueuedPodInfo>();
-  info->podInfo = std::make_shared<const PodInfo>(std::move(pod));
+  auto podInfo = std::make_shared<const PodInfo>(std::move(pod));
   std::lock_guard lock(mu_);
-  info->timestamp = now();
+  auto info = newInfo(std::move(podInfo));
   if (Entry* old = find(info->pod().metadata.uid)) destroy(old);
   Entry* e = newEntry(std::move(info));
   if (moveToActiveQ(e, kEventPodAdd)) nominator_.addNominatedPodFromStatus(e->info->podInfo);
@@ -195,10 +197,7 @@ void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
       }
       return;
     }
-    auto info = std::make_unique<QueuedPodInfo>();
-    info->podInfo = podInfo;
-    info->timestamp = now();
-    e = newEntry(std::move(info));
+    e = newEntry(newInfo(podInfo));
     if (moveToActiveQ(e, kEventPodUpdate)) nominator_.addNominatedPodFromStatus(podInfo);
     return;
   }
@@ -272,6 +271,18 @@ void SchedulingQueue::activate(const std::vector<PodPtr>& pods) {
   }
 }
 
+void SchedulingQueue::recheckGated() {
+  std::lock_guard lock(mu_);
+  std::vector<Entry*> gated;
+  for (const auto& [uid, e] : unschedulable_) {
+    if (e->gated()) gated.push_back(e);
+  }
+  for (Entry* e : gated) {
+    detach(e);
+    moveToActiveQ(e, kEventForceActivate);
+  }
+}
+
 void SchedulingQueue::flushBackoffQCompleted() {
   std::lock_guard lock(mu_);
   const auto t = now();
@@ -308,6 +319,13 @@ void SchedulingQueue::deleteNominatedPodIfExists(const api::Pod& pod) {
 
 std::string SchedulingQueue::nominatedNodeFor(const std::string& uid) const {
   return nominator_.nominatedNodeFor(uid);
+}
+
+std::string SchedulingQueue::preEnqueueRejectionOf(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  const Entry* e = find(uid);
+  if (e == nullptr || !e->gated()) return {};
+  return e->info->preEnqueueRejectionMessage;
 }
 
 std::vector<PodInfoPtr> SchedulingQueue::nominatedPodsForNode(const std::string& nodeName) const {
@@ -383,6 +401,31 @@ SchedulingQueue::Clock::time_point SchedulingQueue::now() const {
 SchedulingQueue::Entry* SchedulingQueue::find(const std::string& uid) const {
   auto it = entries_.find(uid);
   return it == entries_.end() ? nullptr : it->second.get();
+}
+
+std::unique_ptr<QueuedPodInfo> SchedulingQueue::newInfo(PodInfoPtr podInfo) const {
+  auto info = std::make_unique<QueuedPodInfo>();
+  info->podInfo = std::move(podInfo);
+  info->timestamp = now();
+  if (const api::PodCondition* c = info->pod().condition(api::kPodConditionScheduled);
+      c != nullptr && c->status == "False" && c->reason == api::kPodReasonNotReadyForScheduling) {
+    info->preEnqueueRejectionMessage = c->message;
+  }
+  return info;
+}
+
+void SchedulingQueue::reportPreEnqueue(QueuedPodInfo& info, const Status& s) const {
+  if (!options_.onPreEnqueueRejection) return;
+  std::string& last = info.preEnqueueRejectionMessage;
+  if (!s.ok()) {
+    if (s.plugin() == names::kSchedulingGates) return;
+    std::string message = s.message();
+    if (message.empty() || message == last) return;
+    if (options_.onPreEnqueueRejection(info.podInfo->pod, message)) last = std::move(message);
+    return;
+  }
+  if (last.empty()) return;
+  if (options_.onPreEnqueueRejection(info.podInfo->pod, "")) last.clear();
 }
 
 SchedulingQueue::Entry* SchedulingQueue::newEntry(std::unique_ptr<QueuedPodInfo> info) {
@@ -465,6 +508,7 @@ void SchedulingQueue::placeUnschedulable(Entry* e, std::string_view event, bool 
 bool SchedulingQueue::moveToActiveQ(Entry* e, std::string_view event) {
   const bool wasGated = e->gated();
   Status s = preEnqueue_ ? preEnqueue_(e->info->pod()) : Status::success();
+  reportPreEnqueue(*e->info, s);
   if (!s.ok()) {
     e->info->gatingPlugin = s.plugin().empty() ? std::string("PreEnqueue") : s.plugin();
     placeUnschedulable(e, event, !wasGated);

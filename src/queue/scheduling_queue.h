@@ -36,14 +36,22 @@
 //   They are re-checked when update() changes them, on activate(), and on a cluster event only
 //   if their gating plugin is listed in `pluginEvents` with a matching event. They never back
 //   off and never time out.
+// - PreEnqueue verdicts to report (SchedulerPreEnqueuePodStatus, when
+// Options::onPreEnqueueRejection
+//   is set): each time PreEnqueue runs, a rejection with a message other than the one last
+//   reported for the pod (QueuedPodInfo::preEnqueueRejectionMessage, which starts from the pod's
+//   PodScheduled=False NotReadyForScheduling condition) is reported and becomes the last one;
+//   the same message again is not. A pod that passes after a reported rejection reports "" (its
+//   condition is outdated). Not reported: rejections without a message, and SchedulingGates'
+//   (the apiserver sets PodScheduled=False SchedulingGated on such pods itself).
 // - Timestamps come from Options::clock, so tests use a fake clock; the flush thread's periods
 //   are real time.
 //
 // Thread-safety: every public method may be called concurrently from informer threads, the
 // scheduling thread and the flush thread. One mutex (mu_) guards the queues; the nominator has
 // its own (lock order mu_ -> nominator). PreEnqueueFn, LessFn, Options::clock and
-// Options::onIncoming run with mu_ held: they must be fast, thread-safe, and must not call back
-// into the queue.
+// Options::onIncoming and Options::onPreEnqueueRejection run with mu_ held: they must be fast,
+// thread-safe, and must not call back into the queue.
 //
 // Ownership: the queue owns every queued QueuedPodInfo; pop() hands one to the caller (the pod is
 // then "in flight" and in no queue) and addUnschedulableIfNotPresent() hands it back.
@@ -103,6 +111,11 @@ struct Options {
   std::function<void(std::string_view plugin, std::string_view event, std::string_view hint,
                      double seconds)>
       onHint;
+  // Called when the PreEnqueue verdict to report for a pod changed (see above): `message` is
+  // the rejecting plugin's message, or "" when the pod passed after a reported rejection.
+  // Returns whether it was reported; if not, the pod's last reported message stays as it was.
+  // Null: nothing is reported.
+  std::function<bool(const PodPtr& pod, const std::string& message)> onPreEnqueueRejection;
 };
 
 // QueueSort: true if `a` pops before `b`.
@@ -192,6 +205,11 @@ class SchedulingQueue {
   // activeQ or unknown are ignored.
   void activate(const std::vector<PodPtr>& pods);
 
+  // Runs PreEnqueue again for every pod it holds back (as activate() does), so that their
+  // verdicts are reported (the scheduler reports nothing until it schedules: a follower keeps
+  // its queue warm but does not write).
+  void recheckGated();
+
   // Moves pods whose backoff expired to activeQ. Called by the flush thread; public for tests.
   void flushBackoffQCompleted();
   // Moves pods that stayed in unschedulablePods longer than podMaxInUnschedulablePodsDuration
@@ -204,6 +222,9 @@ class SchedulingQueue {
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(const std::string& nodeName) const;
   // The node the pod with this uid is nominated to in memory, or "".
   [[nodiscard]] std::string nominatedNodeFor(const std::string& uid) const;
+  // The PreEnqueue rejection reported for the pod with this uid while a PreEnqueue plugin holds
+  // it back; "" when it is not held back (or nothing was reported).
+  [[nodiscard]] std::string preEnqueueRejectionOf(const std::string& uid) const;
 
   // For the scheduler_pending_pods gauge. O(unschedulable pods).
   [[nodiscard]] Counts counts() const;
@@ -222,6 +243,11 @@ class SchedulingQueue {
   // All private methods below require mu_ held.
   [[nodiscard]] Clock::time_point now() const;
   [[nodiscard]] Entry* find(const std::string& uid) const;
+  // A new record of a pod entering the queue (timestamp now, the reported PreEnqueue rejection
+  // from its condition).
+  [[nodiscard]] std::unique_ptr<QueuedPodInfo> newInfo(PodInfoPtr podInfo) const;
+  // Reports the PreEnqueue verdict `s` for `info` if it changed (Options::onPreEnqueueRejection).
+  void reportPreEnqueue(QueuedPodInfo& info, const Status& s) const;
   Entry* newEntry(std::unique_ptr<QueuedPodInfo> info);
   void destroy(Entry* e);
   std::unique_ptr<QueuedPodInfo> popLocked();

@@ -9,6 +9,8 @@
 #include <optional>
 #include <thread>
 
+#include <ksched/api/features.h>
+
 #include "queue/pod_update.h"
 
 namespace ksched::scheduler {
@@ -23,15 +25,22 @@ const StaticClusterListers kNoListers;
 SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options options)
     : env_(std::move(env)),
       options_(std::move(options)),
+      preEnqueueStatus_(features::enabled(features::Feature::kSchedulerPreEnqueuePodStatus)),
+      nominateForExpectation_(
+          features::enabled(features::Feature::kNominatedNodeNameForExpectation)),
       parallelizer_(
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       registry_(registry),
-      statusWrites_(
-          [this](std::function<void()> task) {
-            if (options_.synchronous) return handOn(std::move(task));
-            return statusWriters_.submit(std::move(task));
-          },
-          [this](const StatusWrites::Write& w) { writePodScheduledFalse(w); }),
+      statusWrites_(StatusWrites::Options{
+          .run =
+              [this](std::function<void()> task) {
+                if (options_.synchronous) return handOn(std::move(task));
+                return statusWriters_.submit(std::move(task));
+              },
+          .send = [this](const StatusWrites::Write& w) { sendStatusWrite(w); },
+          .held = [this](const StatusWrites::Write& w) { return heldByFeed(w); },
+          .clock = {},
+          .timerThread = !options_.synchronous}),
       binders_("binder", options_.synchronous ? 0 : options_.binderThreads),
       statusWriters_("status", options_.synchronous ? 0 : 2) {
   try {
@@ -91,6 +100,11 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   }
   const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
   queue::Options queueOptions = options_.queue;
+  if (preEnqueueStatus_) {
+    queueOptions.onPreEnqueueRejection = [this](const PodPtr& pod, const std::string& message) {
+      return onPreEnqueueRejection(pod, message);
+    };
+  }
   if (auto* m = options_.metrics) {
     queueOptions.onIncoming = [m, next = std::move(queueOptions.onIncoming)](
                                   std::string_view queue, std::string_view event) {
@@ -217,6 +231,9 @@ Explanation SchedulerCore::explain(const std::string& ns, const std::string& nam
 
 void SchedulerCore::startScheduling() {
   for (auto& f : frameworks_) f->start();
+  scheduling_.store(true);
+  // What held pods are waiting for was not written while this instance did not schedule.
+  if (preEnqueueStatus_) queue_->recheckGated();
   if (options_.synchronous) return;  // the caller runs the cycles; nothing expires meanwhile
   cache_.startCleanup();
   queue_->run();
@@ -261,6 +278,8 @@ ShutdownReport SchedulerCore::stop(std::chrono::steady_clock::time_point deadlin
   // binders drain, and all of it before the caller releases the Lease.
   for (auto& f : frameworks_) f->close();
   binders_.drain();
+  // Delayed status writes not yet due are dropped (the next scheduler writes them again).
+  statusWrites_.stop();
   statusWriters_.drain();
   stopReport_.eventsDropped = env_.events->shutdown(deadline);
   stopReport_.eventsSent = env_.events->sent();
@@ -359,6 +378,13 @@ void SchedulerCore::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
     if (!wasAssigned) {
       queue_->remove(*newPod);  // bound, by us or by someone else
       if (Status s = cache_.addPod(newPod); !s.ok()) spdlog::error("cache: {}", s.message());
+      // Bound: the nomination, if the apiserver left it, has served (upstream's apiserver
+      // clears it at binding, ClearingNominatedNodeNameAfterBinding).
+      if (nominateForExpectation_ && scheduling_.load() &&
+          !newPod->status.nominatedNodeName.empty() && responsibleFor(*newPod)) {
+        (void)statusWrites_.submit(newPod->metadata.uid,
+                                   StatusWrites::Write::nomination(newPod, ""));
+      }
       queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd, {}, newPod);
       return;
     }

@@ -4,7 +4,8 @@
 //
 // The seam: the core reaches the cluster only through
 //   - a ClusterApi (include/ksched/cluster_api.h): bindings (through the Bind plugins, which get
-//     it from Handle::api()), preemption's deletions and the PodScheduled=False status patches;
+//     it from Handle::api()), preemption's deletions and the pod status patches (status_writes.h:
+//     PodScheduled=False, NotReadyForScheduling, nominatedNodeName);
 //   - an EventSink (event_sink.h): Events, their series, their flush at shutdown;
 // and learns about it only through its feed: onPod*/onNode* (pods and nodes as they are added,
 // changed and deleted) and onClusterEvent (the other kinds plugins read, through the listers
@@ -19,12 +20,27 @@
 //                         gets one only once its wait is decided)
 //   permit-timer          ends Permit waits at their deadline (per profile, on first use)
 //   plugin-work-N         plugins' Handle::runAsync work (preemption's deletions), per profile
-//   status-N              PodScheduled condition patches for failed attempts
+//   status-N              pod status patches (status_writes.h)
+//   status-delay          submits the delayed status writes (PreEnqueue rejections) when due
 //   cache cleanup         expires assumed pods whose binding never showed up
 //   queue flush, parallel-N (Filter/Score pool)
 //   shutdown-timer        during stop() only: calls Environment::cutOff at the deadline
 // The scheduling thread never waits on the cluster: bindings, status patches and events are
 // handed to other threads.
+//
+// Status writes (status_writes.h), per gate:
+//   SchedulerPreEnqueuePodStatus: a pod a PreEnqueue plugin holds back gets PodScheduled=False
+//     NotReadyForScheduling with the plugin's message, and a Warning NotReadyForScheduling
+//     Event, once the rejection has lasted Options::preEnqueueStatusDelay (the queue reports
+//     only changes of the message); when the pod passes, the condition is removed after the
+//     same delay unless the pod's attempt replaced it first.
+//   NominatedNodeNameForExpectation: a pod that waits at Permit, or whose PreBind plugins have
+//     work (PreBindPlugin::preBindPreFlight), gets status.nominatedNodeName = its node before it
+//     waits or PreBind runs (the Permit case asynchronously, from the scheduling thread; the
+//     PreBind case from its binder thread, before PreBind); the binding cycle lets a nomination
+//     still in flight land before it binds. A pod seen bound with a nomination left (the
+//     apiserver clears it at binding since 1.35, not before) gets it cleared.
+//   Neither is written before startScheduling(): a follower writes nothing.
 //
 // The feed may be called from any thread, but calls for pods (and, apart, for nodes) must come
 // in the order the changes happened, as one informer delivers them.
@@ -92,6 +108,9 @@ struct Options {
   std::chrono::milliseconds shutdownGracePeriod{5000};
   // Events sent at once (ApiEventRecorder::Options::senders).
   int eventSenders = 8;
+  // SchedulerPreEnqueuePodStatus: how long a PreEnqueue verdict waits before the pod's status
+  // says it (upstream: 5 s, fixed). Options::synchronous writes at once.
+  std::chrono::milliseconds preEnqueueStatusDelay{5000};
 
   // Seeds the draw among nodes with the same top score and the plugins' Handle::randomSeed();
   // nullopt: random. (With parallelism 1, a seeded core decides the same way every run.)
@@ -223,25 +242,36 @@ class SchedulerCore {
   // `nominatedNode`: set status.nominatedNodeName to it ("" clears it) in the same patch.
   // `start`: when the attempt began (scheduler_schedule_attempts_total and its duration).
   // `diagnosis`: the ksched.io/diagnosis annotation to write with it ("" = none).
+  // `nominationWritten`: the binding cycle wrote a nomination the feed may not show yet (the
+  // patch is sent even if the feed seems to hold it).
   void handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                      const Status& status, const std::string& message, int64_t cycle,
                      std::chrono::steady_clock::time_point start,
                      const std::optional<std::string>& nominatedNode = std::nullopt,
-                     const std::string& diagnosis = "");
+                     const std::string& diagnosis = "", bool nominationWritten = false);
   // Counts an attempt of a pod of `fwk`'s profile that began at `start`.
   void observeAttempt(const framework::Framework& fwk, metrics::Result result,
                       std::chrono::steady_clock::time_point start) const;
-  void patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
-                              const std::string& message,
-                              const std::optional<std::string>& nominatedNode,
-                              const std::string& diagnosis);
-  void writePodScheduledFalse(const StatusWrites::Write& w);
+
+  // pod_status.cc
+  // Performs one status write (StatusWrites::Options::send), on a status-N thread or, for the
+  // nomination before PreBind, on the binder thread.
+  void sendStatusWrite(const StatusWrites::Write& w);
+  // Whether the fed version of the pod already holds `w` (or the pod is gone).
+  [[nodiscard]] bool heldByFeed(const StatusWrites::Write& w) const;
+  // The queue's Options::onPreEnqueueRejection (with the queue's lock held): false (nothing
+  // written) until this instance schedules.
+  bool onPreEnqueueRejection(const PodPtr& pod, const std::string& message);
+
   // The fed version of `pod` if it is still the same pod and not bound; else nullptr.
   [[nodiscard]] PodPtr pendingVersion(const api::Pod& pod) const;
 
   // Constant after construction.
   const Environment env_;
   const Options options_;
+  // The gates, read once.
+  const bool preEnqueueStatus_;
+  const bool nominateForExpectation_;
   ExtenderList extenders_;
   framework::ThreadPoolParallelizer parallelizer_;
   std::vector<std::unique_ptr<framework::Framework>> frameworks_;
@@ -264,6 +294,8 @@ class SchedulerCore {
 
   std::atomic<uint64_t> attempts_{0}, scheduled_{0}, unschedulable_{0}, errors_{0},
       bindConflicts_{0};
+  // startScheduling() was called: this instance writes (a follower only keeps its state warm).
+  std::atomic<bool> scheduling_{false};
   std::mutex stopMu_;
   bool stopped_ = false;       // guarded by stopMu_
   ShutdownReport stopReport_;  // guarded by stopMu_

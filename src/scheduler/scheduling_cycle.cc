@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include <ksched/api/rfc3339.h>
+#include <ksched/api/pod.h>
 
 #include "scheduler/scheduler_core.h"
 
@@ -24,6 +24,9 @@ struct SchedulerCore::BindTask {
   CycleState state;
   int64_t cycle = 0;
   std::chrono::steady_clock::time_point start;
+  // NominatedNodeNameForExpectation: a nomination to `node` was queued while the pod waited at
+  // Permit.
+  bool nominated = false;
 };
 
 void SchedulerCore::loop(std::stop_token st) {
@@ -162,6 +165,12 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   task->cycle = cycle;
   task->start = start;
   if (s.isWait()) {
+    // Where the pod is going, for other components while it waits (upstream sets it at the
+    // start of the binding cycle, before WaitOnPermit).
+    if (nominateForExpectation_) {
+      task->nominated = statusWrites_.submit(
+          pod->metadata.uid, StatusWrites::Write::nomination(pod, result.suggestedHost));
+    }
     // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
     // is decided (allowed, rejected or timed out).
     fwk->onPermitDecided(pod->metadata.uid, [this, task] { submitBinding(task); });
@@ -189,6 +198,21 @@ void SchedulerCore::bindingCycle(std::shared_ptr<BindTask> task) {
   std::chrono::duration<double> waited{0};
   Status s = fwk.waitOnPermit(pod, &waited);
   if (waits) options_.metrics->observePermitWait(s.ok(), waited.count());
+  bool nominationWritten = false;
+  if (nominateForExpectation_) {
+    // The nomination queued at Permit lands before the binding (or, not sent yet, is dropped).
+    nominationWritten = task->nominated && !statusWrites_.settle(pod.metadata.uid);
+    if (s.ok()) {
+      Status preFlight = fwk.runPreBindPreFlights(task->state, pod, task->node);
+      if (preFlight.isError()) {
+        s = std::move(preFlight);
+      } else if (preFlight.ok() && !nominationWritten) {
+        // PreBind has work: other components learn where the pod is going before it starts.
+        sendStatusWrite(StatusWrites::Write::nomination(task->qpi->podInfo->pod, task->node));
+        nominationWritten = true;
+      }
+    }
+  }
   if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
   if (s.ok()) {
     // An interested binder extender binds instead of the Bind plugins.
@@ -242,14 +266,15 @@ void SchedulerCore::bindingCycle(std::shared_ptr<BindTask> task) {
   }
   if (s.isError()) errors_.fetch_add(1);
   if (s.isRejected() && !s.plugin().empty()) task->qpi->unschedulablePlugins.insert(s.plugin());
-  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start, std::string());
+  handleFailure(fwk, std::move(task->qpi), s, msg, task->cycle, task->start, std::string(), "",
+                nominationWritten);
 }
 
 void SchedulerCore::handleFailure(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
                                   const Status& status, const std::string& message, int64_t cycle,
                                   std::chrono::steady_clock::time_point start,
                                   const std::optional<std::string>& nominatedNode,
-                                  const std::string& diagnosis) {
+                                  const std::string& diagnosis, bool nominationWritten) {
   const PodPtr pod = qpi->podInfo->pod;
   const bool isError = status.isError();
   observeAttempt(fwk, isError ? metrics::Result::kError : metrics::Result::kUnschedulable, start);
@@ -273,59 +298,19 @@ void SchedulerCore::handleFailure(framework::Framework& fwk, std::unique_ptr<Que
   } else if (nominatedNode) {
     queue_->deleteNominatedPodIfExists(*latest);
   }
-  patchPodScheduledFalse(latest, isError ? "SchedulerError" : "Unschedulable", message,
-                         nominatedNode, diagnosis);
+  (void)statusWrites_.submit(
+      latest->metadata.uid,
+      StatusWrites::Write::podScheduledFalse(
+          latest,
+          std::string(isError ? api::kPodReasonSchedulerError : api::kPodReasonUnschedulable),
+          message, nominatedNode, diagnosis),
+      !nominationWritten);
 }
 
 PodPtr SchedulerCore::pendingVersion(const api::Pod& pod) const {
   PodPtr latest = this->pod(pod.metadata.key());
   if (!latest || latest->metadata.uid != pod.metadata.uid || assigned(*latest)) return nullptr;
   return latest;
-}
-
-void SchedulerCore::patchPodScheduledFalse(const PodPtr& pod, const std::string& reason,
-                                           const std::string& message,
-                                           const std::optional<std::string>& nominatedNode,
-                                           const std::string& diagnosis) {
-  StatusWrites::Write w{pod, reason, message, nominatedNode, diagnosis};
-  bool inInformer = false;
-  if (const auto* c = pod->condition("PodScheduled"); c != nullptr && c->status == "False") {
-    // What the fed pod already says, as a write.
-    auto it = pod->metadata.annotations.find(std::string(kDiagnosisAnnotation));
-    const StatusWrites::Write current{pod, c->reason, c->message, pod->status.nominatedNodeName,
-                                      it == pod->metadata.annotations.end() ? "" : it->second};
-    inInformer = w.addsNothingTo(current);
-  }
-  (void)statusWrites_.submit(pod->metadata.uid, std::move(w), inInformer);
-}
-
-void SchedulerCore::writePodScheduledFalse(const StatusWrites::Write& w) {
-  const api::Pod& pod = *w.pod;
-  // Bound (or being bound) or deleted since: a late PodScheduled=False would contradict the
-  // binding's PodScheduled=True.
-  if (cache_.isAssumed(pod.metadata.uid) || !pendingVersion(pod)) return;
-  nlohmann::json cond = {
-      {"type", "PodScheduled"},
-      {"status", "False"},
-      {"reason", w.reason},
-      {"message", w.message},
-      {"lastProbeTime", nullptr},
-      {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}};
-  nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
-  if (w.nominatedNode) {
-    status["nominatedNodeName"] =
-        w.nominatedNode->empty() ? nlohmann::json(nullptr) : nlohmann::json(*w.nominatedNode);
-  }
-  nlohmann::json body = {{"status", status}};
-  if (!w.diagnosis.empty()) {
-    body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = w.diagnosis;
-  }
-  // Not retried: the pod's next failed attempt writes again.
-  if (ApiResult r = env_.api->patchPodStatus(pod, body, "application/strategic-merge-patch+json");
-      r && !r->isNotFound()) {
-    spdlog::warn("updating PodScheduled of {}/{}: {}", pod.metadata.namespace_, pod.metadata.name,
-                 r->message);
-  }
 }
 
 }  // namespace ksched::scheduler

@@ -360,6 +360,14 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     if (it == pods_.end())
       return ApiError{404, "NotFound", "pods \"" + keyOf(pod) + "\" not found"};
     auto next = std::make_shared<api::Pod>(*it->second);
+    if (patch.is_array()) {
+      // A JSON patch: the scheduler's removal of a condition, guarded by tests.
+      if (auto error = applyConditionOps(*next, patch)) return ApiError{422, "Invalid", *error};
+      PodPtr old = it->second;
+      it->second = next;
+      feed_.push_back([this, old, next] { core_->onPodUpdate(old, next); });
+      return std::nullopt;
+    }
     try {
       if (auto s = patch.find("status"); s != patch.end() && s->is_object()) {
         if (auto n = s->find("nominatedNodeName"); n != s->end()) {
@@ -391,6 +399,45 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     PodPtr old = it->second;
     it->second = next;
     feed_.push_back([this, old, next] { core_->onPodUpdate(old, next); });
+    return std::nullopt;
+  }
+
+  // JSON patch operations "test" and "remove" on /status/conditions/<i>[/<field>]; the error,
+  // if one fails or is of another kind.
+  static std::optional<std::string> applyConditionOps(api::Pod& pod, const nlohmann::json& ops) {
+    static constexpr std::string_view kPrefix = "/status/conditions/";
+    for (const auto& op : ops) {
+      if (!op.is_object()) return "a JSON patch operation must be an object";
+      const std::string kind = op.value("op", "");
+      const std::string path = op.value("path", "");
+      if (!path.starts_with(kPrefix)) return "unsupported path " + path;
+      std::string rest = path.substr(kPrefix.size());
+      const std::string field =
+          rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
+      rest = rest.substr(0, rest.find('/'));
+      size_t i = 0;
+      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos ||
+          (i = std::stoul(rest)) >= pod.status.conditions.size()) {
+        return "no condition at " + path;
+      }
+      auto& c = pod.status.conditions[i];
+      if (kind == "remove" && field.empty()) {
+        pod.status.conditions.erase(pod.status.conditions.begin() + static_cast<std::ptrdiff_t>(i));
+      } else if (kind == "test") {
+        const std::string* have = field == "type"      ? &c.type
+                                  : field == "status"  ? &c.status
+                                  : field == "reason"  ? &c.reason
+                                  : field == "message" ? &c.message
+                                                       : nullptr;
+        const auto want = op.find("value");
+        if (have == nullptr || want == op.end() || !want->is_string() ||
+            want->get<std::string>() != *have) {
+          return "test failed at " + path;
+        }
+      } else {
+        return "unsupported operation " + kind + " at " + path;
+      }
+    }
     return std::nullopt;
   }
 

@@ -1,6 +1,7 @@
 // Test plugins and fixtures shared by the framework's and the scheduling algorithm's unit tests
 // (tests/unit/framework/, tests/unit/scheduler/): a QueueSort, a Bind, a Filter+Score plugin
-// that reads its args, a Permit+PostFilter plugin that waits, their registry, a profile builder,
+// that reads its args, a Permit+PostFilter plugin that waits, a PreBind plugin with a chosen
+// preBindPreFlight, their registry, a profile builder,
 // services without a cluster, and nodes.
 #pragma once
 
@@ -110,6 +111,29 @@ class Waiter final : public PermitPlugin, public PostFilterPlugin {
   nlohmann::json args_;
 };
 
+// PreBind: preBindPreFlight answers args.preFlight ("Success", "Skip", "Error" with args.message,
+// "Unschedulable"); absent: the SDK's default. preBind does nothing.
+class PreBinder final : public PreBindPlugin {
+ public:
+  PreBinder(std::string name, nlohmann::json args)
+      : name_(std::move(name)), args_(std::move(args)) {}
+  std::string_view name() const override { return name_; }
+  Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
+                          const std::string& node) override {
+    const std::string answer = args_.is_object() ? args_.value("preFlight", "") : "";
+    if (answer.empty()) return PreBindPlugin::preBindPreFlight(state, pod, node);
+    if (answer == "Success") return {};
+    if (answer == "Skip") return Status::skip();
+    if (answer == "Error") return Status::error(args_.value("message", ""));
+    return Status::unschedulable(answer);
+  }
+  Status preBind(CycleState&, const api::Pod&, const std::string&) override { return {}; }
+
+ private:
+  std::string name_;
+  nlohmann::json args_;
+};
+
 // The args as written, for test plugins that read their JSON.
 inline constexpr auto kRawArgs = [](const nlohmann::json& args) { return args; };
 
@@ -118,6 +142,11 @@ inline Registry testRegistry() {
   for (const char* n : {"W1", "W2"}) {
     r.add(n, kRawArgs,
           [n](const nlohmann::json& args, Handle&) { return std::make_unique<Waiter>(n, args); });
+  }
+  for (const char* n : {"P1", "P2"}) {
+    r.add(n, kRawArgs, [n](const nlohmann::json& args, Handle&) {
+      return std::make_unique<PreBinder>(n, args);
+    });
   }
   r.add("Sort", [](Handle&) { return std::make_unique<Sort>(); });
   r.add("Binder", kRawArgs,

@@ -34,6 +34,9 @@ inline constexpr std::string_view kPodFailed = "Failed";
 inline constexpr std::string_view kPodConditionScheduled = "PodScheduled";
 inline constexpr std::string_view kPodReasonUnschedulable = "Unschedulable";
 inline constexpr std::string_view kPodReasonSchedulingGated = "SchedulingGated";
+inline constexpr std::string_view kPodReasonSchedulerError = "SchedulerError";
+// PodScheduled=False: a PreEnqueue plugin holds the pod back; the scheduler has not tried it.
+inline constexpr std::string_view kPodReasonNotReadyForScheduling = "NotReadyForScheduling";
 
 // In-place resize (KEP 1287): the kubelet sets the PodResizePending condition with one of these
 // reasons while it cannot apply the spec's new resources.

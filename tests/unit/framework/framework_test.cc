@@ -293,6 +293,59 @@ TEST(FrameworkBindTest, AFailedBindingKeepsItsHttpCode) {
             "running Bind plugin \"Binder\": pod p is already assigned to node \"n1\"");
 }
 
+// Whether any PreBind plugin has work (upstream RunPreBindPreFlights): its answer decides
+// whether the scheduler publishes the pod's nomination before PreBind.
+TEST(FrameworkPreBindTest, PreFlightSaysWhetherAnyPreBindPluginHasWork) {
+  struct Case {
+    const char* name;
+    std::vector<nlohmann::json> preFlights;  // P1's, P2's (null: not enabled)
+    Code code;
+    std::string message;
+    std::string plugin;
+  };
+  const std::string unsupported =
+      "PreBindPreFlight P1 returned \"Unschedulable\", which is unsupported. It is supposed to "
+      "return Success, Skip, or Error status";
+  const std::vector<Case> cases = {
+      {"no PreBind plugin", {}, Code::kSkip, "", ""},
+      {"the SDK's default", {nlohmann::json::object()}, Code::kSkip, "", ""},
+      {"all skip", {{{"preFlight", "Skip"}}, {{"preFlight", "Skip"}}}, Code::kSkip, "", ""},
+      {"one has work",
+       {{{"preFlight", "Skip"}}, {{"preFlight", "Success"}}},
+       Code::kSuccess,
+       "",
+       ""},
+      {"an error ends it",
+       {{{"preFlight", "Success"}}, {{"preFlight", "Error"}, {"message", "boom"}}},
+       Code::kError,
+       "running PreBindPreFlight \"P2\": boom",
+       "P2"},
+      {"a rejection is an error",
+       {{{"preFlight", "Unschedulable"}}},
+       Code::kError,
+       unsupported,
+       "P1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Env env;
+    std::vector<config::PluginRef> plugins = {{"Sort", 0}, {"Binder", 0}};
+    auto p = profile({});
+    for (size_t i = 0; i < c.preFlights.size(); ++i) {
+      const std::string name = i == 0 ? "P1" : "P2";
+      plugins.push_back({name, 0});
+      p.pluginConfig.push_back({name, c.preFlights[i]});
+    }
+    p.plugins.multiPoint.enabled = plugins;
+    Framework f(p, testRegistry(), env.services());
+    CycleState state;
+    Status s = f.runPreBindPreFlights(state, podWithUid("p"), "n1");
+    EXPECT_EQ(s.code(), c.code) << codeName(s.code());
+    EXPECT_EQ(s.message(), c.message);
+    EXPECT_EQ(s.plugin(), c.plugin);
+  }
+}
+
 // The pool used from the start (wakeAfter 0) and the default (the caller starts alone).
 class ParallelizerTest : public ::testing::TestWithParam<std::chrono::microseconds> {};
 

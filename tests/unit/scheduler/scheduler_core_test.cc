@@ -17,6 +17,7 @@
 #include <ksched/testing/fakes.h>
 
 #include "plugins/registry.h"
+#include "tests/support/scheduler_core_test_util.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -25,56 +26,9 @@ using namespace std::chrono_literals;
 using ksched::testing::FakeClusterApi;
 using ksched::testing::NodeWrapper;
 using ksched::testing::PodWrapper;
-
-// Keeps every event, forget() and shutdown() it is given.
-class RecordingSink final : public EventSink {
- public:
-  struct Event {
-    std::string object;  // "<namespace>/<name>"
-    std::string type, reason, message;
-  };
-  void event(const api::Pod& regarding, std::string_view type, std::string_view reason,
-             std::string_view /*action*/, std::string message) override {
-    std::lock_guard lock(mu_);
-    events_.push_back(
-        {regarding.metadata.key(), std::string(type), std::string(reason), std::move(message)});
-  }
-  void forget(const std::string& uid) override {
-    std::lock_guard lock(mu_);
-    forgotten_.push_back(uid);
-  }
-  uint64_t shutdown(std::chrono::steady_clock::time_point /*deadline*/) override {
-    std::lock_guard lock(mu_);
-    shutdowns_++;
-    return 0;
-  }
-  [[nodiscard]] uint64_t sent() const override {
-    std::lock_guard lock(mu_);
-    return events_.size();
-  }
-  [[nodiscard]] std::vector<Event> withReason(const std::string& reason) const {
-    std::lock_guard lock(mu_);
-    std::vector<Event> out;
-    for (const auto& e : events_) {
-      if (e.reason == reason) out.push_back(e);
-    }
-    return out;
-  }
-  [[nodiscard]] std::vector<std::string> forgotten() const {
-    std::lock_guard lock(mu_);
-    return forgotten_;
-  }
-  [[nodiscard]] int shutdowns() const {
-    std::lock_guard lock(mu_);
-    return shutdowns_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<Event> events_;
-  std::vector<std::string> forgotten_;
-  int shutdowns_ = 0;
-};
+using schedulertest::callsOf;
+using schedulertest::eventually;
+using schedulertest::RecordingSink;
 
 // Permit: rejects with "denied by TestPermit" (args.reject) or waits args.waitMs; counts
 // Unreserve.
@@ -100,24 +54,6 @@ class TestPermit final : public PermitPlugin, public ReservePlugin {
   const nlohmann::json args_;
   std::atomic<int>* unreserved_;
 };
-
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
-
-std::vector<FakeClusterApi::Call> callsOf(const FakeClusterApi& api, const std::string& verb) {
-  std::vector<FakeClusterApi::Call> out;
-  for (auto& c : api.calls()) {
-    if (c.verb == verb) out.push_back(c);
-  }
-  return out;
-}
 
 NodeWrapper node(const std::string& name, const std::string& cpu) {
   return std::move(NodeWrapper(name).capacity({{"cpu", cpu}, {"memory", "8Gi"}, {"pods", "110"}}));
