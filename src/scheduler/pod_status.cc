@@ -79,6 +79,11 @@ void SchedulerCore::sendStatusWrite(const StatusWrites::Write& w) {
           {"message", w.message},
           {"lastProbeTime", nullptr},
           {"lastTransitionTime", api::formatRFC3339(std::chrono::system_clock::now())}}});
+    // PodObservedGenerationTracking (GA 1.35): the generation the condition was written for.
+    // Pods of apiservers before 1.34 carry no generation, and get no field they do not know.
+    if (current.metadata.generation > 0) {
+      status["conditions"][0]["observedGeneration"] = current.metadata.generation;
+    }
   }
   if (w.nominatedNode) {
     status["nominatedNodeName"] =

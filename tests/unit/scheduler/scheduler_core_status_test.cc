@@ -266,6 +266,18 @@ TEST(SchedulerCoreStatusTest, HeldPodSaysWhyOnceTheRejectionLastedTheDelay) {
   EXPECT_TRUE(callsOf(c.api, "bind").empty());
 }
 
+TEST(SchedulerCoreStatusTest, TheConditionCarriesThePodsGenerationWhenItHasOne) {
+  Core c;
+  api::Pod withGeneration = pod("g").label("hold", "waiting").obj();
+  withGeneration.metadata.generation = 3;  // a 1.34+ apiserver counts pod generations
+  c.core->onPodAdd(std::make_shared<api::Pod>(withGeneration));
+  c.core->onPodAdd(pod("old").label("hold", "waiting").ptr());  // an older apiserver: none
+  ASSERT_TRUE(eventually([&] { return c.patchesOf("g").size() == 1; }));
+  ASSERT_TRUE(eventually([&] { return c.patchesOf("old").size() == 1; }));
+  EXPECT_EQ(c.patchesOf("g")[0]["status"]["conditions"][0]["observedGeneration"], 3);
+  EXPECT_FALSE(c.patchesOf("old")[0]["status"]["conditions"][0].contains("observedGeneration"));
+}
+
 TEST(SchedulerCoreStatusTest, ARejectionThatEndsWithinTheDelayWritesNothing) {
   Core c;
   const PodPtr p = pod("p").label("hold", "waiting").ptr();
