@@ -218,7 +218,7 @@ void Gates::check(std::vector<std::string>& errors, std::vector<std::string>& wa
                        "wrongly (docs/compatibility.md)");
     } else if (s.support == kNotYet || s.support == kRefusedOn) {
       warnings.push_back("feature gate " + setting +
-                         ": not implemented by ksched yet, it changes nothing "
+                         ": ksched does not have this feature yet, it changes nothing "
                          "(docs/compatibility.md)");
     } else if (s.support == kAlwaysOn || s.support == kNoEffect) {
       warnings.push_back(

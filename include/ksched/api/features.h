@@ -75,11 +75,11 @@ enum class Stage : uint8_t { kAlpha, kBeta, kGA, kDeprecated };
 
 // What ksched does with a gate (docs/compatibility.md has the details per gate).
 enum class Support : uint8_t {
-  kSwitches,   // implemented: the gate switches ksched's behaviour as upstream's
+  kSwitches,   // the gate switches ksched's behaviour as upstream's
   kAlwaysOn,   // ksched always behaves as with the gate on; setting it false changes nothing
   kNoEffect,   // about upstream's internals (speed, API calls): accepted, changes nothing
-  kNotYet,     // not implemented: accepted, changes nothing (a warning when set)
-  kRefusedOn,  // not implemented, and on it would change what pods mean: true is an error
+  kNotYet,     // ksched lacks the feature: accepted, changes nothing (a warning when set)
+  kRefusedOn,  // ksched lacks it, and on it would change what pods mean: true is an error
 };
 
 struct Spec {

@@ -121,8 +121,8 @@ TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
             (std::vector<std::string>{
                 "feature gate OpportunisticBatching=false: changes nothing in ksched "
                 "(docs/compatibility.md)",
-                "feature gate VolumeLimitScaling=false: not implemented by ksched yet, it changes "
-                "nothing (docs/compatibility.md)"}));
+                "feature gate VolumeLimitScaling=false: ksched does not have this feature yet, it "
+                "changes nothing (docs/compatibility.md)"}));
 }
 
 }  // namespace
