@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "simulate_dir.h"
 
 namespace ksched::testing {
 namespace {
@@ -22,38 +22,18 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class SimulateCurrent : public ::testing::Test {
+class SimulateCurrent : public SimulateDir {
  protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("ksched-simulate-current-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string file(const std::string& name, const std::string& contents) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << contents;
-    return path;
-  }
-  // `ksched simulate -f cluster -o json [extra...]`, parsed; pods by name.
-  std::map<std::string, json> simulate(const std::string& cluster,
-                                       std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args{"simulate", "-f", cluster, "-o", "json", "-q"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const CliOutcome r = runKsched(args, dir_, std::chrono::seconds(30));
-    EXPECT_EQ(r.exitCode, 0) << r.err;
+  // `ksched simulate -f cluster -o json [extra...]`: the pods by name (none when it failed).
+  std::map<std::string, json> placements(const std::string& cluster,
+                                         const std::vector<std::string>& extra = {}) const {
     std::map<std::string, json> pods;
-    if (r.exitCode != 0) return pods;
-    const json doc = json::parse(r.out);
+    const json doc = simulateJson(cluster, extra);
+    if (doc.is_discarded()) return pods;
     EXPECT_TRUE(doc.at("skipped").empty()) << doc.at("skipped").dump(2);
     for (const auto& p : doc.at("pods")) pods[p.at("name")] = p;
     return pods;
   }
-
-  std::string dir_;
 };
 
 std::string node(const std::string& name, const std::string& cpu) {
@@ -199,7 +179,7 @@ TEST_F(SimulateCurrent, PodLevelRequestsDecideWhereAPodFits) {
                                resizedPod("busy", "large", "1500m", "1500m") +
                                podLevelPod("fits-one", "6") + podLevelPod("fits-none", "10"));
 
-  auto pods = simulate(cluster);
+  auto pods = placements(cluster);
   ASSERT_EQ(pods.size(), 2u);  // the pending ones
   EXPECT_EQ(pods["fits-one"].at("node"), "large") << pods["fits-one"].dump(2);
   const json& none = pods["fits-none"];
@@ -218,7 +198,7 @@ TEST_F(SimulateCurrent, PodLevelRequestsDecideWhereAPodFits) {
                                                            {"large", "cpu: needs 10, free 0.5"}}))
       << diagnosis.dump(2);
 
-  auto off = simulate(cluster, {"--feature-gates", "PodLevelResources=false"});
+  auto off = placements(cluster, {"--feature-gates", "PodLevelResources=false"});
   ASSERT_EQ(off.size(), 2u);
   EXPECT_EQ(off["fits-one"].at("node"), "medium") << off["fits-one"].dump(2);
   EXPECT_FALSE(off["fits-none"].at("node").is_null()) << off["fits-none"].dump(2);
@@ -231,7 +211,7 @@ TEST_F(SimulateCurrent, PodLevelRequestsDecideWhereAPodFits) {
 TEST_F(SimulateCurrent, AResizedPodCountsAtItsStatusSize) {
   const std::string grown = file(
       "grown.yaml", node("n1", "4") + resizedPod("grown", "n1", "1", "3") + pendingPod("web", "2"));
-  auto pods = simulate(grown);
+  auto pods = placements(grown);
   ASSERT_EQ(pods.count("web"), 1u);
   EXPECT_TRUE(pods["web"].at("node").is_null()) << pods["web"].dump(2);
   EXPECT_THAT(pods["web"].at("reason").get<std::string>(),
@@ -243,7 +223,7 @@ TEST_F(SimulateCurrent, AResizedPodCountsAtItsStatusSize) {
   const std::string notResized =
       file("not-resized.yaml",
            node("n1", "4") + resizedPod("grown", "n1", "1", "1") + pendingPod("web", "2"));
-  EXPECT_EQ(simulate(notResized)["web"].at("node"), "n1");
+  EXPECT_EQ(placements(notResized)["web"].at("node"), "n1");
 
   const std::string infeasible =
       file("infeasible.yaml",
@@ -253,7 +233,7 @@ TEST_F(SimulateCurrent, AResizedPodCountsAtItsStatusSize) {
                           "     message: \"Node didn't have enough capacity: cpu, requested: 3000, "
                           "capacity: 2000\"}\n") +
                pendingPod("web", "2"));
-  EXPECT_EQ(simulate(infeasible)["web"].at("node"), "n1");
+  EXPECT_EQ(placements(infeasible)["web"].at("node"), "n1");
 
   // Deferred: the kubelet will retry, the spec (3) stays counted.
   const std::string deferred =
@@ -262,7 +242,7 @@ TEST_F(SimulateCurrent, AResizedPodCountsAtItsStatusSize) {
                resizedPod("stuck", "n1", "3", "1",
                           "  - {type: PodResizePending, status: \"True\", reason: Deferred}\n") +
                pendingPod("web", "2"));
-  EXPECT_TRUE(simulate(deferred)["web"].at("node").is_null());
+  EXPECT_TRUE(placements(deferred)["web"].at("node").is_null());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "simulate_dir.h"
 
 namespace ksched::testing {
 namespace {
@@ -19,29 +19,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class SimulateFiles : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("ksched-simulate-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string file(const std::string& name, const std::string& contents) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << contents;
-    return path;
-  }
-  CliOutcome simulate(std::vector<std::string> args) const {
-    args.insert(args.begin(), "simulate");
-    return runKsched(args, dir_, std::chrono::seconds(30));
-  }
-
-  std::string dir_;
-};
+class SimulateFiles : public SimulateDir {};
 
 std::string node(const std::string& name, const std::string& cpu) {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "simulate_dir.h"
 
 namespace ksched::testing {
 namespace {
@@ -23,36 +23,11 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class SimulateNodeFeatures : public ::testing::Test {
+class SimulateNodeFeatures : public SimulateDir {
  protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("ksched-simulate-features-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::create_directories(dir_);
+  json run(const std::string& cluster, const std::vector<std::string>& extra = {}) const {
+    return simulateJson(cluster, extra);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string file(const std::string& name, const std::string& contents) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << contents;
-    return path;
-  }
-  CliOutcome simulate(std::vector<std::string> args) const {
-    args.insert(args.begin(), "simulate");
-    return runKsched(args, dir_, std::chrono::seconds(30));
-  }
-  // Runs `ksched simulate -f <cluster> -o json -q <extra>` and returns its document.
-  json run(const std::string& cluster, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args = {"-f", cluster, "-o", "json", "-q"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const CliOutcome r = simulate(args);
-    EXPECT_EQ(r.exitCode, 0) << r.err;
-    return json::parse(r.out, nullptr, false);
-  }
-
-  std::string dir_;
 };
 
 // A node as a 1.37 kubelet registers it: `spec` is its whole spec section ("" for none),
