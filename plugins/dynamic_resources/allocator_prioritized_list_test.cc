@@ -257,6 +257,22 @@ Table prioritizedListCases() {
         .classes = {classA},
         .slices = {sliceA("slice-1", pool(kPool1), {dev(kDevice1).attr("generation", "v5")})},
         .want = Allocations{local({resA("req-0/subReq-1", kPool1, kDevice1)})}}},
+      {"prioritized-list-allocation-mode-all-with-selectors-multiple-pools",
+       {.features = f,
+        .claims = {claim(
+            kClaim0,
+            {firstAvailable(
+                kReq0,
+                {allSubRequest(kSub0, kClassA,
+                               {sel("device.attributes[\"driver-a\"].generation == \"v6\"")}),
+                 allSubRequest(kSub1, kClassA,
+                               {sel("device.attributes[\"driver-a\"].generation == \"v5\"")})})})},
+        .classes = {classA},
+        .slices = {sliceA("slice-1", pool(kPool1), {dev(kDevice1).attr("generation", "v5")}),
+                   slice("slice-2", onNode(kNode1), pool(kPool2), kDriverA,
+                         {dev(kDevice1).attr("generation", "v5")})},
+        .want = Allocations{local({resA("req-0/subReq-1", kPool1, kDevice1),
+                                   resA("req-0/subReq-1", kPool2, kDevice1)})}}},
       {"prioritized-list-allocation-mode-all-with-selectors-multiple-pools-across-nodes",
        {.features = f,
         .claims = {claim(

@@ -243,6 +243,27 @@ TEST(DraAllocatorDeparture, DistinctAttributeComparesEveryDevice) {
   EXPECT_EQ(r.allocations[0].devices[1].device, "gpu-1");
 }
 
+// Pools are tried by (driver, pool), except that pools with binding conditions come last.
+TEST(DraAllocatorOrder, PoolsWithBindingConditionsLast) {
+  Case c{.features = Features{},
+         .claims = {claim("c", {request("r", kGpu, 1)})},
+         .classes = {deviceClass(kGpu, kGpu)},
+         .slices = {slice("s2", onNode(kNode1), pool("b-pool"), kGpu, {dev("plain")}),
+                    slice("s1", onNode(kNode1), pool("a-pool"), kGpu,
+                          {dev("waits").binding({"Attached"}, {"AttachFailed"})})}};
+  Result r = run(c);
+  ASSERT_EQ(r.code, Result::Code::kAllocated) << r.reason;
+  EXPECT_EQ(r.allocations[0].devices.at(0).pool, "b-pool");
+
+  c.slices[0].spec.devices[0].bindingConditions = {"Ready"};  // both wait: by name again
+  r = run(c);
+  ASSERT_EQ(r.code, Result::Code::kAllocated) << r.reason;
+  EXPECT_EQ(r.allocations[0].devices.at(0).pool, "a-pool");
+  EXPECT_EQ(r.allocations[0].devices[0].bindingConditions, std::vector<std::string>{"Attached"});
+  EXPECT_EQ(r.allocations[0].devices[0].bindingFailureConditions,
+            std::vector<std::string>{"AttachFailed"});
+}
+
 TEST(DraAllocatorErrors, CelRuntimeErrorIsAnErrorForTheClaim) {
   Case c = gpuCase(
       {request("gpu", kGpu, 1, {sel("device.attributes[\"gpu.example.com\"].model == \"x\"")})},
