@@ -240,7 +240,7 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& /*pod*/
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr || cycle->in->claims.empty()) return {};
   Cycle::Inner& in = *cycle->in;
-  const api::Node& node = nodeInfo.node();
+  const api::Node& node = *nodeInfo.node();
   std::vector<size_t> unavailable;
   for (size_t i = 0; i < in.claims.size(); ++i) {
     if (in.availableOn[i] && !in.availableOn[i]->matches(node)) unavailable.push_back(i);
