@@ -470,6 +470,13 @@ class Checker {
     return false;
   }
 
+  bool isLocal(std::string_view name) const {
+    for (const auto& [n, t] : scopes_) {
+      if (n == name) return true;
+    }
+    return false;
+  }
+
   TypePtr lookupIdent(std::string_view name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       if (it->first == name) return it->second;
@@ -543,6 +550,14 @@ class Checker {
   }
 
   TypePtr checkSelect(const Expr& e) {
+    // A dotted name may be a variable of its own ("a.b.c"), unless its first part is a
+    // comprehension variable.
+    std::string qualified;
+    if (!e.testOnly && qualifiedName(e, &qualified) && !isLocal(rootName(e))) {
+      for (const auto& [n, t] : env_.variables) {
+        if (n == qualified) return t;
+      }
+    }
     TypePtr operand = substitute(mapping_, check(*e.operand), false);
     TypePtr result = types::error();
     switch (operand->kind) {

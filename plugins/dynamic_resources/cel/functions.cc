@@ -211,43 +211,12 @@ bool isNumber(const Value& v) {
 int compareValues(const Value& a, const Value& b, Value* err) {
   auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
   if (isNumber(a) && isNumber(b)) {
-    if ((a.kind == Kind::kDouble && std::isnan(a.d)) ||
-        (b.kind == Kind::kDouble && std::isnan(b.d))) {
+    const int r = compareNumbers(a, b);
+    if (r == 2) {
       *err = Value::error("NaN values cannot be ordered");
       return 0;
     }
-    if (a.kind == b.kind) {
-      if (a.kind == Kind::kInt) return cmp(a.i, b.i);
-      if (a.kind == Kind::kUint) return cmp(a.u, b.u);
-      return cmp(a.d, b.d);
-    }
-    if (a.kind == Kind::kInt && b.kind == Kind::kUint) {
-      return a.i < 0 ? -1 : cmp(static_cast<uint64_t>(a.i), b.u);
-    }
-    if (a.kind == Kind::kUint && b.kind == Kind::kInt) {
-      return b.i < 0 ? 1 : cmp(a.u, static_cast<uint64_t>(b.i));
-    }
-    // int or uint against a double.
-    if (b.kind == Kind::kDouble) {
-      Value dummy;
-      const int r = compareValues(b, a, &dummy);
-      return -r;
-    }
-    const double d = a.d;
-    if (b.kind == Kind::kInt) {
-      if (d >= 9223372036854775808.0) return 1;
-      if (d < -9223372036854775808.0) return -1;
-      const double t = std::trunc(d);
-      const auto ti = static_cast<int64_t>(t);
-      if (ti != b.i) return cmp(ti, b.i);
-      return cmp(d - t, 0.0);
-    }
-    if (d >= 18446744073709551616.0) return 1;
-    if (d < 0) return -1;
-    const double t = std::trunc(d);
-    const auto tu = static_cast<uint64_t>(t);
-    if (tu != b.u) return cmp(tu, b.u);
-    return cmp(d - t, 0.0);
+    return r;
   }
   if (a.kind != b.kind) {
     *err = noSuchOverload();

@@ -75,6 +75,14 @@ class Planner {
         return n;
       }
       case ExprKind::kSelect:
+        if (!e.testOnly) {
+          const int32_t slot = qualifiedGlobal(e);
+          if (slot >= 0) {
+            n.op = Op::kGlobal;
+            n.slot = slot;
+            return n;
+          }
+        }
         n.op = e.testOnly ? Op::kHas : Op::kSelect;
         n.constant = Value::str(plan_.constants_.copy(e.name));
         n.kids.push_back(build(*e.operand));
@@ -112,6 +120,25 @@ class Planner {
       }
     }
     return n;
+  }
+
+  // The slot of a dotted variable name ("a.b.c") the select chain spells, or -1.
+  int32_t qualifiedGlobal(const Expr& e) const {
+    std::string name = e.name;
+    const Expr* x = e.operand.get();
+    while (x->kind == ExprKind::kSelect && !x->testOnly) {
+      name = x->name + "." + name;
+      x = x->operand.get();
+    }
+    if (x->kind != ExprKind::kIdent) return -1;
+    for (const auto& [local, slot] : scopes_) {
+      if (local == x->name) return -1;
+    }
+    name = x->name + "." + name;
+    for (size_t i = 0; i < globals_.size(); ++i) {
+      if (globals_[i] == name) return static_cast<int32_t>(i);
+    }
+    return -1;
   }
 
   void precompute(Node& n) {

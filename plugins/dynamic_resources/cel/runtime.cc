@@ -95,43 +95,6 @@ bool isNumber(const Value& v) {
   return v.kind == Kind::kInt || v.kind == Kind::kUint || v.kind == Kind::kDouble;
 }
 
-// -1, 0, 1; 2 when unordered (NaN).
-int compareNumbers(const Value& a, const Value& b) {
-  auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
-  if (a.kind == b.kind) {
-    if (a.kind == Kind::kInt) return cmp(a.i, b.i);
-    if (a.kind == Kind::kUint) return cmp(a.u, b.u);
-    if (std::isnan(a.d) || std::isnan(b.d)) return 2;
-    return cmp(a.d, b.d);
-  }
-  if (a.kind == Kind::kInt && b.kind == Kind::kUint) {
-    if (a.i < 0) return -1;
-    return cmp(static_cast<uint64_t>(a.i), b.u);
-  }
-  if (a.kind == Kind::kUint && b.kind == Kind::kInt) return -compareNumbers(b, a);
-  // One side is a double.
-  if (a.kind == Kind::kDouble) {
-    const int r = compareNumbers(b, a);
-    return r == 2 ? 2 : -r;
-  }
-  const double d = b.d;
-  if (std::isnan(d)) return 2;
-  if (a.kind == Kind::kInt) {
-    if (d >= 9223372036854775808.0) return -1;
-    if (d < -9223372036854775808.0) return 1;
-    const double t = std::trunc(d);
-    const auto ti = static_cast<int64_t>(t);
-    if (a.i != ti) return cmp(a.i, ti);
-    return cmp(0.0, d - t);
-  }
-  if (d >= 18446744073709551616.0) return -1;
-  if (d < 0) return 1;
-  const double t = std::trunc(d);
-  const auto tu = static_cast<uint64_t>(t);
-  if (a.u != tu) return cmp(a.u, tu);
-  return cmp(0.0, d - t);
-}
-
 // Normalizes a numeric map key for lookup: cel-go finds 1, 1u and 1.0 as the same key.
 bool sameKey(const Value& k, const Value& key) {
   if (isNumber(k) && isNumber(key)) return compareNumbers(k, key) == 0;
@@ -147,6 +110,38 @@ bool sameKey(const Value& k, const Value& key) {
 }
 
 }  // namespace
+
+// cel-go's compareIntDouble, compareUintDouble, compareIntUint: an int or uint against a
+// double compares as doubles once the double is inside the integer's range.
+int compareNumbers(const Value& a, const Value& b) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
+  auto cmpDouble = [&](double x, double y) {
+    return std::isnan(x) || std::isnan(y) ? 2 : cmp(x, y);
+  };
+  if (a.kind == b.kind) {
+    if (a.kind == Kind::kInt) return cmp(a.i, b.i);
+    if (a.kind == Kind::kUint) return cmp(a.u, b.u);
+    return cmpDouble(a.d, b.d);
+  }
+  if (a.kind == Kind::kInt && b.kind == Kind::kUint) {
+    if (a.i < 0 || b.u > uint64_t(INT64_MAX)) return -1;
+    return cmp(a.i, static_cast<int64_t>(b.u));
+  }
+  if (a.kind == Kind::kInt && b.kind == Kind::kDouble) {
+    if (std::isnan(b.d)) return 2;
+    if (b.d < static_cast<double>(INT64_MIN)) return 1;
+    if (b.d > static_cast<double>(INT64_MAX)) return -1;
+    return cmpDouble(static_cast<double>(a.i), b.d);
+  }
+  if (a.kind == Kind::kUint && b.kind == Kind::kDouble) {
+    if (std::isnan(b.d)) return 2;
+    if (b.d < 0) return 1;
+    if (b.d > static_cast<double>(UINT64_MAX)) return -1;
+    return cmpDouble(static_cast<double>(a.u), b.d);
+  }
+  const int r = compareNumbers(b, a);
+  return r == 2 ? 2 : -r;
+}
 
 const api::DeviceAttribute* findAttribute(const DeviceView& d, std::string_view domain,
                                           std::string_view id) {

@@ -43,6 +43,10 @@ struct EvalContext {
 // kubernetes.Semver or Quantity with another type is the error "no such overload".
 Value equals(const Value& a, const Value& b, EvalContext& c);
 
+// Orders two numbers (int, uint, double in any combination) as cel-go does: -1, 0, 1, or 2
+// when a NaN makes them unordered.
+int compareNumbers(const Value& a, const Value& b);
+
 // Lookups. Return false when the key is absent (device.attributes and device.capacity are
 // never absent: a missing domain is an empty map, as upstream's map-with-default).
 bool mapFind(const Value& m, const Value& key, EvalContext& c, Value* out);
