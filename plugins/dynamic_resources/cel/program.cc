@@ -85,6 +85,7 @@ class Planner {
         }
         n.op = e.testOnly ? Op::kHas : Op::kSelect;
         n.constant = Value::str(plan_.constants_.copy(e.name));
+        n.slot = deviceField(e.name);
         n.kids.push_back(build(*e.operand));
         n.relative = !isAttribute(n.kids[0]);
         return n;
@@ -120,6 +121,15 @@ class Planner {
       }
     }
     return n;
+  }
+
+  // The device's fields, numbered for a selection on `device` without comparing names.
+  static int32_t deviceField(std::string_view name) {
+    if (name == "driver") return 1;
+    if (name == "attributes") return 2;
+    if (name == "capacity") return 3;
+    if (name == "allowMultipleAllocations") return 4;
+    return 0;
   }
 
   // The slot of a dotted variable name ("a.b.c") the select chain spells, or -1.
@@ -322,6 +332,20 @@ class Evaluator {
     const int64_t cost = (n.relative ? 1 : 0) + (n.op == Op::kSelect ? 1 : 0);
     if (!c_.addCost(cost)) return c_.cancelledError();
     if (obj.isError()) return obj;
+    if (obj.kind == Kind::kDevice && n.op == Op::kSelect && c_.device != nullptr) {
+      switch (n.slot) {
+        case 1:
+          return Value::str(c_.device->driver);
+        case 2:
+          return Value::view(Kind::kAttrDomains);
+        case 3:
+          return Value::view(Kind::kCapDomains);
+        case 4:
+          return Value::boolean(c_.device->allowMultipleAllocations);
+        default:
+          break;
+      }
+    }
     const Value field = n.constant;
     if (obj.kind == Kind::kList) {
       return c_.error("unsupported index type 'string' in list");

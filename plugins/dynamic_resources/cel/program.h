@@ -47,8 +47,8 @@ struct Node {
   MacroKind macro = MacroKind::kAll;
   bool relative = false;     // kSelect/kIndex/kHas on a computed operand: one more cost unit
   bool precomputed = false;  // kList/kMap of literals: `constant` holds the value
-  int32_t slot = -1;         // kGlobal, kLocal, kMacro
-  Value constant;            // kConst; kSelect/kHas: the field name; precomputed literals
+  int32_t slot = -1;  // kGlobal, kLocal, kMacro: the variable; kSelect: the device field (1-4)
+  Value constant;     // kConst; kSelect/kHas: the field name; precomputed literals
   const re2::RE2* regex = nullptr;
   std::vector<Node> kids;
 };

@@ -37,13 +37,15 @@ int compareQualified(std::string_view s, const QualifiedKey& k) {
 template <class Map>
 const typename Map::mapped_type* findQualified(const Map& m, std::string_view driver,
                                                std::string_view domain, std::string_view id) {
-  auto it = m.find(QualifiedKey{domain, id});
-  if (it != m.end()) return &it->second;
+  // Drivers mostly name their own attributes without a domain: look that up first. (A device
+  // with both "id" and "<driver>/id" has one of them in upstream's map, whichever its map
+  // iteration put there last.)
   if (domain == driver && id.find('/') == std::string_view::npos) {
     auto plain = m.find(id);
     if (plain != m.end()) return &plain->second;
   }
-  return nullptr;
+  auto it = m.find(QualifiedKey{domain, id});
+  return it != m.end() ? &it->second : nullptr;
 }
 
 // Splits a qualified name; names without a domain belong to the driver.
@@ -175,11 +177,12 @@ Value attributeValue(const api::DeviceAttribute& a, EvalContext& c) {
 std::string checkAttributes(const DeviceView& d) {
   for (const auto& [name, a] : *d.attributes) {
     if (a.value.index() != 3) continue;
+    const std::string& text = std::get<api::DeviceAttribute::Version>(a.value).value;
+    if (isValidSemver(text)) continue;
     Semver v;
     std::string err;
-    if (!parseSemver(std::get<api::DeviceAttribute::Version>(a.value).value, &v, &err)) {
+    if (!parseSemver(text, &v, &err))
       return "attribute " + name + ": parse semantic version: " + err;
-    }
   }
   return {};
 }

@@ -227,6 +227,63 @@ bool parseSemver(std::string_view s, Semver* out, std::string* error) {
   return true;
 }
 
+namespace {
+
+bool isDigitChar(char c) { return c >= '0' && c <= '9'; }
+bool isIdentChar(char c) {
+  return isDigitChar(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+}
+
+// A decimal number that ParseUint takes: no leading zero, at most UINT64_MAX.
+bool validNumber(std::string_view s) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0') || s.size() > 20) return false;
+  for (char c : s) {
+    if (!isDigitChar(c)) return false;
+  }
+  return s.size() < 20 || s <= "18446744073709551615";
+}
+
+// Dot-separated identifiers: none empty; with `numeric`, all-digit ones must be numbers.
+bool validIdentifiers(std::string_view s, bool numeric) {
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    const std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty()) return false;
+    bool digits = true;
+    for (char c : part) {
+      if (!isIdentChar(c)) return false;
+      digits = digits && isDigitChar(c);
+    }
+    if (numeric && digits && !validNumber(part)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+bool isValidSemver(std::string_view s) {
+  const size_t d1 = s.find('.');
+  if (d1 == std::string_view::npos) return false;
+  const size_t d2 = s.find('.', d1 + 1);
+  if (d2 == std::string_view::npos) return false;
+  if (!validNumber(s.substr(0, d1)) || !validNumber(s.substr(d1 + 1, d2 - d1 - 1))) return false;
+  std::string_view rest = s.substr(d2 + 1);
+  const size_t plus = rest.find('+');
+  if (plus != std::string_view::npos) {
+    if (!validIdentifiers(rest.substr(plus + 1), false)) return false;
+    rest = rest.substr(0, plus);
+  }
+  const size_t minus = rest.find('-');
+  if (minus != std::string_view::npos) {
+    if (!validIdentifiers(rest.substr(minus + 1), true)) return false;
+    rest = rest.substr(0, minus);
+  }
+  return validNumber(rest);
+}
+
 bool parseSemverNormalized(std::string_view text, Arena& arena, Semver* out, std::string* error) {
   std::string_view s = text;
   if (!s.empty() && s[0] == 'v') s.remove_prefix(1);

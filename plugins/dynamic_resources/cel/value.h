@@ -68,6 +68,8 @@ struct Semver {
 
 // blang/semver Parse. On failure returns false and sets `error` to its message.
 bool parseSemver(std::string_view text, Semver* out, std::string* error);
+// parseSemver's verdict alone, in one pass without building anything.
+bool isValidSemver(std::string_view text);
 // Parse after normalizing (leading "v" dropped, missing minor/patch added, leading zeros
 // removed), as the Kubernetes semver library's normalize option. The normalized text is
 // copied into `arena` when it differs from the input.
