@@ -55,9 +55,8 @@ void BM_CelDriverAndModel(benchmark::State& state) {
 BENCHMARK(BM_CelDriverAndModel);
 
 void BM_CelVersionAndMemory(benchmark::State& state) {
-  evaluate(state,
-           R"(device.attributes["x"].driverVersion.isGreaterThan(semver("550.0.0")) && )"
-           R"(device.capacity["x"].memory.compareTo(quantity("40Gi")) >= 0)");
+  evaluate(state, R"(device.attributes["x"].driverVersion.isGreaterThan(semver("550.0.0")) && )"
+                  R"(device.capacity["x"].memory.compareTo(quantity("40Gi")) >= 0)");
 }
 BENCHMARK(BM_CelVersionAndMemory);
 

@@ -319,6 +319,10 @@ TEST(CelSelectorTest, AbsentDomainsAndIds) {
       {.name = "ids of a domain",
        .expression = R"(device.attributes["dra.example.com"].map(k, k) == ["model"])",
        .match = true},
+      // Found by fuzzing (tests/fuzz/regressions/cel/empty-domain-memcmp): the empty domain.
+      {.name = "empty domain",
+       .expression = R"(device.attributes[""].size() == 0 && !("" in device.attributes))",
+       .match = true},
       {.name = "absent capacity domain",
        .expression = R"(device.capacity["dra.example.com"].size() == 0)",
        .match = true},
@@ -426,6 +430,15 @@ TEST(CelSelectorTest, VersionsAndQuantities) {
     c.capacity = caps;
     expectCase(c);
   }
+}
+
+TEST(CelSelectorTest, WithoutADriverUnqualifiedNamesAreInTheEmptyDomain) {
+  Case c{
+      .name = "no driver",
+      .expression = R"(device.attributes[""].model == "a100" && device.attributes[""].size() == 1)",
+      .attributes = {{"model", stringAttr("a100")}, {"x.example.com/zone", stringAttr("a")}},
+      .match = true};
+  expectCase(c);
 }
 
 TEST(CelSelectorTest, AnInvalidVersionAttributeFailsEveryExpression) {

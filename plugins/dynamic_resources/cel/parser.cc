@@ -201,8 +201,7 @@ class Parser {
     const auto uc = static_cast<unsigned char>(c);
     if (uc >= 0x80) len = (uc >> 5) == 6 ? 2 : (uc >> 4) == 14 ? 3 : (uc >> 3) == 30 ? 4 : 1;
     len = std::min(len, src_.size() - pos_);
-    std::string bad(src_.substr(pos_, len));
-    if (!validUtf8(bad)) bad = "\\x" + std::to_string(static_cast<int>(uc));
+    std::string bad = toValidUtf8(src_.substr(pos_, len));
     syntaxError(pos_, "token recognition error at: '" + bad + "'");
     tok_.kind = Tok::kEof;
   }
@@ -278,8 +277,7 @@ class Parser {
     std::string out;
     auto recognitionError = [&](size_t at) {
       const size_t endAt = std::min(at + 1, src_.size());
-      std::string text(src_.substr(start, endAt - start));
-      if (!validUtf8(text)) text = std::string(src_.substr(start, 1));
+      const std::string text = toValidUtf8(src_.substr(start, endAt - start));
       syntaxError(start, "token recognition error at: '" + text + "'");
       tok_.kind = Tok::kEof;
     };
@@ -907,11 +905,10 @@ std::string formatError(std::string_view source, size_t pos, std::string_view me
   }
   size_t lineEnd = source.find('\n', lineStart);
   if (lineEnd == std::string_view::npos) lineEnd = source.size();
-  const std::string_view before = source.substr(lineStart, pos - lineStart);
-  const size_t column = codePoints(before);
+  const size_t column = codePoints(toValidUtf8(source.substr(lineStart, pos - lineStart)));
   std::string out = "ERROR: <input>:" + std::to_string(line) + ":" + std::to_string(column + 1) +
                     ": " + std::string(message);
-  std::string snippet(source.substr(lineStart, lineEnd - lineStart));
+  std::string snippet = toValidUtf8(source.substr(lineStart, lineEnd - lineStart));
   for (char& c : snippet) {
     if (c == '\t') c = ' ';
   }

@@ -14,17 +14,24 @@ struct QualifiedKey {
   std::string_view domain, id;
 };
 
+int compareBytes(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  if (n > 0) {
+    if (int c = std::memcmp(a.data(), b.data(), n)) return c;
+  }
+  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+}
+
 int compareQualified(std::string_view s, const QualifiedKey& k) {
   const size_t d = k.domain.size();
-  const size_t common = std::min(s.size(), d);
-  if (int c = std::memcmp(s.data(), k.domain.data(), common)) return c;
-  if (s.size() <= d) return s.size() < d + 1 + k.id.size() ? -1 : 0;
+  if (s.size() <= d) {
+    // s is shorter than "domain/": it sorts first unless it differs before ending.
+    const int c = compareBytes(s, k.domain.substr(0, s.size()));
+    return c != 0 ? c : -1;
+  }
+  if (int c = compareBytes(s.substr(0, d), k.domain)) return c;
   if (s[d] != '/') return static_cast<unsigned char>(s[d]) < '/' ? -1 : 1;
-  std::string_view rest = s.substr(d + 1);
-  const size_t common2 = std::min(rest.size(), k.id.size());
-  if (int c = std::memcmp(rest.data(), k.id.data(), common2)) return c;
-  if (rest.size() == k.id.size()) return 0;
-  return rest.size() < k.id.size() ? -1 : 1;
+  return compareBytes(s.substr(d + 1), k.id);
 }
 
 [[maybe_unused]] bool operator<(const std::string& s, const QualifiedKey& k) {

@@ -467,6 +467,23 @@ bool validUtf8(std::string_view s) {
   return true;
 }
 
+std::string toValidUtf8(std::string_view s) {
+  if (validUtf8(s)) return std::string(s);
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len > 0 && i + len <= s.size() && validUtf8(s.substr(i, len))) {
+      out += s.substr(i, len);
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string formatDouble(double d) {
   if (d != d) return "NaN";
   if (d == std::numeric_limits<double>::infinity()) return "+Inf";
@@ -520,8 +537,16 @@ std::string formatDouble(double d) {
 std::string formatKey(const Value& v) {
   switch (v.kind) {
     case Kind::kString:
-    case Kind::kBytes:
       return std::string(v.sv());
+    case Kind::kBytes: {
+      // Go's %v of a byte slice: [104 105].
+      std::string out = "[";
+      for (size_t i = 0; i < v.s.size; ++i) {
+        if (i > 0) out += ' ';
+        out += std::to_string(static_cast<unsigned char>(v.s.data[i]));
+      }
+      return out + "]";
+    }
     case Kind::kInt:
       return std::to_string(v.i);
     case Kind::kUint:

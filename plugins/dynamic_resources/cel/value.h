@@ -211,6 +211,8 @@ std::string_view goTypeName(const Value& v);
 // Number of Unicode code points (invalid bytes count as one each, as Go's RuneCount).
 size_t codePoints(std::string_view s);
 bool validUtf8(std::string_view s);
+// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, for error texts.
+std::string toValidUtf8(std::string_view s);
 
 // Go's %g formatting of a double (the text of string(double)).
 std::string formatDouble(double d);
