@@ -72,9 +72,16 @@ std::string oneGpu(const std::string& className = "gpu") {
          "\n";
 }
 
+// `devices` as claim() takes it, nested two levels deeper (spec.spec.devices).
 std::string claimTemplate(const std::string& name, const std::string& devices) {
+  std::string nested;
+  for (size_t at = 0; at < devices.size();) {
+    const size_t eol = devices.find('\n', at);
+    nested += "  " + devices.substr(at, eol - at + 1);
+    at = eol + 1;
+  }
   return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: " +
-         name + "\n  namespace: ml\nspec:\n  spec:\n    devices:\n" + devices;
+         name + "\n  namespace: ml\nspec:\n  spec:\n    devices:\n" + nested;
 }
 
 // A pending pod with one container of 1 cpu and these spec.resourceClaims lines (name ->
@@ -147,8 +154,8 @@ TEST_F(SimulateDra, TwoPodsOneDeviceNeverBoth) {
   const json& waiting = a.at("node").is_null() ? a : b;
   EXPECT_EQ(devices(placed), std::vector<std::string>{"gpu: gpu.example.com/n1/gpu-0"});
   EXPECT_EQ(waiting.at("reason"),
-            "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are "
-            "available: 1 Preemption is not helpful for scheduling.")
+            "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
       << waiting.dump(2);
   EXPECT_THAT(details(waiting, "DynamicResources"), HasSubstr("in use")) << waiting.dump(2);
 }
