@@ -30,13 +30,14 @@ using nlohmann::json;
 constexpr const char* kNs = "dra-plugin";
 
 json claimObject(const std::string& name) {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceClaim"},
-          {"metadata", {{"name", name}, {"namespace", kNs}}},
-          {"spec",
-           {{"devices",
-             {{"requests",
-               json::array({{{"name", "gpu"}, {"exactly", {{"deviceClassName", "plugin-gpu"}}}}})}}}}}};
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", kNs}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           json::array({{{"name", "gpu"}, {"exactly", {{"deviceClassName", "plugin-gpu"}}}}})}}}}}};
 }
 
 api::Pod podUsing(const std::string& name, const std::string& claim) {
@@ -57,7 +58,8 @@ class DraPlugin : public ::testing::Test {
 
   void SetUp() override {
     auto& admin = TestCluster::get().admin();
-    for (const char* c : {"a", "b", "c"}) remove(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims/" + c, true);
+    for (const char* c : {"a", "b", "c"})
+      remove(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims/" + c, true);
     remove(std::string(kResourceApi) + "/resourceslices/plugin-n1", false);
     remove(std::string(kResourceApi) + "/deviceclasses/plugin-gpu", false);
     admin.post(std::string(kResourceApi) + "/deviceclasses",
@@ -66,7 +68,8 @@ class DraPlugin : public ::testing::Test {
                 {"metadata", {{"name", "plugin-gpu"}}},
                 {"spec",
                  {{"selectors",
-                   json::array({{{"cel", {{"expression", "device.driver == 'plugin.example.com'"}}}}})}}}});
+                   json::array(
+                       {{{"cel", {{"expression", "device.driver == 'plugin.example.com'"}}}}})}}}});
     admin.post(std::string(kResourceApi) + "/resourceslices",
                {{"apiVersion", "resource.k8s.io/v1"},
                 {"kind", "ResourceSlice"},
@@ -105,13 +108,13 @@ class DraPlugin : public ::testing::Test {
   static std::shared_ptr<plugins::dra::DraState> freshState() {
     auto& admin = TestCluster::get().admin();
     auto state = std::make_shared<plugins::dra::DraState>();
-    for (const auto& o : admin.get(std::string(kResourceApi) + "/deviceclasses")["items"]) state->onClass(o);
-    for (const auto& o : admin.get(std::string(kResourceApi) + "/resourceslices")["items"]) {
-      state->onSlice(o);
-    }
-    for (const auto& o : admin.get(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims")["items"]) {
-      state->onClaim(o);
-    }
+    const json classes = admin.get(std::string(kResourceApi) + "/deviceclasses");
+    for (const auto& o : classes["items"]) state->onClass(o);
+    const json slices = admin.get(std::string(kResourceApi) + "/resourceslices");
+    for (const auto& o : slices["items"]) state->onSlice(o);
+    const json claims =
+        admin.get(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims");
+    for (const auto& o : claims["items"]) state->onClaim(o);
     return state;
   }
 
@@ -146,20 +149,25 @@ TEST_F(DraPlugin, WrittenAllocationsSurviveARestartAndNoDeviceIsDoubled) {
   handle_.setApi(&api_);
   auto state = freshState();
   plugins::DynamicResources first(handle_, state);
-  ASSERT_TRUE(schedule(first, podUsing("pa", "a")).ok());
+  const Status st = schedule(first, podUsing("pa", "a"));
+  ASSERT_TRUE(st.ok()) << st.message();
   const json a = claim("a");
-  EXPECT_THAT(a["metadata"]["finalizers"], ::testing::Contains("resource.kubernetes.io/delete-protection"));
+  EXPECT_THAT(a["metadata"]["finalizers"],
+              ::testing::Contains("resource.kubernetes.io/delete-protection"));
   const std::string deviceA = deviceOf(a);
   EXPECT_THAT(deviceA, ::testing::AnyOf("gpu-0", "gpu-1"));
   ASSERT_EQ(a["status"]["reservedFor"].size(), 1u) << a.dump(2);
   EXPECT_EQ(a["status"]["reservedFor"][0]["uid"], "pa-uid");
   EXPECT_EQ(a["status"]["reservedFor"][0]["resource"], "pods");
-  EXPECT_EQ(a["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0], "n1");
+  EXPECT_EQ(a["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]
+             ["values"][0],
+            "n1");
   EXPECT_FALSE(state->hasPendingAllocation(a["metadata"]["uid"]));
 
   // A restart: nothing but what the apiserver holds.
   plugins::DynamicResources second(handle_, freshState());
-  ASSERT_TRUE(schedule(second, podUsing("pb", "b")).ok());
+  const Status st2 = schedule(second, podUsing("pb", "b"));
+  ASSERT_TRUE(st2.ok()) << st2.message();
   const std::string deviceB = deviceOf(claim("b"));
   EXPECT_THAT(deviceB, ::testing::AnyOf("gpu-0", "gpu-1"));
   EXPECT_NE(deviceB, deviceA);
@@ -179,7 +187,8 @@ TEST_F(DraPlugin, AConflictReReadsTheClaimAndWritesAgain) {
   TestCluster::get().admin().patch(
       std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims/a",
       {{"metadata", {{"labels", {{"touched", "yes"}}}}}});
-  ASSERT_TRUE(schedule(plugin, podUsing("pa", "a")).ok());
+  const Status st = schedule(plugin, podUsing("pa", "a"));
+  ASSERT_TRUE(st.ok()) << st.message();
   const json a = claim("a");
   EXPECT_EQ(a["metadata"]["labels"]["touched"], "yes");
   EXPECT_THAT(deviceOf(a), ::testing::AnyOf("gpu-0", "gpu-1"));
