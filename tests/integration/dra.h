@@ -56,9 +56,52 @@ inline bool crdEstablished(client::RestClient& admin, const std::string& name) {
   return false;
 }
 
+// Grants the scheduler identity (system:kube-scheduler) what a 1.34+ cluster's default role
+// gives it on resource.k8s.io, as deploy/manifests/rbac.yaml does: once the kinds are served,
+// every scheduler a later test starts watches them. Idempotent.
+inline void grantSchedulerResourceAccess(client::RestClient& admin) {
+  const nlohmann::json role = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", {{"name", "ksched:resource-claims"}}},
+      {"rules",
+       nlohmann::json::array(
+           {{{"apiGroups", {"resource.k8s.io"}},
+             {"resources", {"resourceslices", "deviceclasses"}},
+             {"verbs", {"get", "list", "watch"}}},
+            {{"apiGroups", {"resource.k8s.io"}},
+             {"resources", {"resourceclaims"}},
+             {"verbs", {"get", "list", "watch", "patch", "update"}}},
+            {{"apiGroups", {"resource.k8s.io"}},
+             {"resources", {"resourceclaims/status"}},
+             {"verbs", {"patch", "update"}}}})}};
+  const nlohmann::json binding = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRoleBinding"},
+      {"metadata", {{"name", "ksched:resource-claims"}}},
+      {"roleRef",
+       {{"apiGroup", "rbac.authorization.k8s.io"},
+        {"kind", "ClusterRole"},
+        {"name", "ksched:resource-claims"}}},
+      {"subjects",
+       nlohmann::json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                               {"kind", "User"},
+                               {"name", "system:kube-scheduler"}}})}};
+  for (const auto& [path, body] :
+       {std::pair{"/apis/rbac.authorization.k8s.io/v1/clusterroles", role},
+        std::pair{"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding}}) {
+    try {
+      admin.post(path, body);
+    } catch (const client::ApiError& e) {
+      if (e.code() != 409) throw;
+    }
+  }
+}
+
 // Creates the four CRDs (idempotent) and waits until each is Established and its collection is
-// served.
+// served; the scheduler identity may read and write them (grantSchedulerResourceAccess).
 inline void installResourceCrds(client::RestClient& admin) {
+  grantSchedulerResourceAccess(admin);
   const auto crds = resourceCrds();
   ASSERT_EQ(crds.size(), 4u);
   for (const auto& crd : crds) {
