@@ -286,7 +286,13 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       client::RestClient::Options o;
       o.maxRetries = 2;
       client::RestClient rest(cfg, o);
-      sim::loadFromApiserver(rest, {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups"}, cluster);
+      sim::loadFromApiserver(rest,
+                             {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+                              "/apis/resource.k8s.io/v1/resourceslices",
+                              "/apis/resource.k8s.io/v1/deviceclasses",
+                              "/apis/resource.k8s.io/v1/resourceclaims",
+                              "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
+                             cluster);
     }
     for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
     // Work and new nodes.

@@ -112,6 +112,14 @@ class Run final : public ClusterApi, public scheduler::EventSink {
         objects.insert(objects.end(), more.begin(), more.end());
         paths.push_back(alt);
       }
+      // The resourceclaim controller's part (claims from templates) reads the templates.
+      if (w.path.ends_with("/resourceclaims")) {
+        for (const auto& [key, objects] : st_.cluster.others) {
+          if (key.starts_with("resource.k8s.io/") && key.ends_with("/ResourceClaimTemplate")) {
+            watchedKinds_.insert(key);
+          }
+        }
+      }
       return watched_.watch(std::move(paths), std::move(objects), std::move(h));
     };
     scheduler::Options o;

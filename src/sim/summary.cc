@@ -315,6 +315,9 @@ std::string resultTable(const ojson& doc, size_t maxPods) {
           p["node"].get<std::string>(),
           ties > 0 ? fmt::format(" (tied with {} other node{})", ties, ties == 1 ? "" : "s") : "",
           p["origin"] == "work" ? "" : " [" + p["origin"].get<std::string>() + "]");
+      if (p.contains("devices")) {
+        for (const auto& d : p["devices"]) lines += "      " + d.get<std::string>() + "\n";
+      }
     }
     if (total > 0) {
       out += "\nPlaced\n" + lines;

@@ -264,6 +264,11 @@ TEST_F(SimulateDra, TemplateClaimsGetADeviceEachUntilNoneIsLeft) {
   }
   EXPECT_EQ(used.size(), 4u) << doc.at("pods").dump(2);
   EXPECT_EQ(waiting, 1);
+  // The templates were read (to generate the claims): not among the kinds left unused.
+  for (const auto& s : doc.at("skipped")) {
+    EXPECT_EQ(s.at("object").get<std::string>().find("ResourceClaimTemplate"), std::string::npos)
+        << s.dump();
+  }
 }
 
 // A claim allocated already (by an earlier scheduling) binds the pod to the nodes of its
@@ -306,6 +311,26 @@ TEST_F(SimulateDra, MissingClaimsAndClassesAreSaidInUpstreamsWords) {
             "\"ml/gone\"");
   EXPECT_THAT(pods.at("classless").at("reason").get<std::string>(),
               HasSubstr("request gpu: device class missing does not exist"));
+}
+
+// The example of docs/dra.md: two A100s on node-1 and a T4 on node-2 for three pods that want an
+// A100: two go to node-1 with a device each, the third waits, and the details say why per node.
+TEST_F(SimulateDra, TheDocumentedExampleGivesWhatTheDocsShow) {
+  const json doc = simulateJson(std::string(KSCHED_SOURCE_DIR) + "/docs/examples/dra/cluster.yaml");
+  ASSERT_TRUE(doc.is_object());
+  const auto pods = byName(doc);
+  EXPECT_EQ(devices(pods.at("trainer-0")),
+            std::vector<std::string>{"gpu: gpu.example.com/node-1/gpu-0"});
+  EXPECT_EQ(devices(pods.at("trainer-1")),
+            std::vector<std::string>{"gpu: gpu.example.com/node-1/gpu-1"});
+  const json& left = pods.at("trainer-2");
+  EXPECT_TRUE(left.at("node").is_null());
+  const std::string why = details(left, "DynamicResources");
+  EXPECT_THAT(why, HasSubstr("node-1: claim trainer-2-gpu-00003, request gpu: all 2 matching "
+                             "devices of class \"gpu.example.com\" are in use on this node"));
+  EXPECT_THAT(why, HasSubstr("node-2: claim trainer-2-gpu-00003, request gpu: no device of class "
+                             "\"gpu.example.com\" matches selector "
+                             "device.attributes[\"gpu.example.com\"].model == \"a100\""));
 }
 
 }  // namespace
