@@ -87,7 +87,41 @@ ClaimEntryPtr DraState::decodeClaim(const nlohmann::json& obj) {
 
 ClaimEntryPtr DraState::effective(const Claims& c) { return c.assumed ? c.assumed : c.watched; }
 
-void DraState::invalidateLocked() { inUse_.reset(); }
+void DraState::countLocked(const DeviceId& id, int delta) {
+  int& n = counts_[id];
+  const bool was = n > 0;
+  n += delta;
+  const bool is = n > 0;
+  if (n <= 0) counts_.erase(id);
+  if (was == is) return;
+  if (inUse_.use_count() > 1) inUse_ = std::make_shared<DeviceSet>(*inUse_);  // a cycle holds it
+  if (is) {
+    inUse_->insert(id);
+  } else {
+    inUse_->erase(id);
+  }
+}
+
+void DraState::recountLocked(const std::string& source, const api::ResourceClaim* claim) {
+  std::vector<DeviceId> now;
+  if (claim != nullptr && claim->status.allocation) {
+    for (const auto& r : claim->status.allocation->devices) {
+      if (r.adminAccess.value_or(false) || r.shareID) continue;
+      now.push_back(DeviceId{r.driver, r.pool, r.device});
+    }
+  }
+  auto it = contributions_.find(source);
+  if (it != contributions_.end()) {
+    if (it->second == now) return;
+    for (const auto& id : it->second) countLocked(id, -1);
+  }
+  for (const auto& id : now) countLocked(id, +1);
+  if (now.empty()) {
+    if (it != contributions_.end()) contributions_.erase(it);
+  } else {
+    contributions_[source] = std::move(now);
+  }
+}
 
 ClaimEntryPtr DraState::claim(std::string_view ns, std::string_view name) const {
   std::lock_guard lock(mu_);
@@ -114,23 +148,6 @@ std::shared_ptr<const std::vector<SlicePtr>> DraState::slices() const {
 
 std::shared_ptr<const DeviceSet> DraState::devicesInUse() const {
   std::lock_guard lock(mu_);
-  if (!inUse_) {
-    auto set = std::make_shared<DeviceSet>();
-    auto add = [&](const api::ResourceClaim& c) {
-      if (!c.status.allocation) return;
-      for (const auto& r : c.status.allocation->devices) {
-        if (r.adminAccess.value_or(false)) continue;
-        set->insert(DeviceId{r.driver, r.pool, r.device});
-      }
-    };
-    for (const auto& [key, c] : claims_) {
-      if (auto e = effective(c)) {
-        if (!inFlight_.contains(e->claim->metadata.uid)) add(*e->claim);
-      }
-    }
-    for (const auto& [uid, c] : inFlight_) add(*c);
-    inUse_ = std::move(set);
-  }
   return inUse_;
 }
 
@@ -141,33 +158,36 @@ bool DraState::hasPendingAllocation(const std::string& uid) const {
 
 void DraState::signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation) {
   std::lock_guard lock(mu_);
+  recountLocked("f:" + uid, withAllocation.get());
   inFlight_[uid] = std::move(withAllocation);
-  invalidateLocked();
 }
 
 bool DraState::removePendingAllocation(const std::string& uid) {
   std::lock_guard lock(mu_);
   const bool had = inFlight_.erase(uid) > 0;
-  if (had) invalidateLocked();
+  if (had) recountLocked("f:" + uid, nullptr);
   return had;
 }
 
 void DraState::assume(ClaimEntryPtr written) {
   std::lock_guard lock(mu_);
   const auto& m = written->claim->metadata;
-  Claims& c = claims_[claimKey(m.namespace_, m.name)];
+  const std::string key = claimKey(m.namespace_, m.name);
+  Claims& c = claims_[key];
   if (c.watched && atLeast(c.watched->claim->metadata.resourceVersion, m.resourceVersion)) return;
   c.assumed = std::move(written);
-  invalidateLocked();
+  recountLocked("c:" + key, c.assumed->claim.get());
 }
 
 void DraState::restore(std::string_view ns, std::string_view name) {
   std::lock_guard lock(mu_);
-  auto it = claims_.find(claimKey(ns, name));
+  const std::string key = claimKey(ns, name);
+  auto it = claims_.find(key);
   if (it == claims_.end() || !it->second.assumed) return;
   it->second.assumed.reset();
-  if (!it->second.watched) claims_.erase(it);
-  invalidateLocked();
+  const ClaimEntryPtr now = it->second.watched;
+  if (!now) claims_.erase(it);
+  recountLocked("c:" + key, now ? now->claim.get() : nullptr);
 }
 
 void DraState::onClaim(const nlohmann::json& obj) {
@@ -176,13 +196,14 @@ void DraState::onClaim(const nlohmann::json& obj) {
   {
     std::lock_guard lock(mu_);
     const auto& m = next->claim->metadata;
-    Claims& c = claims_[claimKey(m.namespace_, m.name)];
+    const std::string key = claimKey(m.namespace_, m.name);
+    Claims& c = claims_[key];
     before = effective(c);
     c.watched = next;
     if (c.assumed && atLeast(m.resourceVersion, c.assumed->claim->metadata.resourceVersion)) {
       c.assumed.reset();
     }
-    invalidateLocked();
+    recountLocked("c:" + key, effective(c)->claim.get());
   }
   if (handle_ == nullptr) return;
   if (before) {
@@ -197,11 +218,12 @@ void DraState::onClaimDelete(std::string_view ns, std::string_view name) {
   ClaimEntryPtr before;
   {
     std::lock_guard lock(mu_);
-    auto it = claims_.find(claimKey(ns, name));
+    const std::string key = claimKey(ns, name);
+    auto it = claims_.find(key);
     if (it == claims_.end()) return;
     before = effective(it->second);
     claims_.erase(it);
-    invalidateLocked();
+    recountLocked("c:" + key, nullptr);
   }
   if (handle_ != nullptr && before) {
     handle_->clusterEvent({EventResource::kResourceClaim, kDelete, {}}, before->claim,

@@ -93,7 +93,10 @@ class DraState {
     ClaimEntryPtr assumed;
   };
   [[nodiscard]] static ClaimEntryPtr effective(const Claims& c);
-  void invalidateLocked();
+  // Recounts the devices `source` contributes ("c:<namespace>/<name>" for a claim as seen,
+  // "f:<uid>" for an allocation in flight), `claim` null for none.
+  void recountLocked(const std::string& source, const api::ResourceClaim* claim);
+  void countLocked(const DeviceId& id, int delta);
 
   Handle* handle_ = nullptr;
   std::vector<std::shared_ptr<const ObjectStore>> stores_;
@@ -104,7 +107,11 @@ class DraState {
   std::map<std::string, ClassPtr, std::less<>> classes_;
   std::unordered_map<std::string, ClaimPtr> inFlight_;  // claim uid -> claim with allocation
   mutable std::shared_ptr<const std::vector<SlicePtr>> sliceList_;  // null: rebuild
-  mutable std::shared_ptr<const DeviceSet> inUse_;                  // null: rebuild
+  // The devices in use, kept up to date change by change: copied only when a cycle still holds
+  // the set (copy on write), so a cycle costs nothing per device in use.
+  std::shared_ptr<DeviceSet> inUse_ = std::make_shared<DeviceSet>();
+  std::unordered_map<DeviceId, int, DeviceIdHash, DeviceIdEqual> counts_;
+  std::unordered_map<std::string, std::vector<DeviceId>> contributions_;  // by source
 };
 
 // "namespace/name".

@@ -327,6 +327,10 @@ Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
     }
     allocations = it->second;
   }
+  // Filtering is over: the devices-in-use set is let go, so the state changes it in place
+  // instead of copying it.
+  in.allocator.reset();
+  in.inUse.reset();
   if (allocations.size() != in.toAllocate.size()) {
     return Status::error("internal error, have " + std::to_string(allocations.size()) +
                          " allocations, " + std::to_string(in.toAllocate.size()) +
