@@ -58,7 +58,14 @@ run_mode() {
     asan) env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1) ;;
     tsan) env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1) ;;
   esac
-  env "${env[@]}" ctest --test-dir "$dir" --output-on-failure "$@"
+  if ! env "${env[@]}" ctest --test-dir "$dir" --output-on-failure "$@"; then
+    # A long suite's output is cut in the middle by whoever keeps only its head and tail: say
+    # again, last, which tests failed and how.
+    echo "=== ksched tests: $mode: the failures again"
+    grep -E -A8 '(Failure|FAILED  \]|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:)' \
+      "$dir/Testing/Temporary/LastTest.log" | head -150 || true
+    return 1
+  fi
   stamp "$mode tests passed"
 }
 

@@ -18,6 +18,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/policy.h>
+#include <ksched/api/resource.h>
 #include <ksched/api/storage.h>
 #include <ksched/api/workloads.h>
 
@@ -37,6 +38,11 @@ enum class EventResource : uint8_t {
   kPodDisruptionBudget,
   kNamespace,
   kService,
+  // Dynamic Resource Allocation (resource.k8s.io), reported by the plugin that watches them
+  // (Handle::clusterEvent).
+  kResourceClaim,
+  kResourceSlice,
+  kDeviceClass,
   kWildcard,  // matches every resource
 };
 
@@ -55,10 +61,12 @@ enum ActionType : uint32_t {
   kUpdatePodSchedulingGatesEliminated = 1u << 10,
   kUpdateOther = 1u << 11,                // a pod update that is none of the above
   kUpdateNodeDeclaredFeature = 1u << 12,  // status.declaredFeatures
+  // status.resourceClaimStatuses or status.extendedResourceClaimStatus changed
+  kUpdatePodGeneratedResourceClaim = 1u << 13,
   kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
             kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature | kUpdatePodLabel |
             kUpdatePodScaleDown | kUpdatePodTolerations | kUpdatePodSchedulingGatesEliminated |
-            kUpdateOther,
+            kUpdatePodGeneratedResourceClaim | kUpdateOther,
   kAll = kAdd | kDelete | kUpdate,
 };
 
@@ -94,13 +102,13 @@ struct ClusterEvent {
 
 // The object an event is about, old or new version. Empty (monostate) for the old version of an
 // add and the new version of a delete.
-using EventObject =
-    std::variant<std::monostate, std::shared_ptr<const api::Pod>, std::shared_ptr<const api::Node>,
-                 std::shared_ptr<const api::PersistentVolume>,
-                 std::shared_ptr<const api::PersistentVolumeClaim>,
-                 std::shared_ptr<const api::StorageClass>, std::shared_ptr<const api::CSINode>,
-                 std::shared_ptr<const api::PodDisruptionBudget>,
-                 std::shared_ptr<const api::Namespace>, std::shared_ptr<const api::Service>>;
+using EventObject = std::variant<
+    std::monostate, std::shared_ptr<const api::Pod>, std::shared_ptr<const api::Node>,
+    std::shared_ptr<const api::PersistentVolume>, std::shared_ptr<const api::PersistentVolumeClaim>,
+    std::shared_ptr<const api::StorageClass>, std::shared_ptr<const api::CSINode>,
+    std::shared_ptr<const api::PodDisruptionBudget>, std::shared_ptr<const api::Namespace>,
+    std::shared_ptr<const api::Service>, std::shared_ptr<const api::ResourceClaim>,
+    std::shared_ptr<const api::ResourceSlice>, std::shared_ptr<const api::DeviceClass>>;
 
 // The object if it is a T, else nullptr: `if (const api::Node* n = as<api::Node>(newObj))`.
 template <typename T>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ksched/cluster_api.h>
+#include <ksched/cluster_event.h>
 #include <ksched/cycle_state.h>
 #include <ksched/extender.h>
 #include <ksched/listers.h>
@@ -120,6 +121,27 @@ class Handle {
   [[nodiscard]] virtual std::shared_ptr<const ObjectStore> watchObjects(
       const ObjectWatch& /*what*/, ObjectEventHandlers /*handlers*/) {
     return std::make_shared<EmptyObjectStore>();
+  }
+
+  // Tells the queue that objects the plugin watches (watchObjects) changed: pending pods whose
+  // rejecting plugins registered `event` are moved as their hints say, as for the kinds the
+  // scheduler watches itself. Call it from the watch's handlers. Where nothing runs it is ignored.
+  virtual void clusterEvent(const ClusterEvent& /*event*/, const EventObject& /*oldObj*/,
+                            const EventObject& /*newObj*/) {}
+
+  // One object shared by the plugins of every profile of this scheduler (state that must be
+  // one per process, such as the devices DRA has handed out): the first call with `key`
+  // creates it with `make`, later calls return that one. Thread-safe. Without a scheduler
+  // (unit tests) every call makes a new one.
+  template <typename T>
+  [[nodiscard]] std::shared_ptr<T> shared(std::string_view key,
+                                          const std::function<std::shared_ptr<T>()>& make) {
+    return std::static_pointer_cast<T>(
+        sharedObject(key, [&] { return std::static_pointer_cast<void>(make()); }));
+  }
+  [[nodiscard]] virtual std::shared_ptr<void> sharedObject(
+      std::string_view /*key*/, const std::function<std::shared_ptr<void>()>& make) {
+    return make();
   }
 
   // Pods nominated to `nodeName` (waiting for preemption victims to leave), any priority.

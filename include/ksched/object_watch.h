@@ -58,6 +58,11 @@ struct ObjectWatch {
   std::string kind;
   std::string path;
   std::string labelSelector;  // optional
+  // The same collection in older API versions, newest first (e.g.
+  // "/apis/resource.k8s.io/v1beta2/resourceclaims"): when the apiserver does not serve `path`'s
+  // group version, the first one it serves is watched instead. Objects come as served; their
+  // apiVersion says which.
+  std::vector<std::string> alternatives;
 };
 
 }  // namespace ksched

@@ -109,6 +109,9 @@ struct PodResult {
   std::string reason;     // not placed: the FailedScheduling message ("0/3 nodes are ...")
   std::string diagnosis;  // not placed: the diagnosis as JSON text (explain's annotation form)
   int attempts = 0;
+  // Placed: the devices Dynamic Resource Allocation gave its claims, "<claim>: <driver>/<pool>/
+  // <device>" each (empty without claims).
+  std::vector<std::string> devices;
   // "pending" (in the cluster), "work" (given to schedule()), "preempted" (a victim back as a
   // pending copy), "drained" (put back by a what-if drain).
   std::string origin = "work";

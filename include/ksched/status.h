@@ -60,6 +60,14 @@ class [[nodiscard]] Status {
     return *this;
   }
 
+  // What a person needs beyond the reasons, one sentence each ("claim gpu, request a100: every
+  // matching device is in use"): shown by explain and the diagnosis annotation, never part of
+  // message() (so FailedScheduling counts reasons as upstream does).
+  [[nodiscard]] const std::vector<std::string>& details() const noexcept { return details_; }
+  Status& withDetails(std::vector<std::string> details) {
+    details_ = std::move(details);
+    return *this;
+  }
   // The plugin that produced this status (set by the framework).
   [[nodiscard]] const std::string& plugin() const noexcept { return plugin_; }
   Status& withPlugin(std::string_view plugin) {
@@ -70,6 +78,7 @@ class [[nodiscard]] Status {
  private:
   Code code_ = Code::kSuccess;
   std::vector<std::string> reasons_;
+  std::vector<std::string> details_;
   std::string plugin_;
   int httpCode_ = 0;
 };

@@ -1,13 +1,23 @@
-// DynamicResources (PreEnqueue), in the default profile where upstream runs its Dynamic
-// Resource Allocation plugin (before DefaultPreemption, behind the DynamicResourceAllocation
-// gate, which is locked on).
+// DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Reserve/Unreserve, PreBind):
+// Dynamic Resource Allocation with structured parameters, as upstream's plugin of the same
+// name (resource.k8s.io/v1, Kubernetes 1.34+), in the default profile before DefaultPreemption.
 //
-// ksched does not allocate ResourceClaims yet. So that a pod is never bound with its claims
-// unallocated, a pod with spec.resourceClaims is kept out of activeQ with
-// UnschedulableAndUnresolvable, and a message that says so and names the claims; a pod without
-// claims passes. It never becomes schedulable: claims are immutable, and a pod update runs
-// PreEnqueue again anyway. Upstream's Filter, Reserve, PreBind and scoring of devices are the
-// later work that replaces this.
+// - PreEnqueue: every claim of the pod exists (a template's claim is named in
+//   status.resourceClaimStatuses and owned by the pod), none is being deleted.
+// - PreFilter: the claims; an allocated claim must have room in reservedFor (or hold the pod
+//   already); an unallocated one must not be in flight for another pod and its device classes
+//   must exist. Builds the allocator over the slices and the devices in use, once per cycle.
+// - Filter: allocated claims: the node matches the allocation's node selector; unallocated
+//   ones: the allocator finds devices on this node for all of them at once ("cannot allocate
+//   all claims"; the details say which claim, request and why, for explain).
+// - PostFilter: an allocated claim unavailable everywhere and reserved for nobody else is
+//   deallocated, so the next attempt can allocate it anew.
+// - Reserve: the node's allocation is in flight: no other pod gets those devices.
+// - PreBind: adds the finalizer, then writes status.allocation and status.reservedFor, with
+//   retries on conflicts; the written claim is assumed until the watch shows it. Unreserve
+//   undoes the in-flight allocation and removes the pod from reservedFor.
+// The state (claims, slices, classes, devices in use, in-flight allocations) is one per
+// scheduler, shared by every profile (DraState).
 #pragma once
 
 #include <memory>
@@ -18,19 +28,60 @@
 #include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
+#include "plugins/dynamic_resources/allocator.h"
+#include "plugins/dynamic_resources/cel/cel.h"
+#include "plugins/dynamic_resources/dra_state.h"
+
 namespace ksched::plugins {
 
-class DynamicResources final : public PreEnqueuePlugin {
+class DynamicResources final : public PreEnqueuePlugin,
+                               public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PostFilterPlugin,
+                               public ReservePlugin,
+                               public PreBindPlugin,
+                               public EnqueueExtensions {
  public:
   static constexpr std::string_view kName = names::kDynamicResources;
-  // Followed by the claims: "gpu (ResourceClaim gpu-claim), scratch (ResourceClaimTemplate t)".
-  static constexpr std::string_view kReasonPrefix =
-      "ksched does not support Dynamic Resource Allocation yet, so the pod's resource claims "
-      "cannot be allocated: ";
+  static constexpr std::string_view kCannotAllocate = "cannot allocate all claims";
+  static constexpr std::string_view kNotAvailableOnNode = "resourceclaim not available on the node";
+
+  DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
-  // UnschedulableAndUnresolvable when the pod has resource claims. Thread-safe.
+
   Status preEnqueue(const api::Pod& pod) override;
+  Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
+                   PreFilterResult& result) override;
+  [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
+                              const NodeInfo& nodeInfo) const override;
+  std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
+                                                 const NodeToStatus& filteredStatuses) override;
+  Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
+                          const std::string& nodeName) override;
+  Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
+
+  // The claims of `pod` in spec order, those a template did not need left out; an error text
+  // (upstream's) when one is missing, being deleted or not the pod's. Thread-safe.
+  struct PodClaims {
+    std::vector<dra::ClaimEntryPtr> claims;
+    std::string error;
+  };
+  [[nodiscard]] PodClaims podClaims(const api::Pod& pod) const;
+
+  // The cycle's state (CycleState), shared by the copies preemption makes.
+  struct Cycle;
+
+ private:
+  Status bindClaim(const Cycle& cycle, size_t index, const api::Pod& pod);
+
+  Handle& handle_;
+  std::shared_ptr<dra::DraState> state_;
+  cel::Cache celCache_;
+  dra::Features features_;
 };
 
 // Takes no args (ignored).

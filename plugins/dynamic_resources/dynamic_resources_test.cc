@@ -1,7 +1,12 @@
+// DynamicResources over a DraState fed by hand (the objects a watch would deliver): PreEnqueue's
+// upstream messages, PreFilter's checks, Filter through the allocator, Reserve's in-flight
+// allocation keeping the device from the next pod and Unreserve giving it back, the queueing
+// hints. PreBind's writes run against a real apiserver (tests/integration/dra_plugin_test.cc).
 #include "plugins/dynamic_resources/dynamic_resources.h"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,55 +15,248 @@
 namespace ksched::plugins {
 namespace {
 
-TEST(DynamicResourcesTest, PreEnqueue) {
-  struct Case {
-    std::string name;
-    std::vector<api::PodResourceClaim> claims;
-    Code wantCode;
-    std::string wantMessage;
-  };
-  const std::string prefix =
-      "ksched does not support Dynamic Resource Allocation yet, so the pod's resource claims "
-      "cannot be allocated: ";
-  const std::vector<Case> cases = {
-      {"no claims", {}, Code::kSuccess, ""},
-      {"a claim by name",
-       {{"gpu", std::string("gpu-claim"), std::nullopt}},
+using nlohmann::json;
+using testutil::NodeWrapper;
+using testutil::PodWrapper;
+
+json meta(const std::string& name, const std::string& ns = "") {
+  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
+  if (!ns.empty()) m["namespace"] = ns;
+  return m;
+}
+
+json gpuClass() {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", meta("gpu")},
+          {"spec",
+           {{"selectors", json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
+}
+
+json slice(const std::string& node, int devices) {
+  json d = json::array();
+  for (int i = 0; i < devices; ++i) d.push_back({{"name", "gpu-" + std::to_string(i)}});
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", meta(node + "-gpus")},
+          {"spec",
+           {{"driver", "gpu.example.com"},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", d}}}};
+}
+
+json claim(const std::string& name, const json& extraMeta = json::object()) {
+  json m = meta(name, "ml");
+  m.update(extraMeta);
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", m},
+          {"spec",
+           {{"devices",
+             {{"requests",
+               json::array({{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu"}}}}})}}}}}};
+}
+
+api::Pod podWith(const std::string& name, std::vector<api::PodResourceClaim> claims,
+                 std::vector<api::PodResourceClaimStatus> statuses = {}) {
+  api::Pod p = PodWrapper(name).obj();
+  p.metadata.namespace_ = "ml";
+  p.metadata.uid = name + "-uid";
+  p.spec.resourceClaims = std::move(claims);
+  p.status.resourceClaimStatuses = std::move(statuses);
+  return p;
+}
+
+api::PodResourceClaim byName(const std::string& claimName) {
+  return {"gpu", claimName, std::nullopt};
+}
+
+class DynamicResourcesTest : public ::testing::Test {
+ protected:
+  DynamicResourcesTest() : state(std::make_shared<dra::DraState>()), plugin(handle, state) {
+    state->onClass(gpuClass());
+    state->onSlice(slice("n1", 1));
+  }
+
+  testing::FakeHandle handle;
+  std::shared_ptr<dra::DraState> state;
+  DynamicResources plugin;
+  NodeInfo n1{std::make_shared<api::Node>(NodeWrapper("n1").obj())};
+};
+
+TEST_F(DynamicResourcesTest, PreEnqueueSaysWhatIsMissingInUpstreamsWords) {
+  state->onClaim(claim("present"));
+  state->onClaim(claim("leaving", {{"deletionTimestamp", "2026-11-26T10:00:00Z"}}));
+  state->onClaim(claim("p-gpu-abcde", {{"ownerReferences",
+                                         json::array({{{"apiVersion", "v1"},
+                                                       {"kind", "Pod"},
+                                                       {"name", "p"},
+                                                       {"uid", "p-uid"},
+                                                       {"controller", true}}})}}));
+  state->onClaim(claim("other-gpu-abcde", {{"ownerReferences",
+                                             json::array({{{"apiVersion", "v1"},
+                                                           {"kind", "Pod"},
+                                                           {"name", "other"},
+                                                           {"uid", "other-uid"},
+                                                           {"controller", true}}})}}));
+  const api::PodResourceClaim templated{"gpu", std::nullopt, std::string("one-gpu")};
+  const struct {
+    const char* name;
+    api::Pod pod;
+    Code code;
+    std::string message;
+  } cases[] = {
+      {"no claims", podWith("p", {}), Code::kSuccess, ""},
+      {"a claim that exists", podWith("p", {byName("present")}), Code::kSuccess, ""},
+      {"a claim that does not", podWith("p", {byName("gone")}),
+       Code::kUnschedulableAndUnresolvable, "could not find ResourceClaim \"ml/gone\""},
+      {"a claim being deleted", podWith("p", {byName("leaving")}),
+       Code::kUnschedulableAndUnresolvable, "resourceclaim \"leaving\" is being deleted"},
+      {"a template claim not generated yet", podWith("p", {templated}),
+       Code::kUnschedulableAndUnresolvable, "pod \"ml/p\": ResourceClaim not created yet"},
+      {"a template claim generated for the pod", podWith("p", {templated}, {{"gpu", "p-gpu-abcde"}}),
+       Code::kSuccess, ""},
+      {"a template claim that needed none", podWith("p", {templated}, {{"gpu", std::nullopt}}),
+       Code::kSuccess, ""},
+      {"a template claim of another pod", podWith("p", {templated}, {{"gpu", "other-gpu-abcde"}}),
        Code::kUnschedulableAndUnresolvable,
-       prefix + "gpu (ResourceClaim gpu-claim)"},
-      {"a claim from a template and one by name",
-       {{"scratch", std::nullopt, std::string("scratch-template")},
-        {"gpu", std::string("gpu-claim"), std::nullopt}},
-       Code::kUnschedulableAndUnresolvable,
-       prefix + "scratch (ResourceClaimTemplate scratch-template), gpu (ResourceClaim gpu-claim)"},
-      {"a claim naming neither (invalid, still refused)",
-       {{"odd", std::nullopt, std::nullopt}},
-       Code::kUnschedulableAndUnresolvable,
-       prefix + "odd"},
+       "ResourceClaim ml/other-gpu-abcde was not created for pod ml/p (pod is not owner)"},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    api::Pod pod = testutil::PodWrapper("p").obj();
-    pod.spec.resourceClaims = c.claims;
-    DynamicResources pl;
-    Status s = pl.preEnqueue(pod);
-    EXPECT_EQ(s.code(), c.wantCode);
-    EXPECT_EQ(s.message(), c.wantMessage);
+    const Status s = plugin.preEnqueue(c.pod);
+    EXPECT_EQ(s.code(), c.code) << c.name;
+    EXPECT_EQ(s.message(), c.message) << c.name;
   }
 }
 
-TEST(DynamicResourcesTest, ClaimStatusesAloneAreNoClaims) {
-  api::Pod pod = testutil::PodWrapper("p").obj();
-  pod.status.resourceClaimStatuses.push_back({"gpu", std::string("p-gpu-1")});
-  EXPECT_TRUE(DynamicResources().preEnqueue(pod).ok());
+// Reserve puts the allocation in flight: the next pod's cycle sees the device in use and the
+// node cannot serve it; Unreserve gives the device back.
+TEST_F(DynamicResourcesTest, AnInFlightAllocationKeepsTheDeviceFromTheNextPod) {
+  state->onClaim(claim("a"));
+  state->onClaim(claim("b"));
+  const api::Pod a = podWith("a", {byName("a")});
+  const api::Pod b = podWith("b", {byName("b")});
+  PreFilterResult r;
+
+  CycleState sa;
+  ASSERT_TRUE(plugin.preFilter(sa, a, handle.snapshot(), r).ok());
+  ASSERT_TRUE(plugin.filter(sa, a, n1).ok());
+  ASSERT_TRUE(plugin.reserve(sa, a, "n1").ok());
+  EXPECT_TRUE(state->hasPendingAllocation("a-uid"));
+
+  CycleState sb;
+  ASSERT_TRUE(plugin.preFilter(sb, b, handle.snapshot(), r).ok());
+  const Status rejected = plugin.filter(sb, b, n1);
+  EXPECT_EQ(rejected.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(rejected.message(), "cannot allocate all claims");
+  ASSERT_EQ(rejected.details().size(), 1u);
+  EXPECT_NE(rejected.details()[0].find("claim b"), std::string::npos) << rejected.details()[0];
+
+  // The claim being allocated cannot be used by another pod meanwhile.
+  const api::Pod sharer = podWith("sharer", {byName("a")});
+  CycleState ss;
+  const Status inFlight = plugin.preFilter(ss, sharer, handle.snapshot(), r);
+  EXPECT_EQ(inFlight.message(), "resource claim ml/a is in the process of being allocated");
+
+  plugin.unreserve(sa, a, "n1");
+  EXPECT_FALSE(state->hasPendingAllocation("a-uid"));
+  CycleState sb2;
+  ASSERT_TRUE(plugin.preFilter(sb2, b, handle.snapshot(), r).ok());
+  EXPECT_TRUE(plugin.filter(sb2, b, n1).ok());
 }
 
-TEST(DynamicResourcesTest, Factory) {
-  testutil::FakeHandle h;
-  auto pl = makePlugin(dynamicResourcesFactory(), nullptr, h);
-  EXPECT_EQ(pl->name(), "DynamicResources");
-  EXPECT_NE(dynamic_cast<PreEnqueuePlugin*>(pl.get()), nullptr);
-  EXPECT_EQ(dynamic_cast<FilterPlugin*>(pl.get()), nullptr);
+// A claim allocated on n2 only: n1 is refused with upstream's reason; a full reservedFor list
+// refuses every new consumer.
+TEST_F(DynamicResourcesTest, AllocatedClaimsBindThePodToTheirNodes) {
+  json allocated = claim("here");
+  allocated["status"] = {
+      {"allocation",
+       {{"devices",
+         {{"results", json::array({{{"request", "gpu"},
+                                    {"driver", "gpu.example.com"},
+                                    {"pool", "n2"},
+                                    {"device", "gpu-0"}}})}}},
+        {"nodeSelector",
+         {{"nodeSelectorTerms",
+           json::array({{{"matchFields", json::array({{{"key", "metadata.name"},
+                                                        {"operator", "In"},
+                                                        {"values", {"n2"}}}})}}})}}}}}};
+  state->onClaim(allocated);
+  const api::Pod p = podWith("p", {byName("here")});
+  PreFilterResult r;
+  CycleState s;
+  ASSERT_TRUE(plugin.preFilter(s, p, handle.snapshot(), r).ok());
+  const Status onN1 = plugin.filter(s, p, n1);
+  EXPECT_EQ(onN1.message(), "resourceclaim not available on the node");
+  NodeInfo n2{std::make_shared<api::Node>(NodeWrapper("n2").obj())};
+  EXPECT_TRUE(plugin.filter(s, p, n2).ok());
+
+  json full = allocated;
+  full["metadata"]["name"] = "full";
+  full["metadata"]["uid"] = "full-uid";
+  json reserved = json::array();
+  for (size_t i = 0; i < dra::kReservedForMaxSize; ++i) {
+    reserved.push_back({{"resource", "pods"}, {"name", "x" + std::to_string(i)},
+                        {"uid", "x" + std::to_string(i)}});
+  }
+  full["status"]["reservedFor"] = reserved;
+  state->onClaim(full);
+  CycleState s2;
+  const Status inUse = plugin.preFilter(s2, podWith("q", {byName("full")}), handle.snapshot(), r);
+  EXPECT_EQ(inUse.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(inUse.message(), "resourceclaim in use");
+}
+
+TEST_F(DynamicResourcesTest, PreFilterSkipsPodsWithoutClaimsAndNamesAMissingClass) {
+  PreFilterResult r;
+  CycleState s;
+  EXPECT_TRUE(plugin.preFilter(s, podWith("p", {}), handle.snapshot(), r).isSkip());
+  json noClass = claim("odd");
+  noClass["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "missing";
+  state->onClaim(noClass);
+  CycleState s2;
+  const Status st = plugin.preFilter(s2, podWith("p", {byName("odd")}), handle.snapshot(), r);
+  EXPECT_EQ(st.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.message(), "request gpu: device class missing does not exist");
+}
+
+// Hints: the pod's own claim appearing or changing status wakes it; a claim of someone else
+// does not, unless it was deallocated (its devices are free); the pod's generated claim named
+// in its status wakes it once the claim exists.
+TEST_F(DynamicResourcesTest, HintsWakeThePodOnlyForChangesThatCanHelpIt) {
+  state->onClaim(claim("mine"));
+  const api::Pod p = podWith("p", {byName("mine")});
+  QueueingHintFn claimHint;
+  QueueingHintFn podHint;
+  for (const auto& e : plugin.eventsToRegister()) {
+    if (e.event.resource == EventResource::kResourceClaim) claimHint = e.hint;
+    if (e.event.resource == EventResource::kPod) podHint = e.hint;
+  }
+  ASSERT_TRUE(claimHint && podHint);
+  auto typed = [](const json& j) { return dra::DraState::decodeClaim(j)->claim; };
+  json allocated = claim("mine");
+  allocated["status"] = {{"allocation", {{"devices", {{"results", json::array()}}}}}};
+  EXPECT_EQ(claimHint(p, std::monostate{}, typed(claim("mine"))), QueueingHint::kQueue);
+  EXPECT_EQ(claimHint(p, typed(claim("mine")), typed(claim("mine"))), QueueingHint::kSkip);
+  EXPECT_EQ(claimHint(p, typed(claim("mine")), typed(allocated)), QueueingHint::kQueue);
+  json otherAllocated = allocated;
+  otherAllocated["metadata"]["name"] = "other";
+  otherAllocated["metadata"]["uid"] = "other-uid";
+  EXPECT_EQ(claimHint(p, std::monostate{}, typed(claim("other"))), QueueingHint::kSkip);
+  EXPECT_EQ(claimHint(p, typed(otherAllocated), typed(claim("other"))), QueueingHint::kQueue);
+
+  const api::PodResourceClaim templated{"gpu", std::nullopt, std::string("t")};
+  const api::Pod waiting = podWith("w", {templated});
+  state->onClaim(claim("w-gpu-1", {{"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                                                      {"kind", "Pod"},
+                                                                      {"name", "w"},
+                                                                      {"uid", "w-uid"},
+                                                                      {"controller", true}}})}}));
+  auto named = std::make_shared<api::Pod>(podWith("w", {templated}, {{"gpu", "w-gpu-1"}}));
+  EXPECT_EQ(podHint(waiting, std::make_shared<api::Pod>(waiting), named), QueueingHint::kQueue);
+  auto other = std::make_shared<api::Pod>(podWith("x", {templated}, {{"gpu", "w-gpu-1"}}));
+  EXPECT_EQ(podHint(waiting, std::make_shared<api::Pod>(waiting), other), QueueingHint::kSkip);
 }
 
 }  // namespace

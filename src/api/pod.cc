@@ -37,9 +37,15 @@ std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume) {
   return pod.metadata.name + "-" + volume.name;
 }
 
+void from_json(const nlohmann::json& j, ContainerResourceClaim& c) {
+  readField(j, "name", c.name);
+  readField(j, "request", c.request);
+}
+
 void from_json(const nlohmann::json& j, ResourceRequirements& r) {
   readField(j, "requests", r.requests);
   readField(j, "limits", r.limits);
+  readField(j, "claims", r.claims);
 }
 
 void from_json(const nlohmann::json& j, ContainerPort& p) {
@@ -174,6 +180,17 @@ void from_json(const nlohmann::json& j, PodResourceClaimStatus& s) {
   readField(j, "resourceClaimName", s.resourceClaimName);
 }
 
+void from_json(const nlohmann::json& j, ContainerExtendedResourceRequest& r) {
+  readField(j, "containerName", r.containerName);
+  readField(j, "resourceName", r.resourceName);
+  readField(j, "requestName", r.requestName);
+}
+
+void from_json(const nlohmann::json& j, PodExtendedResourceClaimStatus& s) {
+  readField(j, "requestMappings", s.requestMappings);
+  readField(j, "resourceClaimName", s.resourceClaimName);
+}
+
 void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "nodeName", s.nodeName);
   readField(j, "resources", s.resources);
@@ -226,6 +243,7 @@ void from_json(const nlohmann::json& j, PodStatus& s) {
   readField(j, "resources", s.resources);
   readField(j, "resize", s.resize);
   readField(j, "resourceClaimStatuses", s.resourceClaimStatuses);
+  readField(j, "extendedResourceClaimStatus", s.extendedResourceClaimStatus);
 }
 
 void from_json(const nlohmann::json& j, Pod& p) {

@@ -115,6 +115,14 @@ void Framework::addPodEventHandlers(PodEventHandlers handlers) {
   if (services_.addPodEventHandlers) services_.addPodEventHandlers(std::move(handlers));
 }
 
+std::shared_ptr<void> SharedObjects::get(std::string_view key,
+                                         const std::function<std::shared_ptr<void>()>& make) {
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) it = objects_.emplace(std::string(key), make()).first;
+  return it->second;
+}
+
 std::shared_ptr<const ObjectStore> Framework::watchObjects(const ObjectWatch& what,
                                                            ObjectEventHandlers handlers) {
   if (services_.watchObjects) return services_.watchObjects(what, std::move(handlers));

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -40,6 +41,17 @@ namespace ksched::framework {
 class FrameworkError : public std::runtime_error {
  public:
   explicit FrameworkError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// The objects plugins share across profiles (Handle::sharedObject), by key. Thread-safe.
+class SharedObjects {
+ public:
+  std::shared_ptr<void> get(std::string_view key,
+                            const std::function<std::shared_ptr<void>()>& make);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<void>, std::less<>> objects_;
 };
 
 // Services the scheduler provides to every framework (shared by all profiles).
@@ -71,6 +83,10 @@ struct Services {
   std::function<bool(std::function<void()>)> runAsync;
   // Handle::randomSeed(); nullopt: random.
   std::optional<uint64_t> seed;
+  // Handle::clusterEvent(): the queue's; null: ignored.
+  std::function<void(const ClusterEvent&, const EventObject&, const EventObject&)> clusterEvent;
+  // Handle::sharedObject(): one store for every profile; null: nothing is shared.
+  std::shared_ptr<SharedObjects> shared;
 };
 
 class Framework final : public Handle {
@@ -190,6 +206,14 @@ class Framework final : public Handle {
   [[nodiscard]] const NodeInfoLister& snapshot() const override;
   [[nodiscard]] const ClusterListers& listers() const override;
   [[nodiscard]] ClusterApi* api() override { return services_.api; }
+  void clusterEvent(const ClusterEvent& event, const EventObject& oldObj,
+                    const EventObject& newObj) override {
+    if (services_.clusterEvent) services_.clusterEvent(event, oldObj, newObj);
+  }
+  [[nodiscard]] std::shared_ptr<void> sharedObject(
+      std::string_view key, const std::function<std::shared_ptr<void>()>& make) override {
+    return services_.shared ? services_.shared->get(key, make) : make();
+  }
   bool runAsync(std::function<void()> task) override {
     return services_.runAsync ? services_.runAsync(std::move(task))
                               : asyncWork_.submit(std::move(task));

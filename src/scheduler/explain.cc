@@ -62,6 +62,8 @@ Explanation::Rejection rejection(const Status& s, const Context& c, const NodeIn
   r.reasons = s.reasons();
   if (r.plugin == names::kNodeResourcesFit) {
     r.shortfalls = shortfalls(s, c.requests, node);
+  } else if (!s.details().empty()) {
+    r.details = s.details();
   } else if (!r.plugin.empty()) {
     r.details = rejectionDetails(r.plugin, c.pod, node, c.snapshot, c.listers);
   }
@@ -492,7 +494,9 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         const NodeInfo* ni = snapshot.get(node);
         auto st = diagnosis.nodeToStatus.find(node);
         std::string text;
-        if (ni != nullptr && st != diagnosis.nodeToStatus.end()) {
+        if (st != diagnosis.nodeToStatus.end() && !st->second.details().empty()) {
+          text = joined(st->second.details(), "; ");
+        } else if (ni != nullptr && st != diagnosis.nodeToStatus.end()) {
           text = joined(rejectionDetails(st->second.plugin(), pod, *ni, snapshot, listers), "; ");
         }
         known = detailOf.emplace(node, truncated(std::move(text), kMaxDetailBytes)).first;

@@ -5,6 +5,38 @@
 #include <algorithm>
 
 namespace ksched::scheduler {
+
+namespace {
+
+// "/apis/<group>/<version>/..." -> "<group>/<version>"; "/api/v1/..." -> "v1".
+std::string groupVersionOf(const std::string& path) {
+  if (path.starts_with("/api/v1/")) return "v1";
+  if (!path.starts_with("/apis/")) return "";
+  const size_t g = path.find('/', 6);
+  const size_t v = g == std::string::npos ? g : path.find('/', g + 1);
+  return v == std::string::npos ? "" : path.substr(6, v - 6);
+}
+
+// The first of what.path and its alternatives whose group version the apiserver serves;
+// what.path when discovery fails or serves none (the watch then says why it cannot list).
+std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
+  std::vector<std::string> paths{what.path};
+  paths.insert(paths.end(), what.alternatives.begin(), what.alternatives.end());
+  std::vector<std::string> versions;
+  for (const auto& p : paths) versions.push_back(groupVersionOf(p));
+  try {
+    if (auto v = client.pickVersion(versions)) {
+      for (size_t i = 0; i < paths.size(); ++i) {
+        if (versions[i] == *v) return paths[i];
+      }
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("discovering the served version of {}: {}", what.kind, e.what());
+  }
+  return what.path;
+}
+
+}  // namespace
 namespace {
 
 ApiEventRecorder::Options eventRecorderOptions(const Options& options) {
@@ -34,7 +66,8 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   env.api = &api_;
   env.events = &events_;
   env.listers = &listers_;
-  env.watchObjects = [this](const ObjectWatch& what, ObjectEventHandlers h) {
+  env.watchObjects = [this](ObjectWatch what, ObjectEventHandlers h) {
+    if (!what.alternatives.empty()) what.path = servedPath(client_, what);
     // One watch per collection and selector, whichever plugins and profiles ask.
     std::shared_ptr<ObjectInformer> inf;
     for (auto& o : objectInformers_) {

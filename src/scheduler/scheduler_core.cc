@@ -68,6 +68,9 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   };
   services.watchObjects = env_.watchObjects;
   services.seed = options_.seed;
+  services.clusterEvent = [this](const ClusterEvent& ev, const EventObject& o,
+                                 const EventObject& n) { onClusterEvent(ev, o, n); };
+  services.shared = std::make_shared<framework::SharedObjects>();
   if (options_.synchronous) {
     services.runAsync = [this](std::function<void()> task) { return handOn(std::move(task)); };
   }

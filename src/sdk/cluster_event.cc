@@ -29,6 +29,12 @@ std::string_view resourceName(EventResource r) noexcept {
       return "Namespace";
     case EventResource::kService:
       return "Service";
+    case EventResource::kResourceClaim:
+      return "resource.k8s.io/ResourceClaim";
+    case EventResource::kResourceSlice:
+      return "resource.k8s.io/ResourceSlice";
+    case EventResource::kDeviceClass:
+      return "resource.k8s.io/DeviceClass";
     case EventResource::kWildcard:
       return "*";
   }
@@ -61,6 +67,8 @@ std::string_view actionName(uint32_t actions) noexcept {
       return "UpdatePodToleration";
     case kUpdatePodSchedulingGatesEliminated:
       return "UpdatePodSchedulingGatesEliminated";
+    case kUpdatePodGeneratedResourceClaim:
+      return "UpdatePodGeneratedResourceClaim";
     case kUpdateOther:
     case kUpdate:
       return "Update";
@@ -118,6 +126,8 @@ std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
       kUpdatePodSchedulingGatesEliminated);
   // The API only lets tolerations be added, so a different count is a change.
   add(newPod.spec.tolerations.size() != oldPod.spec.tolerations.size(), kUpdatePodTolerations);
+  add(newPod.status.resourceClaimStatuses != oldPod.status.resourceClaimStatuses,
+      kUpdatePodGeneratedResourceClaim);
   add(out.empty(), kUpdateOther);
   return out;
 }

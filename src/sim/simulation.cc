@@ -17,28 +17,12 @@
 #include "plugins/registry.h"
 #include "scheduler/explain.h"
 #include "scheduler/scheduler_core.h"
+#include "sim/watched_objects.h"
 
 namespace ksched::sim {
 namespace {
 
 constexpr std::string_view kPreemptedBy = "Preempted by pod ";
-
-// An ObjectStore over objects read once.
-class FixedObjectStore final : public ObjectStore {
- public:
-  explicit FixedObjectStore(std::vector<UnstructuredPtr> objects) : objects_(std::move(objects)) {}
-  [[nodiscard]] UnstructuredPtr get(std::string_view ns, std::string_view name) const override {
-    for (const auto& o : objects_) {
-      if (o->metadata.namespace_ == ns && o->metadata.name == name) return o;
-    }
-    return nullptr;
-  }
-  [[nodiscard]] std::vector<UnstructuredPtr> list() const override { return objects_; }
-  [[nodiscard]] bool hasSynced() const override { return true; }
-
- private:
-  std::vector<UnstructuredPtr> objects_;
-};
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -120,9 +104,15 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     env.events = this;
     env.listers = &listers_;
     env.watchObjects = [this](const ObjectWatch& w, ObjectEventHandlers h) {
+      // Files may hold any served version of the kind: every one is watched.
       auto objects = watchedObjects(st_.cluster, w.path, watchedKinds_);
-      watchAdds_.emplace_back(std::move(h), objects);
-      return std::make_shared<FixedObjectStore>(std::move(objects));
+      std::vector<std::string> paths{w.path};
+      for (const auto& alt : w.alternatives) {
+        auto more = watchedObjects(st_.cluster, alt, watchedKinds_);
+        objects.insert(objects.end(), more.begin(), more.end());
+        paths.push_back(alt);
+      }
+      return watched_.watch(std::move(paths), std::move(objects), std::move(h));
     };
     scheduler::Options o;
     o.profiles = config::frameworkProfiles(st.config);
@@ -149,21 +139,20 @@ class Run final : public ClusterApi, public scheduler::EventSink {
       if (r.ties > 0) ties_[pod.metadata.uid] = {r.ties, r.tiedWith};
     };
     core_ = std::make_unique<scheduler::SchedulerCore>(env, st.registry, std::move(o));
-    for (auto& [h, objects] : watchAdds_) {
-      if (!h.onAdd) continue;
-      for (const auto& obj : objects) h.onAdd(obj);
-    }
+    watched_.replayAdds();
     for (const auto& n : st.cluster.nodes) core_->onNodeAdd(n);
     // Bound pods first (the cache holds them before the first cycle), then the pending ones in
     // the order read.
-    for (const auto& p : st.cluster.pods) {
+    for (PodPtr p : st.cluster.pods) {
+      p = withGeneratedClaims(p);
       pods_[p->metadata.uid] = p;
       keys_[p->metadata.uid] = keyOf(*p);
       order_.push_back(p->metadata.uid);
       if (!p->spec.nodeName.empty()) core_->onPodAdd(p);
     }
-    for (const auto& p : st.cluster.pods) {
-      if (!p->spec.nodeName.empty()) continue;
+    for (const auto& given : st.cluster.pods) {
+      if (!given->spec.nodeName.empty()) continue;
+      const PodPtr& p = pods_.at(given->metadata.uid);
       if (profiles_.contains(p->spec.schedulerName)) track(p->metadata.uid, "pending");
       core_->onPodAdd(p);
     }
@@ -189,6 +178,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
       }
       pod->metadata.uid = std::move(uid);
     }
+    watched_.generateClaims(*pod, st_.cluster.others);
     pods_[pod->metadata.uid] = pod;
     keys_[pod->metadata.uid] = keyOf(*pod);
     order_.push_back(pod->metadata.uid);
@@ -272,6 +262,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
       pr.reason = "preempted after it was placed";
     } else if (!p->spec.nodeName.empty()) {
       pr.node = p->spec.nodeName;
+      pr.devices = watched_.devicesOf(*p);
       ++pr.attempts;
       if (auto t = ties_.find(uid); t != ties_.end()) {
         pr.ties = t->second.first;
@@ -300,6 +291,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
       if (auto it = pods_.find(uid); it != pods_.end()) pods.push_back(it->second);
     }
     st_.cluster.pods = std::move(pods);
+    watched_.writeBack(st_.cluster.others);
   }
 
   // ---- ClusterApi ----
@@ -441,13 +433,22 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     return std::nullopt;
   }
 
-  ApiResult get(const std::string& path, nlohmann::json* /*out*/) override {
-    return ApiError{404, "NotFound", "GET " + path + ": not in the simulated cluster"};
+  ApiResult get(const std::string& path, nlohmann::json* out) override {
+    std::lock_guard lock(mu_);
+    return watched_.get(path, out);
   }
-  ApiResult patch(const std::string& /*path*/, const nlohmann::json& /*patch*/, nlohmann::json* out,
+  ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                   std::string_view /*contentType*/) override {
-    if (out != nullptr) *out = nlohmann::json::object();
-    return std::nullopt;
+    std::lock_guard lock(mu_);
+    return watched_.patch(path, patch, out,
+                          [this](std::function<void()> f) { feed_.push_back(std::move(f)); });
+  }
+
+  // `p`, or a copy with the ResourceClaims of its templates generated (WatchedObjects).
+  PodPtr withGeneratedClaims(const PodPtr& p) {
+    if (p->spec.resourceClaims.empty()) return p;
+    auto copy = std::make_shared<api::Pod>(*p);
+    return watched_.generateClaims(*copy, st_.cluster.others) ? copy : p;
   }
 
   // ---- EventSink ----
@@ -506,7 +507,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
   StaticClusterListers listers_;
   std::set<std::string> profiles_;
   std::set<std::string> watchedKinds_;  // keys of Cluster::others a plugin watches
-  std::vector<std::pair<ObjectEventHandlers, std::vector<UnstructuredPtr>>> watchAdds_;
+  WatchedObjects watched_;              // what plugins watch, and their writes to it
   std::unique_ptr<scheduler::SchedulerCore> core_;
 
   std::mutex mu_;

@@ -74,6 +74,7 @@ ojson resultDocument(const SummaryInput& in) {
     j["reason"] = p.reason;
     j["attempts"] = p.attempts;
     j["origin"] = p.origin;
+    if (!p.devices.empty()) j["devices"] = p.devices;
     ojson diagnosis = nullptr;
     if (!p.diagnosis.empty()) {
       diagnosis = ojson::parse(p.diagnosis, nullptr, false);

@@ -4,8 +4,9 @@
 // managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
 // they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
 // election does (json::get<api::Lease>, any std::exception). What was decoded is then used
-// as the scheduler uses it (resource sums, a node's preferAvoidPods annotation) and serialized
-// where ksched writes it out (extender arguments, the Lease it writes back, metadata).
+// as the scheduler uses it (resource sums, a node's preferAvoidPods annotation, device taints
+// against tolerations) and serialized where ksched writes it out (extender arguments, the
+// Lease it writes back, metadata, a claim's allocation, which must decode back to itself).
 #include <string_view>
 
 #include <ksched/api/decode.h>
@@ -15,6 +16,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/policy.h>
+#include <ksched/api/resource.h>
 #include <ksched/api/resources.h>
 #include <ksched/api/storage.h>
 #include <ksched/api/workloads.h>
@@ -115,6 +117,51 @@ void event(const json& j) {
   fuzz::dump(json(e));
 }
 
+// Each toleration against each taint, as the allocator matches them.
+void tolerate(const std::vector<api::DeviceTaint>& taints,
+              const std::vector<api::DeviceToleration>& tolerations) {
+  for (const auto& taint : taints) {
+    for (const auto& t : tolerations) (void)t.tolerates(taint);
+  }
+}
+
+const std::vector<api::DeviceToleration> kTolerations = {
+    {"", "Exists", "", "", std::nullopt},
+    {"k", "Equal", "v", "NoSchedule", std::nullopt},
+    {"k", "Exists", "", "NoExecute", 60},
+};
+const std::vector<api::DeviceTaint> kTaints = {
+    {"k", "v", "NoSchedule", std::nullopt},
+    {"k", "", "NoExecute", "2025-01-01T00:00:00Z"},
+};
+
+void resourceSlice(const json& j) {
+  api::ResourceSlice s;
+  if (!informerDecode(j, s)) return;
+  useMeta(s.metadata);
+  for (const auto& d : s.spec.devices) tolerate(d.taints, kTolerations);
+}
+
+// The claim's allocation as ksched writes it must read back as the same allocation.
+void resourceClaim(const json& j) {
+  api::ResourceClaim c;
+  if (!informerDecode(j, c)) return;
+  useMeta(c.metadata);
+  for (const auto& r : c.spec.requests) {
+    if (r.exactly) tolerate(kTaints, r.exactly->tolerations);
+    for (const auto& sub : r.firstAvailable) tolerate(kTaints, sub.request.tolerations);
+  }
+  for (const auto& ref : c.status.reservedFor) fuzz::dump(api::toJson(ref));
+  if (!c.status.allocation) return;
+  const json written = api::toJson(*c.status.allocation);
+  fuzz::dump(written);
+  api::ResourceClaim back;
+  fuzz::check(informerDecode(json{{"status", {{"allocation", written}}}}, back),
+              "a written allocation decodes");
+  fuzz::check(back.status.allocation == c.status.allocation,
+              "a written allocation decodes to itself");
+}
+
 using Decoder = void (*)(const json&);
 
 struct Kind {
@@ -140,6 +187,10 @@ constexpr Kind kKinds[] = {
     {'G', podGroup},
     {'U', unstructured},
     {'W', event},
+    {'X', resourceSlice},
+    {'D', informerKind<api::DeviceClass>},
+    {'K', resourceClaim},
+    {'Q', informerKind<api::ResourceClaimTemplate>},
 };
 
 Decoder pick(uint8_t selector) {

@@ -1,8 +1,7 @@
 // ksched simulate over objects shaped as a 1.37 apiserver sends them, for what such a cluster
 // has and a v1.20 apiserver would drop: node.status.declaredFeatures and the pod fields a
 // required feature is inferred from (NodeDeclaredFeatures), tolerations with the Gt/Lt operators
-// against numeric taints (TaintTolerationComparisonOperators), and pods with resource claims
-// (DynamicResources refuses them). The whole path: the file decoder, the default profile, the
+// against numeric taints (TaintTolerationComparisonOperators). The whole path: the file decoder, the default profile, the
 // queue, the plugins, the FailedScheduling text and the diagnosis. No apiserver is involved.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -196,41 +195,6 @@ TEST_F(SimulateNodeFeatures, NonIntegerTaintValueIsNamed) {
             "taint node.kubernetes.io/sla=high:NoSchedule not tolerated (toleration "
             "node.kubernetes.io/sla Gt 950 compares integers; the taint's value is not one)")
       << p.dump(2);
-}
-
-// DynamicResources keeps a pod with resource claims out of the queue with a message that says
-// ksched does not do DRA and names the claims; the pod beside it without claims is placed. The
-// ResourceClaim object in the dump is listed among the kinds no plugin reads.
-TEST_F(SimulateNodeFeatures, PodWithResourceClaimsIsHeldWithTheClaimsNamed) {
-  const std::string cluster = file(
-      "cluster.yaml",
-      node("gpu-node-1", "8", "", "") + "---\n" +
-          "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: gpu-claim\n"
-          "  namespace: ml\nspec:\n  devices:\n    requests:\n    - name: gpu\n      exactly:\n"
-          "        deviceClassName: gpu.example.com\n" +
-          "---\n" +
-          pod("trainer",
-              "  resourceClaims:\n  - name: gpu\n    resourceClaimName: gpu-claim\n"
-              "  - name: scratch\n    resourceClaimTemplateName: scratch-template\n",
-              "", "      claims:\n      - name: gpu\n      - name: scratch\n") +
-          "---\n" + pod("web"));
-
-  const json doc = run(cluster);
-  ASSERT_TRUE(doc.is_object());
-  const auto pods = byName(doc);
-  EXPECT_EQ(pods.at("web").at("node"), "gpu-node-1") << doc.at("pods").dump(2);
-  const json& trainer = pods.at("trainer");
-  EXPECT_TRUE(trainer.at("node").is_null()) << trainer.dump(2);
-  EXPECT_EQ(trainer.at("reason"),
-            "not attempted: held at PreEnqueue by DynamicResources: ksched does not support "
-            "Dynamic Resource Allocation yet, so the pod's resource claims cannot be allocated: "
-            "gpu (ResourceClaim gpu-claim), scratch (ResourceClaimTemplate scratch-template)")
-      << trainer.dump(2);
-  EXPECT_EQ(trainer.at("attempts"), 0);
-  std::vector<std::string> unread;
-  for (const auto& s : doc.at("skipped")) unread.push_back(s.at("object"));
-  EXPECT_THAT(unread, ::testing::Contains("resource.k8s.io/v1/ResourceClaim (1 object)"))
-      << doc.at("skipped").dump(2);
 }
 
 }  // namespace

@@ -52,9 +52,19 @@ inline constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
 inline constexpr std::string_view kNodeInclusionPolicyHonor = "Honor";
 inline constexpr std::string_view kNodeInclusionPolicyIgnore = "Ignore";
 
+// resources.claims[] of a container (Dynamic Resource Allocation): which of the pod's
+// spec.resourceClaims the container uses, and of that claim which request (empty: all).
+struct ContainerResourceClaim {
+  std::string name;  // an entry of spec.resourceClaims
+  std::string request;
+
+  friend bool operator==(const ContainerResourceClaim&, const ContainerResourceClaim&) = default;
+};
+
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  std::vector<ContainerResourceClaim> claims;  // containers only
 };
 
 struct ContainerPort {
@@ -199,6 +209,27 @@ struct PodResourceClaimStatus {
   friend bool operator==(const PodResourceClaimStatus&, const PodResourceClaimStatus&) = default;
 };
 
+// status.extendedResourceClaimStatus.requestMappings[] (extended resources backed by DRA,
+// KEP 5004): which request of the generated claim serves a container's extended resource.
+struct ContainerExtendedResourceRequest {
+  std::string containerName;
+  std::string resourceName;  // the extended resource, e.g. example.com/gpu
+  std::string requestName;   // the request in the claim
+
+  friend bool operator==(const ContainerExtendedResourceRequest&,
+                         const ContainerExtendedResourceRequest&) = default;
+};
+
+// status.extendedResourceClaimStatus: the ResourceClaim the scheduler created for the pod's
+// extended resources that a DeviceClass provides.
+struct PodExtendedResourceClaimStatus {
+  std::vector<ContainerExtendedResourceRequest> requestMappings;
+  std::string resourceClaimName;
+
+  friend bool operator==(const PodExtendedResourceClaimStatus&,
+                         const PodExtendedResourceClaimStatus&) = default;
+};
+
 struct PodSpec {
   std::string nodeName;
   // Pod-level requests and limits (KEP 2837, spec.resources); nullopt when not set.
@@ -258,6 +289,7 @@ struct PodStatus {
   // PodResizePending condition since 1.33).
   std::string resize;
   std::vector<PodResourceClaimStatus> resourceClaimStatuses;
+  std::optional<PodExtendedResourceClaimStatus> extendedResourceClaimStatus;
 };
 
 struct Pod {
@@ -276,6 +308,7 @@ struct Pod {
 // The PVC name of a generic ephemeral volume: "<pod name>-<volume name>".
 [[nodiscard]] std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume);
 
+void from_json(const nlohmann::json& j, ContainerResourceClaim& c);
 void from_json(const nlohmann::json& j, ResourceRequirements& r);
 void from_json(const nlohmann::json& j, ContainerPort& p);
 void from_json(const nlohmann::json& j, ContainerRestartRule& r);
@@ -295,6 +328,8 @@ void from_json(const nlohmann::json& j, CSIVolumeSource& s);
 void from_json(const nlohmann::json& j, Volume& v);
 void from_json(const nlohmann::json& j, PodResourceClaim& c);
 void from_json(const nlohmann::json& j, PodResourceClaimStatus& s);
+void from_json(const nlohmann::json& j, ContainerExtendedResourceRequest& r);
+void from_json(const nlohmann::json& j, PodExtendedResourceClaimStatus& s);
 void from_json(const nlohmann::json& j, PodSpec& s);
 void from_json(const nlohmann::json& j, PodCondition& c);
 void from_json(const nlohmann::json& j, ContainerStatus& s);

@@ -103,9 +103,9 @@ struct DeviceToleration {
   std::string effect;  // empty: every effect
   std::optional<int64_t> tolerationSeconds;
 
-  // As upstream's resourceapi ToleratesTaint: a non-empty key must equal the taint's (Exists
-  // with an empty key matches every key), a non-empty effect must equal the taint's, Equal
-  // compares values.
+  // As upstream's resourceclaim.ToleratesTaint: a non-empty key must equal the taint's (Exists
+  // with an empty key matches every key), a non-empty effect must equal the taint's, Equal (or
+  // no operator) compares values; any other operator tolerates nothing.
   [[nodiscard]] bool tolerates(const DeviceTaint& taint) const noexcept;
 
   friend bool operator==(const DeviceToleration&, const DeviceToleration&) = default;
@@ -301,14 +301,34 @@ struct ResourceClaimTemplate {
   ResourceClaimSpec spec;    // spec.spec
 };
 
-// Decoding: throw DecodeError naming the field. The apiVersion of `j` picks the shape (v1,
-// v1beta2, v1beta1); without one, v1.
+// Decoding: throw DecodeError naming the field in upstream's notation
+// (`spec.devices[1].attributes[dra.example.com/model]: exactly one of int, bool, string, version
+// must be set`). The apiVersion of `j` picks the shape (v1, v1beta2, v1beta1); without one, v1;
+// any other version is a DecodeError. Defaults as the apiserver applies them: allocationMode
+// ExactCount and then count 1 (requests and subrequests), toleration operator Equal. In v1beta1,
+// as its conversion does, a request's own fields make its `exactly` when any is set, and a
+// slice's nodeName "" and allNodes false are unset. A device
+// attribute must have exactly one of int, bool, string, version (list-valued attributes, alpha,
+// are refused by name). A selector without `cel` keeps an empty expression, which does not
+// compile. Opaque parameters are kept as their compact JSON text.
 void from_json(const nlohmann::json& j, ResourceSlice& s);
 void from_json(const nlohmann::json& j, DeviceClass& c);
 void from_json(const nlohmann::json& j, ResourceClaim& c);
 void from_json(const nlohmann::json& j, ResourceClaimTemplate& t);
 
-// status.allocation as resource.k8s.io/v1 writes it (for the claim's status update).
+// As from_json, for an object that may not say its apiVersion: the items of a LIST page of a
+// built-in kind carry none. `listVersion` ("resource.k8s.io/v1beta1", ...) picks the shape when
+// `j` has no apiVersion.
+void decodeResource(const nlohmann::json& j, std::string_view listVersion, ResourceSlice& s);
+void decodeResource(const nlohmann::json& j, std::string_view listVersion, DeviceClass& c);
+void decodeResource(const nlohmann::json& j, std::string_view listVersion, ResourceClaim& c);
+void decodeResource(const nlohmann::json& j, std::string_view listVersion,
+                    ResourceClaimTemplate& t);
+
+// status.allocation as resource.k8s.io/v1 writes it (for the claim's status update), empty
+// fields left out; decoding it gives `a` back (a toleration without an operator comes back with
+// Equal). Opaque parameters are written as the JSON they hold (as a string when they are not
+// JSON).
 [[nodiscard]] nlohmann::json toJson(const AllocationResult& a);
 [[nodiscard]] nlohmann::json toJson(const ResourceClaimConsumerReference& r);
 

@@ -324,6 +324,44 @@ TEST(PodTest, DecodesDeclaredFeatureAndResourceClaimFields) {
   EXPECT_TRUE(bare.status.resourceClaimStatuses.empty());
 }
 
+// What else DynamicResources reads of a pod: which claims (and requests) a container uses, and
+// the claim the scheduler made for extended resources backed by DRA (KEP 5004). The pod of the
+// DRA concept page, with an init container and a status as the scheduler writes it.
+TEST(PodTest, DecodesContainerClaimsAndTheExtendedResourceClaimStatus) {
+  const auto p = decodeString<Pod>(R"({
+    "metadata": {"name": "pod-with-cats"},
+    "spec": {
+      "initContainers": [{"name": "setup", "resources": {"claims": [{"name": "cat-0", "request": "req-0"}]}}],
+      "containers": [
+        {"name": "container0", "image": "ubuntu:20.04",
+         "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cat-0"}]}},
+        {"name": "container1", "image": "ubuntu:20.04",
+         "resources": {"limits": {"example.com/gpu": "2"}, "claims": [{"name": "cat-1"}]}}],
+      "resourceClaims": [{"name": "cat-0", "resourceClaimTemplateName": "large-black-cat-claim-template"},
+                         {"name": "cat-1", "resourceClaimTemplateName": "large-black-cat-claim-template"}]},
+    "status": {"extendedResourceClaimStatus": {
+      "resourceClaimName": "pod-with-cats-extended-resources-x8z2k",
+      "requestMappings": [{"containerName": "container1", "resourceName": "example.com/gpu",
+                           "requestName": "container-1-request-0"}]}}})");
+  EXPECT_THAT(p.spec.initContainers[0].resources.claims,
+              ElementsAre(ContainerResourceClaim{"cat-0", "req-0"}));
+  EXPECT_THAT(p.spec.containers[0].resources.claims,
+              ElementsAre(ContainerResourceClaim{"cat-0", ""}));
+  EXPECT_EQ(p.spec.containers[0].resources.requests.at("cpu"), Quantity::parse("1"));
+  EXPECT_THAT(p.spec.containers[1].resources.claims,
+              ElementsAre(ContainerResourceClaim{"cat-1", ""}));
+  ASSERT_TRUE(p.status.extendedResourceClaimStatus.has_value());
+  EXPECT_EQ(p.status.extendedResourceClaimStatus->resourceClaimName,
+            "pod-with-cats-extended-resources-x8z2k");
+  EXPECT_THAT(p.status.extendedResourceClaimStatus->requestMappings,
+              ElementsAre(ContainerExtendedResourceRequest{"container1", "example.com/gpu",
+                                                           "container-1-request-0"}));
+
+  const auto bare = decodeString<Pod>(R"({"spec": {"containers": [{"name": "c"}]}})");
+  EXPECT_TRUE(bare.spec.containers[0].resources.claims.empty());
+  EXPECT_FALSE(bare.status.extendedResourceClaimStatus.has_value());
+}
+
 TEST(PodTest, MalformedInputNamesTheField) {
   struct Case {
     std::string name;
@@ -421,6 +459,17 @@ TEST(PodTest, MalformedInputNamesTheField) {
       {"claimStatusClaimNumber",
        R"({"status": {"resourceClaimStatuses": [{"name": "a", "resourceClaimName": 5}]}})",
        "status.resourceClaimStatuses.resourceClaimName:"},
+      {"containerClaimsObject",
+       R"({"spec": {"containers": [{"resources": {"claims": {"name": "a"}}}]}})",
+       "spec.containers.resources.claims:"},
+      {"initContainerClaimRequestNumber",
+       R"({"spec": {"initContainers": [{"resources": {"claims": [{"name": "a", "request": 1}]}}]}})",
+       "spec.initContainers.resources.claims.request:"},
+      {"extendedClaimStatusString", R"({"status": {"extendedResourceClaimStatus": "x"}})",
+       "status.extendedResourceClaimStatus"},
+      {"extendedClaimMappingName",
+       R"({"status": {"extendedResourceClaimStatus": {"requestMappings": [{"containerName": 1}]}}})",
+       "status.extendedResourceClaimStatus.requestMappings.containerName:"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -548,6 +548,9 @@ TEST(PodSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
          p.spec.resources.emplace().requests["cpu"] = api::Quantity::parse("200m");
        },
        {"UnschedulablePodUpdatePodScaleDown"}},
+      {"the resourceclaim controller names the claim it generated",
+       [](api::Pod& p) { p.status.resourceClaimStatuses.push_back({"gpu", "p-gpu-x7k2q"}); },
+       {"UnschedulablePodUpdatePodGeneratedResourceClaim"}},
   };
   for (const auto& c : cases) {
     api::Pod changed = base;

@@ -1,0 +1,267 @@
+#include "plugins/dynamic_resources/dra_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include <ksched/api/decode.h>
+
+namespace ksched::plugins::dra {
+
+namespace {
+
+constexpr std::string_view kClaims = "resourceclaims";
+constexpr std::string_view kSlices = "resourceslices";
+constexpr std::string_view kClasses = "deviceclasses";
+
+ObjectWatch watchOf(std::string kind, std::string_view plural) {
+  ObjectWatch w;
+  w.kind = std::move(kind);
+  w.path = "/apis/resource.k8s.io/v1/" + std::string(plural);
+  for (const char* v : {"v1beta2", "v1beta1"}) {
+    w.alternatives.push_back("/apis/resource.k8s.io/" + std::string(v) + "/" + std::string(plural));
+  }
+  return w;
+}
+
+// resourceVersions are opaque, but this apiserver's are integers; a newer one is larger.
+bool atLeast(const std::string& rv, const std::string& than) {
+  int64_t a = 0;
+  int64_t b = 0;
+  const auto ra = std::from_chars(rv.data(), rv.data() + rv.size(), a);
+  const auto rb = std::from_chars(than.data(), than.data() + than.size(), b);
+  if (ra.ec != std::errc{} || rb.ec != std::errc{}) return rv != than;
+  return a >= b;
+}
+
+
+}  // namespace
+
+DraState::DraState(Handle& handle) : handle_(&handle) {
+  auto skipBad = [](std::string_view kind, const UnstructuredPtr& o, auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      spdlog::warn("{} {}: skipped: {}", kind, o->metadata.key(), e.what());
+    }
+  };
+  ObjectEventHandlers claims;
+  claims.onAdd = [this, skipBad](const UnstructuredPtr& o) {
+    skipBad("ResourceClaim", o, [&] { onClaim(o->object); });
+  };
+  claims.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
+    skipBad("ResourceClaim", o, [&] { onClaim(o->object); });
+  };
+  claims.onDelete = [this](const UnstructuredPtr& o) {
+    onClaimDelete(o->metadata.namespace_, o->metadata.name);
+  };
+  stores_.push_back(handle.watchObjects(watchOf("ResourceClaim", kClaims), std::move(claims)));
+
+  ObjectEventHandlers slices;
+  slices.onAdd = [this, skipBad](const UnstructuredPtr& o) {
+    skipBad("ResourceSlice", o, [&] { onSlice(o->object); });
+  };
+  slices.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
+    skipBad("ResourceSlice", o, [&] { onSlice(o->object); });
+  };
+  slices.onDelete = [this](const UnstructuredPtr& o) { onSliceDelete(o->metadata.name); };
+  stores_.push_back(handle.watchObjects(watchOf("ResourceSlice", kSlices), std::move(slices)));
+
+  ObjectEventHandlers classes;
+  classes.onAdd = [this, skipBad](const UnstructuredPtr& o) {
+    skipBad("DeviceClass", o, [&] { onClass(o->object); });
+  };
+  classes.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
+    skipBad("DeviceClass", o, [&] { onClass(o->object); });
+  };
+  classes.onDelete = [this](const UnstructuredPtr& o) { onClassDelete(o->metadata.name); };
+  stores_.push_back(handle.watchObjects(watchOf("DeviceClass", kClasses), std::move(classes)));
+}
+
+ClaimEntryPtr DraState::decodeClaim(const nlohmann::json& obj) {
+  auto e = std::make_shared<ClaimEntry>();
+  e->claim = std::make_shared<const api::ResourceClaim>(api::decode<api::ResourceClaim>(obj));
+  e->raw = obj;
+  return e;
+}
+
+ClaimEntryPtr DraState::effective(const Claims& c) { return c.assumed ? c.assumed : c.watched; }
+
+void DraState::invalidateLocked() { inUse_.reset(); }
+
+ClaimEntryPtr DraState::claim(std::string_view ns, std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = claims_.find(claimKey(ns, name));
+  return it == claims_.end() ? nullptr : effective(it->second);
+}
+
+ClassPtr DraState::deviceClass(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const std::vector<SlicePtr>> DraState::slices() const {
+  std::lock_guard lock(mu_);
+  if (!sliceList_) {
+    auto list = std::make_shared<std::vector<SlicePtr>>();
+    list->reserve(slices_.size());
+    for (const auto& [name, s] : slices_) list->push_back(s);
+    sliceList_ = std::move(list);
+  }
+  return sliceList_;
+}
+
+std::shared_ptr<const DeviceSet> DraState::devicesInUse() const {
+  std::lock_guard lock(mu_);
+  if (!inUse_) {
+    auto set = std::make_shared<DeviceSet>();
+    auto add = [&](const api::ResourceClaim& c) {
+      if (!c.status.allocation) return;
+      for (const auto& r : c.status.allocation->devices) {
+        if (r.adminAccess.value_or(false)) continue;
+        set->insert(DeviceId{r.driver, r.pool, r.device});
+      }
+    };
+    for (const auto& [key, c] : claims_) {
+      if (auto e = effective(c)) {
+        if (!inFlight_.contains(e->claim->metadata.uid)) add(*e->claim);
+      }
+    }
+    for (const auto& [uid, c] : inFlight_) add(*c);
+    inUse_ = std::move(set);
+  }
+  return inUse_;
+}
+
+bool DraState::hasPendingAllocation(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  return inFlight_.contains(uid);
+}
+
+void DraState::signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation) {
+  std::lock_guard lock(mu_);
+  inFlight_[uid] = std::move(withAllocation);
+  invalidateLocked();
+}
+
+bool DraState::removePendingAllocation(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  const bool had = inFlight_.erase(uid) > 0;
+  if (had) invalidateLocked();
+  return had;
+}
+
+void DraState::assume(ClaimEntryPtr written) {
+  std::lock_guard lock(mu_);
+  const auto& m = written->claim->metadata;
+  Claims& c = claims_[claimKey(m.namespace_, m.name)];
+  if (c.watched && atLeast(c.watched->claim->metadata.resourceVersion, m.resourceVersion)) return;
+  c.assumed = std::move(written);
+  invalidateLocked();
+}
+
+void DraState::restore(std::string_view ns, std::string_view name) {
+  std::lock_guard lock(mu_);
+  auto it = claims_.find(claimKey(ns, name));
+  if (it == claims_.end() || !it->second.assumed) return;
+  it->second.assumed.reset();
+  if (!it->second.watched) claims_.erase(it);
+  invalidateLocked();
+}
+
+void DraState::onClaim(const nlohmann::json& obj) {
+  ClaimEntryPtr next = decodeClaim(obj);
+  ClaimEntryPtr before;
+  {
+    std::lock_guard lock(mu_);
+    const auto& m = next->claim->metadata;
+    Claims& c = claims_[claimKey(m.namespace_, m.name)];
+    before = effective(c);
+    c.watched = next;
+    if (c.assumed && atLeast(m.resourceVersion, c.assumed->claim->metadata.resourceVersion)) {
+      c.assumed.reset();
+    }
+    invalidateLocked();
+  }
+  if (handle_ == nullptr) return;
+  if (before) {
+    handle_->clusterEvent({EventResource::kResourceClaim, kUpdateOther, {}}, before->claim,
+                          next->claim);
+  } else {
+    handle_->clusterEvent({EventResource::kResourceClaim, kAdd, {}}, std::monostate{}, next->claim);
+  }
+}
+
+void DraState::onClaimDelete(std::string_view ns, std::string_view name) {
+  ClaimEntryPtr before;
+  {
+    std::lock_guard lock(mu_);
+    auto it = claims_.find(claimKey(ns, name));
+    if (it == claims_.end()) return;
+    before = effective(it->second);
+    claims_.erase(it);
+    invalidateLocked();
+  }
+  if (handle_ != nullptr && before) {
+    handle_->clusterEvent({EventResource::kResourceClaim, kDelete, {}}, before->claim,
+                          std::monostate{});
+  }
+}
+
+void DraState::onSlice(const nlohmann::json& obj) {
+  auto next = std::make_shared<const api::ResourceSlice>(api::decode<api::ResourceSlice>(obj));
+  SlicePtr before;
+  {
+    std::lock_guard lock(mu_);
+    SlicePtr& s = slices_[next->metadata.name];
+    before = s;
+    s = next;
+    sliceList_.reset();
+  }
+  if (handle_ == nullptr) return;
+  if (before) {
+    handle_->clusterEvent({EventResource::kResourceSlice, kUpdateOther, {}}, before, next);
+  } else {
+    handle_->clusterEvent({EventResource::kResourceSlice, kAdd, {}}, std::monostate{}, next);
+  }
+}
+
+void DraState::onSliceDelete(std::string_view name) {
+  SlicePtr before;
+  {
+    std::lock_guard lock(mu_);
+    auto it = slices_.find(name);
+    if (it == slices_.end()) return;
+    before = it->second;
+    slices_.erase(it);
+    sliceList_.reset();
+  }
+  if (handle_ != nullptr) {
+    handle_->clusterEvent({EventResource::kResourceSlice, kDelete, {}}, before, std::monostate{});
+  }
+}
+
+void DraState::onClass(const nlohmann::json& obj) {
+  auto next = std::make_shared<const api::DeviceClass>(api::decode<api::DeviceClass>(obj));
+  ClassPtr before;
+  {
+    std::lock_guard lock(mu_);
+    ClassPtr& c = classes_[next->metadata.name];
+    before = c;
+    c = next;
+  }
+  if (handle_ == nullptr) return;
+  if (before) {
+    handle_->clusterEvent({EventResource::kDeviceClass, kUpdateOther, {}}, before, next);
+  } else {
+    handle_->clusterEvent({EventResource::kDeviceClass, kAdd, {}}, std::monostate{}, next);
+  }
+}
+
+void DraState::onClassDelete(std::string_view name) {
+  std::lock_guard lock(mu_);
+  classes_.erase(std::string(name));
+}
+
+}  // namespace ksched::plugins::dra

@@ -1,0 +1,118 @@
+// DraState: what the DynamicResources plugins of every profile share (upstream's
+// SharedDRAManager): the ResourceClaims, ResourceSlices and DeviceClasses as watched, the
+// claims the scheduler has written but the watch has not shown yet (the assume cache), the
+// allocations decided in Reserve and not yet written (in flight), and from all of these the
+// devices in use.
+//
+// One per scheduler (Handle::shared), so two profiles never hand out the same device. The
+// watches are resource.k8s.io/v1, else v1beta2, else v1beta1, whichever the apiserver serves.
+// An object that does not decode is logged and skipped; the rest keeps working.
+//
+// Thread-safe. Watch handlers run on the watch threads; lookups on the scheduling thread, the
+// binder threads (PreBind) and in queueing hints.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <ksched/api/resource.h>
+#include <ksched/handle.h>
+
+#include "plugins/dynamic_resources/allocator.h"
+
+namespace ksched::plugins::dra {
+
+using ClaimPtr = std::shared_ptr<const api::ResourceClaim>;
+using SlicePtr = std::shared_ptr<const api::ResourceSlice>;
+using ClassPtr = std::shared_ptr<const api::DeviceClass>;
+
+inline constexpr std::string_view kFinalizer = "resource.kubernetes.io/delete-protection";
+// resource.k8s.io/v1 ResourceClaimReservedForMaxSize.
+inline constexpr size_t kReservedForMaxSize = 256;
+
+// A claim as the scheduler sees it, with the object it came from (for the finalizers and the
+// API version a write must use).
+struct ClaimEntry {
+  ClaimPtr claim;
+  nlohmann::json raw;  // the object as served (metadata.finalizers, apiVersion)
+};
+using ClaimEntryPtr = std::shared_ptr<const ClaimEntry>;
+
+class DraState {
+ public:
+  // Starts the watches through `handle` and reports their changes to its queue
+  // (Handle::clusterEvent).
+  explicit DraState(Handle& handle);
+  // No watches (unit tests): objects come through the on* methods.
+  DraState() = default;
+
+  // ---- lookups ----
+  // The claim (assumed version first); nullptr when unknown.
+  [[nodiscard]] ClaimEntryPtr claim(std::string_view ns, std::string_view name) const;
+  [[nodiscard]] ClassPtr deviceClass(std::string_view name) const;
+  // Every slice; one shared vector until the next change.
+  [[nodiscard]] std::shared_ptr<const std::vector<SlicePtr>> slices() const;
+  // Devices allocated to claims (assumed and in-flight allocations included), admin access
+  // excluded; one shared set until the next change.
+  [[nodiscard]] std::shared_ptr<const DeviceSet> devicesInUse() const;
+
+  // ---- in-flight allocations (Reserve .. PreBind) ----
+  [[nodiscard]] bool hasPendingAllocation(const std::string& uid) const;
+  void signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation);
+  // True if there was one.
+  bool removePendingAllocation(const std::string& uid);
+
+  // ---- the assume cache ----
+  // The claim as the apiserver returned it after our write: it shadows the watched version
+  // until the watch shows this version or a newer one.
+  void assume(ClaimEntryPtr written);
+  // Drops the assumed version of a claim.
+  void restore(std::string_view ns, std::string_view name);
+
+  // ---- watch input (also for tests) ----
+  void onClaim(const nlohmann::json& obj);
+  void onClaimDelete(std::string_view ns, std::string_view name);
+  void onSlice(const nlohmann::json& obj);
+  void onSliceDelete(std::string_view name);
+  void onClass(const nlohmann::json& obj);
+  void onClassDelete(std::string_view name);
+
+  // Decodes a claim as served; throws api::DecodeError.
+  [[nodiscard]] static ClaimEntryPtr decodeClaim(const nlohmann::json& obj);
+
+ private:
+  struct Claims {
+    ClaimEntryPtr watched;
+    ClaimEntryPtr assumed;
+  };
+  [[nodiscard]] static ClaimEntryPtr effective(const Claims& c);
+  void invalidateLocked();
+
+  Handle* handle_ = nullptr;
+  std::vector<std::shared_ptr<const ObjectStore>> stores_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, Claims, std::less<>> claims_;  // "namespace/name"
+  std::map<std::string, SlicePtr, std::less<>> slices_;
+  std::map<std::string, ClassPtr, std::less<>> classes_;
+  std::unordered_map<std::string, ClaimPtr> inFlight_;  // claim uid -> claim with allocation
+  mutable std::shared_ptr<const std::vector<SlicePtr>> sliceList_;  // null: rebuild
+  mutable std::shared_ptr<const DeviceSet> inUse_;                  // null: rebuild
+};
+
+// "namespace/name".
+[[nodiscard]] inline std::string claimKey(std::string_view ns, std::string_view name) {
+  std::string k(ns);
+  k += '/';
+  k += name;
+  return k;
+}
+
+}  // namespace ksched::plugins::dra

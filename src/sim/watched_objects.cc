@@ -1,0 +1,305 @@
+#include "sim/watched_objects.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace ksched::sim {
+
+namespace {
+
+// A collection or object path, taken apart.
+struct PathParts {
+  std::string group;   // "" for the core group
+  std::string plural;  // "resourceclaims"
+  std::string ns;      // "" for cluster-scoped objects or every namespace
+  std::string name;    // "" for a collection
+  bool status = false;
+};
+
+std::optional<PathParts> parse(const std::string& path) {
+  std::vector<std::string> seg;
+  size_t start = 1;
+  while (start <= path.size()) {
+    const size_t slash = path.find('/', start);
+    const size_t end = slash == std::string::npos ? path.size() : slash;
+    seg.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  PathParts p;
+  size_t i = 0;
+  if (seg.size() >= 2 && seg[0] == "api") {
+    i = 2;
+  } else if (seg.size() >= 3 && seg[0] == "apis") {
+    p.group = seg[1];
+    i = 3;
+  } else {
+    return std::nullopt;
+  }
+  if (i + 1 < seg.size() && seg[i] == "namespaces") {
+    p.ns = seg[i + 1];
+    i += 2;
+  }
+  if (i >= seg.size()) return std::nullopt;
+  p.plural = seg[i++];
+  if (i < seg.size()) p.name = seg[i++];
+  if (i < seg.size()) {
+    if (seg[i] != "status") return std::nullopt;
+    p.status = true;
+    ++i;
+  }
+  if (i != seg.size()) return std::nullopt;
+  return p;
+}
+
+UnstructuredPtr makeObject(nlohmann::json j) {
+  auto o = std::make_shared<UnstructuredObject>();
+  o->metadata = j.at("metadata").get<api::ObjectMeta>();
+  o->object = std::move(j);
+  return o;
+}
+
+}  // namespace
+
+struct WatchedObjects::Watch final : ObjectStore {
+  std::vector<PathParts> paths;
+  ObjectEventHandlers handlers;
+  std::vector<UnstructuredPtr> objects;  // in the order they came
+
+  [[nodiscard]] UnstructuredPtr get(std::string_view ns, std::string_view name) const override {
+    for (const auto& o : objects) {
+      if (o->metadata.namespace_ == ns && o->metadata.name == name) return o;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] std::vector<UnstructuredPtr> list() const override { return objects; }
+  [[nodiscard]] bool hasSynced() const override { return true; }
+
+  [[nodiscard]] bool covers(const PathParts& p) const {
+    for (const auto& w : paths) {
+      if (w.group == p.group && w.plural == p.plural && (w.ns.empty() || w.ns == p.ns)) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+std::shared_ptr<const ObjectStore> WatchedObjects::watch(std::vector<std::string> paths,
+                                                         std::vector<UnstructuredPtr> objects,
+                                                         ObjectEventHandlers handlers) {
+  auto w = std::make_shared<Watch>();
+  for (const auto& p : paths) {
+    if (auto parts = parse(p)) w->paths.push_back(std::move(*parts));
+  }
+  w->objects = std::move(objects);
+  w->handlers = std::move(handlers);
+  watches_.push_back(w);
+  return w;
+}
+
+void WatchedObjects::replayAdds() {
+  for (const auto& w : watches_) {
+    if (!w->handlers.onAdd) continue;
+    for (const auto& o : w->objects) w->handlers.onAdd(o);
+  }
+}
+
+ApiResult WatchedObjects::get(const std::string& path, nlohmann::json* out) const {
+  const auto p = parse(path);
+  if (p && !p->name.empty()) {
+    for (const auto& w : watches_) {
+      if (!w->covers(*p)) continue;
+      if (auto o = w->get(p->ns, p->name)) {
+        if (out != nullptr) *out = o->object;
+        return std::nullopt;
+      }
+    }
+  }
+  return ApiError{404, "NotFound", "GET " + path + ": not in the simulated cluster"};
+}
+
+ApiResult WatchedObjects::patch(const std::string& path, const nlohmann::json& patch,
+                                nlohmann::json* out,
+                                const std::function<void(std::function<void()>)>& deliver) {
+  const auto p = parse(path);
+  if (!p || p->name.empty()) return ApiError{404, "NotFound", "PATCH " + path + ": no such object"};
+  bool watched = false;
+  UnstructuredPtr old;
+  for (const auto& w : watches_) {
+    if (!w->covers(*p)) continue;
+    watched = true;
+    if (!old) old = w->get(p->ns, p->name);
+  }
+  if (!watched) {
+    // Nothing reads it back: accepted, as before.
+    if (out != nullptr) *out = nlohmann::json::object();
+    return std::nullopt;
+  }
+  if (!old) {
+    return ApiError{404, "NotFound", p->plural + " \"" + p->name + "\" not found"};
+  }
+  if (!patch.is_object()) return ApiError{415, "UnsupportedMediaType", "only merge patches"};
+  nlohmann::json next = old->object;
+  if (const auto m = patch.find("metadata"); m != patch.end() && m->is_object()) {
+    if (const auto rv = m->find("resourceVersion");
+        rv != m->end() && rv->is_string() &&
+        rv->get<std::string>() != old->metadata.resourceVersion) {
+      return ApiError{409, "Conflict",
+                      "Operation cannot be fulfilled on " + p->plural + " \"" + p->name +
+                          "\": the object has been modified; please apply your changes to the "
+                          "latest version and try again"};
+    }
+  }
+  nlohmann::json applied = patch;
+  // A write to /status changes only the status; any other write leaves the status alone.
+  if (p->status) {
+    applied = nlohmann::json::object();
+    if (patch.contains("status")) applied["status"] = patch["status"];
+  } else {
+    applied.erase("status");
+  }
+  next.merge_patch(applied);
+  next["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+  UnstructuredPtr updated;
+  try {
+    updated = makeObject(next);
+  } catch (const std::exception& e) {
+    return ApiError{422, "Invalid", e.what()};
+  }
+  changed_.push_back(updated);
+  for (const auto& w : watches_) {
+    if (!w->covers(*p)) continue;
+    for (auto& o : w->objects) {
+      if (o == old) o = updated;
+    }
+    if (w->handlers.onUpdate) {
+      deliver([h = w->handlers.onUpdate, old, updated] { h(old, updated); });
+    }
+  }
+  if (out != nullptr) *out = updated->object;
+  return std::nullopt;
+}
+
+bool WatchedObjects::generateClaims(
+    api::Pod& pod, const std::map<std::string, std::vector<UnstructuredPtr>>& others) {
+  bool changed = false;
+  for (const auto& claim : pod.spec.resourceClaims) {
+    if (!claim.resourceClaimTemplateName) continue;
+    bool named = false;
+    for (const auto& s : pod.status.resourceClaimStatuses) named = named || s.name == claim.name;
+    if (named) continue;
+    UnstructuredPtr tmpl;
+    for (const auto& [key, objects] : others) {
+      if (!key.starts_with("resource.k8s.io/") || !key.ends_with("/ResourceClaimTemplate")) {
+        continue;
+      }
+      for (const auto& o : objects) {
+        if (o->metadata.namespace_ == pod.metadata.namespace_ &&
+            o->metadata.name == *claim.resourceClaimTemplateName) {
+          tmpl = o;
+        }
+      }
+    }
+    if (!tmpl) continue;
+    const nlohmann::json& t = tmpl->object;
+    const std::string apiVersion = t.value("apiVersion", "resource.k8s.io/v1");
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%05lld", static_cast<long long>(++generated_ % 100000));
+    const std::string name = pod.metadata.name + "-" + claim.name + "-" + suffix;
+    nlohmann::json c = {
+        {"apiVersion", apiVersion},
+        {"kind", "ResourceClaim"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", pod.metadata.namespace_},
+          {"uid", "sim-claim-" + std::to_string(generated_)},
+          {"resourceVersion", std::to_string(++resourceVersion_)},
+          {"annotations", {{"resource.kubernetes.io/pod-claim-name", claim.name}}},
+          {"ownerReferences", nlohmann::json::array({{{"apiVersion", "v1"},
+                                                      {"kind", "Pod"},
+                                                      {"name", pod.metadata.name},
+                                                      {"uid", pod.metadata.uid},
+                                                      {"controller", true},
+                                                      {"blockOwnerDeletion", true}}})}}},
+        {"spec", nlohmann::json::object()}};
+    if (const auto s = t.find("spec"); s != t.end() && s->is_object()) {
+      if (const auto m = s->find("metadata"); m != s->end() && m->is_object()) {
+        for (const char* k : {"labels", "annotations"}) {
+          if (m->contains(k) && (*m)[k].is_object()) c["metadata"][k].update((*m)[k]);
+        }
+      }
+      if (const auto inner = s->find("spec"); inner != s->end()) c["spec"] = *inner;
+    }
+    UnstructuredPtr obj;
+    try {
+      obj = makeObject(std::move(c));
+    } catch (const std::exception& e) {
+      spdlog::warn("generating a ResourceClaim for pod {}/{}: {}", pod.metadata.namespace_,
+                   pod.metadata.name, e.what());
+      continue;
+    }
+    changed_.push_back(obj);
+    const PathParts claims{"resource.k8s.io", "resourceclaims", pod.metadata.namespace_, name};
+    for (const auto& w : watches_) {
+      if (!w->covers(claims)) continue;
+      w->objects.push_back(obj);
+      if (w->handlers.onAdd) w->handlers.onAdd(obj);
+    }
+    pod.status.resourceClaimStatuses.push_back({claim.name, name});
+    changed = true;
+  }
+  return changed;
+}
+
+std::vector<std::string> WatchedObjects::devicesOf(const api::Pod& pod) const {
+  std::vector<std::string> out;
+  const PathParts claims{"resource.k8s.io", "resourceclaims", pod.metadata.namespace_, ""};
+  for (const auto& pc : pod.spec.resourceClaims) {
+    std::optional<std::string> name = pc.resourceClaimName;
+    for (const auto& s : pod.status.resourceClaimStatuses) {
+      if (s.name == pc.name) name = s.resourceClaimName;
+    }
+    if (!name) continue;
+    for (const auto& w : watches_) {
+      if (!w->covers(claims)) continue;
+      const UnstructuredPtr o = w->get(pod.metadata.namespace_, *name);
+      if (!o) continue;
+      const nlohmann::json* results = &o->object;
+      for (const char* k : {"status", "allocation", "devices", "results"}) {
+        if (!results->is_object() || !results->contains(k)) {
+          results = nullptr;
+          break;
+        }
+        results = &(*results)[k];
+      }
+      if (results != nullptr && results->is_array()) {
+        for (const auto& r : *results) {
+          if (!r.is_object()) continue;
+          out.push_back(pc.name + ": " + r.value("driver", "") + "/" + r.value("pool", "") + "/" +
+                        r.value("device", ""));
+        }
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+void WatchedObjects::writeBack(std::map<std::string, std::vector<UnstructuredPtr>>& others) const {
+  for (const auto& o : changed_) {
+    const std::string key = o->object.value("apiVersion", "") + "/" + o->object.value("kind", "");
+    auto& list = others[key];
+    bool replaced = false;
+    for (auto& existing : list) {
+      if (existing->metadata.namespace_ == o->metadata.namespace_ &&
+          existing->metadata.name == o->metadata.name) {
+        existing = o;
+        replaced = true;
+      }
+    }
+    if (!replaced) list.push_back(o);
+  }
+}
+
+}  // namespace ksched::sim

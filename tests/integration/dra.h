@@ -1,0 +1,90 @@
+// The resource.k8s.io/v1 kinds (Dynamic Resource Allocation) in the test cluster. Its
+// kube-apiserver v1.20 has no resource.k8s.io, so tests/integration/crds/resource.k8s.io.yaml
+// serves them as CustomResourceDefinitions with upstream's v1 schemas, at the same paths
+// (/apis/resource.k8s.io/v1/...).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/errors.h"
+#include "client/rest_client.h"
+#include "cluster.h"
+#include "config/yaml_json.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+
+inline constexpr const char* kResourceApi = "/apis/resource.k8s.io/v1";
+
+// The documents of the CRD file, in order.
+inline std::vector<nlohmann::json> resourceCrds() {
+  const std::string text =
+      readFile(std::string(KSCHED_SOURCE_DIR) + "/tests/integration/crds/resource.k8s.io.yaml");
+  std::vector<nlohmann::json> docs;
+  size_t start = 0;
+  auto flush = [&](size_t end) {
+    auto doc = config::yamlToJson(std::string_view(text).substr(start, end - start));
+    if (doc.is_object()) docs.push_back(std::move(doc));
+  };
+  for (size_t at = 0; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    if (std::string_view(text).substr(at, eol - at) == "---") {
+      flush(at);
+      start = eol + 1;
+    }
+    at = eol + 1;
+  }
+  flush(text.size());
+  return docs;
+}
+
+inline bool crdEstablished(client::RestClient& admin, const std::string& name) {
+  try {
+    const auto crd = admin.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name);
+    for (const auto& c : crd["status"].value("conditions", nlohmann::json::array())) {
+      if (c.value("type", "") == "Established" && c.value("status", "") == "True") return true;
+    }
+  } catch (const client::ApiError&) {
+  }
+  return false;
+}
+
+// Creates the four CRDs (idempotent) and waits until each is Established and its collection is
+// served.
+inline void installResourceCrds(client::RestClient& admin) {
+  const auto crds = resourceCrds();
+  ASSERT_EQ(crds.size(), 4u);
+  for (const auto& crd : crds) {
+    try {
+      admin.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    } catch (const client::ApiError& e) {
+      if (e.code() != 409) throw;
+    }
+  }
+  for (const auto& crd : crds) {
+    const std::string name = crd["metadata"]["name"];
+    const std::string plural = crd["spec"]["names"]["plural"];
+    ASSERT_TRUE(eventually([&] { return crdEstablished(admin, name); }, std::chrono::seconds(30)))
+        << name << " is not Established";
+    ASSERT_TRUE(eventually(
+        [&] {
+          try {
+            admin.get(std::string(kResourceApi) + "/" + plural);
+            return true;
+          } catch (const client::ApiError&) {
+            return false;
+          }
+        },
+        std::chrono::seconds(30)))
+        << plural << " is not served";
+  }
+}
+
+}  // namespace ksched::testing
