@@ -63,6 +63,10 @@ struct ObjectWatch {
   // group version, the first one it serves is watched instead. Objects come as served; their
   // apiVersion says which.
   std::vector<std::string> alternatives;
+  // The apiserver may serve none of them (an older cluster): then nothing is watched, the store
+  // stays empty and synced, and the scheduler starts anyway. Otherwise a collection that is not
+  // served keeps the scheduler from starting (a CRD not installed).
+  bool optional = false;
 };
 
 }  // namespace ksched

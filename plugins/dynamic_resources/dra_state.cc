@@ -18,6 +18,7 @@ ObjectWatch watchOf(std::string kind, std::string_view plural) {
   ObjectWatch w;
   w.kind = std::move(kind);
   w.path = "/apis/resource.k8s.io/v1/" + std::string(plural);
+  w.optional = true;  // clusters before 1.26 have no resource.k8s.io: no claims to allocate
   for (const char* v : {"v1beta2", "v1beta1"}) {
     w.alternatives.push_back("/apis/resource.k8s.io/" + std::string(v) + "/" + std::string(plural));
   }
@@ -33,7 +34,6 @@ bool atLeast(const std::string& rv, const std::string& than) {
   if (ra.ec != std::errc{} || rb.ec != std::errc{}) return rv != than;
   return a >= b;
 }
-
 
 }  // namespace
 

@@ -337,7 +337,8 @@ Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
     in.allocation[i] = std::move(allocations[k]);
     auto claim = std::make_shared<api::ResourceClaim>(*in.claims[i]->claim);
     claim->status.allocation = in.allocation[i];
-    state_->signalPendingAllocation(claim->metadata.uid, std::move(claim));
+    const std::string uid = claim->metadata.uid;
+    state_->signalPendingAllocation(uid, std::move(claim));
   }
   return {};
 }

@@ -30,7 +30,8 @@ json gpuClass() {
           {"kind", "DeviceClass"},
           {"metadata", meta("gpu")},
           {"spec",
-           {{"selectors", json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
+           {{"selectors",
+             json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
 }
 
 json slice(const std::string& node, int devices) {
@@ -88,18 +89,18 @@ class DynamicResourcesTest : public ::testing::Test {
 TEST_F(DynamicResourcesTest, PreEnqueueSaysWhatIsMissingInUpstreamsWords) {
   state->onClaim(claim("present"));
   state->onClaim(claim("leaving", {{"deletionTimestamp", "2026-11-26T10:00:00Z"}}));
-  state->onClaim(claim("p-gpu-abcde", {{"ownerReferences",
-                                         json::array({{{"apiVersion", "v1"},
-                                                       {"kind", "Pod"},
-                                                       {"name", "p"},
-                                                       {"uid", "p-uid"},
-                                                       {"controller", true}}})}}));
-  state->onClaim(claim("other-gpu-abcde", {{"ownerReferences",
-                                             json::array({{{"apiVersion", "v1"},
-                                                           {"kind", "Pod"},
-                                                           {"name", "other"},
-                                                           {"uid", "other-uid"},
-                                                           {"controller", true}}})}}));
+  state->onClaim(
+      claim("p-gpu-abcde", {{"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                                              {"kind", "Pod"},
+                                                              {"name", "p"},
+                                                              {"uid", "p-uid"},
+                                                              {"controller", true}}})}}));
+  state->onClaim(
+      claim("other-gpu-abcde", {{"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                                                  {"kind", "Pod"},
+                                                                  {"name", "other"},
+                                                                  {"uid", "other-uid"},
+                                                                  {"controller", true}}})}}));
   const api::PodResourceClaim templated{"gpu", std::nullopt, std::string("one-gpu")};
   const struct {
     const char* name;
@@ -109,14 +110,14 @@ TEST_F(DynamicResourcesTest, PreEnqueueSaysWhatIsMissingInUpstreamsWords) {
   } cases[] = {
       {"no claims", podWith("p", {}), Code::kSuccess, ""},
       {"a claim that exists", podWith("p", {byName("present")}), Code::kSuccess, ""},
-      {"a claim that does not", podWith("p", {byName("gone")}),
-       Code::kUnschedulableAndUnresolvable, "could not find ResourceClaim \"ml/gone\""},
+      {"a claim that does not", podWith("p", {byName("gone")}), Code::kUnschedulableAndUnresolvable,
+       "could not find ResourceClaim \"ml/gone\""},
       {"a claim being deleted", podWith("p", {byName("leaving")}),
        Code::kUnschedulableAndUnresolvable, "resourceclaim \"leaving\" is being deleted"},
       {"a template claim not generated yet", podWith("p", {templated}),
        Code::kUnschedulableAndUnresolvable, "pod \"ml/p\": ResourceClaim not created yet"},
-      {"a template claim generated for the pod", podWith("p", {templated}, {{"gpu", "p-gpu-abcde"}}),
-       Code::kSuccess, ""},
+      {"a template claim generated for the pod",
+       podWith("p", {templated}, {{"gpu", "p-gpu-abcde"}}), Code::kSuccess, ""},
       {"a template claim that needed none", podWith("p", {templated}, {{"gpu", std::nullopt}}),
        Code::kSuccess, ""},
       {"a template claim of another pod", podWith("p", {templated}, {{"gpu", "other-gpu-abcde"}}),
@@ -180,8 +181,8 @@ TEST_F(DynamicResourcesTest, AllocatedClaimsBindThePodToTheirNodes) {
         {"nodeSelector",
          {{"nodeSelectorTerms",
            json::array({{{"matchFields", json::array({{{"key", "metadata.name"},
-                                                        {"operator", "In"},
-                                                        {"values", {"n2"}}}})}}})}}}}}};
+                                                       {"operator", "In"},
+                                                       {"values", {"n2"}}}})}}})}}}}}};
   state->onClaim(allocated);
   const api::Pod p = podWith("p", {byName("here")});
   PreFilterResult r;
@@ -197,7 +198,8 @@ TEST_F(DynamicResourcesTest, AllocatedClaimsBindThePodToTheirNodes) {
   full["metadata"]["uid"] = "full-uid";
   json reserved = json::array();
   for (size_t i = 0; i < dra::kReservedForMaxSize; ++i) {
-    reserved.push_back({{"resource", "pods"}, {"name", "x" + std::to_string(i)},
+    reserved.push_back({{"resource", "pods"},
+                        {"name", "x" + std::to_string(i)},
                         {"uid", "x" + std::to_string(i)}});
   }
   full["status"]["reservedFor"] = reserved;
@@ -249,10 +251,10 @@ TEST_F(DynamicResourcesTest, HintsWakeThePodOnlyForChangesThatCanHelpIt) {
   const api::PodResourceClaim templated{"gpu", std::nullopt, std::string("t")};
   const api::Pod waiting = podWith("w", {templated});
   state->onClaim(claim("w-gpu-1", {{"ownerReferences", json::array({{{"apiVersion", "v1"},
-                                                                      {"kind", "Pod"},
-                                                                      {"name", "w"},
-                                                                      {"uid", "w-uid"},
-                                                                      {"controller", true}}})}}));
+                                                                     {"kind", "Pod"},
+                                                                     {"name", "w"},
+                                                                     {"uid", "w-uid"},
+                                                                     {"controller", true}}})}}));
   auto named = std::make_shared<api::Pod>(podWith("w", {templated}, {{"gpu", "w-gpu-1"}}));
   EXPECT_EQ(podHint(waiting, std::make_shared<api::Pod>(waiting), named), QueueingHint::kQueue);
   auto other = std::make_shared<api::Pod>(podWith("x", {templated}, {{"gpu", "w-gpu-1"}}));

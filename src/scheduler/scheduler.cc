@@ -18,7 +18,8 @@ std::string groupVersionOf(const std::string& path) {
 }
 
 // The first of what.path and its alternatives whose group version the apiserver serves;
-// what.path when discovery fails or serves none (the watch then says why it cannot list).
+// "" when it serves none and the watch is optional; what.path when discovery fails or serves
+// none (the watch then says why it cannot list).
 std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
   std::vector<std::string> paths{what.path};
   paths.insert(paths.end(), what.alternatives.begin(), what.alternatives.end());
@@ -29,6 +30,13 @@ std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
       for (size_t i = 0; i < paths.size(); ++i) {
         if (versions[i] == *v) return paths[i];
       }
+    } else if (what.optional) {
+      spdlog::info("{}: the apiserver serves none of {}; not watched", what.kind, [&] {
+        std::string all;
+        for (const auto& v : versions) all += (all.empty() ? "" : ", ") + v;
+        return all;
+      }());
+      return "";
     }
   } catch (const std::exception& e) {
     spdlog::warn("discovering the served version of {}: {}", what.kind, e.what());
@@ -36,14 +44,31 @@ std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
   return what.path;
 }
 
-}  // namespace
-namespace {
-
 ApiEventRecorder::Options eventRecorderOptions(const Options& options) {
   ApiEventRecorder::Options o;
   o.senders = options.eventSenders;
   if (auto* m = options.metrics) o.onDropped = [m](std::string_view r) { m->eventDropped(r); };
   return o;
+}
+
+// Handlers that see every object with an apiVersion (`apiVersion` where it has none).
+ObjectEventHandlers withApiVersion(const std::string& apiVersion, ObjectEventHandlers h) {
+  auto fill = [apiVersion](const UnstructuredPtr& o) -> UnstructuredPtr {
+    if (!o || !o->object.is_object() || o->object.contains("apiVersion")) return o;
+    auto copy = std::make_shared<UnstructuredObject>(*o);
+    copy->object["apiVersion"] = apiVersion;
+    return copy;
+  };
+  ObjectEventHandlers out;
+  if (h.onAdd) out.onAdd = [fill, f = std::move(h.onAdd)](const UnstructuredPtr& o) { f(fill(o)); };
+  if (h.onUpdate) {
+    out.onUpdate = [fill, f = std::move(h.onUpdate)](
+                       const UnstructuredPtr& a, const UnstructuredPtr& b) { f(fill(a), fill(b)); };
+  }
+  if (h.onDelete) {
+    out.onDelete = [fill, f = std::move(h.onDelete)](const UnstructuredPtr& o) { f(fill(o)); };
+  }
+  return out;
 }
 
 }  // namespace
@@ -67,7 +92,14 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   env.events = &events_;
   env.listers = &listers_;
   env.watchObjects = [this](ObjectWatch what, ObjectEventHandlers h) {
-    if (!what.alternatives.empty()) what.path = servedPath(client_, what);
+    if (!what.alternatives.empty() || what.optional) {
+      what.path = servedPath(client_, what);
+      if (what.path.empty())
+        return std::shared_ptr<const ObjectStore>(std::make_shared<EmptyObjectStore>());
+      // The items of a built-in kind's LIST carry no apiVersion, and the decoders of a kind
+      // served in several versions need it: the handlers get it filled in.
+      h = withApiVersion(groupVersionOf(what.path), std::move(h));
+    }
     // One watch per collection and selector, whichever plugins and profiles ask.
     std::shared_ptr<ObjectInformer> inf;
     for (auto& o : objectInformers_) {

@@ -36,23 +36,25 @@ std::string node(const std::string& name, const std::string& cpu = "8") {
 // The slice a driver publishes for `nodeName`: `models` gives each device's model
 // ("a100", "t4"), named gpu-0, gpu-1, ...
 std::string slice(const std::string& nodeName, const std::vector<std::string>& models) {
-  std::string s = "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: " +
-                  nodeName + "-gpus\nspec:\n  driver: " + kDriver + "\n  nodeName: " + nodeName +
-                  "\n  pool:\n    name: " + nodeName +
-                  "\n    generation: 1\n    resourceSliceCount: 1\n  devices:\n";
+  std::string s =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: " + nodeName +
+      "-gpus\nspec:\n  driver: " + kDriver + "\n  nodeName: " + nodeName +
+      "\n  pool:\n    name: " + nodeName +
+      "\n    generation: 1\n    resourceSliceCount: 1\n  devices:\n";
   for (size_t i = 0; i < models.size(); ++i) {
-    s += "  - name: gpu-" + std::to_string(i) + "\n    attributes:\n      model:\n        string: " +
-         models[i] + "\n      index:\n        int: " + std::to_string(i) +
-         "\n    capacity:\n      memory:\n        value: " + (models[i] == "a100" ? "80Gi" : "16Gi") +
-         "\n";
+    s += "  - name: gpu-" + std::to_string(i) +
+         "\n    attributes:\n      model:\n        string: " + models[i] +
+         "\n      index:\n        int: " + std::to_string(i) +
+         "\n    capacity:\n      memory:\n        value: " +
+         (models[i] == "a100" ? "80Gi" : "16Gi") + "\n";
   }
   return s;
 }
 
 // A DeviceClass of the driver's devices, narrowed by `selector` (a CEL expression) if given.
 std::string deviceClass(const std::string& name, const std::string& selector = "") {
-  std::string s = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: " +
-                  name + "\nspec:\n  selectors:\n  - cel:\n      expression: device.driver == \"" +
+  std::string s = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: " + name +
+                  "\nspec:\n  selectors:\n  - cel:\n      expression: device.driver == \"" +
                   kDriver + "\"\n";
   if (!selector.empty()) s += "  - cel:\n      expression: '" + selector + "'\n";
   return s;
@@ -62,7 +64,8 @@ std::string deviceClass(const std::string& name, const std::string& selector = "
 std::string claim(const std::string& name, const std::string& devices,
                   const std::string& status = "") {
   return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: " + name +
-         "\n  namespace: ml\n  uid: " + name + "-uid\n  resourceVersion: \"10\"\nspec:\n"
+         "\n  namespace: ml\n  uid: " + name +
+         "-uid\n  resourceVersion: \"10\"\nspec:\n"
          "  devices:\n" +
          devices + status;
 }
@@ -72,9 +75,16 @@ std::string oneGpu(const std::string& className = "gpu") {
          "\n";
 }
 
+// `devices` as claim() takes it, nested two levels deeper (spec.spec.devices).
 std::string claimTemplate(const std::string& name, const std::string& devices) {
-  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: " +
-         name + "\n  namespace: ml\nspec:\n  spec:\n    devices:\n" + devices;
+  std::string nested;
+  for (size_t at = 0; at < devices.size();) {
+    const size_t eol = devices.find('\n', at);
+    nested += "  " + devices.substr(at, eol - at + 1);
+    at = eol + 1;
+  }
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\nspec:\n  spec:\n    devices:\n" + nested;
 }
 
 // A pending pod with one container of 1 cpu and these spec.resourceClaims lines (name ->
@@ -123,7 +133,8 @@ std::string details(const json& pod, const std::string& plugin) {
   if (!d.is_object()) return out;
   for (const auto& r : d.at("reasons")) {
     if (r.at("plugin") != plugin || !r.contains("details")) continue;
-    for (const auto& [node, text] : r.at("details").items()) out += node + ": " + text.get<std::string>() + "\n";
+    for (const auto& [node, text] : r.at("details").items())
+      out += node + ": " + text.get<std::string>() + "\n";
   }
   return out;
 }
@@ -132,11 +143,11 @@ class SimulateDra : public SimulateDir {};
 
 // Two pods, one device: one gets it, the other waits and says why, never both.
 TEST_F(SimulateDra, TwoPodsOneDeviceNeverBoth) {
-  const std::string cluster = file(
-      "cluster.yaml", docs({node("n1"), slice("n1", {"a100"}), deviceClass("gpu"),
-                            claim("claim-a", oneGpu()), claim("claim-b", oneGpu()),
-                            pod("a", {{"gpu", "resourceClaimName: claim-a"}}),
-                            pod("b", {{"gpu", "resourceClaimName: claim-b"}})}));
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), slice("n1", {"a100"}), deviceClass("gpu"), claim("claim-a", oneGpu()),
+                 claim("claim-b", oneGpu()), pod("a", {{"gpu", "resourceClaimName: claim-a"}}),
+                 pod("b", {{"gpu", "resourceClaimName: claim-b"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);
@@ -147,8 +158,8 @@ TEST_F(SimulateDra, TwoPodsOneDeviceNeverBoth) {
   const json& waiting = a.at("node").is_null() ? a : b;
   EXPECT_EQ(devices(placed), std::vector<std::string>{"gpu: gpu.example.com/n1/gpu-0"});
   EXPECT_EQ(waiting.at("reason"),
-            "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are "
-            "available: 1 Preemption is not helpful for scheduling.")
+            "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
       << waiting.dump(2);
   EXPECT_THAT(details(waiting, "DynamicResources"), HasSubstr("in use")) << waiting.dump(2);
 }
@@ -157,12 +168,13 @@ TEST_F(SimulateDra, TwoPodsOneDeviceNeverBoth) {
 // asking for one more device of that node has none left.
 TEST_F(SimulateDra, AllocationModeAllTakesEveryDeviceOfTheNode) {
   const std::vector<std::string> eight(8, "t4");
-  const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("n1"), slice("n1", eight), deviceClass("gpu"),
-            claim("every", "    requests:\n    - name: gpu\n      exactly:\n"
-                           "        deviceClassName: gpu\n        allocationMode: All\n"),
-            claim("one-more", oneGpu()), pod("all", {{"gpu", "resourceClaimName: every"}})}));
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), slice("n1", eight), deviceClass("gpu"),
+                 claim("every",
+                       "    requests:\n    - name: gpu\n      exactly:\n"
+                       "        deviceClassName: gpu\n        allocationMode: All\n"),
+                 claim("one-more", oneGpu()), pod("all", {{"gpu", "resourceClaimName: every"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);
@@ -172,13 +184,14 @@ TEST_F(SimulateDra, AllocationModeAllTakesEveryDeviceOfTheNode) {
   EXPECT_EQ(got.size(), 8u) << pods.at("all").dump(2);
   EXPECT_TRUE(got.contains("gpu: gpu.example.com/n1/gpu-7"));
 
-  const std::string more = file(
-      "more.yaml",
-      docs({node("n1"), slice("n1", eight), deviceClass("gpu"),
-            claim("every", "    requests:\n    - name: gpu\n      exactly:\n"
-                           "        deviceClassName: gpu\n        allocationMode: All\n"),
-            claim("one-more", oneGpu()), pod("all", {{"gpu", "resourceClaimName: every"}}),
-            pod("late", {{"gpu", "resourceClaimName: one-more"}})}));
+  const std::string more =
+      file("more.yaml",
+           docs({node("n1"), slice("n1", eight), deviceClass("gpu"),
+                 claim("every",
+                       "    requests:\n    - name: gpu\n      exactly:\n"
+                       "        deviceClassName: gpu\n        allocationMode: All\n"),
+                 claim("one-more", oneGpu()), pod("all", {{"gpu", "resourceClaimName: every"}}),
+                 pod("late", {{"gpu", "resourceClaimName: one-more"}})}));
   const json doc2 = simulateJson(more);
   ASSERT_TRUE(doc2.is_object());
   const auto pods2 = byName(doc2);
@@ -189,15 +202,16 @@ TEST_F(SimulateDra, AllocationModeAllTakesEveryDeviceOfTheNode) {
 // firstAvailable: the first subrequest no node can satisfy (an a100), the second (a t4) is
 // allocated; the result names the subrequest.
 TEST_F(SimulateDra, PrioritizedListFallsBackToTheNextSubrequest) {
-  const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("n1"), slice("n1", {"t4"}),
-            deviceClass("a100", "device.attributes[\"gpu.example.com\"].model == \"a100\""),
-            deviceClass("t4", "device.attributes[\"gpu.example.com\"].model == \"t4\""),
-            claim("either", "    requests:\n    - name: gpu\n      firstAvailable:\n"
-                            "      - name: big\n        deviceClassName: a100\n"
-                            "      - name: small\n        deviceClassName: t4\n"),
-            pod("p", {{"gpu", "resourceClaimName: either"}})}));
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), slice("n1", {"t4"}),
+                 deviceClass("a100", "device.attributes[\"gpu.example.com\"].model == \"a100\""),
+                 deviceClass("t4", "device.attributes[\"gpu.example.com\"].model == \"t4\""),
+                 claim("either",
+                       "    requests:\n    - name: gpu\n      firstAvailable:\n"
+                       "      - name: big\n        deviceClassName: a100\n"
+                       "      - name: small\n        deviceClassName: t4\n"),
+                 pod("p", {{"gpu", "resourceClaimName: either"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);
@@ -207,11 +221,11 @@ TEST_F(SimulateDra, PrioritizedListFallsBackToTheNextSubrequest) {
 
 // A claim two pods share is allocated once; both pods run where its device is.
 TEST_F(SimulateDra, ASharedClaimServesBothPodsOnItsNode) {
-  const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("n1"), node("n2"), slice("n2", {"a100"}), deviceClass("gpu"),
-            claim("shared", oneGpu()), pod("p1", {{"gpu", "resourceClaimName: shared"}}),
-            pod("p2", {{"gpu", "resourceClaimName: shared"}})}));
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), node("n2"), slice("n2", {"a100"}), deviceClass("gpu"),
+                 claim("shared", oneGpu()), pod("p1", {{"gpu", "resourceClaimName: shared"}}),
+                 pod("p2", {{"gpu", "resourceClaimName: shared"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);
@@ -224,8 +238,11 @@ TEST_F(SimulateDra, ASharedClaimServesBothPodsOnItsNode) {
 // Claims from templates: one per pod, generated as the resourceclaim controller does; four
 // devices on two nodes serve four pods, each its own device; the fifth waits.
 TEST_F(SimulateDra, TemplateClaimsGetADeviceEachUntilNoneIsLeft) {
-  std::vector<std::string> parts = {node("n1"), node("n2"), slice("n1", {"t4", "t4"}),
-                                    slice("n2", {"t4", "t4"}), deviceClass("gpu"),
+  std::vector<std::string> parts = {node("n1"),
+                                    node("n2"),
+                                    slice("n1", {"t4", "t4"}),
+                                    slice("n2", {"t4", "t4"}),
+                                    deviceClass("gpu"),
                                     claimTemplate("one-gpu", oneGpu())};
   for (int i = 0; i < 5; ++i) {
     parts.push_back(pod("w" + std::to_string(i), {{"gpu", "resourceClaimTemplateName: one-gpu"}}));
@@ -257,11 +274,11 @@ TEST_F(SimulateDra, AnAllocatedClaimKeepsThePodOnItsNode) {
       "        driver: gpu.example.com\n        pool: n2\n        device: gpu-0\n"
       "    nodeSelector:\n      nodeSelectorTerms:\n      - matchFields:\n"
       "        - key: metadata.name\n          operator: In\n          values: [n2]\n";
-  const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("n1"), node("n2", "2"), slice("n1", {"a100"}), slice("n2", {"a100"}),
-            deviceClass("gpu"), claim("mine", oneGpu(), allocated),
-            pod("p", {{"gpu", "resourceClaimName: mine"}})}));
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), node("n2", "2"), slice("n1", {"a100"}), slice("n2", {"a100"}),
+                 deviceClass("gpu"), claim("mine", oneGpu(), allocated),
+                 pod("p", {{"gpu", "resourceClaimName: mine"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);
@@ -273,11 +290,10 @@ TEST_F(SimulateDra, AnAllocatedClaimKeepsThePodOnItsNode) {
 // yet, a claim that does not exist; a missing device class fails PreFilter.
 TEST_F(SimulateDra, MissingClaimsAndClassesAreSaidInUpstreamsWords) {
   const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("n1"), slice("n1", {"a100"}), claim("no-class", oneGpu("missing")),
-            pod("templated", {{"gpu", "resourceClaimTemplateName: nowhere"}}),
-            pod("dangling", {{"gpu", "resourceClaimName: gone"}}),
-            pod("classless", {{"gpu", "resourceClaimName: no-class"}})}));
+      "cluster.yaml", docs({node("n1"), slice("n1", {"a100"}), claim("no-class", oneGpu("missing")),
+                            pod("templated", {{"gpu", "resourceClaimTemplateName: nowhere"}}),
+                            pod("dangling", {{"gpu", "resourceClaimName: gone"}}),
+                            pod("classless", {{"gpu", "resourceClaimName: no-class"}})}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);

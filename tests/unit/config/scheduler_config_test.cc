@@ -690,18 +690,19 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
     std::erase(want, "DynamicResources:2");
     EXPECT_EQ(names(defaultMultiPoint().enabled), want);
   }
-  // What the default profile runs where: DynamicResources at PreEnqueue only (after
-  // SchedulingGates and DefaultPreemption's hold), NodeDeclaredFeatures at PreFilter and Filter,
-  // last in both.
+  // What the default profile runs where: DynamicResources at PreEnqueue (after SchedulingGates),
+  // PostFilter before DefaultPreemption, Reserve and PreBind after VolumeBinding, and no Score
+  // (it does not score); NodeDeclaredFeatures at PreFilter and Filter, last in both.
   framework::Framework fwk(defaultProfile(), plugins::inTreeRegistry(), framework::Services{});
   auto points = fwk.pluginsPerExtensionPoint();
   EXPECT_THAT(points["PreEnqueue"],
               ElementsAre("SchedulingGates", "DynamicResources", "DefaultPreemption"));
   EXPECT_EQ(points["Filter"].back(), "NodeDeclaredFeatures");
   EXPECT_EQ(points["PreFilter"].back(), "NodeDeclaredFeatures");
-  for (const auto& point : {"Score", "PostFilter", "Reserve", "PreBind"}) {
-    EXPECT_THAT(points[point], ::testing::Not(::testing::Contains("DynamicResources"))) << point;
-  }
+  EXPECT_THAT(points["PostFilter"], ElementsAre("DynamicResources", "DefaultPreemption"));
+  EXPECT_THAT(points["Reserve"], ElementsAre("VolumeBinding", "DynamicResources"));
+  EXPECT_THAT(points["PreBind"], ElementsAre("VolumeBinding", "DynamicResources"));
+  EXPECT_THAT(points["Score"], ::testing::Not(::testing::Contains("DynamicResources")));
 }
 
 TEST(SchedulerConfigTest, WrittenYamlLooksLikeKubeSchedulers) {
