@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "plugins/dynamic_resources/cel/value.h"
+
 namespace ksched::cel {
 namespace {
 
@@ -500,6 +502,18 @@ TEST(CelSelectorTest, ErrorTexts) {
     c.driver = kDriver;
     c.attributes = {{"model", stringAttr("a100")}, {"cores", intAttr(4)}};
     expectCase(c);
+  }
+}
+
+// Found by fuzzing (tests/fuzz/regressions/cel/bytes-literal-not-utf8): error texts go into
+// events and conditions as JSON, so bytes of the input that are not UTF-8 are replaced.
+TEST(CelSelectorTest, CompileErrorsAreUtf8) {
+  for (const std::string& e : {std::string("b\"\x81\" )"), std::string("device.driver == \"\xff\""),
+                               std::string("\xc3 == 1")}) {
+    CompileResult r = compile(e);
+    EXPECT_EQ(r.program, nullptr);
+    EXPECT_TRUE(validUtf8(r.error)) << r.error;
+    EXPECT_THAT(r.error, HasSubstr("\xef\xbf\xbd"));
   }
 }
 

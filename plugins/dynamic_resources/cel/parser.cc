@@ -107,7 +107,7 @@ class Parser {
   }
   std::string mismatched() const {
     if (tok_.kind == Tok::kEof) return "mismatched input '<EOF>'";
-    return "mismatched input '" + std::string(tok_.text) + "'";
+    return "mismatched input '" + toValidUtf8(tok_.text) + "'";
   }
 
   // ---- lexer -------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ struct Node {
   Fn fn = Fn::kUnknown;
   MacroKind macro = MacroKind::kAll;
   bool relative = false;     // kSelect/kIndex/kHas on a computed operand: one more cost unit
-  bool precomputed = false;  // kList/kMap of literals: `constant` holds the value
+  bool precomputed = false;  // literals, quantity("..."), semver("..."): `constant` holds it
   int32_t slot = -1;  // kGlobal, kLocal, kMacro: the variable; kSelect: the device field (1-4)
   Value constant;     // kConst; kSelect/kHas: the field name; precomputed literals
   const re2::RE2* regex = nullptr;

@@ -71,21 +71,24 @@ bool hasDomain(const Map& m, std::string_view driver, std::string_view domain) {
   return false;
 }
 
+// The distinct domains, in the arena (at most one per entry).
 template <class Map>
 ListData domainsOf(const Map& m, std::string_view driver, Arena& arena) {
-  std::vector<std::string_view> seen;
+  Value* items = arena.allocArray<Value>(m.size());
+  size_t n = 0;
   for (const auto& [name, v] : m) {
-    std::string_view d = splitName(name, driver).first;
-    if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+    const std::string_view d = splitName(name, driver).first;
+    bool seen = false;
+    for (size_t i = 0; i < n && !seen; ++i) seen = items[i].sv() == d;
+    if (!seen) items[n++] = Value::str(d);
   }
-  Value* items = arena.allocArray<Value>(seen.size());
-  for (size_t i = 0; i < seen.size(); ++i) items[i] = Value::str(seen[i]);
-  return ListData{items, seen.size()};
+  return ListData{items, n};
 }
 
 template <class Map>
 ListData idsOf(const Map& m, std::string_view driver, std::string_view domain, Arena& arena) {
-  std::vector<std::string_view> ids;
+  Value* items = arena.allocArray<Value>(m.size());
+  size_t n = 0;
   for (const auto& [name, v] : m) {
     auto [d, id] = splitName(name, driver);
     if (d != domain) continue;
@@ -93,11 +96,9 @@ ListData idsOf(const Map& m, std::string_view driver, std::string_view domain, A
     if (name.find('/') == std::string::npos && m.find(QualifiedKey{domain, id}) != m.end()) {
       continue;
     }
-    ids.push_back(id);
+    items[n++] = Value::str(id);
   }
-  Value* items = arena.allocArray<Value>(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) items[i] = Value::str(ids[i]);
-  return ListData{items, ids.size()};
+  return ListData{items, n};
 }
 
 bool isNumber(const Value& v) {

@@ -111,6 +111,12 @@ struct MapData {
   size_t size = 0;
 };
 
+// The bytes of a string, bytes, error or domain value.
+struct StrRef {
+  const char* data;
+  size_t size;
+};
+
 struct Value {
   Kind kind = Kind::kNull;
   union {
@@ -118,10 +124,7 @@ struct Value {
     int64_t i;
     uint64_t u;
     double d;
-    struct {
-      const char* data;
-      size_t size;
-    } s;
+    StrRef s;
     const ListData* list;
     const MapData* map;
     const Semver* semver;
