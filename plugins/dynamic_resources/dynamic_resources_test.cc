@@ -261,5 +261,43 @@ TEST_F(DynamicResourcesTest, HintsWakeThePodOnlyForChangesThatCanHelpIt) {
   EXPECT_EQ(podHint(waiting, std::make_shared<api::Pod>(waiting), other), QueueingHint::kSkip);
 }
 
+// A Handle that records what DraState reports to the queue.
+class RecordingHandle final : public testing::HandleBase {
+ public:
+  [[nodiscard]] const NodeInfoLister& snapshot() const override { return lister_; }
+  void clusterEvent(const ClusterEvent& event, const EventObject&, const EventObject&) override {
+    events.push_back(event.label());
+  }
+  std::vector<std::string> events;
+
+ private:
+  testing::FakeLister lister_;
+};
+
+// A driver publishing its devices after a pod was rejected: the state watches the three kinds
+// (v1, falling back to v1beta2 and v1beta1, optional), reports the slice's arrival as
+// ResourceSliceAdd, and DynamicResources registered that event without a hint, so the pod is
+// retried.
+TEST(DraStateTest, ASliceArrivingIsAnEventThatRetriesRejectedPods) {
+  RecordingHandle handle;
+  dra::DraState state(handle);
+  EXPECT_EQ(handle.watchedPaths(),
+            (std::vector<std::string>{"/apis/resource.k8s.io/v1/resourceclaims",
+                                      "/apis/resource.k8s.io/v1/resourceslices",
+                                      "/apis/resource.k8s.io/v1/deviceclasses"}));
+  state.onSlice(slice("late", 2));
+  state.onSlice(slice("late", 3));
+  state.onClass(gpuClass());
+  EXPECT_EQ(handle.events, (std::vector<std::string>{"resource.k8s.io/ResourceSliceAdd",
+                                                     "resource.k8s.io/ResourceSliceUpdate",
+                                                     "resource.k8s.io/DeviceClassAdd"}));
+  DynamicResources plugin(handle, std::make_shared<dra::DraState>());
+  bool registered = false;
+  for (const auto& e : plugin.eventsToRegister()) {
+    if (e.event.matches({EventResource::kResourceSlice, kAdd, {}})) registered = !e.hint;
+  }
+  EXPECT_TRUE(registered) << "ResourceSlice Add is registered, without a hint (always retried)";
+}
+
 }  // namespace
 }  // namespace ksched::plugins
