@@ -10,6 +10,9 @@
 namespace ksched::api {
 
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+// Appends code point `cp` (at most 0x10FFFF; callers check) encoded as UTF-8.
+void appendUtf8(std::string& out, char32_t cp);
+
 [[nodiscard]] bool isValidUtf8(std::string_view s) noexcept;
 
 // `s` with every byte that is not part of a well-formed sequence replaced by U+FFFD, as Go's

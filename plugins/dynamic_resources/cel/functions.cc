@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/utf8.h>
+
 namespace ksched::cel {
 
 namespace {
@@ -64,23 +66,7 @@ std::u32string toRunes(std::string_view s) {
 std::string fromRunes(std::u32string_view r) {
   std::string out;
   out.reserve(r.size());
-  for (char32_t cp : r) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+  for (char32_t cp : r) api::appendUtf8(out, cp);
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <ksched/api/utf8.h>
+
 #include "plugins/dynamic_resources/cel/value.h"
 
 namespace ksched::cel {
@@ -54,24 +56,6 @@ bool isReserved(std::string_view id) {
     if (id == r) return true;
   }
   return false;
-}
-
-void appendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 class Parser {
@@ -393,7 +377,7 @@ class Parser {
         return;
       }
       if (codePoint) {
-        appendUtf8(out, value);
+        api::appendUtf8(out, static_cast<char32_t>(value));
       } else {
         out += static_cast<char>(value);
       }

@@ -59,5 +59,12 @@ TEST(Utf8Test, EqualFoldIgnoresAsciiCaseOnly) {
   EXPECT_FALSE(equalFold("a-b", "a_b"));
 }
 
+TEST(Utf8Test, AppendEncodesEachLengthOfCodePoint) {
+  std::string out;
+  for (char32_t cp : {U'A', U'\u00e9', U'\u20ac', U'\U0001F600'}) appendUtf8(out, cp);
+  EXPECT_EQ(out, "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  EXPECT_TRUE(isValidUtf8(out));
+}
+
 }  // namespace
 }  // namespace ksched::api
