@@ -39,8 +39,6 @@ bool ownedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
   return false;
 }
 
-std::string objKey(const api::ObjectMeta& m) { return m.namespace_ + "/" + m.name; }
-
 // The claim's path for writes, in the API version it was served in.
 std::string claimPath(const dra::ClaimEntry& e, bool status) {
   std::string apiVersion = e.raw.value("apiVersion", "");
@@ -107,11 +105,11 @@ DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) con
         }
       }
       if (!found) {
-        out.error = "pod \"" + objKey(pod.metadata) + "\": ResourceClaim not created yet";
+        out.error = "pod \"" + pod.metadata.key() + "\": ResourceClaim not created yet";
         return out;
       }
     } else {
-      out.error = "pod \"" + objKey(pod.metadata) + "\", spec.resourceClaim \"" + pc.name +
+      out.error = "pod \"" + pod.metadata.key() + "\", spec.resourceClaim \"" + pc.name +
                   "\": none of the supported fields are set";
       return out;
     }
@@ -126,8 +124,8 @@ DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) con
       return out;
     }
     if (mustCheckOwner && !ownedBy(*e->claim, pod)) {
-      out.error = "ResourceClaim " + objKey(e->claim->metadata) + " was not created for pod " +
-                  objKey(pod.metadata) + " (pod is not owner)";
+      out.error = "ResourceClaim " + e->claim->metadata.key() + " was not created for pod " +
+                  pod.metadata.key() + " (pod is not owner)";
       return out;
     }
     out.claims.push_back(std::move(e));
@@ -189,7 +187,7 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
       continue;
     }
     if (state_->hasPendingAllocation(claim.metadata.uid)) {
-      result = Status::unresolvable("resource claim " + objKey(claim.metadata) +
+      result = Status::unresolvable("resource claim " + claim.metadata.key() +
                                     " is in the process of being allocated");
       break;
     }
@@ -200,10 +198,10 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
         continue;
       }
       if (!features_.prioritizedList) {
-        result = Status::unresolvable("resource claim " + objKey(claim.metadata) + ", request " +
-                                      r.name +
-                                      ": has subrequests, but the DRAPrioritizedList feature is "
-                                      "disabled");
+        result =
+            Status::unresolvable("resource claim " + claim.metadata.key() + ", request " + r.name +
+                                 ": has subrequests, but the DRAPrioritizedList feature is "
+                                 "disabled");
         break;
       }
       bool ok = true;
@@ -300,7 +298,7 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
     nlohmann::json written;
     if (auto err = api->patch(claimPath(e, true), patch, &written)) {
       return {{},
-              Status::error("deallocating ResourceClaim " + objKey(e.claim->metadata) + ": " +
+              Status::error("deallocating ResourceClaim " + e.claim->metadata.key() + ": " +
                             err->message)};
     }
     try {
@@ -369,8 +367,8 @@ void DynamicResources::unreserve(CycleState& state, const api::Pod& pod,
         {"status",
          {{"reservedFor", rest.empty() ? nlohmann::json(nullptr) : reservedForJson(rest)}}}};
     if (auto err = api->patch(claimPath(e, true), patch, nullptr)) {
-      spdlog::warn("unreserve: removing pod {} from ResourceClaim {}: {}", objKey(pod.metadata),
-                   objKey(e.claim->metadata), err->message);
+      spdlog::warn("unreserve: removing pod {} from ResourceClaim {}: {}", pod.metadata.key(),
+                   e.claim->metadata.key(), err->message);
     }
   }
 }
@@ -406,7 +404,7 @@ Status DynamicResources::bindClaim(const Cycle& cycle, size_t index, const api::
   if (api == nullptr) return Status::error("no cluster to write ResourceClaims to");
   ClaimEntryPtr e = in.claims[index];
   const std::optional<api::AllocationResult>& allocation = in.allocation[index];
-  const std::string key = objKey(e->claim->metadata);
+  const std::string key = e->claim->metadata.key();
   std::string failure;
   bool done = false;
   for (int attempt = 0; attempt < 5 && !done; ++attempt) {
