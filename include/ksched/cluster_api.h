@@ -51,6 +51,22 @@ class ClusterApi {
   // A merge patch (or `contentType`) of the object at `path`.
   virtual ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                           std::string_view contentType = "application/merge-patch+json") = 0;
+  // POST `object` to the collection at `path` (e.g.
+  // "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims"); `out` receives the created object
+  // (its generated name). Retried as every call: with metadata.generateName, an answer lost
+  // on the way back can leave a second object. The default answers 405 (an implementation
+  // that cannot create).
+  virtual ApiResult create(const std::string& path, const nlohmann::json& object,
+                           nlohmann::json* out) {
+    (void)object;
+    (void)out;
+    return ApiError{405, "MethodNotAllowed", "POST " + path + ": not supported here"};
+  }
+  // DELETE the object at `path`, with `preconditions` ({"uid": ...}) when set. 404 when gone.
+  virtual ApiResult remove(const std::string& path, const nlohmann::json& preconditions = nullptr) {
+    (void)preconditions;
+    return ApiError{405, "MethodNotAllowed", "DELETE " + path + ": not supported here"};
+  }
 };
 
 }  // namespace ksched

@@ -123,6 +123,79 @@ void DraState::recountLocked(const std::string& source, const api::ResourceClaim
   }
 }
 
+namespace {
+
+// The uid of the pod `claim` was created for as its extended-resources claim, or "".
+std::string extendedClaimOwner(const api::ResourceClaim& claim) {
+  const auto a = claim.metadata.annotations.find(kExtendedResourceClaimAnnotation);
+  if (a == claim.metadata.annotations.end() || a->second != "true") return {};
+  for (const auto& o : claim.metadata.ownerReferences) {
+    if (o.controller && o.kind == "Pod") return o.uid;
+  }
+  return {};
+}
+
+}  // namespace
+
+void DraState::indexLocked(const std::string& key, const api::ResourceClaim* claim) {
+  const std::string owner = claim == nullptr ? std::string() : extendedClaimOwner(*claim);
+  if (!owner.empty()) {
+    extendedClaims_[owner] = key;
+    return;
+  }
+  for (auto it = extendedClaims_.begin(); it != extendedClaims_.end(); ++it) {
+    if (it->second == key) {
+      extendedClaims_.erase(it);
+      return;
+    }
+  }
+}
+
+void DraState::rebuildExtendedLocked() {
+  extended_.clear();
+  for (const auto& [name, c] : classes_) {
+    extended_[std::string(kDeviceClassPrefix) + name] = c;
+  }
+  for (const auto& [name, c] : classes_) {
+    if (!c->spec.extendedResourceName) continue;
+    ClassPtr& slot = extended_[*c->spec.extendedResourceName];
+    if (slot && slot != c) {
+      // Several classes name it: the newest wins, then the lowest name (a migration from one
+      // class to another). RFC 3339 timestamps as served order as text.
+      const auto& a = c->metadata.creationTimestamp;
+      const auto& b = slot->metadata.creationTimestamp;
+      if (a < b || (a == b && c->metadata.name >= slot->metadata.name)) continue;
+    }
+    slot = c;
+  }
+}
+
+void DraState::noteVersionLocked(const nlohmann::json& obj) {
+  if (auto v = obj.find("apiVersion"); v != obj.end() && v->is_string()) {
+    const auto& text = v->get_ref<const std::string&>();
+    if (text.starts_with("resource.k8s.io/")) apiVersion_ = text;
+  }
+}
+
+ClassPtr DraState::classForExtendedResource(std::string_view resource) const {
+  std::lock_guard lock(mu_);
+  auto it = extended_.find(resource);
+  return it == extended_.end() ? nullptr : it->second;
+}
+
+ClaimEntryPtr DraState::extendedResourceClaim(std::string_view podUid) const {
+  std::lock_guard lock(mu_);
+  auto it = extendedClaims_.find(std::string(podUid));
+  if (it == extendedClaims_.end()) return nullptr;
+  auto c = claims_.find(it->second);
+  return c == claims_.end() ? nullptr : effective(c->second);
+}
+
+std::string DraState::apiVersion() const {
+  std::lock_guard lock(mu_);
+  return apiVersion_;
+}
+
 ClaimEntryPtr DraState::claim(std::string_view ns, std::string_view name) const {
   std::lock_guard lock(mu_);
   auto it = claims_.find(claimKey(ns, name));
@@ -177,6 +250,7 @@ void DraState::assume(ClaimEntryPtr written) {
   if (c.watched && atLeast(c.watched->claim->metadata.resourceVersion, m.resourceVersion)) return;
   c.assumed = std::move(written);
   recountLocked("c:" + key, c.assumed->claim.get());
+  indexLocked(key, c.assumed->claim.get());
 }
 
 void DraState::restore(std::string_view ns, std::string_view name) {
@@ -188,6 +262,7 @@ void DraState::restore(std::string_view ns, std::string_view name) {
   const ClaimEntryPtr now = it->second.watched;
   if (!now) claims_.erase(it);
   recountLocked("c:" + key, now ? now->claim.get() : nullptr);
+  indexLocked(key, now ? now->claim.get() : nullptr);
 }
 
 void DraState::onClaim(const nlohmann::json& obj) {
@@ -204,6 +279,8 @@ void DraState::onClaim(const nlohmann::json& obj) {
       c.assumed.reset();
     }
     recountLocked("c:" + key, effective(c)->claim.get());
+    indexLocked(key, effective(c)->claim.get());
+    noteVersionLocked(obj);
   }
   if (handle_ == nullptr) return;
   if (before) {
@@ -224,6 +301,7 @@ void DraState::onClaimDelete(std::string_view ns, std::string_view name) {
     before = effective(it->second);
     claims_.erase(it);
     recountLocked("c:" + key, nullptr);
+    indexLocked(key, nullptr);
   }
   if (handle_ != nullptr && before) {
     handle_->clusterEvent({EventResource::kResourceClaim, kDelete, {}}, before->claim,
@@ -240,6 +318,7 @@ void DraState::onSlice(const nlohmann::json& obj) {
     before = s;
     s = next;
     sliceList_.reset();
+    noteVersionLocked(obj);
   }
   if (handle_ == nullptr) return;
   if (before) {
@@ -272,6 +351,8 @@ void DraState::onClass(const nlohmann::json& obj) {
     ClassPtr& c = classes_[next->metadata.name];
     before = c;
     c = next;
+    rebuildExtendedLocked();
+    noteVersionLocked(obj);
   }
   if (handle_ == nullptr) return;
   if (before) {
@@ -284,6 +365,7 @@ void DraState::onClass(const nlohmann::json& obj) {
 void DraState::onClassDelete(std::string_view name) {
   std::lock_guard lock(mu_);
   classes_.erase(std::string(name));
+  rebuildExtendedLocked();
 }
 
 }  // namespace ksched::plugins::dra

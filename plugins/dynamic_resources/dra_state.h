@@ -34,6 +34,12 @@ using SlicePtr = std::shared_ptr<const api::ResourceSlice>;
 using ClassPtr = std::shared_ptr<const api::DeviceClass>;
 
 inline constexpr std::string_view kFinalizer = "resource.kubernetes.io/delete-protection";
+// KEP 5004 (DRAExtendedResource): the claim the scheduler creates for a pod's extended
+// resources carries this annotation ("true"); a DeviceClass also serves the extended resource
+// kDeviceClassPrefix + its name.
+inline constexpr std::string_view kExtendedResourceClaimAnnotation =
+    "resource.kubernetes.io/extended-resource-claim";
+inline constexpr std::string_view kDeviceClassPrefix = "deviceclass.resource.kubernetes.io/";
 // resource.k8s.io/v1 ResourceClaimReservedForMaxSize.
 inline constexpr size_t kReservedForMaxSize = 256;
 
@@ -59,6 +65,17 @@ class DraState {
   [[nodiscard]] ClassPtr deviceClass(std::string_view name) const;
   // Every slice; one shared vector until the next change.
   [[nodiscard]] std::shared_ptr<const std::vector<SlicePtr>> slices() const;
+  // The DeviceClass that serves the extended resource `resource` (KEP 5004): the class named
+  // by "deviceclass.resource.kubernetes.io/<class>", else the one whose
+  // spec.extendedResourceName it is (of several, the newest, then the lowest name, as
+  // upstream); nullptr for none.
+  [[nodiscard]] ClassPtr classForExtendedResource(std::string_view resource) const;
+  // The claim the scheduler created for the extended resources of the pod with this uid (the
+  // annotation, the pod its controller owner); nullptr when there is none.
+  [[nodiscard]] ClaimEntryPtr extendedResourceClaim(std::string_view podUid) const;
+  // The resource.k8s.io version the apiserver serves the kinds in ("resource.k8s.io/v1" until
+  // an object says otherwise), for objects the scheduler creates.
+  [[nodiscard]] std::string apiVersion() const;
   // Devices allocated to claims (assumed and in-flight allocations included), admin access
   // excluded; one shared set until the next change.
   [[nodiscard]] std::shared_ptr<const DeviceSet> devicesInUse() const;
@@ -97,6 +114,10 @@ class DraState {
   // "f:<uid>" for an allocation in flight), `claim` null for none.
   void recountLocked(const std::string& source, const api::ResourceClaim* claim);
   void countLocked(const DeviceId& id, int delta);
+  // Keeps extendedClaims_ up to date for the claim at `key` (`claim` null: gone).
+  void indexLocked(const std::string& key, const api::ResourceClaim* claim);
+  void rebuildExtendedLocked();
+  void noteVersionLocked(const nlohmann::json& obj);
 
   Handle* handle_ = nullptr;
   std::vector<std::shared_ptr<const ObjectStore>> stores_;
@@ -106,6 +127,9 @@ class DraState {
   std::map<std::string, SlicePtr, std::less<>> slices_;
   std::map<std::string, ClassPtr, std::less<>> classes_;
   std::unordered_map<std::string, ClaimPtr> inFlight_;  // claim uid -> claim with allocation
+  std::map<std::string, ClassPtr, std::less<>> extended_;     // extended resource -> class
+  std::unordered_map<std::string, std::string> extendedClaims_;  // pod uid -> claim key
+  std::string apiVersion_ = "resource.k8s.io/v1";
   mutable std::shared_ptr<const std::vector<SlicePtr>> sliceList_;  // null: rebuild
   // The devices in use, kept up to date change by change: copied only when a cycle still holds
   // the set (copy on write), so a cycle costs nothing per device in use.

@@ -12,7 +12,10 @@
 #include <ksched/api/decode.h>
 #include <ksched/api/features.h>
 #include <ksched/api/pod.h>
+#include <ksched/api/pod_resources.h>
 #include <ksched/cluster_api.h>
+
+#include "plugins/dynamic_resources/extended_resources.h"
 
 namespace ksched::plugins {
 
@@ -56,10 +59,31 @@ nlohmann::json reservedForJson(const std::vector<api::ResourceClaimConsumerRefer
 
 }  // namespace
 
+// What nodes that serve the same extended resources through DRA (those not in their
+// allocatable) share: the claim for them and the allocator of the pod's claims plus it.
+struct dra::ExtendedVariant {
+  std::shared_ptr<const api::ResourceClaim> claim;  // null: no extended resource via DRA
+  std::vector<api::ContainerExtendedResourceRequest> mappings;
+  std::unique_ptr<dra::Allocator> allocator;  // null: nothing to allocate
+};
+
 // What one cycle knows; copies (preemption's) share it, as upstream's stateData.
 struct DynamicResources::Cycle final : StateData {
+  // KEP 5004: the pod's extended resources that DeviceClasses serve.
+  struct Extended {
+    std::map<std::string, dra::ClassPtr, std::less<>> classOf;  // resource -> its class
+    // A claim an earlier attempt created: no node takes the pod until PostFilter deleted it.
+    ClaimEntryPtr stale;
+    std::string uid;  // the in-memory claim's, for its allocation in flight
+  };
+  using Variant = dra::ExtendedVariant;
+  struct NodeAllocation {
+    std::vector<api::AllocationResult> results;  // the claims to allocate, then the variant's
+    std::shared_ptr<Variant> variant;            // null without extended resources
+  };
   struct Inner {
     std::vector<ClaimEntryPtr> claims;
+    std::optional<Extended> extended;
     std::vector<std::optional<api::NodeSelector>> availableOn;  // allocated claims
     std::vector<size_t> toAllocate;  // indices into claims, in the allocator's order
     std::map<std::string, dra::ClassPtr, std::less<>> classes;
@@ -70,7 +94,25 @@ struct DynamicResources::Cycle final : StateData {
 
     std::mutex mu;  // guards what Filter writes
     std::set<size_t> unavailable;
-    std::unordered_map<std::string, std::vector<api::AllocationResult>> nodeAllocations;
+    std::unordered_map<std::string, NodeAllocation> nodeAllocations;
+    std::map<std::vector<std::string>, std::shared_ptr<Variant>> variants;  // by DRA resources
+
+    // From Reserve on: the extended resources' claim for the chosen node and its allocation;
+    // from PreBind on, the claim as created (Unreserve deletes it).
+    std::shared_ptr<Variant> chosen;
+    std::optional<api::AllocationResult> extendedAllocation;
+    ClaimEntryPtr created;
+
+    // Nothing for the plugin to do: no claims, no extended resources DRA serves.
+    [[nodiscard]] bool none() const { return claims.empty() && !extended; }
+    // Drops the allocators (and with them the devices-in-use set): filtering is over.
+    void releaseAllocators() {
+      std::lock_guard lock(mu);
+      allocator.reset();
+      for (auto& [key, v] : variants) v->allocator.reset();
+      variants.clear();
+      inUse.reset();
+    }
   };
   std::shared_ptr<Inner> in = std::make_shared<Inner>();
 
@@ -86,7 +128,8 @@ inline constexpr StateKey<DynamicResources::Cycle> kCycleKey{names::kDynamicReso
 DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state)
     : handle_(handle),
       state_(std::move(state)),
-      features_(dra::Features::fromGates(features::current())) {}
+      features_(dra::Features::fromGates(features::current())),
+      extendedResources_(features::current().enabled(features::Feature::kDRAExtendedResource)) {}
 
 DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) const {
   PodClaims out;
@@ -144,20 +187,28 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
                                    const NodeInfoLister& /*nodes*/, PreFilterResult& /*result*/) {
   auto cycle = std::make_unique<Cycle>();
   Cycle::Inner& in = *cycle->in;
-  if (pod.spec.resourceClaims.empty()) {
+  auto finish = [&](Status s) {
     state.write(kCycleKey, std::move(cycle));
-    return Status::skip();
+    return s;
+  };
+  if (extendedResources_ && dra::requestsDraExtendedResourceName(pod)) {
+    Cycle::Extended ext;
+    for (const auto& [name, quantity] : api::schedulingRequestsResource(pod).scalar) {
+      if (quantity <= 0 || !dra::isDraExtendedResourceName(name)) continue;
+      if (dra::ClassPtr c = state_->classForExtendedResource(name)) ext.classOf.emplace(name, c);
+    }
+    if (!ext.classOf.empty()) {
+      ext.stale = state_->extendedResourceClaim(pod.metadata.uid);
+      ext.uid = "extended-resources/" + pod.metadata.uid;
+      in.extended = std::move(ext);
+    }
   }
-  auto pc = podClaims(pod);
-  if (!pc.error.empty()) {
-    state.write(kCycleKey, std::move(cycle));
-    return Status::unresolvable(std::move(pc.error));
+  if (!pod.spec.resourceClaims.empty()) {
+    auto pc = podClaims(pod);
+    if (!pc.error.empty()) return finish(Status::unresolvable(std::move(pc.error)));
+    in.claims = std::move(pc.claims);
   }
-  if (pc.claims.empty()) {
-    state.write(kCycleKey, std::move(cycle));
-    return Status::skip();
-  }
-  in.claims = std::move(pc.claims);
+  if (in.none()) return finish(Status::skip());
   in.availableOn.resize(in.claims.size());
   in.allocation.resize(in.claims.size());
   Status result;
@@ -214,30 +265,77 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
       if (!ok) break;
     }
   }
-  if (result.ok() && !in.toAllocate.empty()) {
+  if (result.ok() && in.extended) {
+    for (const auto& [resource, c] : in.extended->classOf) in.classes.emplace(c->metadata.name, c);
+  }
+  if (result.ok() && (!in.toAllocate.empty() || in.extended)) {
     in.slices = state_->slices();
     in.inUse = state_->devicesInUse();
-    dra::AllocatorInputs inputs;
-    for (size_t i : in.toAllocate) inputs.claims.push_back(in.claims[i]->claim.get());
-    inputs.deviceClass = [&in](std::string_view name) -> const api::DeviceClass* {
-      auto it = in.classes.find(name);
-      return it == in.classes.end() ? nullptr : it->second.get();
-    };
-    inputs.slices = *in.slices;
-    inputs.inUse = in.inUse.get();
-    inputs.compile = [this](std::string_view expression) { return celCache_.get(expression); };
-    inputs.features = features_;
-    in.allocator = std::make_unique<dra::Allocator>(std::move(inputs));
+    // With extended resources the allocators wait for Filter: which of them DRA serves
+    // depends on the node.
+    if (!in.extended) in.allocator = makeAllocator(*cycle, nullptr);
   }
-  state.write(kCycleKey, std::move(cycle));
-  return result;
+  return finish(std::move(result));
 }
 
-Status DynamicResources::filter(const CycleState& state, const api::Pod& /*pod*/,
+std::unique_ptr<dra::Allocator> DynamicResources::makeAllocator(
+    const Cycle& cycle, const api::ResourceClaim* extendedClaim) const {
+  Cycle::Inner& in = *cycle.in;
+  dra::AllocatorInputs inputs;
+  for (size_t i : in.toAllocate) inputs.claims.push_back(in.claims[i]->claim.get());
+  if (extendedClaim != nullptr) inputs.claims.push_back(extendedClaim);
+  if (inputs.claims.empty()) return nullptr;
+  inputs.deviceClass = [&in](std::string_view name) -> const api::DeviceClass* {
+    auto it = in.classes.find(name);
+    return it == in.classes.end() ? nullptr : it->second.get();
+  };
+  inputs.slices = *in.slices;
+  inputs.inUse = in.inUse.get();
+  inputs.compile = [this](std::string_view expression) { return celCache_.get(expression); };
+  inputs.features = features_;
+  return std::make_unique<dra::Allocator>(std::move(inputs));
+}
+
+std::shared_ptr<dra::ExtendedVariant> DynamicResources::variantFor(
+    const Cycle& cycle, const api::Pod& pod, const std::vector<std::string>& viaDra) const {
+  Cycle::Inner& in = *cycle.in;
+  std::lock_guard lock(in.mu);
+  auto& slot = in.variants[viaDra];
+  if (slot) return slot;
+  auto v = std::make_shared<Cycle::Variant>();
+  if (!viaDra.empty()) {
+    std::map<std::string, std::string, std::less<>> classOf;
+    for (const auto& r : viaDra) classOf.emplace(r, in.extended->classOf.at(r)->metadata.name);
+    dra::ExtendedRequests reqs = dra::extendedResourceRequests(pod, classOf);
+    if (!reqs.requests.empty()) {
+      auto claim = std::make_shared<api::ResourceClaim>();
+      claim->metadata.name = std::string(dra::kExtendedClaimInMemoryName);
+      claim->metadata.namespace_ = pod.metadata.namespace_;
+      claim->metadata.uid = in.extended->uid;
+      claim->metadata.annotations.emplace(std::string(dra::kExtendedResourceClaimAnnotation),
+                                          "true");
+      claim->metadata.ownerReferences.push_back(
+          {"v1", "Pod", pod.metadata.name, pod.metadata.uid, true});
+      claim->spec.requests = std::move(reqs.requests);
+      v->claim = std::move(claim);
+      v->mappings = std::move(reqs.mappings);
+    }
+  }
+  v->allocator = makeAllocator(cycle, v->claim.get());
+  slot = v;
+  return v;
+}
+
+Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
                                 const NodeInfo& nodeInfo) const {
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty()) return {};
+  if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
+  if (in.extended && in.extended->stale) {
+    return Status::unschedulable("cannot schedule extended resource claim")
+        .withDetails({"the claim " + in.extended->stale->claim->metadata.name +
+                      " of an earlier attempt is deleted first"});
+  }
   const api::Node& node = *nodeInfo.node();
   std::vector<size_t> unavailable;
   for (size_t i = 0; i < in.claims.size(); ++i) {
@@ -254,12 +352,26 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& /*pod*/
     }
     return Status::unresolvable(std::string(kNotAvailableOnNode)).withDetails(std::move(details));
   }
-  if (!in.allocator) return {};
-  dra::Result out = in.allocator->allocate(node);
+  const dra::Allocator* allocator = in.allocator.get();
+  std::shared_ptr<Cycle::Variant> variant;
+  size_t expected = in.toAllocate.size();
+  if (in.extended) {
+    // A resource this node's allocatable lists comes from a device plugin (NodeResourcesFit
+    // checks it); the others from DRA.
+    std::vector<std::string> viaDra;
+    for (const auto& [resource, c] : in.extended->classOf) {
+      if (nodeInfo.allocatable().scalarValue(resource) == 0) viaDra.push_back(resource);
+    }
+    variant = variantFor(*cycle, pod, viaDra);
+    allocator = variant->allocator.get();
+    if (variant->claim) ++expected;
+  }
+  if (allocator == nullptr) return {};
+  dra::Result out = allocator->allocate(node);
   if (out.code == dra::Result::Code::kError || out.code == dra::Result::Code::kTimedOut) {
     return Status::error(std::move(out.message));
   }
-  if (!out.allocated() || out.allocations.size() != in.toAllocate.size()) {
+  if (!out.allocated() || out.allocations.size() != expected) {
     std::vector<std::string> details;
     if (!out.reason.empty()) details.push_back(std::move(out.reason));
     return Status::unresolvable(out.message.empty() ? std::string(kCannotAllocate)
@@ -267,15 +379,17 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& /*pod*/
         .withDetails(std::move(details));
   }
   std::lock_guard lock(in.mu);
-  in.nodeAllocations[node.metadata.name] = std::move(out.allocations);
+  in.nodeAllocations[node.metadata.name] = {std::move(out.allocations), std::move(variant)};
   return {};
 }
 
 std::pair<PostFilterResult, Status> DynamicResources::postFilter(
     CycleState& state, const api::Pod& pod, const NodeToStatus& /*filteredStatuses*/) {
-  if (pod.spec.resourceClaims.empty()) return {{}, Status(Code::kUnschedulable, {})};
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty()) {
+  if (pod.spec.resourceClaims.empty() && (cycle == nullptr || !cycle->in->extended)) {
+    return {{}, Status(Code::kUnschedulable, {})};
+  }
+  if (cycle == nullptr || cycle->in->none()) {
     return {{}, Status::unschedulable("no new claims to deallocate")};
   }
   Cycle::Inner& in = *cycle->in;
@@ -308,31 +422,83 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
     }
     return {{}, Status::unschedulable("deallocation of ResourceClaim completed")};
   }
+  if (in.extended && in.extended->stale) {
+    // The claim an earlier attempt created for the extended resources (its binding failed):
+    // deleted, so the next attempt starts anew; its deletion brings the pod back.
+    if (std::string err = deleteClaim(*in.extended->stale); !err.empty()) {
+      return {{}, Status::error(std::move(err))};
+    }
+    return {{}, Status::unschedulable("deletion of ResourceClaim completed")};
+  }
   return {{}, Status::unschedulable("still not schedulable")};
+}
+
+// Takes the delete-protection finalizer off the claim, then deletes it (uid precondition);
+// the error text, or "" when done (or gone already).
+std::string DynamicResources::deleteClaim(const dra::ClaimEntry& e) const {
+  ClusterApi* api = handle_.api();
+  if (api == nullptr) return "no cluster to delete ResourceClaims in";
+  const auto& m = e.claim->metadata;
+  nlohmann::json finalizers = nlohmann::json::array();
+  bool had = false;
+  if (const auto meta = e.raw.find("metadata"); meta != e.raw.end()) {
+    for (const auto& f : meta->value("finalizers", nlohmann::json::array())) {
+      if (f.is_string() && f.get<std::string>() == dra::kFinalizer) {
+        had = true;
+      } else {
+        finalizers.push_back(f);
+      }
+    }
+  }
+  if (had) {
+    const nlohmann::json patch = {{"metadata", {{"finalizers", finalizers}}}};
+    if (auto err = api->patch(claimPath(e, false), patch, nullptr); err && !err->isNotFound()) {
+      return "remove finalizer of ResourceClaim " + m.key() + ": " + err->message;
+    }
+  }
+  if (auto err = api->remove(claimPath(e, false), {{"uid", m.uid}}); err && !err->isNotFound()) {
+    return "delete ResourceClaim " + m.key() + ": " + err->message;
+  }
+  return {};
 }
 
 Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
                                  const std::string& nodeName) {
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty() || !cycle->in->allocator) return {};
+  if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
-  std::vector<api::AllocationResult> allocations;
+  if (in.toAllocate.empty() && !in.extended) return {};
+  Cycle::NodeAllocation na;
+  bool found = false;
   {
     std::lock_guard lock(in.mu);
     auto it = in.nodeAllocations.find(nodeName);
-    if (it == in.nodeAllocations.end()) {
-      return Status::error("claim allocation not found for node");
+    if (it != in.nodeAllocations.end()) {
+      na = it->second;
+      found = true;
     }
-    allocations = it->second;
   }
   // Filtering is over: the devices-in-use set is let go, so the state changes it in place
   // instead of copying it.
-  in.allocator.reset();
-  in.inUse.reset();
-  if (allocations.size() != in.toAllocate.size()) {
+  in.releaseAllocators();
+  if (!found) {
+    // Only extended resources, and device plugins serve them all on this node.
+    if (in.toAllocate.empty()) return {};
+    return Status::error("claim allocation not found for node");
+  }
+  std::vector<api::AllocationResult>& allocations = na.results;
+  const bool extended = na.variant && na.variant->claim;
+  const size_t want = in.toAllocate.size() + (extended ? 1 : 0);
+  if (allocations.size() != want) {
     return Status::error("internal error, have " + std::to_string(allocations.size()) +
-                         " allocations, " + std::to_string(in.toAllocate.size()) +
-                         " claims to allocate");
+                         " allocations, " + std::to_string(want) + " claims to allocate");
+  }
+  if (extended) {
+    in.chosen = na.variant;
+    in.extendedAllocation = allocations.back();
+    auto claim = std::make_shared<api::ResourceClaim>(*na.variant->claim);
+    claim->status.allocation = in.extendedAllocation;
+    state_->signalPendingAllocation(in.extended->uid, std::move(claim));
   }
   for (size_t k = 0; k < in.toAllocate.size(); ++k) {
     const size_t i = in.toAllocate[k];
@@ -348,8 +514,20 @@ Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
 void DynamicResources::unreserve(CycleState& state, const api::Pod& pod,
                                  const std::string& /*nodeName*/) {
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty()) return;
+  if (cycle == nullptr || cycle->in->none()) return;
   Cycle::Inner& in = *cycle->in;
+  if (in.extended) {
+    state_->removePendingAllocation(in.extended->uid);
+    if (in.created) {
+      // PreBind created it: a claim for a pod not bound would keep its devices.
+      if (std::string err = deleteClaim(*in.created); !err.empty()) {
+        spdlog::warn("unreserve of pod {}: {}", pod.metadata.key(), err);
+      } else {
+        state_->restore(in.created->claim->metadata.namespace_, in.created->claim->metadata.name);
+      }
+      in.created.reset();
+    }
+  }
   for (size_t i = 0; i < in.claims.size(); ++i) {
     const dra::ClaimEntry& e = *in.claims[i];
     if (state_->removePendingAllocation(e.claim->metadata.uid)) {
@@ -376,7 +554,8 @@ void DynamicResources::unreserve(CycleState& state, const api::Pod& pod,
 Status DynamicResources::preBindPreFlight(const CycleState& state, const api::Pod& pod,
                                           const std::string& /*nodeName*/) {
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty()) return Status::skip();
+  if (cycle == nullptr || cycle->in->none()) return Status::skip();
+  if (cycle->in->chosen) return {};
   for (const auto& e : cycle->in->claims) {
     if (!reservedFor(pod, *e->claim)) return {};
   }
@@ -386,10 +565,51 @@ Status DynamicResources::preBindPreFlight(const CycleState& state, const api::Po
 Status DynamicResources::preBind(CycleState& state, const api::Pod& pod,
                                  const std::string& /*nodeName*/) {
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->claims.empty()) return {};
-  for (size_t i = 0; i < cycle->in->claims.size(); ++i) {
-    if (reservedFor(pod, *cycle->in->claims[i]->claim)) continue;
-    if (Status s = bindClaim(*cycle, i, pod); !s.ok()) return s;
+  if (cycle == nullptr || cycle->in->none()) return {};
+  Cycle::Inner& in = *cycle->in;
+  for (size_t i = 0; i < in.claims.size(); ++i) {
+    if (reservedFor(pod, *in.claims[i]->claim)) continue;
+    ClaimEntryPtr e = in.claims[i];
+    const std::string pendingUid = e->claim->metadata.uid;
+    if (Status s = bindClaim(e, in.allocation[i], pendingUid, pod); !s.ok()) return s;
+    in.claims[i] = std::move(e);
+  }
+  if (in.chosen) return bindExtendedClaim(*cycle, pod);
+  return {};
+}
+
+// Creates the claim for the pod's extended resources (with the finalizer), writes its
+// allocation and reservation, then names it in the pod's status.extendedResourceClaimStatus.
+Status DynamicResources::bindExtendedClaim(const Cycle& cycle, const api::Pod& pod) {
+  Cycle::Inner& in = *cycle.in;
+  ClusterApi* api = handle_.api();
+  if (api == nullptr) return Status::error("no cluster to write ResourceClaims to");
+  const std::string apiVersion = state_->apiVersion();
+  const std::string collection = "/apis/" + apiVersion + "/namespaces/" + pod.metadata.namespace_ +
+                                 "/resourceclaims";
+  nlohmann::json created;
+  if (auto err = api->create(
+          collection, dra::extendedClaimObject(pod, in.chosen->claim->spec.requests, apiVersion),
+          &created)) {
+    state_->removePendingAllocation(in.extended->uid);
+    return Status::error("create claim for extended resources " + pod.metadata.namespace_ + "/" +
+                         pod.metadata.name + "-extended-resources-: " + err->message);
+  }
+  ClaimEntryPtr e;
+  try {
+    e = dra::DraState::decodeClaim(created);
+  } catch (const std::exception& ex) {
+    state_->removePendingAllocation(in.extended->uid);
+    return Status::error("create claim for extended resources: " + std::string(ex.what()));
+  }
+  in.created = e;
+  if (Status s = bindClaim(e, in.extendedAllocation, in.extended->uid, pod); !s.ok()) return s;
+  in.created = e;
+  const std::string& name = e->claim->metadata.name;
+  if (auto err = api->patchPodStatus(pod, dra::extendedClaimStatusPatch(in.chosen->mappings, name),
+                                     "application/merge-patch+json")) {
+    return Status::error("update pod " + pod.metadata.key() +
+                         " ExtendedResourceClaimStatus: " + err->message);
   }
   return {};
 }
@@ -398,12 +618,12 @@ Status DynamicResources::preBind(CycleState& state, const api::Pod& pod,
 // the finalizer first (a metadata write), then the status, each with the resourceVersion read
 // as precondition; a conflict re-reads the claim and tries again (5 attempts, as
 // retry.DefaultRetry).
-Status DynamicResources::bindClaim(const Cycle& cycle, size_t index, const api::Pod& pod) {
-  Cycle::Inner& in = *cycle.in;
+Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
+                                   const std::optional<api::AllocationResult>& allocation,
+                                   const std::string& pendingUid, const api::Pod& pod) {
   ClusterApi* api = handle_.api();
   if (api == nullptr) return Status::error("no cluster to write ResourceClaims to");
-  ClaimEntryPtr e = in.claims[index];
-  const std::optional<api::AllocationResult>& allocation = in.allocation[index];
+  ClaimEntryPtr e = claimEntry;
   const std::string key = e->claim->metadata.key();
   std::string failure;
   bool done = false;
@@ -480,12 +700,12 @@ Status DynamicResources::bindClaim(const Cycle& cycle, size_t index, const api::
     }
     done = true;
   }
-  if (allocation) state_->removePendingAllocation(in.claims[index]->claim->metadata.uid);
+  if (allocation) state_->removePendingAllocation(pendingUid);
   if (!done) {
     if (failure.empty()) failure = "claim " + key + ": conflicts on every attempt";
     return Status::error(std::move(failure));
   }
-  in.claims[index] = e;
+  claimEntry = std::move(e);
   return {};
 }
 
@@ -495,9 +715,17 @@ std::vector<ClusterEventWithHint> DynamicResources::eventsToRegister() const {
     const api::ResourceClaim* before = as<api::ResourceClaim>(oldObj);
     const api::ResourceClaim* after = as<api::ResourceClaim>(newObj);
     if (after == nullptr) {
-      // Deleted: its devices are free if it had any.
-      return before != nullptr && before->status.allocation ? QueueingHint::kQueue
-                                                            : QueueingHint::kSkip;
+      // Deleted: its devices are free if it had any; the pod's own extended-resources claim
+      // from an earlier attempt was what held it back.
+      if (before == nullptr) return QueueingHint::kSkip;
+      if (before->status.allocation) return QueueingHint::kQueue;
+      for (const auto& o : before->metadata.ownerReferences) {
+        if (o.controller && o.uid == pod.metadata.uid &&
+            before->metadata.annotations.contains(dra::kExtendedResourceClaimAnnotation)) {
+          return QueueingHint::kQueue;
+        }
+      }
+      return QueueingHint::kSkip;
     }
     auto pc = podClaims(pod);
     if (!pc.error.empty()) return QueueingHint::kSkip;

@@ -21,7 +21,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
@@ -33,6 +36,10 @@
 #include "plugins/dynamic_resources/dra_state.h"
 
 namespace ksched::plugins {
+
+namespace dra {
+struct ExtendedVariant;
+}  // namespace dra
 
 class DynamicResources final : public PreEnqueuePlugin,
                                public PreFilterPlugin,
@@ -76,12 +83,27 @@ class DynamicResources final : public PreEnqueuePlugin,
   struct Cycle;
 
  private:
-  Status bindClaim(const Cycle& cycle, size_t index, const api::Pod& pod);
+  // Writes the allocation (when there is one) and the pod's reservation into the claim;
+  // `claim` becomes the version written. `pendingUid` names its allocation in flight.
+  Status bindClaim(dra::ClaimEntryPtr& claim, const std::optional<api::AllocationResult>& allocation,
+                   const std::string& pendingUid, const api::Pod& pod);
+  Status bindExtendedClaim(const Cycle& cycle, const api::Pod& pod);
+  // Removes the delete-protection finalizer, then deletes the claim; the error text or "".
+  std::string deleteClaim(const dra::ClaimEntry& e) const;
+  // The allocator of the cycle's claims to allocate plus `extendedClaim` (null: none); null
+  // when there is nothing to allocate.
+  [[nodiscard]] std::unique_ptr<dra::Allocator> makeAllocator(
+      const Cycle& cycle, const api::ResourceClaim* extendedClaim) const;
+  // The claim and allocator for nodes where DRA serves the extended resources `viaDra`, made
+  // once per cycle and set of resources.
+  [[nodiscard]] std::shared_ptr<dra::ExtendedVariant> variantFor(
+      const Cycle& cycle, const api::Pod& pod, const std::vector<std::string>& viaDra) const;
 
   Handle& handle_;
   std::shared_ptr<dra::DraState> state_;
-  cel::Cache celCache_;
+  mutable cel::Cache celCache_;
   dra::Features features_;
+  bool extendedResources_;  // DRAExtendedResource
 };
 
 // Takes no args (ignored).

@@ -6,13 +6,18 @@
 #include <utility>
 #include <variant>
 
+#include <ksched/api/features.h>
 #include <ksched/api/pod_resources.h>
+
+#include "plugins/dynamic_resources/dra_state.h"
+#include "plugins/dynamic_resources/extended_resources.h"
 
 namespace ksched::plugins {
 namespace {
 
 struct PreFilterState final : StateData {
   api::Resource podRequest;
+  std::vector<std::string> viaDra;  // NodeResourcesFit::draServable
 
   [[nodiscard]] std::unique_ptr<StateData> clone() const override {
     return std::make_unique<PreFilterState>(*this);
@@ -36,11 +41,22 @@ std::string NodeResourcesFit::insufficientReason(std::string_view resourceName) 
   return "Insufficient " + std::string(resourceName);
 }
 
-NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle)
+NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle,
+                                   std::function<bool(std::string_view)> draServes)
     : handle_(handle),
       ignoredResources_(args.ignoredResources.begin(), args.ignoredResources.end()),
       ignoredResourceGroups_(args.ignoredResourceGroups.begin(), args.ignoredResourceGroups.end()),
-      scorer_(args.scoringStrategy) {}
+      scorer_(args.scoringStrategy),
+      draServes_(std::move(draServes)) {}
+
+std::vector<std::string> NodeResourcesFit::draServable(const api::Resource& podRequest) const {
+  std::vector<std::string> out;
+  if (!draServes_) return out;
+  for (const auto& [name, quantity] : podRequest.scalar) {
+    if (quantity > 0 && draServes_(name)) out.push_back(name);
+  }
+  return out;
+}
 
 api::Resource NodeResourcesFit::computePodResourceRequest(const api::Pod& pod) {
   return api::schedulingRequestsResource(pod);
@@ -57,12 +73,12 @@ bool NodeResourcesFit::ignored(const std::string& resourceName) const {
 std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsRequest(
     const api::Resource& podRequest, const NodeInfo& nodeInfo) const {
   return fitsAllocatable(podRequest, nodeInfo.allocatable(), nodeInfo.requested(),
-                         static_cast<int64_t>(nodeInfo.pods().size()));
+                         static_cast<int64_t>(nodeInfo.pods().size()), draServable(podRequest));
 }
 
 std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAllocatable(
     const api::Resource& podRequest, const api::Resource& alloc, const api::Resource& used,
-    int64_t podCount) const {
+    int64_t podCount, const std::vector<std::string>& viaDra) const {
   std::vector<InsufficientResource> out;
   if (podCount + 1 > alloc.allowedPodNumber) {
     out.push_back({std::string(api::kResourcePods), std::string(kReasonTooManyPods), 1, podCount,
@@ -90,6 +106,10 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAlloca
         podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage);
   for (const auto& [name, quantity] : podRequest.scalar) {
     if (quantity == 0 || ignored(name)) continue;
+    if (!viaDra.empty() && alloc.scalarValue(name) == 0 &&
+        std::ranges::find(viaDra, name) != viaDra.end()) {
+      continue;  // DynamicResources allocates it on this node
+    }
     check(name, insufficientReason(name), quantity, used.scalarValue(name),
           alloc.scalarValue(name));
   }
@@ -100,6 +120,7 @@ Status NodeResourcesFit::preFilter(CycleState& state, const api::Pod& pod,
                                    const NodeInfoLister& /*nodes*/, PreFilterResult& /*result*/) {
   auto s = std::make_unique<PreFilterState>();
   s->podRequest = computePodResourceRequest(pod);
+  s->viaDra = draServable(s->podRequest);
   state.write(kPreFilterKey, std::move(s));
   return {};
 }
@@ -111,7 +132,9 @@ Status NodeResourcesFit::filter(const CycleState& state, const api::Pod& /*pod*/
     return Status::error("error reading \"" + std::string(kPreFilterStateKey) +
                          "\" from cycleState: not found");
   }
-  const std::vector<InsufficientResource> insufficient = fitsRequest(s->podRequest, nodeInfo);
+  const std::vector<InsufficientResource> insufficient =
+      fitsAllocatable(s->podRequest, nodeInfo.allocatable(), nodeInfo.requested(),
+                      static_cast<int64_t>(nodeInfo.pods().size()), s->viaDra);
   if (insufficient.empty()) return {};
   Code code = Code::kUnschedulable;
   std::vector<std::string> reasons;
@@ -142,12 +165,38 @@ Status NodeResourcesFit::score(const CycleState& state, const api::Pod& pod,
 }
 
 std::vector<ClusterEventWithHint> NodeResourcesFit::eventsToRegister() const {
-  return {
+  std::vector<ClusterEventWithHint> out = {
       {EventResource::kPod, kDelete | kUpdatePodScaleDown,
        std::bind_front(&NodeResourcesFit::isSchedulableAfterPodEvent, this)},
       {EventResource::kNode, kAdd | kUpdateNodeAllocatable,
        std::bind_front(&NodeResourcesFit::isSchedulableAfterNodeChange, this)},
   };
+  if (draServes_) {
+    // A pod may wait for a class that serves its extended resource.
+    out.push_back({EventResource::kDeviceClass, kAdd | kUpdate,
+                   std::bind_front(&NodeResourcesFit::isSchedulableAfterDeviceClassEvent, this)});
+  }
+  return out;
+}
+
+QueueingHint NodeResourcesFit::isSchedulableAfterDeviceClassEvent(const api::Pod& pod,
+                                                                  const EventObject& oldObj,
+                                                                  const EventObject& newObj) const {
+  const api::DeviceClass* after = as<api::DeviceClass>(newObj);
+  if (after == nullptr) return QueueingHint::kQueue;
+  const api::Resource request = computePodResourceRequest(pod);
+  auto requested = [&](std::string_view name) { return request.scalarValue(name) > 0; };
+  const std::optional<std::string>& name = after->spec.extendedResourceName;
+  const api::DeviceClass* before = as<api::DeviceClass>(oldObj);
+  if (before == nullptr) {
+    if (name && requested(*name)) return QueueingHint::kQueue;
+    return requested("deviceclass.resource.kubernetes.io/" + after->metadata.name)
+               ? QueueingHint::kQueue
+               : QueueingHint::kSkip;
+  }
+  return name && before->spec.extendedResourceName != name && requested(*name)
+             ? QueueingHint::kQueue
+             : QueueingHint::kSkip;
 }
 
 QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
@@ -242,7 +291,8 @@ QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::s
     used.add(n->requests);
     ++count;
   }
-  return fitsAllocatable(computePodResourceRequest(pod), ni->allocatable(), used, count).empty()
+  const api::Resource request = computePodResourceRequest(pod);
+  return fitsAllocatable(request, ni->allocatable(), used, count, draServable(request)).empty()
              ? QueueingHint::kQueue
              : QueueingHint::kSkip;
 }
@@ -254,7 +304,10 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
   if (modified == nullptr) return QueueingHint::kQueue;
   const api::Resource podRequest = computePodResourceRequest(pod);
   const api::Resource alloc = api::Resource::fromList(modified->status.allocatable);
-  if (!fitsAllocatable(podRequest, alloc, api::Resource{}, 0).empty()) return QueueingHint::kSkip;
+  const std::vector<std::string> viaDra = draServable(podRequest);
+  if (!fitsAllocatable(podRequest, alloc, api::Resource{}, 0, viaDra).empty()) {
+    return QueueingHint::kSkip;
+  }
   const api::Node* original = as<api::Node>(oldObj);
   if (original == nullptr) return QueueingHint::kQueue;
 
@@ -270,15 +323,36 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
     if (quantity != 0 && alloc.scalarValue(name) > was.scalarValue(name)) {
       return QueueingHint::kQueue;
     }
+    // DRA serves it on this node: its devices, not the allocatable, decide.
+    if (quantity != 0 && alloc.scalarValue(name) == 0 &&
+        std::ranges::find(viaDra, name) != viaDra.end()) {
+      return QueueingHint::kQueue;
+    }
   }
   return QueueingHint::kSkip;
 }
 
+namespace {
+
+// With DRAExtendedResource, the DeviceClasses of the scheduler's DRA state (the one
+// DynamicResources shares) say which extended resources DRA serves.
+std::function<bool(std::string_view)> draServesFor(Handle& handle) {
+  if (!features::current().enabled(features::Feature::kDRAExtendedResource)) return {};
+  auto state = handle.shared<dra::DraState>(
+      names::kDynamicResources, [&handle] { return std::make_shared<dra::DraState>(handle); });
+  return [state](std::string_view resource) {
+    return dra::isDraExtendedResourceName(resource) &&
+           state->classForExtendedResource(resource) != nullptr;
+  };
+}
+
+}  // namespace
+
 PluginFactory nodeResourcesFitFactory() {
   return makePluginFactory<NodeResourcesFit>(decodeAndValidate<NodeResourcesFitArgs>,
                                              [](const NodeResourcesFitArgs& typed, Handle& handle) {
-                                               return std::make_unique<NodeResourcesFit>(typed,
-                                                                                         &handle);
+                                               return std::make_unique<NodeResourcesFit>(
+                                                   typed, &handle, draServesFor(handle));
                                              });
 }
 

@@ -7,11 +7,14 @@
 //              ignoredResourceGroups are not checked). All shortfalls are reported, in the order
 //              pods, cpu, memory, ephemeral-storage, scalars by name. Unschedulable, or
 //              UnschedulableAndUnresolvable when some request exceeds the node's whole
-//              allocatable (preemption cannot help), as upstream.
+//              allocatable (preemption cannot help), as upstream. With DRAExtendedResource, an
+//              extended resource a DeviceClass serves is not checked on a node whose
+//              allocatable lacks it: DynamicResources allocates it there (KEP 5004).
 //   Score:     the configured scoring strategy (see resource_allocation.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <set>
@@ -62,7 +65,9 @@ class NodeResourcesFit final : public PreFilterPlugin,
   // `args` must be valid (NodeResourcesFitArgs::validate()). `handle` (may be null) gives the
   // queueing hints the cache's current node (Handle::currentNodeInfo); it must outlive the
   // plugin.
-  explicit NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle = nullptr);
+  // `draServes` (may be empty): whether a DeviceClass serves this extended resource (KEP 5004).
+  explicit NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle = nullptr,
+                            std::function<bool(std::string_view)> draServes = {});
 
   [[nodiscard]] std::string_view name() const override { return kName; }
 
@@ -77,7 +82,8 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
                              int64_t& score) const override;
   // Pod deleted or scaled down (isSchedulableAfterPodEvent); node added or its allocatable
-  // changed (isSchedulableAfterNodeChange).
+  // changed (isSchedulableAfterNodeChange); with DRA-served extended resources, a DeviceClass
+  // added or updated (isSchedulableAfterDeviceClassEvent).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's requests as the Filter checks them (api::schedulingRequestsResource).
@@ -108,18 +114,27 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] QueueingHint fitsCurrentNode(const api::Pod& pod, const std::string& nodeName,
                                              std::string_view goneUid,
                                              const EventObject& trigger) const;
+  // kQueue when the class serves (by its extendedResourceName, or on add by its implicit
+  // name) an extended resource `pod` requests, as upstream.
+  [[nodiscard]] QueueingHint isSchedulableAfterDeviceClassEvent(const api::Pod& pod,
+                                                                const EventObject& oldObj,
+                                                                const EventObject& newObj) const;
   [[nodiscard]] bool ignored(const std::string& resourceName) const;
-  // fitsRequest on a node with this allocatable, requested resources and number of pods.
-  [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(const api::Resource& podRequest,
-                                                                  const api::Resource& alloc,
-                                                                  const api::Resource& used,
-                                                                  int64_t podCount) const;
+  // The scalar resources of `podRequest` a DeviceClass serves (DRA serves them where the
+  // node's allocatable lacks them).
+  [[nodiscard]] std::vector<std::string> draServable(const api::Resource& podRequest) const;
+  // fitsRequest on a node with this allocatable, requested resources and number of pods;
+  // `viaDra` (draServable) are left to DynamicResources where the allocatable lacks them.
+  [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(
+      const api::Resource& podRequest, const api::Resource& alloc, const api::Resource& used,
+      int64_t podCount, const std::vector<std::string>& viaDra) const;
 
   // Constant after construction.
   const Handle* handle_;
   const std::set<std::string, std::less<>> ignoredResources_;
   const std::set<std::string, std::less<>> ignoredResourceGroups_;
   const ResourceAllocationScorer scorer_;
+  const std::function<bool(std::string_view)> draServes_;
 };
 
 // Decodes and validates NodeResourcesFitArgs (throws PluginArgsError).

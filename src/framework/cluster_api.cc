@@ -70,4 +70,20 @@ ApiResult RestClusterApi::patch(const std::string& path, const nlohmann::json& p
   });
 }
 
+ApiResult RestClusterApi::create(const std::string& path, const nlohmann::json& object,
+                                 nlohmann::json* out) {
+  return attempt([&] {
+    nlohmann::json j = client_.post(path, object);
+    if (out != nullptr) *out = std::move(j);
+  });
+}
+
+ApiResult RestClusterApi::remove(const std::string& path, const nlohmann::json& preconditions) {
+  return attempt([&] {
+    (void)client_.del(path, preconditions.is_null()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json{{"preconditions", preconditions}});
+  });
+}
+
 }  // namespace ksched::framework

@@ -24,6 +24,9 @@ class RestClusterApi final : public ClusterApi {
   ApiResult get(const std::string& path, nlohmann::json* out) override;
   ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                   std::string_view contentType) override;
+  ApiResult create(const std::string& path, const nlohmann::json& object,
+                   nlohmann::json* out) override;
+  ApiResult remove(const std::string& path, const nlohmann::json& preconditions) override;
 
  private:
   client::RestClient& client_;

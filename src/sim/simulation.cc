@@ -373,6 +373,16 @@ class Run final : public ClusterApi, public scheduler::EventSink {
         if (auto n = s->find("nominatedNodeName"); n != s->end()) {
           next->status.nominatedNodeName = n->is_string() ? n->get<std::string>() : "";
         }
+        if (auto e = s->find("extendedResourceClaimStatus"); e != s->end() && e->is_object()) {
+          api::PodExtendedResourceClaimStatus ext;
+          ext.resourceClaimName = e->value("resourceClaimName", "");
+          for (const auto& m : e->value("requestMappings", nlohmann::json::array())) {
+            ext.requestMappings.push_back({m.value("containerName", ""),
+                                           m.value("resourceName", ""),
+                                           m.value("requestName", "")});
+          }
+          next->status.extendedResourceClaimStatus = std::move(ext);
+        }
         if (auto cs = s->find("conditions"); cs != s->end() && cs->is_array()) {
           for (const auto& c : *cs) {
             api::PodCondition pc;
@@ -450,6 +460,18 @@ class Run final : public ClusterApi, public scheduler::EventSink {
     std::lock_guard lock(mu_);
     return watched_.patch(path, patch, out,
                           [this](std::function<void()> f) { feed_.push_back(std::move(f)); });
+  }
+
+  ApiResult create(const std::string& path, const nlohmann::json& object,
+                   nlohmann::json* out) override {
+    std::lock_guard lock(mu_);
+    return watched_.create(path, object, out,
+                           [this](std::function<void()> f) { feed_.push_back(std::move(f)); });
+  }
+  ApiResult remove(const std::string& path, const nlohmann::json& preconditions) override {
+    std::lock_guard lock(mu_);
+    return watched_.remove(path, preconditions,
+                           [this](std::function<void()> f) { feed_.push_back(std::move(f)); });
   }
 
   // `p`, or a copy with the ResourceClaims of its templates generated (WatchedObjects).

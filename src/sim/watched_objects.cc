@@ -181,6 +181,103 @@ ApiResult WatchedObjects::patch(const std::string& path, const nlohmann::json& p
   return std::nullopt;
 }
 
+ApiResult WatchedObjects::create(const std::string& path, const nlohmann::json& object,
+                                 nlohmann::json* out,
+                                 const std::function<void(std::function<void()>)>& deliver) {
+  const auto p = parse(path);
+  if (!p || !p->name.empty() || p->status || !object.is_object()) {
+    return ApiError{405, "MethodNotAllowed", "POST " + path + ": not a collection"};
+  }
+  nlohmann::json obj = object;
+  nlohmann::json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = nlohmann::json::object();
+  std::string name = meta.value("name", "");
+  if (name.empty()) {
+    const std::string base = meta.value("generateName", "");
+    if (base.empty()) return ApiError{422, "Invalid", "metadata.name: Required value"};
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%05lld", static_cast<long long>(++generated_ % 100000));
+    name = base + suffix;
+  }
+  meta["name"] = name;
+  meta.erase("generateName");
+  if (!p->ns.empty()) meta["namespace"] = p->ns;
+  meta["uid"] = "sim-" + p->plural + "-" + std::to_string(++generated_);
+  meta["resourceVersion"] = std::to_string(++resourceVersion_);
+  bool watched = false;
+  for (const auto& w : watches_) {
+    if (!w->covers(*p)) continue;
+    watched = true;
+    if (w->get(p->ns, name)) {
+      return ApiError{409, "AlreadyExists", p->plural + " \"" + name + "\" already exists"};
+    }
+  }
+  UnstructuredPtr created;
+  try {
+    created = makeObject(std::move(obj));
+  } catch (const std::exception& e) {
+    return ApiError{422, "Invalid", e.what()};
+  }
+  if (watched) {
+    changed_.push_back(created);
+    for (const auto& w : watches_) {
+      if (!w->covers(*p)) continue;
+      w->objects.push_back(created);
+      if (w->handlers.onAdd) deliver([h = w->handlers.onAdd, created] { h(created); });
+    }
+  }
+  if (out != nullptr) *out = created->object;
+  return std::nullopt;
+}
+
+ApiResult WatchedObjects::remove(const std::string& path, const nlohmann::json& preconditions,
+                                 const std::function<void(std::function<void()>)>& deliver) {
+  const auto p = parse(path);
+  if (!p || p->name.empty() || p->status) {
+    return ApiError{405, "MethodNotAllowed", "DELETE " + path + ": not an object"};
+  }
+  UnstructuredPtr old;
+  for (const auto& w : watches_) {
+    if (w->covers(*p) && !old) old = w->get(p->ns, p->name);
+  }
+  if (!old) return ApiError{404, "NotFound", p->plural + " \"" + p->name + "\" not found"};
+  if (preconditions.is_object() && preconditions.contains("uid") &&
+      preconditions["uid"] != old->metadata.uid) {
+    return ApiError{409, "Conflict",
+                    "Precondition failed: UID in precondition does not match the object"};
+  }
+  const nlohmann::json& meta = old->object["metadata"];
+  if (meta.contains("finalizers") && meta["finalizers"].is_array() &&
+      !meta["finalizers"].empty()) {
+    nlohmann::json next = old->object;
+    next["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+    next["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+    UnstructuredPtr updated = makeObject(std::move(next));
+    changed_.push_back(updated);
+    for (const auto& w : watches_) {
+      if (!w->covers(*p)) continue;
+      for (auto& o : w->objects) {
+        if (o == old) o = updated;
+      }
+      if (w->handlers.onUpdate) {
+        deliver([h = w->handlers.onUpdate, old, updated] { h(old, updated); });
+      }
+    }
+    return std::nullopt;
+  }
+  std::erase_if(changed_, [&](const UnstructuredPtr& o) {
+    return o->metadata.namespace_ == p->ns && o->metadata.name == p->name &&
+           o->object.value("kind", "") == old->object.value("kind", "");
+  });
+  removed_.push_back(old);
+  for (const auto& w : watches_) {
+    if (!w->covers(*p)) continue;
+    std::erase(w->objects, old);
+    if (w->handlers.onDelete) deliver([h = w->handlers.onDelete, old] { h(old); });
+  }
+  return std::nullopt;
+}
+
 bool WatchedObjects::generateClaims(
     api::Pod& pod, const std::map<std::string, std::vector<UnstructuredPtr>>& others) {
   bool changed = false;
@@ -283,10 +380,43 @@ std::vector<std::string> WatchedObjects::devicesOf(const api::Pod& pod) const {
       break;
     }
   }
+  if (const auto& ext = pod.status.extendedResourceClaimStatus) {
+    for (const auto& w : watches_) {
+      if (!w->covers(claims)) continue;
+      const UnstructuredPtr o = w->get(pod.metadata.namespace_, ext->resourceClaimName);
+      if (!o) continue;
+      const nlohmann::json results = o->object.value("status", nlohmann::json::object())
+                                         .value("allocation", nlohmann::json::object())
+                                         .value("devices", nlohmann::json::object())
+                                         .value("results", nlohmann::json::array());
+      for (const auto& r : results) {
+        if (!r.is_object()) continue;
+        std::string resource = r.value("request", "");
+        for (const auto& m : ext->requestMappings) {
+          if (m.requestName == resource) {
+            resource = m.resourceName;
+            break;
+          }
+        }
+        out.push_back(resource + ": " + r.value("driver", "") + "/" + r.value("pool", "") + "/" +
+                      r.value("device", ""));
+      }
+      break;
+    }
+  }
   return out;
 }
 
 void WatchedObjects::writeBack(std::map<std::string, std::vector<UnstructuredPtr>>& others) const {
+  for (const auto& o : removed_) {
+    const std::string key = o->object.value("apiVersion", "") + "/" + o->object.value("kind", "");
+    if (auto it = others.find(key); it != others.end()) {
+      std::erase_if(it->second, [&](const UnstructuredPtr& x) {
+        return x->metadata.namespace_ == o->metadata.namespace_ &&
+               x->metadata.name == o->metadata.name;
+      });
+    }
+  }
   for (const auto& o : changed_) {
     const std::string key = o->object.value("apiVersion", "") + "/" + o->object.value("kind", "");
     auto& list = others[key];

@@ -42,6 +42,17 @@ class WatchedObjects {
   ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                   const std::function<void(std::function<void()>)>& deliver);
 
+  // ClusterApi::create: POST to a watched collection. metadata.generateName gets a suffix
+  // ("00001", counting), the object a uid and resourceVersion; the watches see it added. 409
+  // when the name is taken.
+  ApiResult create(const std::string& path, const nlohmann::json& object, nlohmann::json* out,
+                   const std::function<void(std::function<void()>)>& deliver);
+  // ClusterApi::remove: an object with finalizers gets its deletionTimestamp (an update);
+  // without, it is gone (the watches see it deleted). A uid precondition that does not match:
+  // 409.
+  ApiResult remove(const std::string& path, const nlohmann::json& preconditions,
+                   const std::function<void(std::function<void()>)>& deliver);
+
   // The claims the resourceclaim controller would create for `pod`'s template claims that its
   // status does not name yet: each is added to the watches of ResourceClaims (their onAdd
   // called at once) and the pod's status.resourceClaimStatuses gets its entry. A template that
@@ -53,7 +64,8 @@ class WatchedObjects {
                       const std::map<std::string, std::vector<UnstructuredPtr>>& others);
 
   // The devices allocated to `pod`'s claims, "<claim>: <driver>/<pool>/<device>" each, in the
-  // order of its spec.resourceClaims and of the allocation's results.
+  // order of its spec.resourceClaims and of the allocation's results; then those of the claim
+  // for its extended resources (status.extendedResourceClaimStatus), named by the resource.
   [[nodiscard]] std::vector<std::string> devicesOf(const api::Pod& pod) const;
 
   // Writes the objects generated or changed so far into `others` ("<apiVersion>/<kind>" ->
@@ -64,6 +76,7 @@ class WatchedObjects {
   struct Watch;
   std::vector<std::shared_ptr<Watch>> watches_;
   std::vector<UnstructuredPtr> changed_;  // generated or written, newest last
+  std::vector<UnstructuredPtr> removed_;  // deleted
   int64_t resourceVersion_ = 1000000;
   int64_t generated_ = 0;
 };

@@ -71,7 +71,7 @@ inline void grantSchedulerResourceAccess(client::RestClient& admin) {
              {"verbs", {"get", "list", "watch"}}},
             {{"apiGroups", {"resource.k8s.io"}},
              {"resources", {"resourceclaims"}},
-             {"verbs", {"get", "list", "watch", "patch", "update"}}},
+             {"verbs", {"get", "list", "watch", "patch", "update", "create", "delete"}}},
             {{"apiGroups", {"resource.k8s.io"}},
              {"resources", {"resourceclaims/status"}},
              {"verbs", {"patch", "update"}}}})}};
