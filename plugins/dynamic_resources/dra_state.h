@@ -126,8 +126,8 @@ class DraState {
   std::map<std::string, Claims, std::less<>> claims_;  // "namespace/name"
   std::map<std::string, SlicePtr, std::less<>> slices_;
   std::map<std::string, ClassPtr, std::less<>> classes_;
-  std::unordered_map<std::string, ClaimPtr> inFlight_;  // claim uid -> claim with allocation
-  std::map<std::string, ClassPtr, std::less<>> extended_;     // extended resource -> class
+  std::unordered_map<std::string, ClaimPtr> inFlight_;     // claim uid -> claim with allocation
+  std::map<std::string, ClassPtr, std::less<>> extended_;  // extended resource -> class
   std::unordered_map<std::string, std::string> extendedClaims_;  // pod uid -> claim key
   std::string apiVersion_ = "resource.k8s.io/v1";
   mutable std::shared_ptr<const std::vector<SlicePtr>> sliceList_;  // null: rebuild

@@ -332,7 +332,7 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
   if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
   if (in.extended && in.extended->stale) {
-    return Status::unschedulable("cannot schedule extended resource claim")
+    return Status::unresolvable("cannot schedule extended resource claim")
         .withDetails({"the claim " + in.extended->stale->claim->metadata.name +
                       " of an earlier attempt is deleted first"});
   }
@@ -585,8 +585,8 @@ Status DynamicResources::bindExtendedClaim(const Cycle& cycle, const api::Pod& p
   ClusterApi* api = handle_.api();
   if (api == nullptr) return Status::error("no cluster to write ResourceClaims to");
   const std::string apiVersion = state_->apiVersion();
-  const std::string collection = "/apis/" + apiVersion + "/namespaces/" + pod.metadata.namespace_ +
-                                 "/resourceclaims";
+  const std::string collection =
+      "/apis/" + apiVersion + "/namespaces/" + pod.metadata.namespace_ + "/resourceclaims";
   nlohmann::json created;
   if (auto err = api->create(
           collection, dra::extendedClaimObject(pod, in.chosen->claim->spec.requests, apiVersion),

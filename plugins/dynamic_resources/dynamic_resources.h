@@ -85,7 +85,8 @@ class DynamicResources final : public PreEnqueuePlugin,
  private:
   // Writes the allocation (when there is one) and the pod's reservation into the claim;
   // `claim` becomes the version written. `pendingUid` names its allocation in flight.
-  Status bindClaim(dra::ClaimEntryPtr& claim, const std::optional<api::AllocationResult>& allocation,
+  Status bindClaim(dra::ClaimEntryPtr& claim,
+                   const std::optional<api::AllocationResult>& allocation,
                    const std::string& pendingUid, const api::Pod& pod);
   Status bindExtendedClaim(const Cycle& cycle, const api::Pod& pod);
   // Removes the delete-protection finalizer, then deletes the claim; the error text or "".

@@ -261,6 +261,69 @@ TEST_F(DynamicResourcesTest, HintsWakeThePodOnlyForChangesThatCanHelpIt) {
   EXPECT_EQ(podHint(waiting, std::make_shared<api::Pod>(waiting), other), QueueingHint::kSkip);
 }
 
+// KEP 5004: a class serving example.com/gpu. A node whose allocatable lists the resource gets
+// it from its device plugin (nothing to allocate); one without gets devices through the pod's
+// in-memory claim, in flight from Reserve under the pod's own uid; a claim an earlier attempt
+// left is refused on every node until PostFilter deletes it.
+TEST_F(DynamicResourcesTest, ExtendedResourcesComeFromDevicesWhereNoDevicePluginServesThem) {
+  json cls = gpuClass();
+  cls["spec"]["extendedResourceName"] = "example.com/gpu";
+  state->onClass(cls);
+  api::Pod pod = PodWrapper("trainer").req({{"example.com/gpu", "1"}}).obj();
+  pod.metadata.namespace_ = "ml";
+  PreFilterResult r;
+
+  CycleState s;
+  ASSERT_TRUE(plugin.preFilter(s, pod, handle.snapshot(), r).ok());
+  NodeInfo withPlugin{std::make_shared<api::Node>(
+      NodeWrapper("n1").capacity({{"example.com/gpu", "4"}, {"pods", "110"}}).obj())};
+  EXPECT_TRUE(plugin.filter(s, pod, withPlugin).ok());
+  EXPECT_TRUE(plugin.reserve(s, pod, "n1").ok());
+  EXPECT_FALSE(state->hasPendingAllocation("extended-resources/trainer-uid"));
+  EXPECT_TRUE(plugin.preBindPreFlight(s, pod, "n1").isSkip());
+
+  CycleState s2;
+  ASSERT_TRUE(plugin.preFilter(s2, pod, handle.snapshot(), r).ok());
+  ASSERT_TRUE(plugin.filter(s2, pod, n1).ok());
+  ASSERT_TRUE(plugin.reserve(s2, pod, "n1").ok());
+  EXPECT_TRUE(state->hasPendingAllocation("extended-resources/trainer-uid"));
+  EXPECT_TRUE(plugin.preBindPreFlight(s2, pod, "n1").ok());
+
+  // n1's one device is in flight: a second pod finds none.
+  api::Pod other = PodWrapper("other").req({{"example.com/gpu", "1"}}).obj();
+  other.metadata.namespace_ = "ml";
+  CycleState s3;
+  ASSERT_TRUE(plugin.preFilter(s3, other, handle.snapshot(), r).ok());
+  const Status none = plugin.filter(s3, other, n1);
+  EXPECT_EQ(none.message(), "cannot allocate all claims");
+  ASSERT_EQ(none.details().size(), 1u);
+  EXPECT_NE(none.details()[0].find("claim <extended-resources>, request container-0-request-0"),
+            std::string::npos)
+      << none.details()[0];
+  plugin.unreserve(s2, pod, "n1");
+  EXPECT_FALSE(state->hasPendingAllocation("extended-resources/trainer-uid"));
+
+  // A claim of an earlier attempt.
+  json stale = claim("trainer-extended-resources-abcde",
+                     {{"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}},
+                      {"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                                        {"kind", "Pod"},
+                                                        {"name", "trainer"},
+                                                        {"uid", "trainer-uid"},
+                                                        {"controller", true}}})}});
+  state->onClaim(stale);
+  CycleState s4;
+  ASSERT_TRUE(plugin.preFilter(s4, pod, handle.snapshot(), r).ok());
+  const Status refused = plugin.filter(s4, pod, n1);
+  EXPECT_EQ(refused.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(refused.message(), "cannot schedule extended resource claim");
+
+  // Without a class for the resource the plugin has nothing to do.
+  api::Pod plain = PodWrapper("plain").req({{"example.com/fpga", "1"}}).obj();
+  CycleState s5;
+  EXPECT_TRUE(plugin.preFilter(s5, plain, handle.snapshot(), r).isSkip());
+}
+
 // A Handle that records what DraState reports to the queue.
 class RecordingHandle final : public testing::HandleBase {
  public:

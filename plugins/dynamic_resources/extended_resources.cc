@@ -144,8 +144,9 @@ nlohmann::json extendedClaimObject(const api::Pod& pod,
   };
 }
 
-nlohmann::json extendedClaimStatusPatch(const std::vector<api::ContainerExtendedResourceRequest>& mappings,
-                                        std::string_view claimName) {
+nlohmann::json extendedClaimStatusPatch(
+    const std::vector<api::ContainerExtendedResourceRequest>& mappings,
+    std::string_view claimName) {
   nlohmann::json m = nlohmann::json::array();
   for (const auto& x : mappings) {
     m.push_back({{"containerName", x.containerName},

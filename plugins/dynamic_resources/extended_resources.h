@@ -59,7 +59,6 @@ struct ExtendedRequests {
 
 // status.extendedResourceClaimStatus for a merge patch of the pod's status.
 [[nodiscard]] nlohmann::json extendedClaimStatusPatch(
-    const std::vector<api::ContainerExtendedResourceRequest>& mappings,
-    std::string_view claimName);
+    const std::vector<api::ContainerExtendedResourceRequest>& mappings, std::string_view claimName);
 
 }  // namespace ksched::plugins::dra

@@ -863,5 +863,126 @@ TEST(ResourceScoreTest, LeastAndMostRequested) {
   EXPECT_EQ(mostRequestedScore(int64_t{1} << 61, int64_t{1} << 62), 50);
 }
 
+// ---- Extended resources backed by DRA (KEP 5004) ------------------------------------------
+
+namespace dra_extended {
+
+// A NodeResourcesFit whose DeviceClasses serve example.com/gpu and the implicit name of class
+// "gpuclass".
+std::unique_ptr<NodeResourcesFit> fitWithDra() {
+  return std::make_unique<NodeResourcesFit>(
+      NodeResourcesFitArgs::fromJson(nullptr), nullptr, [](std::string_view r) {
+        return r == "example.com/gpu" || r == "deviceclass.resource.kubernetes.io/gpuclass";
+      });
+}
+
+Status filterOn(NodeResourcesFit& fit, const api::Pod& pod, const NodeInfo& node) {
+  CycleState s;
+  PreFilterResult r;
+  EXPECT_TRUE(fit.preFilter(s, pod, testutil::FakeHandle().snapshot(), r).ok());
+  return fit.filter(s, pod, node);
+}
+
+TEST(NodeResourcesFitDraTest, LeavesAResourceADeviceClassServesToDraWhereNoAllocatableListsIt) {
+  const api::Pod pod = PodWrapper("p").req({{"cpu", "1"}, {"example.com/gpu", "2"}}).obj();
+  const NodeInfo noPlugin{std::make_shared<api::Node>(
+      NodeWrapper("dra").capacity({{"cpu", "4"}, {"pods", "10"}}).obj())};
+  const NodeInfo withPlugin{std::make_shared<api::Node>(
+      NodeWrapper("dp").capacity({{"cpu", "4"}, {"pods", "10"}, {"example.com/gpu", "1"}}).obj())};
+  auto fit = fitWithDra();
+  EXPECT_TRUE(filterOn(*fit, pod, noPlugin).ok());
+  // Where a device plugin serves it, the allocatable decides.
+  const Status short1 = filterOn(*fit, pod, withPlugin);
+  EXPECT_EQ(short1.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(short1.reasons(), std::vector<std::string>{"Insufficient example.com/gpu"});
+  // cpu is still checked on a DRA node.
+  const api::Pod big = PodWrapper("p").req({{"cpu", "8"}, {"example.com/gpu", "1"}}).obj();
+  EXPECT_EQ(filterOn(*fit, big, noPlugin).reasons(), std::vector<std::string>{"Insufficient cpu"});
+  // Without DRA (the gate off, or no class): as before.
+  NodeResourcesFit plain(NodeResourcesFitArgs::fromJson(nullptr));
+  EXPECT_EQ(filterOn(plain, pod, noPlugin).reasons(),
+            std::vector<std::string>{"Insufficient example.com/gpu"});
+  // A resource no class serves is checked as ever.
+  const api::Pod fpga = PodWrapper("p").req({{"example.com/fpga", "1"}}).obj();
+  EXPECT_EQ(filterOn(*fit, fpga, noPlugin).reasons(),
+            std::vector<std::string>{"Insufficient example.com/fpga"});
+}
+
+api::DeviceClass deviceClass(const std::string& name, std::optional<std::string> ern) {
+  api::DeviceClass c;
+  c.metadata.name = name;
+  c.spec.extendedResourceName = std::move(ern);
+  return c;
+}
+
+EventObject classObj(const api::DeviceClass& c) {
+  return std::make_shared<const api::DeviceClass>(c);
+}
+
+// Upstream's Test_isSchedulableAfterDeviceClassChange, and a node added without the resource.
+TEST(NodeResourcesFitDraTest, QueueingHintsForDeviceClassesAndNodesWithoutTheResource) {
+  const auto kClass = EventResource::kDeviceClass;
+  const api::Pod memOnly = PodWrapper("pod").req({{"memory", "2"}}).obj();
+  const api::Pod gpu = PodWrapper("pod").req({{"example.com/gpu", "1"}}).obj();
+  const api::Pod implicit =
+      PodWrapper("pod").req({{"deviceclass.resource.kubernetes.io/gpuclass", "1"}}).obj();
+  const api::Pod other = PodWrapper("pod").req({{"example.com/othergpu", "1"}}).obj();
+  testutil::expectHints(
+      *fitWithDra(), {
+                         {"class without extended resource name", event(kClass, kUpdate), memOnly,
+                          classObj(deviceClass("c", std::nullopt)),
+                          classObj(deviceClass("c", std::nullopt)), kWantSkip},
+                         {"same extended resource name", event(kClass, kUpdate), memOnly,
+                          classObj(deviceClass("c", "example.com/gpu")),
+                          classObj(deviceClass("c", "example.com/gpu")), kWantSkip},
+                         {"added, implicit name requested",
+                          event(kClass, kAdd),
+                          implicit,
+                          {},
+                          classObj(deviceClass("gpuclass", "example.com/gpu")),
+                          kWantQueue},
+                         {"added, implicit name not matching",
+                          event(kClass, kAdd),
+                          implicit,
+                          {},
+                          classObj(deviceClass("myclass", "example.com/gpu")),
+                          kWantSkip},
+                         {"added, explicit name not matching",
+                          event(kClass, kAdd),
+                          other,
+                          {},
+                          classObj(deviceClass("myclass", "example.com/gpu")),
+                          kWantSkip},
+                         {"updated, implicit name requested", event(kClass, kUpdate), implicit,
+                          classObj(deviceClass("gpuclass", std::nullopt)),
+                          classObj(deviceClass("gpuclass", "example.com/gpu")), kWantSkip},
+                         {"added, explicit name requested",
+                          event(kClass, kAdd),
+                          gpu,
+                          {},
+                          classObj(deviceClass("c", "example.com/gpu")),
+                          kWantQueue},
+                         {"updated to the requested name", event(kClass, kUpdate), gpu,
+                          classObj(deviceClass("c", "example.com/gpu1")),
+                          classObj(deviceClass("c", "example.com/gpu")), kWantQueue},
+                         {"node added without the resource: DRA may serve it",
+                          event(EventResource::kNode, kAdd),
+                          gpu,
+                          {},
+                          obj(NodeWrapper("n").capacity({{"cpu", "4"}, {"pods", "10"}})),
+                          kWantQueue},
+                     });
+  // Without DRA the plugin does not register DeviceClass events.
+  NodeResourcesFit plain(NodeResourcesFitArgs::fromJson(nullptr));
+  testutil::expectHints(plain, {{"not registered",
+                                 event(kClass, kAdd),
+                                 gpu,
+                                 {},
+                                 classObj(deviceClass("c", "example.com/gpu")),
+                                 kNotRegistered}});
+}
+
+}  // namespace dra_extended
+
 }  // namespace
 }  // namespace ksched::plugins

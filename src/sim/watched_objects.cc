@@ -247,8 +247,7 @@ ApiResult WatchedObjects::remove(const std::string& path, const nlohmann::json& 
                     "Precondition failed: UID in precondition does not match the object"};
   }
   const nlohmann::json& meta = old->object["metadata"];
-  if (meta.contains("finalizers") && meta["finalizers"].is_array() &&
-      !meta["finalizers"].empty()) {
+  if (meta.contains("finalizers") && meta["finalizers"].is_array() && !meta["finalizers"].empty()) {
     nlohmann::json next = old->object;
     next["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
     next["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);

@@ -50,15 +50,15 @@ json slice(int devices) {
 }
 
 std::string nodeOf(RestClient& c, const std::string& name) {
-  return c.get(std::string("/api/v1/namespaces/") + kNs + "/pods/" + name)["spec"].value(
-      "nodeName", "");
+  return c.get(std::string("/api/v1/namespaces/") + kNs + "/pods/" + name)["spec"].value("nodeName",
+                                                                                         "");
 }
 
 // The claims of the namespace, by the uid of the pod that owns each.
 std::map<std::string, json> claimsByPod(RestClient& c) {
   std::map<std::string, json> out;
-  for (auto& claim : c.list(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims")
-                         .items) {
+  for (auto& claim :
+       c.list(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims").items) {
     for (const auto& o : claim["metadata"].value("ownerReferences", json::array())) {
       out[o.value("uid", "")] = claim;
     }
@@ -83,14 +83,15 @@ class DraExtended : public NamespacedTest {
     removeIfThere(std::string(kResourceApi) + "/resourceslices/ext-n1-gpus");
     removeIfThere(std::string(kResourceApi) + "/deviceclasses/ext-gpu");
     admin.post("/api/v1/nodes", sizedNode(kNode, "8", "16Gi"));
-    admin.post(std::string(kResourceApi) + "/deviceclasses",
-               {{"apiVersion", "resource.k8s.io/v1"},
-                {"kind", "DeviceClass"},
-                {"metadata", {{"name", "ext-gpu"}}},
-                {"spec",
-                 {{"selectors",
-                   json::array({{{"cel", {{"expression", "device.driver == 'ext.example.com'"}}}}})},
-                  {"extendedResourceName", "example.com/gpu"}}}});
+    admin.post(
+        std::string(kResourceApi) + "/deviceclasses",
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "DeviceClass"},
+         {"metadata", {{"name", "ext-gpu"}}},
+         {"spec",
+          {{"selectors",
+            json::array({{{"cel", {{"expression", "device.driver == 'ext.example.com'"}}}}})},
+           {"extendedResourceName", "example.com/gpu"}}}});
   }
 
   void TearDown() override {
@@ -115,8 +116,9 @@ TEST_F(DraExtended, ASliceThatAppearsLaterWakesThePodAndItsClaimIsWritten) {
 
   // No device anywhere: NodeResourcesFit leaves example.com/gpu to DRA (no allocatable lists
   // it), and DynamicResources finds nothing to allocate.
-  ASSERT_TRUE(eventually([&] { return !eventsByPod(admin, kNs, "FailedScheduling")["p1"].empty(); }))
-      << "no FailedScheduling event for p1";
+  ASSERT_TRUE(eventually([&] {
+    return !eventsByPod(admin, kNs, "FailedScheduling")["p1"].empty();
+  })) << "no FailedScheduling event for p1";
   EXPECT_EQ(nodeOf(admin, "p1"), "");
   const auto events = eventsByPod(admin, kNs, "FailedScheduling")["p1"];
   EXPECT_NE(events.front().find("cannot allocate all claims"), std::string::npos) << events.front();
@@ -128,9 +130,9 @@ TEST_F(DraExtended, ASliceThatAppearsLaterWakesThePodAndItsClaimIsWritten) {
   const auto claims = claimsByPod(admin);
   ASSERT_TRUE(claims.contains(uid)) << "no claim owned by p1";
   const json& claim = claims.at(uid);
-  EXPECT_EQ(claim["metadata"]["annotations"].value("resource.kubernetes.io/extended-resource-claim",
-                                                   ""),
-            "true");
+  EXPECT_EQ(
+      claim["metadata"]["annotations"].value("resource.kubernetes.io/extended-resource-claim", ""),
+      "true");
   EXPECT_TRUE(claim["metadata"]["name"].get<std::string>().starts_with("p1-extended-resources-"));
   EXPECT_EQ(claim["metadata"]["finalizers"],
             json::array({"resource.kubernetes.io/delete-protection"}));
@@ -152,7 +154,8 @@ TEST_F(DraExtended, PodsNeverShareADeviceAndTheOneWithoutWaits) {
   for (const char* name : {"a", "b", "c"}) {
     admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod(name));
   }
-  ASSERT_TRUE(eventually([&] { return waitAllBound(admin, kNs, 2, std::chrono::seconds(1)) >= 2; }));
+  ASSERT_TRUE(
+      eventually([&] { return waitAllBound(admin, kNs, 2, std::chrono::seconds(1)) >= 2; }));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // the third would have bound by now
   std::set<std::string> devices;
   int bound = 0;
