@@ -333,5 +333,52 @@ TEST_F(SimulateDra, TheDocumentedExampleGivesWhatTheDocsShow) {
                              "device.attributes[\"gpu.example.com\"].model == \"a100\""));
 }
 
+// KEP 5004: `example.com/gpu` in a container, served by the DeviceClass that names it. On a
+// node whose allocatable lists the resource, its device plugin serves it (no devices); on one
+// without, the scheduler creates the pod's claim and allocates devices for it; a pod for which
+// no node has enough waits with both plugins' reasons. The implicit
+// deviceclass.resource.kubernetes.io/<class> works the same way.
+TEST_F(SimulateDra, ExtendedResourcesComeFromDevicesWhereNoDevicePluginServesThem) {
+  auto gpuPod = [](const std::string& name, const std::string& resource, int count) {
+    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+           "\n  namespace: ml\n  uid: " + name +
+           "-uid\nspec:\n  containers:\n  - name: main\n    image: x\n    resources:\n"
+           "      requests:\n        " +
+           resource + ": \"" + std::to_string(count) + "\"\n      limits:\n        " + resource +
+           ": \"" + std::to_string(count) + "\"\nstatus:\n  phase: Pending\n";
+  };
+  std::string pluginNode = node("plugin-node");
+  pluginNode.replace(pluginNode.find("    pods: \"110\"\n"), 0, "    example.com/gpu: \"1\"\n");
+  const std::string cls =
+      deviceClass("gpu") + "  extendedResourceName: example.com/gpu\n";
+  const std::string cluster = file(
+      "cluster.yaml",
+      docs({node("dra-node"), pluginNode, slice("dra-node", {"t4", "t4", "t4"}), cls,
+            gpuPod("two", "example.com/gpu", 2), gpuPod("one", "example.com/gpu", 1),
+            gpuPod("implicit", "deviceclass.resource.kubernetes.io/gpu", 1),
+            gpuPod("too-many", "example.com/gpu", 1)}));
+  const json doc = simulateJson(cluster);
+  ASSERT_TRUE(doc.is_object());
+  const auto pods = byName(doc);
+  EXPECT_EQ(pods.at("two").at("node"), "dra-node") << doc.at("pods").dump(2);
+  EXPECT_EQ(devices(pods.at("two")),
+            (std::vector<std::string>{"example.com/gpu: gpu.example.com/dra-node/gpu-0",
+                                      "example.com/gpu: gpu.example.com/dra-node/gpu-1"}));
+  // The device plugin's one GPU: no devices of the driver.
+  EXPECT_EQ(pods.at("one").at("node"), "plugin-node") << doc.at("pods").dump(2);
+  EXPECT_TRUE(devices(pods.at("one")).empty());
+  // The implicit name of class gpu: the plugin node's allocatable does not list it.
+  EXPECT_EQ(pods.at("implicit").at("node"), "dra-node") << doc.at("pods").dump(2);
+  EXPECT_EQ(devices(pods.at("implicit")),
+            std::vector<std::string>{
+                "deviceclass.resource.kubernetes.io/gpu: gpu.example.com/dra-node/gpu-2"});
+  const json& waiting = pods.at("too-many");
+  EXPECT_TRUE(waiting.at("node").is_null());
+  EXPECT_THAT(waiting.at("reason").get<std::string>(),
+              HasSubstr("1 Insufficient example.com/gpu, 1 cannot allocate all claims"));
+  EXPECT_THAT(details(waiting, "DynamicResources"),
+              HasSubstr("dra-node: claim <extended-resources>, request container-0-request-0"));
+}
+
 }  // namespace
 }  // namespace ksched::testing
