@@ -10,18 +10,26 @@
 #include <unordered_map>
 
 #include <ksched/api/decode.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/helper/field_error.h>
+#include <ksched/helper/normalize_score.h>
 #include <ksched/api/features.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/pod_resources.h>
 #include <ksched/cluster_api.h>
 
 #include "plugins/dynamic_resources/extended_resources.h"
+#include "plugins/helper/device_class_resolver.h"
+#include "util/duration.h"
 
 namespace ksched::plugins {
 
 namespace {
 
 using dra::ClaimEntryPtr;
+
+// resource.k8s.io FirstAvailableDeviceRequestMaxSize.
+constexpr int64_t kFirstAvailableMaxSize = 8;
 
 bool reservedFor(const api::Pod& pod, const api::ResourceClaim& claim) {
   for (const auto& r : claim.status.reservedFor) {
@@ -125,11 +133,55 @@ namespace {
 inline constexpr StateKey<DynamicResources::Cycle> kCycleKey{names::kDynamicResources};
 }  // namespace
 
-DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state)
+DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state,
+                                   const DynamicResourcesArgs& args)
     : handle_(handle),
       state_(std::move(state)),
       features_(dra::Features::fromGates(features::current())),
-      extendedResources_(features::current().enabled(features::Feature::kDRAExtendedResource)) {}
+      extendedResources_(features::current().enabled(features::Feature::kDRAExtendedResource)),
+      filterTimeout_(features::current().enabled(features::Feature::kDRASchedulerFilterTimeout)
+                         ? args.filterTimeout
+                         : std::chrono::nanoseconds(0)) {}
+
+DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j) {
+  DynamicResourcesArgs args;
+  if (j.is_null()) return args;
+  helper::expectObject(j, "",
+                       {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout"});
+  const auto& gates = features::current();
+  std::vector<helper::FieldError> errs;
+  auto duration = [&](std::string_view key, std::chrono::nanoseconds& out) -> bool {
+    std::string text;
+    if (!helper::readString(j, key, "", text)) return false;
+    const auto d = util::parseDuration(text);
+    if (!d) {
+      throw PluginArgsError(std::string(key) + ": invalid duration " + helper::quote(text));
+    }
+    out = *d;
+    return true;
+  };
+  if (duration("filterTimeout", args.filterTimeout)) {
+    if (!gates.enabled(features::Feature::kDRASchedulerFilterTimeout)) {
+      errs.push_back({"filterTimeout", "Forbidden: DRASchedulingFilterTimeout feature gate is disabled"});
+    } else if (args.filterTimeout.count() < 0) {
+      errs.push_back(helper::invalid("filterTimeout", util::formatDuration(args.filterTimeout),
+                                     "must be zero or positive"));
+    }
+  }
+  if (duration("bindingTimeout", args.bindingTimeout)) {
+    if (!gates.enabled(features::Feature::kDRADeviceBindingConditions) ||
+        !gates.enabled(features::Feature::kDRAResourceClaimDeviceStatus)) {
+      errs.push_back({"bindingTimeout",
+                      "Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
+                      "feature gate is disabled"});
+    } else if (args.bindingTimeout < std::chrono::seconds(1)) {
+      errs.push_back(helper::invalid("bindingTimeout", util::formatDuration(args.bindingTimeout),
+                                     "must be at least 1 second"));
+    }
+  }
+  helper::throwIfAny(errs);
+  return args;
+}
 
 DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) const {
   PodClaims out;
@@ -367,19 +419,28 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
     if (variant->claim) ++expected;
   }
   if (allocator == nullptr) return {};
-  dra::Result out = allocator->allocate(node);
-  if (out.code == dra::Result::Code::kError || out.code == dra::Result::Code::kTimedOut) {
-    return Status::error(std::move(out.message));
+  const dra::Result out =
+      filterTimeout_.count() > 0
+          ? allocator->allocate(node, dra::Allocator::Clock::now() +
+                                          std::chrono::duration_cast<dra::Allocator::Clock::duration>(
+                                              filterTimeout_))
+          : allocator->allocate(node);
+  if (out.code == dra::Result::Code::kTimedOut) {
+    // Unschedulable on this node; other nodes may still do (upstream's).
+    return Status::unresolvable(std::string(dra::kTimedOut))
+        .withDetails({"the search for devices took longer than filterTimeout (" +
+                      util::formatDuration(filterTimeout_) + ") after " +
+                      std::to_string(out.steps) + " steps"});
   }
+  if (out.code == dra::Result::Code::kError) return Status::error(out.message);
   if (!out.allocated() || out.allocations.size() != expected) {
     std::vector<std::string> details;
-    if (!out.reason.empty()) details.push_back(std::move(out.reason));
-    return Status::unresolvable(out.message.empty() ? std::string(kCannotAllocate)
-                                                    : std::move(out.message))
+    if (!out.reason.empty()) details.push_back(out.reason);
+    return Status::unresolvable(out.message.empty() ? std::string(kCannotAllocate) : out.message)
         .withDetails(std::move(details));
   }
   std::lock_guard lock(in.mu);
-  in.nodeAllocations[node.metadata.name] = {std::move(out.allocations), std::move(variant)};
+  in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant)};
   return {};
 }
 
@@ -459,6 +520,54 @@ std::string DynamicResources::deleteClaim(const dra::ClaimEntry& e) const {
   if (auto err = api->remove(claimPath(e, false), {{"uid", m.uid}}); err && !err->isNotFound()) {
     return "delete ResourceClaim " + m.key() + ": " + err->message;
   }
+  return {};
+}
+
+Status DynamicResources::preScore(CycleState& state, const api::Pod& /*pod*/,
+                                  const std::vector<const NodeInfo*>& /*nodes*/) {
+  const Cycle* cycle = state.read(kCycleKey);
+  if (cycle == nullptr) return Status::skip();
+  for (size_t i : cycle->in->toAllocate) {
+    for (const auto& req : cycle->in->claims[i]->claim->spec.requests) {
+      if (!req.firstAvailable.empty()) return {};
+    }
+  }
+  return Status::skip();
+}
+
+// Upstream's computeScore: per request with a prioritized list, 8 (the list's longest) minus
+// the index of the subrequest the allocation used.
+Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
+                               const NodeInfo& nodeInfo, int64_t& score) const {
+  score = 0;
+  const Cycle* cycle = state.read(kCycleKey);
+  if (cycle == nullptr || cycle->in->toAllocate.empty()) return {};
+  Cycle::Inner& in = *cycle->in;
+  Cycle::NodeAllocation na;
+  {
+    std::lock_guard lock(in.mu);
+    auto it = in.nodeAllocations.find(nodeInfo.node()->metadata.name);
+    if (it == in.nodeAllocations.end()) return {};
+    na = it->second;
+  }
+  for (size_t k = 0; k < in.toAllocate.size() && k < na.results.size(); ++k) {
+    const api::ResourceClaim& claim = *in.claims[in.toAllocate[k]]->claim;
+    std::set<std::string, std::less<>> used;
+    for (const auto& r : na.results[k].devices) used.insert(r.request);
+    for (const auto& req : claim.spec.requests) {
+      for (size_t i = 0; i < req.firstAvailable.size(); ++i) {
+        if (used.contains(req.name + "/" + req.firstAvailable[i].name)) {
+          score += static_cast<int64_t>(kFirstAvailableMaxSize - i);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+Status DynamicResources::normalizeScore(const CycleState& /*state*/, const api::Pod& /*pod*/,
+                                        std::vector<NodeScore>& scores) const {
+  helper::defaultNormalizeScore(kMaxNodeScore, false, scores);
   return {};
 }
 
@@ -756,10 +865,18 @@ std::vector<ClusterEventWithHint> DynamicResources::eventsToRegister() const {
 }
 
 PluginFactory dynamicResourcesFactory() {
-  return makePluginFactory<DynamicResources>([](Handle& h) {
+  return makePluginFactory<DynamicResources>(
+      [](const nlohmann::json& args) { return DynamicResourcesArgs::fromJson(args); },
+      [](const DynamicResourcesArgs& args, Handle& h) {
     auto state = h.shared<dra::DraState>(names::kDynamicResources,
                                          [&h] { return std::make_shared<dra::DraState>(h); });
-    return std::make_unique<DynamicResources>(h, std::move(state));
+    if (features::current().enabled(features::Feature::kDRAExtendedResource)) {
+      helper::DeviceClassResolver::of(h)->set([state](std::string_view resource) {
+        return dra::isDraExtendedResourceName(resource) &&
+               state->classForExtendedResource(resource) != nullptr;
+      });
+    }
+    return std::make_unique<DynamicResources>(h, std::move(state), args);
   });
 }
 

@@ -1,4 +1,5 @@
-// DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Reserve/Unreserve, PreBind):
+// DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve/Unreserve,
+// PreBind):
 // Dynamic Resource Allocation with structured parameters, as upstream's plugin of the same
 // name (resource.k8s.io/v1, Kubernetes 1.34+), in the default profile before DefaultPreemption.
 //
@@ -12,6 +13,11 @@
 //   all claims"; the details say which claim, request and why, for explain).
 // - PostFilter: an allocated claim unavailable everywhere and reserved for nobody else is
 //   deallocated, so the next attempt can allocate it anew.
+// - Score: a node where a prioritized list (firstAvailable) got an earlier subrequest scores
+//   higher: 8 - its index per request, summed, normalized to 0..100 (upstream's).
+// - Extended resources (KEP 5004, extended_resources.h): a container's `example.com/gpu` that a
+//   DeviceClass serves is allocated on nodes whose allocatable lacks it, through one claim per
+//   pod that PreBind creates.
 // - Reserve: the node's allocation is in flight: no other pod gets those devices.
 // - PreBind: adds the finalizer, then writes status.allocation and status.reservedFor, with
 //   retries on conflicts; the written claim is assumed until the watch shows it. Unreserve
@@ -20,7 +26,9 @@
 // scheduler, shared by every profile (DraState).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,10 +49,26 @@ namespace dra {
 struct ExtendedVariant;
 }  // namespace dra
 
+// DynamicResourcesArgs (kubescheduler.config.k8s.io/v1).
+struct DynamicResourcesArgs {
+  // How long Filter may search one node for devices (DRASchedulerFilterTimeout); 0: no limit.
+  std::chrono::nanoseconds filterTimeout = std::chrono::seconds(10);
+  // How long PreBind may wait for binding conditions (DRADeviceBindingConditions and
+  // DRAResourceClaimDeviceStatus); at least 1s.
+  std::chrono::nanoseconds bindingTimeout = std::chrono::seconds(600);
+
+  // Decodes strictly (null: defaults; durations as Go writes them, "10s") and validates as
+  // upstream, with its messages: a negative filterTimeout, a bindingTimeout under 1s, or either
+  // set while its gates are off. Throws PluginArgsError.
+  [[nodiscard]] static DynamicResourcesArgs fromJson(const nlohmann::json& j);
+};
+
 class DynamicResources final : public PreEnqueuePlugin,
                                public PreFilterPlugin,
                                public FilterPlugin,
                                public PostFilterPlugin,
+                               public PreScorePlugin,
+                               public ScorePlugin,
                                public ReservePlugin,
                                public PreBindPlugin,
                                public EnqueueExtensions {
@@ -53,7 +77,8 @@ class DynamicResources final : public PreEnqueuePlugin,
   static constexpr std::string_view kCannotAllocate = "cannot allocate all claims";
   static constexpr std::string_view kNotAvailableOnNode = "resourceclaim not available on the node";
 
-  DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state);
+  DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state,
+                   const DynamicResourcesArgs& args = {});
 
   [[nodiscard]] std::string_view name() const override { return kName; }
 
@@ -64,6 +89,14 @@ class DynamicResources final : public PreEnqueuePlugin,
                               const NodeInfo& nodeInfo) const override;
   std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
                                                  const NodeToStatus& filteredStatuses) override;
+  // Skip (no Score) unless a claim to allocate has a prioritized list: every node would score 0.
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
+  [[nodiscard]] bool hasNormalizeScore() const override { return true; }
+  [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
+                                      std::vector<NodeScore>& scores) const override;
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
@@ -105,9 +138,10 @@ class DynamicResources final : public PreEnqueuePlugin,
   mutable cel::Cache celCache_;
   dra::Features features_;
   bool extendedResources_;  // DRAExtendedResource
+  std::chrono::nanoseconds filterTimeout_;  // 0: none (or DRASchedulerFilterTimeout off)
 };
 
-// Takes no args (ignored).
+// Decodes and validates DynamicResourcesArgs.
 PluginFactory dynamicResourcesFactory();
 
 }  // namespace ksched::plugins

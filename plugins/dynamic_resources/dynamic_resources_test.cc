@@ -324,6 +324,112 @@ TEST_F(DynamicResourcesTest, ExtendedResourcesComeFromDevicesWhereNoDevicePlugin
   EXPECT_TRUE(plugin.preFilter(s5, plain, handle.snapshot(), r).isSkip());
 }
 
+// A prioritized list: the node where the first choice (an a100) was allocated scores 8, the one
+// where only the second (a t4) was, 7; normalized, 100 and 87. A claim without a list skips
+// Score altogether.
+TEST_F(DynamicResourcesTest, ScoreFavoursTheNodeThatGotAnEarlierChoiceOfAPrioritizedList) {
+  auto modelSlice = [](const std::string& node, const std::string& model) {
+    json j = slice(node, 1);
+    j["spec"]["devices"][0]["attributes"] = {{"model", {{"string", model}}}};
+    return j;
+  };
+  state->onSlice(modelSlice("n1", "a100"));  // replaces n1's plain device
+  state->onSlice(modelSlice("n2", "t4"));
+  json c = claim("either");
+  auto sub = [](const std::string& name, const std::string& model) {
+    return json{{"name", name},
+                {"deviceClassName", "gpu"},
+                {"selectors",
+                 json::array({{{"cel",
+                                {{"expression", "device.attributes[\"gpu.example.com\"].model == \"" +
+                                                    model + "\""}}}}})}};
+  };
+  c["spec"]["devices"]["requests"] =
+      json::array({{{"name", "gpu"}, {"firstAvailable", {sub("big", "a100"), sub("small", "t4")}}}});
+  state->onClaim(c);
+  const api::Pod pod = podWith("p", {byName("either")});
+  const NodeInfo n2{std::make_shared<api::Node>(NodeWrapper("n2").obj())};
+  CycleState s;
+  PreFilterResult r;
+  ASSERT_TRUE(plugin.preFilter(s, pod, handle.snapshot(), r).ok());
+  ASSERT_TRUE(plugin.filter(s, pod, n1).ok());
+  ASSERT_TRUE(plugin.filter(s, pod, n2).ok());
+  ASSERT_TRUE(plugin.preScore(s, pod, {&n1, &n2}).ok());
+  int64_t s1 = -1;
+  int64_t s2 = -1;
+  ASSERT_TRUE(plugin.score(s, pod, n1, s1).ok());
+  ASSERT_TRUE(plugin.score(s, pod, n2, s2).ok());
+  EXPECT_EQ(s1, 8);
+  EXPECT_EQ(s2, 7);
+  std::vector<NodeScore> scores = {{"n1", s1}, {"n2", s2}};
+  ASSERT_TRUE(plugin.normalizeScore(s, pod, scores).ok());
+  EXPECT_EQ(scores[0].score, 100);
+  EXPECT_EQ(scores[1].score, 87);
+
+  state->onClaim(claim("plain"));
+  CycleState plainState;
+  const api::Pod plainPod = podWith("q", {byName("plain")});
+  ASSERT_TRUE(plugin.preFilter(plainState, plainPod, handle.snapshot(), r).ok());
+  EXPECT_TRUE(plugin.preScore(plainState, plainPod, {&n1}).isSkip());
+}
+
+// DRASchedulerFilterTimeout: a search longer than filterTimeout makes the node unschedulable
+// with upstream's message, not the pod an error.
+TEST_F(DynamicResourcesTest, AFilterLongerThanFilterTimeoutRefusesTheNode) {
+  json devs = json::array();
+  for (int i = 0; i < 38; ++i) {
+    devs.push_back({{"name", "gpu-" + std::to_string(i)},
+                    {"attributes", {{"numa", {{"int", i % 2}}}}}});
+  }
+  json big = slice("n1", 0);
+  big["spec"]["devices"] = devs;
+  state->onSlice(big);
+  json c = claim("twenty");
+  c["spec"]["devices"]["requests"][0]["exactly"]["count"] = 20;
+  c["spec"]["devices"]["constraints"] =
+      json::array({{{"matchAttribute", "gpu.example.com/numa"}}});
+  state->onClaim(c);
+  DynamicResources quick(handle, state,
+                         DynamicResourcesArgs::fromJson({{"filterTimeout", "1ms"}}));
+  const api::Pod pod = podWith("p", {byName("twenty")});
+  CycleState s;
+  PreFilterResult r;
+  ASSERT_TRUE(quick.preFilter(s, pod, handle.snapshot(), r).ok());
+  const Status st = quick.filter(s, pod, n1);
+  EXPECT_EQ(st.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.message(), "timed out trying to allocate devices");
+}
+
+TEST(DynamicResourcesArgsTest, DecodesDurationsAndRefusesWhatUpstreamRefuses) {
+  const DynamicResourcesArgs defaults = DynamicResourcesArgs::fromJson(nullptr);
+  EXPECT_EQ(defaults.filterTimeout, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.bindingTimeout, std::chrono::seconds(600));
+  const DynamicResourcesArgs set = DynamicResourcesArgs::fromJson(
+      {{"filterTimeout", "0"}, {"bindingTimeout", "1m30s"}, {"kind", "DynamicResourcesArgs"}});
+  EXPECT_EQ(set.filterTimeout, std::chrono::seconds(0));
+  EXPECT_EQ(set.bindingTimeout, std::chrono::seconds(90));
+  const struct {
+    json args;
+    std::string error;
+  } bad[] = {
+      {{{"filterTimeout", "-1s"}},
+       "filterTimeout: Invalid value: \"-1s\": must be zero or positive"},
+      {{{"bindingTimeout", "500ms"}},
+       "bindingTimeout: Invalid value: \"500ms\": must be at least 1 second"},
+      {{{"filterTimeout", "soon"}}, "filterTimeout: invalid duration \"soon\""},
+      {{{"filterTimeout", 10}}, "filterTimeout"},
+      {{{"timeout", "1s"}}, "timeout"},
+  };
+  for (const auto& b : bad) {
+    try {
+      (void)DynamicResourcesArgs::fromJson(b.args);
+      ADD_FAILURE() << b.args.dump() << " was accepted";
+    } catch (const PluginArgsError& e) {
+      EXPECT_NE(std::string(e.what()).find(b.error), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A Handle that records what DraState reports to the queue.
 class RecordingHandle final : public testing::HandleBase {
  public:

@@ -9,8 +9,7 @@
 #include <ksched/api/features.h>
 #include <ksched/api/pod_resources.h>
 
-#include "plugins/dynamic_resources/dra_state.h"
-#include "plugins/dynamic_resources/extended_resources.h"
+#include "plugins/helper/device_class_resolver.h"
 
 namespace ksched::plugins {
 namespace {
@@ -334,16 +333,12 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
 
 namespace {
 
-// With DRAExtendedResource, the DeviceClasses of the scheduler's DRA state (the one
-// DynamicResources shares) say which extended resources DRA serves.
+// With DRAExtendedResource, the scheduler's DeviceClasses (as DynamicResources knows them) say
+// which extended resources DRA serves.
 std::function<bool(std::string_view)> draServesFor(Handle& handle) {
   if (!features::current().enabled(features::Feature::kDRAExtendedResource)) return {};
-  auto state = handle.shared<dra::DraState>(
-      names::kDynamicResources, [&handle] { return std::make_shared<dra::DraState>(handle); });
-  return [state](std::string_view resource) {
-    return dra::isDraExtendedResourceName(resource) &&
-           state->classForExtendedResource(resource) != nullptr;
-  };
+  auto resolver = helper::DeviceClassResolver::of(handle);
+  return [resolver](std::string_view resource) { return resolver->serves(resource); };
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "config/profile.h"
+#include "util/duration.h"
 
 namespace ksched::config {
 
@@ -39,7 +40,7 @@ inline constexpr std::string_view kApiVersionV1beta2 = "kubescheduler.config.k8s
 inline constexpr std::string_view kApiVersionV1beta1 = "kubescheduler.config.k8s.io/v1beta1";
 inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
-using Duration = std::chrono::nanoseconds;
+using Duration = util::Duration;
 
 // component-base LeaderElectionConfiguration with kube-scheduler's defaults.
 struct LeaderElectionConfiguration {
@@ -205,9 +206,7 @@ using WiringCheck = std::function<WiringResult(const Profile& profile, const std
 [[nodiscard]] std::string toYaml(const SchedulerConfiguration& config);
 [[nodiscard]] nlohmann::json toJson(const SchedulerConfiguration& config);
 
-// Go time.ParseDuration ("300ms", "1m30s", "-1.5h", "0"); nullopt if malformed.
-[[nodiscard]] std::optional<Duration> parseDuration(std::string_view text);
-// Go time.Duration.String(): "15s", "1m30s", "500ms", "1h0m0s", "0s".
-[[nodiscard]] std::string formatDuration(Duration d);
+using util::formatDuration;
+using util::parseDuration;
 
 }  // namespace ksched::config

@@ -691,8 +691,8 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
     EXPECT_EQ(names(defaultMultiPoint().enabled), want);
   }
   // What the default profile runs where: DynamicResources at PreEnqueue (after SchedulingGates),
-  // PostFilter before DefaultPreemption, Reserve and PreBind after VolumeBinding, and no Score
-  // (it does not score); NodeDeclaredFeatures at PreFilter and Filter, last in both.
+  // PostFilter before DefaultPreemption, Reserve and PreBind after VolumeBinding, Score with
+  // weight 2 after InterPodAffinity; NodeDeclaredFeatures at PreFilter and Filter, last in both.
   framework::Framework fwk(defaultProfile(), plugins::inTreeRegistry(), framework::Services{});
   auto points = fwk.pluginsPerExtensionPoint();
   EXPECT_THAT(points["PreEnqueue"],
@@ -702,7 +702,10 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
   EXPECT_THAT(points["PostFilter"], ElementsAre("DynamicResources", "DefaultPreemption"));
   EXPECT_THAT(points["Reserve"], ElementsAre("VolumeBinding", "DynamicResources"));
   EXPECT_THAT(points["PreBind"], ElementsAre("VolumeBinding", "DynamicResources"));
-  EXPECT_THAT(points["Score"], ::testing::Not(::testing::Contains("DynamicResources")));
+  EXPECT_THAT(points["Score"],
+              ElementsAre("TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1",
+                          "PodTopologySpread:2", "InterPodAffinity:2", "DynamicResources:2",
+                          "NodeResourcesBalancedAllocation:1", "ImageLocality:1"));
 }
 
 TEST(SchedulerConfigTest, WrittenYamlLooksLikeKubeSchedulers) {

@@ -3,9 +3,9 @@
 #include <tuple>
 #include <utility>
 
-#include "config/scheduler_config.h"
+#include "util/duration.h"
 
-namespace ksched::config {
+namespace ksched::util {
 namespace {
 
 struct Unit {
@@ -162,4 +162,4 @@ std::string formatDuration(Duration d) {
   return std::string(buf + w, sizeof buf - w);
 }
 
-}  // namespace ksched::config
+}  // namespace ksched::util
