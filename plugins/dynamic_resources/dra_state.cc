@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include <ksched/api/decode.h>
+#include <ksched/api/features.h>
 
 namespace ksched::plugins::dra {
 
@@ -76,6 +77,24 @@ DraState::DraState(Handle& handle) : handle_(&handle) {
   };
   classes.onDelete = [this](const UnstructuredPtr& o) { onClassDelete(o->metadata.name); };
   stores_.push_back(handle.watchObjects(watchOf("DeviceClass", kClasses), std::move(classes)));
+
+  if (features::current().enabled(features::Feature::kDRADeviceTaintRules)) {
+    ObjectEventHandlers rules;
+    rules.onAdd = [this, skipBad](const UnstructuredPtr& o) {
+      skipBad("DeviceTaintRule", o, [&] { onTaintRule(o->object); });
+    };
+    rules.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
+      skipBad("DeviceTaintRule", o, [&] { onTaintRule(o->object); });
+    };
+    rules.onDelete = [this](const UnstructuredPtr& o) { onTaintRuleDelete(o->metadata.name); };
+    ObjectWatch w;
+    w.kind = "DeviceTaintRule";
+    w.path = "/apis/resource.k8s.io/v1/devicetaintrules";
+    w.alternatives = {"/apis/resource.k8s.io/v1beta2/devicetaintrules",
+                      "/apis/resource.k8s.io/v1alpha3/devicetaintrules"};
+    w.optional = true;  // served only where the API is enabled
+    stores_.push_back(handle.watchObjects(std::move(w), std::move(rules)));
+  }
 }
 
 ClaimEntryPtr DraState::decodeClaim(const nlohmann::json& obj) {
@@ -208,15 +227,84 @@ ClassPtr DraState::deviceClass(std::string_view name) const {
   return it == classes_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+bool selects(const api::DeviceTaintRule& r, const api::ResourceSlice& s) {
+  return (!r.driver || *r.driver == s.spec.driver) && (!r.pool || *r.pool == s.spec.pool.name);
+}
+
+// `slice` with the taints of the rules that select its devices (the slice itself when none).
+SlicePtr patched(
+    const SlicePtr& slice,
+    const std::map<std::string, std::shared_ptr<const api::DeviceTaintRule>, std::less<>>& rules) {
+  std::shared_ptr<api::ResourceSlice> copy;
+  for (const auto& [name, rule] : rules) {
+    if (!selects(*rule, *slice)) continue;
+    for (size_t i = 0; i < slice->spec.devices.size(); ++i) {
+      if (rule->device && *rule->device != slice->spec.devices[i].name) continue;
+      if (!copy) copy = std::make_shared<api::ResourceSlice>(*slice);
+      copy->spec.devices[i].taints.push_back(rule->taint);
+    }
+  }
+  return copy ? SlicePtr(std::move(copy)) : slice;
+}
+
+}  // namespace
+
 std::shared_ptr<const std::vector<SlicePtr>> DraState::slices() const {
   std::lock_guard lock(mu_);
   if (!sliceList_) {
     auto list = std::make_shared<std::vector<SlicePtr>>();
     list->reserve(slices_.size());
-    for (const auto& [name, s] : slices_) list->push_back(s);
+    for (const auto& [name, s] : slices_) {
+      list->push_back(rules_.empty() ? s : patched(s, rules_));
+    }
     sliceList_ = std::move(list);
   }
   return sliceList_;
+}
+
+void DraState::onTaintRule(const nlohmann::json& obj) {
+  auto rule = std::make_shared<const api::DeviceTaintRule>(obj.get<api::DeviceTaintRule>());
+  std::shared_ptr<const api::DeviceTaintRule> before;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = rules_[rule->metadata.name];
+    before = slot;
+    slot = rule;
+    sliceList_.reset();
+  }
+  if (before) reportRuleChange(*before);
+  reportRuleChange(*rule);
+}
+
+void DraState::onTaintRuleDelete(std::string_view name) {
+  std::shared_ptr<const api::DeviceTaintRule> before;
+  {
+    std::lock_guard lock(mu_);
+    auto it = rules_.find(name);
+    if (it == rules_.end()) return;
+    before = it->second;
+    rules_.erase(it);
+    sliceList_.reset();
+  }
+  reportRuleChange(*before);
+}
+
+void DraState::reportRuleChange(const api::DeviceTaintRule& rule) {
+  if (handle_ == nullptr) return;
+  std::vector<SlicePtr> affected;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, s] : slices_) {
+      if (selects(rule, *s)) affected.push_back(s);
+    }
+  }
+  // A taint gone frees devices; one added changes nothing for pods already waiting, but the
+  // queue is told as upstream's tracker tells it: the slices changed.
+  for (const auto& s : affected) {
+    handle_->clusterEvent({EventResource::kResourceSlice, kUpdateOther, {}}, s, s);
+  }
 }
 
 std::shared_ptr<const DeviceSet> DraState::devicesInUse() const {

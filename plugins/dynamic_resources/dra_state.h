@@ -6,6 +6,9 @@
 //
 // One per scheduler (Handle::shared), so two profiles never hand out the same device. The
 // watches are resource.k8s.io/v1, else v1beta2, else v1beta1, whichever the apiserver serves.
+// With DRADeviceTaintRules, DeviceTaintRules (v1, v1beta2 or v1alpha3) are watched too, and the
+// slices come with the taints of the rules that select their devices (upstream's
+// ListPatchedResourceSlices).
 // An object that does not decode is logged and skipped; the rest keeps working.
 //
 // Thread-safe. Watch handlers run on the watch threads; lookups on the scheduling thread, the
@@ -63,7 +66,8 @@ class DraState {
   // The claim (assumed version first); nullptr when unknown.
   [[nodiscard]] ClaimEntryPtr claim(std::string_view ns, std::string_view name) const;
   [[nodiscard]] ClassPtr deviceClass(std::string_view name) const;
-  // Every slice; one shared vector until the next change.
+  // Every slice, with the DeviceTaintRules' taints on the devices they select; one shared
+  // vector until the next change.
   [[nodiscard]] std::shared_ptr<const std::vector<SlicePtr>> slices() const;
   // The DeviceClass that serves the extended resource `resource` (KEP 5004): the class named
   // by "deviceclass.resource.kubernetes.io/<class>", else the one whose
@@ -100,6 +104,8 @@ class DraState {
   void onSliceDelete(std::string_view name);
   void onClass(const nlohmann::json& obj);
   void onClassDelete(std::string_view name);
+  void onTaintRule(const nlohmann::json& obj);
+  void onTaintRuleDelete(std::string_view name);
 
   // Decodes a claim as served; throws api::DecodeError.
   [[nodiscard]] static ClaimEntryPtr decodeClaim(const nlohmann::json& obj);
@@ -118,6 +124,8 @@ class DraState {
   void indexLocked(const std::string& key, const api::ResourceClaim* claim);
   void rebuildExtendedLocked();
   void noteVersionLocked(const nlohmann::json& obj);
+  // Reports a change of the rules as updates of the slices `rule` selects.
+  void reportRuleChange(const api::DeviceTaintRule& rule);
 
   Handle* handle_ = nullptr;
   std::vector<std::shared_ptr<const ObjectStore>> stores_;
@@ -126,6 +134,7 @@ class DraState {
   std::map<std::string, Claims, std::less<>> claims_;  // "namespace/name"
   std::map<std::string, SlicePtr, std::less<>> slices_;
   std::map<std::string, ClassPtr, std::less<>> classes_;
+  std::map<std::string, std::shared_ptr<const api::DeviceTaintRule>, std::less<>> rules_;
   std::unordered_map<std::string, ClaimPtr> inFlight_;     // claim uid -> claim with allocation
   std::map<std::string, ClassPtr, std::less<>> extended_;  // extended resource -> class
   std::unordered_map<std::string, std::string> extendedClaims_;  // pod uid -> claim key

@@ -10,13 +10,13 @@
 #include <unordered_map>
 
 #include <ksched/api/decode.h>
-#include <ksched/helper/args_json.h>
-#include <ksched/helper/field_error.h>
-#include <ksched/helper/normalize_score.h>
 #include <ksched/api/features.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/pod_resources.h>
 #include <ksched/cluster_api.h>
+#include <ksched/helper/args_json.h>
+#include <ksched/helper/field_error.h>
+#include <ksched/helper/normalize_score.h>
 
 #include "plugins/dynamic_resources/extended_resources.h"
 #include "plugins/helper/device_class_resolver.h"
@@ -146,8 +146,8 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
 DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j) {
   DynamicResourcesArgs args;
   if (j.is_null()) return args;
-  helper::expectObject(j, "",
-                       {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout"});
+  helper::expectObject(
+      j, "", {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout"});
   const auto& gates = features::current();
   std::vector<helper::FieldError> errs;
   auto duration = [&](std::string_view key, std::chrono::nanoseconds& out) -> bool {
@@ -162,7 +162,8 @@ DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j) {
   };
   if (duration("filterTimeout", args.filterTimeout)) {
     if (!gates.enabled(features::Feature::kDRASchedulerFilterTimeout)) {
-      errs.push_back({"filterTimeout", "Forbidden: DRASchedulingFilterTimeout feature gate is disabled"});
+      errs.push_back(
+          {"filterTimeout", "Forbidden: DRASchedulingFilterTimeout feature gate is disabled"});
     } else if (args.filterTimeout.count() < 0) {
       errs.push_back(helper::invalid("filterTimeout", util::formatDuration(args.filterTimeout),
                                      "must be zero or positive"));
@@ -421,9 +422,10 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
   if (allocator == nullptr) return {};
   const dra::Result out =
       filterTimeout_.count() > 0
-          ? allocator->allocate(node, dra::Allocator::Clock::now() +
-                                          std::chrono::duration_cast<dra::Allocator::Clock::duration>(
-                                              filterTimeout_))
+          ? allocator->allocate(
+                node,
+                dra::Allocator::Clock::now() +
+                    std::chrono::duration_cast<dra::Allocator::Clock::duration>(filterTimeout_))
           : allocator->allocate(node);
   if (out.code == dra::Result::Code::kTimedOut) {
     // Unschedulable on this node; other nodes may still do (upstream's).
@@ -868,16 +870,16 @@ PluginFactory dynamicResourcesFactory() {
   return makePluginFactory<DynamicResources>(
       [](const nlohmann::json& args) { return DynamicResourcesArgs::fromJson(args); },
       [](const DynamicResourcesArgs& args, Handle& h) {
-    auto state = h.shared<dra::DraState>(names::kDynamicResources,
-                                         [&h] { return std::make_shared<dra::DraState>(h); });
-    if (features::current().enabled(features::Feature::kDRAExtendedResource)) {
-      helper::DeviceClassResolver::of(h)->set([state](std::string_view resource) {
-        return dra::isDraExtendedResourceName(resource) &&
-               state->classForExtendedResource(resource) != nullptr;
+        auto state = h.shared<dra::DraState>(names::kDynamicResources,
+                                             [&h] { return std::make_shared<dra::DraState>(h); });
+        if (features::current().enabled(features::Feature::kDRAExtendedResource)) {
+          helper::DeviceClassResolver::of(h)->set([state](std::string_view resource) {
+            return dra::isDraExtendedResourceName(resource) &&
+                   state->classForExtendedResource(resource) != nullptr;
+          });
+        }
+        return std::make_unique<DynamicResources>(h, std::move(state), args);
       });
-    }
-    return std::make_unique<DynamicResources>(h, std::move(state), args);
-  });
 }
 
 }  // namespace ksched::plugins

@@ -137,7 +137,7 @@ class DynamicResources final : public PreEnqueuePlugin,
   std::shared_ptr<dra::DraState> state_;
   mutable cel::Cache celCache_;
   dra::Features features_;
-  bool extendedResources_;  // DRAExtendedResource
+  bool extendedResources_;                  // DRAExtendedResource
   std::chrono::nanoseconds filterTimeout_;  // 0: none (or DRASchedulerFilterTimeout off)
 };
 

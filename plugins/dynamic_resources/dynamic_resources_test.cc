@@ -337,15 +337,16 @@ TEST_F(DynamicResourcesTest, ScoreFavoursTheNodeThatGotAnEarlierChoiceOfAPriorit
   state->onSlice(modelSlice("n2", "t4"));
   json c = claim("either");
   auto sub = [](const std::string& name, const std::string& model) {
-    return json{{"name", name},
-                {"deviceClassName", "gpu"},
-                {"selectors",
-                 json::array({{{"cel",
-                                {{"expression", "device.attributes[\"gpu.example.com\"].model == \"" +
-                                                    model + "\""}}}}})}};
+    return json{
+        {"name", name},
+        {"deviceClassName", "gpu"},
+        {"selectors",
+         json::array({{{"cel",
+                        {{"expression", "device.attributes[\"gpu.example.com\"].model == \"" +
+                                            model + "\""}}}}})}};
   };
-  c["spec"]["devices"]["requests"] =
-      json::array({{{"name", "gpu"}, {"firstAvailable", {sub("big", "a100"), sub("small", "t4")}}}});
+  c["spec"]["devices"]["requests"] = json::array(
+      {{{"name", "gpu"}, {"firstAvailable", {sub("big", "a100"), sub("small", "t4")}}}});
   state->onClaim(c);
   const api::Pod pod = podWith("p", {byName("either")});
   const NodeInfo n2{std::make_shared<api::Node>(NodeWrapper("n2").obj())};
@@ -378,19 +379,17 @@ TEST_F(DynamicResourcesTest, ScoreFavoursTheNodeThatGotAnEarlierChoiceOfAPriorit
 TEST_F(DynamicResourcesTest, AFilterLongerThanFilterTimeoutRefusesTheNode) {
   json devs = json::array();
   for (int i = 0; i < 38; ++i) {
-    devs.push_back({{"name", "gpu-" + std::to_string(i)},
-                    {"attributes", {{"numa", {{"int", i % 2}}}}}});
+    devs.push_back(
+        {{"name", "gpu-" + std::to_string(i)}, {"attributes", {{"numa", {{"int", i % 2}}}}}});
   }
   json big = slice("n1", 0);
   big["spec"]["devices"] = devs;
   state->onSlice(big);
   json c = claim("twenty");
   c["spec"]["devices"]["requests"][0]["exactly"]["count"] = 20;
-  c["spec"]["devices"]["constraints"] =
-      json::array({{{"matchAttribute", "gpu.example.com/numa"}}});
+  c["spec"]["devices"]["constraints"] = json::array({{{"matchAttribute", "gpu.example.com/numa"}}});
   state->onClaim(c);
-  DynamicResources quick(handle, state,
-                         DynamicResourcesArgs::fromJson({{"filterTimeout", "1ms"}}));
+  DynamicResources quick(handle, state, DynamicResourcesArgs::fromJson({{"filterTimeout", "1ms"}}));
   const api::Pod pod = podWith("p", {byName("twenty")});
   CycleState s;
   PreFilterResult r;
@@ -450,10 +449,11 @@ class RecordingHandle final : public testing::HandleBase {
 TEST(DraStateTest, ASliceArrivingIsAnEventThatRetriesRejectedPods) {
   RecordingHandle handle;
   dra::DraState state(handle);
-  EXPECT_EQ(handle.watchedPaths(),
-            (std::vector<std::string>{"/apis/resource.k8s.io/v1/resourceclaims",
-                                      "/apis/resource.k8s.io/v1/resourceslices",
-                                      "/apis/resource.k8s.io/v1/deviceclasses"}));
+  EXPECT_EQ(
+      handle.watchedPaths(),
+      (std::vector<std::string>{
+          "/apis/resource.k8s.io/v1/resourceclaims", "/apis/resource.k8s.io/v1/resourceslices",
+          "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/devicetaintrules"}));
   state.onSlice(slice("late", 2));
   state.onSlice(slice("late", 3));
   state.onClass(gpuClass());
@@ -466,6 +466,68 @@ TEST(DraStateTest, ASliceArrivingIsAnEventThatRetriesRejectedPods) {
     if (e.event.matches({EventResource::kResourceSlice, kAdd, {}})) registered = !e.hint;
   }
   EXPECT_TRUE(registered) << "ResourceSlice Add is registered, without a hint (always retried)";
+}
+
+// DRADeviceTaintRules: a rule's taint lands on the devices its selector picks (driver, pool,
+// device; unset matches any) and nowhere else; the allocator then keeps untolerated pods off
+// them; the rule's removal takes the taint away and is reported as the slices' update.
+TEST(DraStateTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
+  RecordingHandle handle;
+  dra::DraState state(handle);
+  state.onSlice(slice("n1", 2));
+  state.onSlice(slice("n2", 1));
+  auto rule = [](const std::string& name, json selector) {
+    return json{
+        {"apiVersion", "resource.k8s.io/v1beta2"},
+        {"kind", "DeviceTaintRule"},
+        {"metadata", meta(name)},
+        {"spec",
+         {{"deviceSelector", std::move(selector)},
+          {"taint", {{"key", "maintenance"}, {"value", "true"}, {"effect", "NoSchedule"}}}}}};
+  };
+  handle.events.clear();
+  state.onTaintRule(rule("one-device", {{"pool", "n1"}, {"device", "gpu-1"}}));
+  auto taintsOf = [&](const std::string& sliceName) {
+    std::vector<size_t> out;
+    for (const auto& s : *state.slices()) {
+      if (s->metadata.name != sliceName) continue;
+      for (const auto& d : s->spec.devices) out.push_back(d.taints.size());
+    }
+    return out;
+  };
+  EXPECT_EQ(taintsOf("n1-gpus"), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(taintsOf("n2-gpus"), (std::vector<size_t>{0}));
+  EXPECT_EQ(handle.events, std::vector<std::string>{"resource.k8s.io/ResourceSliceUpdate"});
+  state.onTaintRule(rule("whole-driver", {{"driver", "gpu.example.com"}}));
+  EXPECT_EQ(taintsOf("n1-gpus"), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(taintsOf("n2-gpus"), (std::vector<size_t>{1}));
+  state.onTaintRule(rule("other-driver", {{"driver", "nic.example.com"}}));
+  EXPECT_EQ(taintsOf("n2-gpus"), (std::vector<size_t>{1}));
+  state.onTaintRuleDelete("whole-driver");
+  state.onTaintRuleDelete("one-device");
+  EXPECT_EQ(taintsOf("n1-gpus"), (std::vector<size_t>{0, 0}));
+
+  // Through the plugin: the tainted device is not handed out.
+  auto shared = std::make_shared<dra::DraState>();
+  shared->onClass(gpuClass());
+  shared->onSlice(slice("n1", 1));
+  shared->onTaintRule(rule("down", {{"device", "gpu-0"}}));
+  shared->onClaim(claim("c"));
+  testing::FakeHandle fake;
+  DynamicResources plugin(fake, shared);
+  const api::Pod pod = podWith("p", {byName("c")});
+  const NodeInfo n1{std::make_shared<api::Node>(NodeWrapper("n1").obj())};
+  CycleState s;
+  PreFilterResult r;
+  ASSERT_TRUE(plugin.preFilter(s, pod, fake.snapshot(), r).ok());
+  const Status st = plugin.filter(s, pod, n1);
+  EXPECT_EQ(st.message(), "cannot allocate all claims");
+  ASSERT_EQ(st.details().size(), 1u);
+  EXPECT_NE(st.details()[0].find("taint"), std::string::npos) << st.details()[0];
+  shared->onTaintRuleDelete("down");
+  CycleState s2;
+  ASSERT_TRUE(plugin.preFilter(s2, pod, fake.snapshot(), r).ok());
+  EXPECT_TRUE(plugin.filter(s2, pod, n1).ok());
 }
 
 }  // namespace

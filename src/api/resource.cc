@@ -585,6 +585,30 @@ void decodeTemplate(const json& j, std::string_view version, ResourceClaimTempla
   });
 }
 
+void decodeTaintRule(const json& j, DeviceTaintRule& r) {
+  try {
+    expectObject(j);
+    r = {};
+    read(j, "metadata", r.metadata, asNested<ObjectMeta>);
+    if (const json* spec = member(j, "spec")) {
+      within("spec", [&] {
+        expectObject(*spec);
+        if (const json* sel = member(*spec, "deviceSelector")) {
+          within("deviceSelector", [&] {
+            expectObject(*sel);
+            read(*sel, "driver", r.driver);
+            read(*sel, "pool", r.pool);
+            read(*sel, "device", r.device);
+          });
+        }
+        read(*spec, "taint", r.taint, asTaint);
+      });
+    }
+  } catch (const Failure& f) {
+    throw DecodeError(message(f));
+  }
+}
+
 }  // namespace
 
 bool DeviceToleration::tolerates(const DeviceTaint& taint) const noexcept {
@@ -598,6 +622,7 @@ void from_json(const nlohmann::json& j, ResourceSlice& s) { decodeSlice(j, "", s
 void from_json(const nlohmann::json& j, DeviceClass& c) { decodeClass(j, "", c); }
 void from_json(const nlohmann::json& j, ResourceClaim& c) { decodeClaim(j, "", c); }
 void from_json(const nlohmann::json& j, ResourceClaimTemplate& t) { decodeTemplate(j, "", t); }
+void from_json(const nlohmann::json& j, DeviceTaintRule& r) { decodeTaintRule(j, r); }
 
 void decodeResource(const nlohmann::json& j, std::string_view listVersion, ResourceSlice& s) {
   decodeSlice(j, listVersion, s);

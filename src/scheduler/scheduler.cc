@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "client/errors.h"
+
 namespace ksched::scheduler {
 
 namespace {
@@ -17,23 +19,39 @@ std::string groupVersionOf(const std::string& path) {
   return v == std::string::npos ? "" : path.substr(6, v - 6);
 }
 
-// The first of what.path and its alternatives whose group version the apiserver serves;
-// "" when it serves none and the watch is optional; what.path when discovery fails or serves
-// none (the watch then says why it cannot list).
+// Whether the apiserver's discovery of `path`'s group version lists its resource (the last
+// segment): a group version may be served without every kind of it (resource.k8s.io/v1 came
+// before DeviceTaintRules did). False when the group version is not served.
+bool listsResource(client::RestClient& client, const std::string& path) {
+  const std::string gv = groupVersionOf(path);
+  const std::string plural = path.substr(path.rfind('/') + 1);
+  nlohmann::json doc;
+  try {
+    doc = client.get(gv == "v1" ? "/api/v1" : "/apis/" + gv);
+  } catch (const client::ApiError& e) {
+    if (e.isNotFound()) return false;
+    throw;
+  }
+  for (const auto& r : doc.value("resources", nlohmann::json::array())) {
+    if (r.is_object() && r.value("name", "") == plural) return true;
+  }
+  return false;
+}
+
+// The first of what.path and its alternatives whose group version the apiserver serves with
+// the resource in it; "" when it serves none and the watch is optional; what.path when
+// discovery fails or serves none (the watch then says why it cannot list).
 std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
   std::vector<std::string> paths{what.path};
   paths.insert(paths.end(), what.alternatives.begin(), what.alternatives.end());
-  std::vector<std::string> versions;
-  for (const auto& p : paths) versions.push_back(groupVersionOf(p));
   try {
-    if (auto v = client.pickVersion(versions)) {
-      for (size_t i = 0; i < paths.size(); ++i) {
-        if (versions[i] == *v) return paths[i];
-      }
-    } else if (what.optional) {
+    for (const auto& p : paths) {
+      if (listsResource(client, p)) return p;
+    }
+    if (what.optional) {
       spdlog::info("{}: the apiserver serves none of {}; not watched", what.kind, [&] {
         std::string all;
-        for (const auto& v : versions) all += (all.empty() ? "" : ", ") + v;
+        for (const auto& p : paths) all += (all.empty() ? "" : ", ") + p;
         return all;
       }());
       return "";

@@ -1,9 +1,9 @@
+#include "util/duration.h"
+
 #include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
-
-#include "util/duration.h"
 
 namespace ksched::util {
 namespace {

@@ -64,17 +64,16 @@ inline void grantSchedulerResourceAccess(client::RestClient& admin) {
       {"apiVersion", "rbac.authorization.k8s.io/v1"},
       {"kind", "ClusterRole"},
       {"metadata", {{"name", "ksched:resource-claims"}}},
-      {"rules",
-       nlohmann::json::array(
-           {{{"apiGroups", {"resource.k8s.io"}},
-             {"resources", {"resourceslices", "deviceclasses"}},
-             {"verbs", {"get", "list", "watch"}}},
-            {{"apiGroups", {"resource.k8s.io"}},
-             {"resources", {"resourceclaims"}},
-             {"verbs", {"get", "list", "watch", "patch", "update", "create", "delete"}}},
-            {{"apiGroups", {"resource.k8s.io"}},
-             {"resources", {"resourceclaims/status"}},
-             {"verbs", {"patch", "update"}}}})}};
+      {"rules", nlohmann::json::array(
+                    {{{"apiGroups", {"resource.k8s.io"}},
+                      {"resources", {"resourceslices", "deviceclasses", "devicetaintrules"}},
+                      {"verbs", {"get", "list", "watch"}}},
+                     {{"apiGroups", {"resource.k8s.io"}},
+                      {"resources", {"resourceclaims"}},
+                      {"verbs", {"get", "list", "watch", "patch", "update", "create", "delete"}}},
+                     {{"apiGroups", {"resource.k8s.io"}},
+                      {"resources", {"resourceclaims/status"}},
+                      {"verbs", {"patch", "update"}}}})}};
   const nlohmann::json binding = {
       {"apiVersion", "rbac.authorization.k8s.io/v1"},
       {"kind", "ClusterRoleBinding"},
@@ -83,10 +82,9 @@ inline void grantSchedulerResourceAccess(client::RestClient& admin) {
        {{"apiGroup", "rbac.authorization.k8s.io"},
         {"kind", "ClusterRole"},
         {"name", "ksched:resource-claims"}}},
-      {"subjects",
-       nlohmann::json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
-                               {"kind", "User"},
-                               {"name", "system:kube-scheduler"}}})}};
+      {"subjects", nlohmann::json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                           {"kind", "User"},
+                                           {"name", "system:kube-scheduler"}}})}};
   for (const auto& [path, body] :
        {std::pair{"/apis/rbac.authorization.k8s.io/v1/clusterroles", role},
         std::pair{"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding}}) {

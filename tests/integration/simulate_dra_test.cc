@@ -349,14 +349,13 @@ TEST_F(SimulateDra, ExtendedResourcesComeFromDevicesWhereNoDevicePluginServesThe
   };
   std::string pluginNode = node("plugin-node");
   pluginNode.replace(pluginNode.find("    pods: \"110\"\n"), 0, "    example.com/gpu: \"1\"\n");
-  const std::string cls =
-      deviceClass("gpu") + "  extendedResourceName: example.com/gpu\n";
-  const std::string cluster = file(
-      "cluster.yaml",
-      docs({node("dra-node"), pluginNode, slice("dra-node", {"t4", "t4", "t4"}), cls,
-            gpuPod("two", "example.com/gpu", 2), gpuPod("one", "example.com/gpu", 1),
-            gpuPod("implicit", "deviceclass.resource.kubernetes.io/gpu", 1),
-            gpuPod("too-many", "example.com/gpu", 1)}));
+  const std::string cls = deviceClass("gpu") + "  extendedResourceName: example.com/gpu\n";
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("dra-node"), pluginNode, slice("dra-node", {"t4", "t4", "t4"}), cls,
+                 gpuPod("two", "example.com/gpu", 2), gpuPod("one", "example.com/gpu", 1),
+                 gpuPod("implicit", "deviceclass.resource.kubernetes.io/gpu", 1),
+                 gpuPod("too-many", "example.com/gpu", 1)}));
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   const auto pods = byName(doc);

@@ -301,6 +301,17 @@ struct ResourceClaimTemplate {
   ResourceClaimSpec spec;    // spec.spec
 };
 
+// A DeviceTaintRule (DRADeviceTaintRules; resource.k8s.io/v1beta2, v1alpha3 before): the
+// devices its selector picks carry its taint, as if their slices listed it. An unset selector
+// field matches any.
+struct DeviceTaintRule {
+  ObjectMeta metadata;
+  std::optional<std::string> driver;  // spec.deviceSelector.driver
+  std::optional<std::string> pool;    // spec.deviceSelector.pool
+  std::optional<std::string> device;  // spec.deviceSelector.device
+  DeviceTaint taint;                  // spec.taint
+};
+
 // Decoding: throw DecodeError naming the field in upstream's notation
 // (`spec.devices[1].attributes[dra.example.com/model]: exactly one of int, bool, string, version
 // must be set`). The apiVersion of `j` picks the shape (v1, v1beta2, v1beta1); without one, v1;
@@ -315,6 +326,8 @@ void from_json(const nlohmann::json& j, ResourceSlice& s);
 void from_json(const nlohmann::json& j, DeviceClass& c);
 void from_json(const nlohmann::json& j, ResourceClaim& c);
 void from_json(const nlohmann::json& j, ResourceClaimTemplate& t);
+// Any version (its fields are the same in each).
+void from_json(const nlohmann::json& j, DeviceTaintRule& r);
 
 // As from_json, for an object that may not say its apiVersion: the items of a LIST page of a
 // built-in kind carry none. `listVersion` ("resource.k8s.io/v1beta1", ...) picks the shape when
