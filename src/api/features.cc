@@ -20,7 +20,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kDRADeviceBindingConditions, "DRADeviceBindingConditions", kBeta, true, false, kSwitches},
     {F::kDRADeviceCompatibilityGroups, "DRADeviceCompatibilityGroups", kAlpha, false, false,
      kNotYet},
-    {F::kDRADeviceTaintRules, "DRADeviceTaintRules", kGA, true, false, kNotYet},
+    {F::kDRADeviceTaintRules, "DRADeviceTaintRules", kGA, true, false, kSwitches},
     {F::kDRADeviceTaints, "DRADeviceTaints", kGA, true, false, kSwitches},
     {F::kDRAExtendedResource, "DRAExtendedResource", kGA, true, true, kSwitches},
     {F::kDRAFractionalCapacityRange, "DRAFractionalCapacityRange", kBeta, true, false, kNotYet},

@@ -77,7 +77,7 @@ std::string joined(const std::vector<std::string>& parts, std::string_view sep) 
 }
 
 // A detail in the annotation is cut at this many bytes (on a UTF-8 boundary), "..." added.
-constexpr size_t kMaxDetailBytes = 200;
+constexpr size_t kMaxDetailBytes = 320;  // a DRA reason names claim, request, class and cause
 
 std::string truncated(std::string s, size_t max) {
   if (s.size() <= max) return s;

@@ -21,32 +21,39 @@ std::string groupVersionOf(const std::string& path) {
 
 // Whether the apiserver's discovery of `path`'s group version lists its resource (the last
 // segment): a group version may be served without every kind of it (resource.k8s.io/v1 came
-// before DeviceTaintRules did). False when the group version is not served.
-bool listsResource(client::RestClient& client, const std::string& path) {
+// before DeviceTaintRules did). False when the group version is not served. `seen` keeps each
+// group version's answer (the resources, or the error) for the scheduler's other watches.
+bool listsResource(client::RestClient& client, const std::string& path, DiscoveryCache& seen) {
   const std::string gv = groupVersionOf(path);
   const std::string plural = path.substr(path.rfind('/') + 1);
-  nlohmann::json doc;
-  try {
-    doc = client.get(gv == "v1" ? "/api/v1" : "/apis/" + gv);
-  } catch (const client::ApiError& e) {
-    if (e.isNotFound()) return false;
-    throw;
+  auto it = seen.find(gv);
+  if (it == seen.end()) {
+    DiscoveredVersion v;
+    try {
+      const auto doc = client.get(gv == "v1" ? "/api/v1" : "/apis/" + gv);
+      for (const auto& r : doc.value("resources", nlohmann::json::array())) {
+        if (r.is_object()) v.resources.insert(r.value("name", ""));
+      }
+    } catch (const client::ApiError& e) {
+      if (!e.isNotFound()) v.error = e.what();
+    } catch (const std::exception& e) {
+      v.error = e.what();
+    }
+    it = seen.emplace(gv, std::move(v)).first;
   }
-  for (const auto& r : doc.value("resources", nlohmann::json::array())) {
-    if (r.is_object() && r.value("name", "") == plural) return true;
-  }
-  return false;
+  if (!it->second.error.empty()) throw std::runtime_error(it->second.error);
+  return it->second.resources.contains(plural);
 }
 
 // The first of what.path and its alternatives whose group version the apiserver serves with
 // the resource in it; "" when it serves none and the watch is optional; what.path when
 // discovery fails or serves none (the watch then says why it cannot list).
-std::string servedPath(client::RestClient& client, const ObjectWatch& what) {
+std::string servedPath(client::RestClient& client, const ObjectWatch& what, DiscoveryCache& seen) {
   std::vector<std::string> paths{what.path};
   paths.insert(paths.end(), what.alternatives.begin(), what.alternatives.end());
   try {
     for (const auto& p : paths) {
-      if (listsResource(client, p)) return p;
+      if (listsResource(client, p, seen)) return p;
     }
     if (what.optional) {
       spdlog::info("{}: the apiserver serves none of {}; not watched", what.kind, [&] {
@@ -111,7 +118,7 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
   env.listers = &listers_;
   env.watchObjects = [this](ObjectWatch what, ObjectEventHandlers h) {
     if (!what.alternatives.empty() || what.optional) {
-      what.path = servedPath(client_, what);
+      what.path = servedPath(client_, what, discovered_);
       if (what.path.empty())
         return std::shared_ptr<const ObjectStore>(std::make_shared<EmptyObjectStore>());
       // The items of a built-in kind's LIST carry no apiVersion, and the decoders of a kind

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
+
+// What discovery said of one group version: the resources it lists, or why it could not say.
+struct DiscoveredVersion {
+  std::set<std::string> resources;
+  std::string error;
+};
+using DiscoveryCache = std::map<std::string, DiscoveredVersion>;
 
 class Scheduler {
  public:
@@ -84,6 +93,8 @@ class Scheduler {
   // The watches plugins asked for (Handle::watchObjects), one per collection and selector;
   // constant once the core is built.
   std::vector<std::shared_ptr<ObjectInformer>> objectInformers_;
+  // Discovery of the group versions optional and versioned watches asked about (at start-up).
+  DiscoveryCache discovered_;
   std::unique_ptr<SchedulerCore> core_;
 };
 

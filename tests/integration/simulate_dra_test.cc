@@ -333,6 +333,25 @@ TEST_F(SimulateDra, TheDocumentedExampleGivesWhatTheDocsShow) {
                              "device.attributes[\"gpu.example.com\"].model == \"a100\""));
 }
 
+// docs/dra.md's second example: extended resources from devices, a device plugin's GPU, and a
+// DeviceTaintRule keeping the last device of gpu-node from the fourth pod.
+TEST_F(SimulateDra, TheExtendedResourcesExampleGivesWhatTheDocsShow) {
+  const json doc =
+      simulateJson(std::string(KSCHED_SOURCE_DIR) + "/docs/examples/dra/extended-resources.yaml");
+  ASSERT_TRUE(doc.is_object());
+  const auto pods = byName(doc);
+  EXPECT_EQ(devices(pods.at("trainer")),
+            (std::vector<std::string>{"example.com/gpu: gpu.example.com/gpu-node/gpu-0",
+                                      "example.com/gpu: gpu.example.com/gpu-node/gpu-1"}));
+  EXPECT_EQ(pods.at("notebook").at("node"), "plugin-node");
+  EXPECT_EQ(devices(pods.at("inference")),
+            std::vector<std::string>{"example.com/gpu: gpu.example.com/gpu-node/gpu-2"});
+  const json& left = pods.at("batch");
+  EXPECT_TRUE(left.at("node").is_null());
+  EXPECT_THAT(details(left, "DynamicResources"),
+              HasSubstr("1 with untolerated taint example.com/maintenance=true"));
+}
+
 // KEP 5004: `example.com/gpu` in a container, served by the DeviceClass that names it. On a
 // node whose allocatable lists the resource, its device plugin serves it (no devices); on one
 // without, the scheduler creates the pod's claim and allocates devices for it; a pod for which

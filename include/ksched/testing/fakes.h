@@ -330,9 +330,10 @@ class InlineParallelizer final : public Parallelizer {
 class FakeClusterApi final : public ClusterApi {
  public:
   struct Call {
-    std::string verb;     // "bind", "delete", "patchStatus", "get", "patch"
+    std::string verb;     // "bind", "delete", "patchStatus", "get", "patch", "create", "remove"
     std::string target;   // "<namespace>/<pod>" or the path
-    nlohmann::json body;  // the node name for bind, the patch for the patches
+    nlohmann::json body;  // the node name for bind, the patch for the patches, the object for
+                          // create, the preconditions for remove
   };
   // The answer to every later call (nullopt: success).
   void failWith(ApiResult r) {
@@ -369,6 +370,16 @@ class FakeClusterApi final : public ClusterApi {
     ApiResult r = record({"patch", path, patch});
     if (!r && out != nullptr) *out = patch;
     return r;
+  }
+  // Answers with the object (generateName kept as it is, no name made up).
+  ApiResult create(const std::string& path, const nlohmann::json& object,
+                   nlohmann::json* out) override {
+    ApiResult r = record({"create", path, object});
+    if (!r && out != nullptr) *out = object;
+    return r;
+  }
+  ApiResult remove(const std::string& path, const nlohmann::json& preconditions) override {
+    return record({"remove", path, preconditions});
   }
 
  private:

@@ -401,7 +401,7 @@ TEST(ExplainDiagnosis, DetailsGoBeforeTheLastExampleAndAreCut) {
   framework::Diagnosis d;
   for (int i = 0; i < 6; ++i) {
     const std::string name = "n" + std::to_string(i);
-    nodes.push_back(node(name).taint(std::string(250, 'k'), "v", "NoSchedule").ptr());
+    nodes.push_back(node(name).taint(std::string(400, 'k'), "v", "NoSchedule").ptr());
     d.nodeToStatus.emplace(
         name,
         Status::unresolvable("node(s) had untolerated taint(s)").withPlugin("TaintToleration"));
@@ -414,12 +414,12 @@ TEST(ExplainDiagnosis, DetailsGoBeforeTheLastExampleAndAreCut) {
   const json& details = full["reasons"][0]["details"];
   ASSERT_EQ(details.size(), 5u) << "the five examples only";
   const std::string cut = details["n0"];
-  EXPECT_EQ(cut.size(), 200u);
+  EXPECT_EQ(cut.size(), 320u);
   EXPECT_EQ(cut.substr(0, 10), "taint kkkk");
-  EXPECT_EQ(cut.substr(197), "...");
+  EXPECT_EQ(cut.substr(317), "...");
 
-  const std::string small = diagnosisAnnotation(d, 6, pod, snap, 400);
-  EXPECT_LE(small.size(), 400u);
+  const std::string small = diagnosisAnnotation(d, 6, pod, snap, 520);
+  EXPECT_LE(small.size(), 520u);
   const json k = json::parse(small);
   EXPECT_EQ(k["reasons"][0]["examples"], json({"n0"}));
   EXPECT_EQ(k["reasons"][0]["details"].size(), 1u) << "the kept example keeps its detail";
