@@ -70,7 +70,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   services.seed = options_.seed;
   services.clusterEvent = [this](const ClusterEvent& ev, const EventObject& o,
                                  const EventObject& n) { onClusterEvent(ev, o, n); };
-  services.shared = std::make_shared<framework::SharedObjects>();
+  services.shared = shared_;
   if (options_.synchronous) {
     services.runAsync = [this](std::function<void()> task) { return handOn(std::move(task)); };
   }
@@ -204,6 +204,9 @@ Explanation SchedulerCore::explain(const std::string& ns, const std::string& nam
     services.nominatedPodsForNode = [this](const std::string& n) {
       return queue_->nominatedPodsForNode(n);
     };
+    // The scheduler's shared state (DRA's claims, slices and classes as watched): explain sees
+    // what the scheduling cycle sees.
+    services.shared = shared_;
     for (size_t i = 0; i < options_.profiles.size(); ++i) {
       if (options_.profiles[i].schedulerName != pod->spec.schedulerName) continue;
       fwk = std::make_unique<framework::Framework>(options_.profiles[i], registry_, services,

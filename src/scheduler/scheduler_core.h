@@ -300,6 +300,8 @@ class SchedulerCore {
   bool stopped_ = false;       // guarded by stopMu_
   ShutdownReport stopReport_;  // guarded by stopMu_
 
+  // What plugins share across profiles (Handle::shared), explain's frameworks included.
+  std::shared_ptr<framework::SharedObjects> shared_ = std::make_shared<framework::SharedObjects>();
   // Explain: its own snapshot and frameworks, built on first use.
   const Registry registry_;
   std::mutex explainMu_;

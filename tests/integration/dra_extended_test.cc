@@ -2,8 +2,9 @@
 // apiserver: unlike spec.resourceClaims, a plain `example.com/gpu` request is a pod the v1.20
 // apiserver stores, so this is the whole path with real pods. The DeviceClass, slices and the
 // claims the scheduler creates are real objects (the CRDs of tests/integration/crds).
-//   - A pod whose node has no slice yet stays pending; the slice that appears later wakes it
-//     (the ResourceSlice hint) and it binds, with its claim created, allocated and reserved.
+//   - A pod whose node has no slice yet stays pending (explain says which claim and request
+//     found no device); the slice that appears later wakes it (the ResourceSlice hint) and it
+//     binds, with its claim created, allocated and reserved.
 //   - Pods never share a device: with two devices and three pods, two bind on distinct
 //     devices and the third waits.
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "dra.h"
 #include "objects.h"
 #include "running_scheduler.h"
+#include "scheduler/explain.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -122,6 +124,14 @@ TEST_F(DraExtended, ASliceThatAppearsLaterWakesThePodAndItsClaimIsWritten) {
   EXPECT_EQ(nodeOf(admin, "p1"), "");
   const auto events = eventsByPod(admin, kNs, "FailedScheduling")["p1"];
   EXPECT_NE(events.front().find("cannot allocate all claims"), std::string::npos) << events.front();
+
+  // explain reads the DRA objects as the scheduler does: it names the plugin, the claim and the
+  // request that found no device on the node.
+  const std::string table = scheduler::toTable(sched->explain(kNs, "p1", ""));
+  EXPECT_NE(table.find("DynamicResources"), std::string::npos) << table;
+  EXPECT_NE(table.find("claim <extended-resources>, request container-0-request-0"),
+            std::string::npos)
+      << table;
 
   admin.post(std::string(kResourceApi) + "/resourceslices", slice(2));
   ASSERT_TRUE(eventually([&] { return nodeOf(admin, "p1") == kNode; }))
