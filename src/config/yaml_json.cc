@@ -230,16 +230,39 @@ class Emitter {
 
 }  // namespace
 
+namespace {
+
+[[noreturn]] void syntaxError(const YAML::Exception& e) {
+  if (e.mark.is_null()) throw YamlSyntaxError("invalid YAML: " + e.msg);
+  throw YamlSyntaxError("invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                        std::to_string(e.mark.column + 1) + ": " + e.msg);
+}
+
+}  // namespace
+
 nlohmann::json yamlToJson(std::string_view text) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    if (e.mark.is_null()) throw YamlSyntaxError("invalid YAML: " + e.msg);
-    throw YamlSyntaxError("invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                          std::to_string(e.mark.column + 1) + ": " + e.msg);
+    syntaxError(e);
   }
   return convert(root, Path{});
+}
+
+std::vector<nlohmann::json> yamlDocumentsToJson(std::string_view text) {
+  std::vector<YAML::Node> roots;
+  try {
+    roots = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    syntaxError(e);
+  }
+  std::vector<nlohmann::json> out;
+  for (const auto& r : roots) {
+    nlohmann::json j = convert(r, Path{});
+    if (!j.is_null()) out.push_back(std::move(j));
+  }
+  return out;
 }
 
 std::string jsonToYaml(const nlohmann::json& value,

@@ -24,6 +24,8 @@ class YamlSyntaxError : public std::runtime_error {
 // key that is not UTF-8 ("invalid YAML at line 3, column 19: profiles[0].schedulerName:
 // invalid UTF-8 (a string must be UTF-8)").
 [[nodiscard]] nlohmann::json yamlToJson(std::string_view text);
+// Every document of a `---`-separated stream, as yamlToJson reads one; empty documents left out.
+[[nodiscard]] std::vector<nlohmann::json> yamlDocumentsToJson(std::string_view text);
 
 // Block-style YAML of `value`: keys as JSON sorts them, strings double-quoted only when plain
 // style would read back differently, empty objects/arrays as {} and []. Ends with a newline.

@@ -24,25 +24,8 @@ inline constexpr const char* kResourceApi = "/apis/resource.k8s.io/v1";
 
 // The documents of the CRD file, in order.
 inline std::vector<nlohmann::json> resourceCrds() {
-  const std::string text =
-      readFile(std::string(KSCHED_SOURCE_DIR) + "/tests/integration/crds/resource.k8s.io.yaml");
-  std::vector<nlohmann::json> docs;
-  size_t start = 0;
-  auto flush = [&](size_t end) {
-    auto doc = config::yamlToJson(std::string_view(text).substr(start, end - start));
-    if (doc.is_object()) docs.push_back(std::move(doc));
-  };
-  for (size_t at = 0; at < text.size();) {
-    size_t eol = text.find('\n', at);
-    if (eol == std::string::npos) eol = text.size();
-    if (std::string_view(text).substr(at, eol - at) == "---") {
-      flush(at);
-      start = eol + 1;
-    }
-    at = eol + 1;
-  }
-  flush(text.size());
-  return docs;
+  return config::yamlDocumentsToJson(
+      readFile(std::string(KSCHED_SOURCE_DIR) + "/tests/integration/crds/resource.k8s.io.yaml"));
 }
 
 inline bool crdEstablished(client::RestClient& admin, const std::string& name) {

@@ -18,7 +18,10 @@
 # (500 0 1600: the PodGroup CRD installed, groups of GANG_SIZE (16) pods; ksched runs the
 # Coscheduling profile of deploy/manifests/examples/ksched-gang-config.yaml and prints each
 # group's time from its last pod created to its last pod bound; kube-scheduler v1.20.2, which has
-# no gang scheduling, places the same pods one by one, for reference).
+# no gang scheduling, places the same pods one by one, for reference), dra (500 0 2000: the
+# resource.k8s.io CRDs, a DeviceClass serving example.com/gpu and 8 devices per node; every pod
+# asks for one example.com/gpu, which ksched allocates through a claim it creates (KEP 5004);
+# ksched runs with the admin kubeconfig, and alone: kube-scheduler v1.20.2 has no DRA).
 #
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
@@ -63,12 +66,18 @@ run_one() {
           --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --workload "$WORKLOAD" \
           --mode wait | tail -n 1)
   else
+    if [ "$WORKLOAD" = dra ]; then  # the kinds must be served when the scheduler starts
+      "$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
+        --nodes "$NODES" --workload dra --mode setup \
+        --crd "$ROOT/tests/integration/crds/resource.k8s.io.yaml" >/dev/null
+    fi
     "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
     local pid=$!
     sleep 2
     [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
     [ "$WORKLOAD" = gang ] && extra=(--gang-size "${GANG_SIZE:-16}"
                                      --crd "$ROOT/deploy/manifests/podgroup-crd.yaml")
+    [ "$WORKLOAD" = dra ] && extra=(--crd "$ROOT/tests/integration/crds/resource.k8s.io.yaml")
     out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
           --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
           "${extra[@]}" | tail -n 1)
@@ -131,8 +140,11 @@ profiles:
 YAML
   KSCHED_EXTRA_ARGS="--config /tmp/ksched-perf-gang.yaml ${KSCHED_EXTRA_ARGS:-}"
 fi
+# dra: the CRD-served kinds need RBAC the local cluster's scheduler identity lacks.
+KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/scheduler.kubeconfig
+if [ "$WORKLOAD" = dra ]; then KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/admin.kubeconfig; KSCHED_ONLY=1; fi
 run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
-  ${KSCHED_WRAPPER:-} "${KSCHED_BIN:-$BUILD/ksched}" --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" \
+  ${KSCHED_WRAPPER:-} "${KSCHED_BIN:-$BUILD/ksched}" --kubeconfig "$KSCHED_KUBECONFIG" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
   --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}

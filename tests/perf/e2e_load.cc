@@ -4,12 +4,15 @@
 //
 //   ksched_e2e_load --kubeconfig admin.kubeconfig --nodes 500 --init-pods 500 --pods 2000
 //                   [--workload
-//                   basic|anti-affinity|topology-spread|preemption|churn|unschedulable|gang]
+//                   basic|anti-affinity|topology-spread|preemption|churn|unschedulable|gang|dra]
 //                   [--gang-size 16 --crd deploy/manifests/podgroup-crd.yaml]   (gang)
+//                   [--crd tests/integration/crds/resource.k8s.io.yaml]   (dra)
 //                   [--metrics-url URL --scheduler-pid PID]   (churn)
 //                   [--mode stream|create|wait]
 //
-// Modes: stream (the default) creates everything while the scheduler runs. A backlog run is two
+// Modes: stream (the default) creates everything while the scheduler runs; `--mode setup` only
+// makes what the workload needs before any node (the dra workload's CRDs, class and slices, which
+// the scheduler must find served when it starts). A backlog run is two
 // calls around the scheduler's start: `--mode create` creates the nodes and every pod (init and
 // measured) with no scheduler running and returns; `--mode wait`, started with the scheduler,
 // times from its own start until every pod of the namespace is bound (basic workload).
@@ -33,6 +36,11 @@
 //                    --crd; one PodGroup per group, minMember = the group's size, created
 //                    before its pods); also prints, per group, the time from its last pod
 //                    created to its last pod bound (p50/p99).
+//   dra              DRA-backed extended resources (KEP 5004): the resource.k8s.io CRDs
+//                    installed from --crd, a DeviceClass serving example.com/gpu, one
+//                    ResourceSlice of 8 devices per node; every pod (init and measured) asks for
+//                    one example.com/gpu, so the scheduler allocates a device and creates,
+//                    allocates and reserves a claim per pod before binding it.
 //
 // Prints one line of key=value figures. The scheduler under test is started by the caller
 // (tests/perf/e2e.sh), which also measures its CPU and memory.
@@ -129,6 +137,10 @@ nlohmann::json pod(const Args& a, const std::string& name, bool measured) {
     requests = {{"cpu", "2000m"}, {"memory", "500Mi"}};
   } else if (a.workload == "unschedulable" && !measured) {
     requests = {{"cpu", "9999"}, {"memory", "500Mi"}};  // fits no node
+  } else if (a.workload == "dra") {
+    auto& resources = p["spec"]["containers"][0]["resources"];
+    resources["requests"]["example.com/gpu"] = "1";
+    resources["limits"] = {{"example.com/gpu", "1"}};
   } else if (a.workload == "gang" && measured) {
     const int i = std::stoi(name.substr(name.rfind('-') + 1));
     p["metadata"]["labels"] = {
@@ -299,7 +311,7 @@ the scheduler the caller runs (tests/perf/e2e.sh). Prints one line of key=value 
   --metrics-url URL    churn: the scheduler's /metrics
   --scheduler-pid PID  churn: the scheduler's process, for its CPU time
   --gang-size N        gang: pods per PodGroup (16)
-  --crd FILE           gang: the PodGroup CRD manifest
+  --crd FILE           gang: the PodGroup CRD manifest; dra: the resource.k8s.io CRDs
 )";
 
 }  // namespace
@@ -356,7 +368,7 @@ int main(int argc, char** argv) {
   cfg.burst = 100000;
   client::RestClient c(cfg);
   if (a.mode == "wait") return waitForBacklog(c, a);
-  if (a.mode != "stream" && a.mode != "create") {
+  if (a.mode != "stream" && a.mode != "create" && a.mode != "setup") {
     std::fprintf(stderr, "unknown mode %s\n", a.mode.c_str());
     return 2;
   }
@@ -400,11 +412,63 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
     }
+  } else if (a.workload == "dra") {
+    std::ifstream f(a.crd);
+    std::stringstream text;
+    text << f.rdbuf();
+    for (const auto& crd : config::yamlDocumentsToJson(text.str())) {
+      try {
+        c.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+      } catch (const client::ApiError& e) {
+        if (!e.isConflict()) throw;
+      }
+    }
+    for (int tries = 0;; ++tries) {
+      try {
+        c.get("/apis/resource.k8s.io/v1/resourceslices");
+        c.get("/apis/resource.k8s.io/v1/deviceclasses");
+        c.get("/apis/resource.k8s.io/v1/resourceclaims");
+        break;
+      } catch (const client::ApiError&) {
+        if (tries > 100) return std::fprintf(stderr, "resource.k8s.io CRDs not served\n"), 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
+    // Idempotent: `--mode setup` may have made them before the scheduler started.
+    auto created = [&](const std::string& path, const nlohmann::json& obj) {
+      try {
+        c.post(path, obj);
+      } catch (const client::ApiError& e) {
+        if (!e.isConflict()) throw;
+      }
+    };
+    created("/apis/resource.k8s.io/v1/deviceclasses",
+            {{"apiVersion", "resource.k8s.io/v1"},
+             {"kind", "DeviceClass"},
+             {"metadata", {{"name", "gpu.example.com"}}},
+             {"spec",
+              {{"selectors", {{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}}},
+               {"extendedResourceName", "example.com/gpu"}}}});
+    parallel(a.nodes, a.clients, [&](int i) {
+      const std::string name = "perf-node-" + std::to_string(i);
+      nlohmann::json devices = nlohmann::json::array();
+      for (int d = 0; d < 8; ++d) devices.push_back({{"name", "gpu-" + std::to_string(d)}});
+      created("/apis/resource.k8s.io/v1/resourceslices",
+              {{"apiVersion", "resource.k8s.io/v1"},
+               {"kind", "ResourceSlice"},
+               {"metadata", {{"name", name + "-gpus"}}},
+               {"spec",
+                {{"driver", "gpu.example.com"},
+                 {"nodeName", name},
+                 {"pool", {{"name", name}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                 {"devices", devices}}}});
+    });
   } else if (a.workload != "basic" && a.workload != "anti-affinity" &&
              a.workload != "topology-spread" && a.workload != "unschedulable") {
     std::fprintf(stderr, "unknown workload %s\n", a.workload.c_str());
     return 2;
   }
+  if (a.mode == "setup") return std::printf("setup done\n"), 0;
   parallel(a.nodes, a.clients, [&](int i) { c.post("/api/v1/nodes", node(i)); });
   parallel(a.initPods, a.clients, [&](int i) {
     c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "init-" + std::to_string(i), false));
