@@ -38,62 +38,55 @@ bool atLeast(const std::string& rv, const std::string& than) {
 
 }  // namespace
 
-DraState::DraState(Handle& handle) : handle_(&handle) {
-  auto skipBad = [](std::string_view kind, const UnstructuredPtr& o, auto&& fn) {
+namespace {
+
+// A watch's handlers: `apply` for an object added or updated (one that does not decode is
+// logged and skipped), `gone` for one deleted.
+ObjectEventHandlers handlersFor(std::string kind, std::function<void(const nlohmann::json&)> apply,
+                                std::function<void(const api::ObjectMeta&)> gone) {
+  auto applied = [kind = std::move(kind), apply = std::move(apply)](const UnstructuredPtr& o) {
     try {
-      fn();
+      apply(o->object);
     } catch (const std::exception& e) {
       spdlog::warn("{} {}: skipped: {}", kind, o->metadata.key(), e.what());
     }
   };
-  ObjectEventHandlers claims;
-  claims.onAdd = [this, skipBad](const UnstructuredPtr& o) {
-    skipBad("ResourceClaim", o, [&] { onClaim(o->object); });
-  };
-  claims.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
-    skipBad("ResourceClaim", o, [&] { onClaim(o->object); });
-  };
-  claims.onDelete = [this](const UnstructuredPtr& o) {
-    onClaimDelete(o->metadata.namespace_, o->metadata.name);
-  };
-  stores_.push_back(handle.watchObjects(watchOf("ResourceClaim", kClaims), std::move(claims)));
+  ObjectEventHandlers h;
+  h.onAdd = applied;
+  h.onUpdate = [applied](const UnstructuredPtr&, const UnstructuredPtr& o) { applied(o); };
+  h.onDelete = [gone = std::move(gone)](const UnstructuredPtr& o) { gone(o->metadata); };
+  return h;
+}
 
-  ObjectEventHandlers slices;
-  slices.onAdd = [this, skipBad](const UnstructuredPtr& o) {
-    skipBad("ResourceSlice", o, [&] { onSlice(o->object); });
-  };
-  slices.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
-    skipBad("ResourceSlice", o, [&] { onSlice(o->object); });
-  };
-  slices.onDelete = [this](const UnstructuredPtr& o) { onSliceDelete(o->metadata.name); };
-  stores_.push_back(handle.watchObjects(watchOf("ResourceSlice", kSlices), std::move(slices)));
+}  // namespace
 
-  ObjectEventHandlers classes;
-  classes.onAdd = [this, skipBad](const UnstructuredPtr& o) {
-    skipBad("DeviceClass", o, [&] { onClass(o->object); });
-  };
-  classes.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
-    skipBad("DeviceClass", o, [&] { onClass(o->object); });
-  };
-  classes.onDelete = [this](const UnstructuredPtr& o) { onClassDelete(o->metadata.name); };
-  stores_.push_back(handle.watchObjects(watchOf("DeviceClass", kClasses), std::move(classes)));
-
+DraState::DraState(Handle& handle) : handle_(&handle) {
+  stores_.push_back(handle.watchObjects(
+      watchOf("ResourceClaim", kClaims),
+      handlersFor(
+          "ResourceClaim", [this](const nlohmann::json& j) { onClaim(j); },
+          [this](const api::ObjectMeta& m) { onClaimDelete(m.namespace_, m.name); })));
+  stores_.push_back(
+      handle.watchObjects(watchOf("ResourceSlice", kSlices),
+                          handlersFor(
+                              "ResourceSlice", [this](const nlohmann::json& j) { onSlice(j); },
+                              [this](const api::ObjectMeta& m) { onSliceDelete(m.name); })));
+  stores_.push_back(
+      handle.watchObjects(watchOf("DeviceClass", kClasses),
+                          handlersFor(
+                              "DeviceClass", [this](const nlohmann::json& j) { onClass(j); },
+                              [this](const api::ObjectMeta& m) { onClassDelete(m.name); })));
   if (features::current().enabled(features::Feature::kDRADeviceTaintRules)) {
-    ObjectEventHandlers rules;
-    rules.onAdd = [this, skipBad](const UnstructuredPtr& o) {
-      skipBad("DeviceTaintRule", o, [&] { onTaintRule(o->object); });
-    };
-    rules.onUpdate = [this, skipBad](const UnstructuredPtr&, const UnstructuredPtr& o) {
-      skipBad("DeviceTaintRule", o, [&] { onTaintRule(o->object); });
-    };
-    rules.onDelete = [this](const UnstructuredPtr& o) { onTaintRuleDelete(o->metadata.name); };
     ObjectWatch w;
     w.kind = "DeviceTaintRule";
     w.path = "/apis/resource.k8s.io/v1/devicetaintrules";
     w.alternatives = {"/apis/resource.k8s.io/v1beta2/devicetaintrules",
                       "/apis/resource.k8s.io/v1alpha3/devicetaintrules"};
     w.optional = true;  // served only where the API is enabled
-    stores_.push_back(handle.watchObjects(std::move(w), std::move(rules)));
+    stores_.push_back(handle.watchObjects(
+        std::move(w), handlersFor(
+                          "DeviceTaintRule", [this](const nlohmann::json& j) { onTaintRule(j); },
+                          [this](const api::ObjectMeta& m) { onTaintRuleDelete(m.name); })));
   }
 }
 

@@ -6,8 +6,6 @@
 
 namespace ksched::sim {
 
-namespace {
-
 // A collection or object path, taken apart.
 struct PathParts {
   std::string group;   // "" for the core group
@@ -16,6 +14,8 @@ struct PathParts {
   std::string name;    // "" for a collection
   bool status = false;
 };
+
+namespace {
 
 std::optional<PathParts> parse(const std::string& path) {
   std::vector<std::string> seg;
@@ -105,6 +105,21 @@ void WatchedObjects::replayAdds() {
   }
 }
 
+void WatchedObjects::replace(const PathParts& p, const UnstructuredPtr& old,
+                             const UnstructuredPtr& updated,
+                             const std::function<void(std::function<void()>)>& deliver) {
+  changed_.push_back(updated);
+  for (const auto& w : watches_) {
+    if (!w->covers(p)) continue;
+    for (auto& o : w->objects) {
+      if (o == old) o = updated;
+    }
+    if (w->handlers.onUpdate) {
+      deliver([h = w->handlers.onUpdate, old, updated] { h(old, updated); });
+    }
+  }
+}
+
 ApiResult WatchedObjects::get(const std::string& path, nlohmann::json* out) const {
   const auto p = parse(path);
   if (p && !p->name.empty()) {
@@ -167,16 +182,7 @@ ApiResult WatchedObjects::patch(const std::string& path, const nlohmann::json& p
   } catch (const std::exception& e) {
     return ApiError{422, "Invalid", e.what()};
   }
-  changed_.push_back(updated);
-  for (const auto& w : watches_) {
-    if (!w->covers(*p)) continue;
-    for (auto& o : w->objects) {
-      if (o == old) o = updated;
-    }
-    if (w->handlers.onUpdate) {
-      deliver([h = w->handlers.onUpdate, old, updated] { h(old, updated); });
-    }
-  }
+  replace(*p, old, updated, deliver);
   if (out != nullptr) *out = updated->object;
   return std::nullopt;
 }
@@ -251,17 +257,7 @@ ApiResult WatchedObjects::remove(const std::string& path, const nlohmann::json& 
     nlohmann::json next = old->object;
     next["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
     next["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
-    UnstructuredPtr updated = makeObject(std::move(next));
-    changed_.push_back(updated);
-    for (const auto& w : watches_) {
-      if (!w->covers(*p)) continue;
-      for (auto& o : w->objects) {
-        if (o == old) o = updated;
-      }
-      if (w->handlers.onUpdate) {
-        deliver([h = w->handlers.onUpdate, old, updated] { h(old, updated); });
-      }
-    }
+    replace(*p, old, makeObject(std::move(next)), deliver);
     return std::nullopt;
   }
   std::erase_if(changed_, [&](const UnstructuredPtr& o) {

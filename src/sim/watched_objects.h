@@ -25,6 +25,8 @@
 
 namespace ksched::sim {
 
+struct PathParts;  // a collection or object path, taken apart (watched_objects.cc)
+
 class WatchedObjects {
  public:
   // Registers a watch of `paths` (the watch's path and its alternatives) over `objects`;
@@ -74,6 +76,9 @@ class WatchedObjects {
 
  private:
   struct Watch;
+  // `old` becomes `updated` in the watches of `p`'s collection, whose handlers see the update.
+  void replace(const PathParts& p, const UnstructuredPtr& old, const UnstructuredPtr& updated,
+               const std::function<void(std::function<void()>)>& deliver);
   std::vector<std::shared_ptr<Watch>> watches_;
   std::vector<UnstructuredPtr> changed_;  // generated or written, newest last
   std::vector<UnstructuredPtr> removed_;  // deleted
