@@ -191,6 +191,7 @@ constexpr Kind kKinds[] = {
     {'D', informerKind<api::DeviceClass>},
     {'K', resourceClaim},
     {'Q', informerKind<api::ResourceClaimTemplate>},
+    {'Z', informerKind<api::DeviceTaintRule>},
 };
 
 Decoder pick(uint8_t selector) {
