@@ -49,7 +49,10 @@ ExtendedRequests extendedResourceRequests(
   auto longLived = [&](size_t i) { return i >= numInit || containers[i]->isRestartable(); };
 
   ExtendedRequests out;
-  for (const auto& [resource, className] : classOf) {
+  for (const auto& entry : classOf) {
+    // Named, not bound: lambdas below capture them.
+    const std::string& resource = entry.first;
+    const std::string& className = entry.second;
     // Container i's request for `resource`, after what `reusable` requests already give it.
     auto requestOf = [&](size_t i, std::span<const std::optional<api::DeviceRequest>> reusable,
                          std::vector<Mapping>& mappings) -> std::optional<api::DeviceRequest> {
