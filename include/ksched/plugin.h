@@ -213,6 +213,20 @@ class PostBindPlugin : public virtual Plugin {
   virtual void postBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
 };
 
+// Opportunistic batching (KEP 5598, gate OpportunisticBatching): the scheduler reuses the
+// filtering and scoring of a cycle for the next pod when both pods have the same scheduling
+// inputs (api::sameSchedulingInputs) and every PreFilter, Filter, PreScore and Score plugin of
+// the profile signs the pod. Signing promises that, for this pod, the plugin's answers on a
+// node depend only on that pod's scheduling inputs, on the node's NodeInfo and on cluster
+// objects that pods placed by the scheduler do not change; a node that received a pod is
+// filtered and scored again. Say false when a pod's answers depend on pods elsewhere in a
+// topology (spreading, inter-pod affinity) or on objects created per pod (claims). A plugin
+// without this interface keeps the profile from batching.
+class SignPlugin : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual bool signPod(const api::Pod& pod) const = 0;
+};
+
 // Plugins that reject pods declare what can make those pods schedulable again. A rejecting
 // plugin without this interface is treated as interested in every event.
 class EnqueueExtensions : public virtual Plugin {

@@ -58,8 +58,12 @@ struct NodeResourcesBalancedAllocationArgs {
 [[nodiscard]] int64_t balancedResourceScore(const std::vector<int64_t>& requested,
                                             const std::vector<int64_t>& allocatable);
 
-class NodeResourcesBalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+class NodeResourcesBalancedAllocation final : public PreScorePlugin,
+                                              public ScorePlugin,
+                                              public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeResourcesBalancedAllocation;
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";

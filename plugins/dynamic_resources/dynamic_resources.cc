@@ -882,4 +882,9 @@ PluginFactory dynamicResourcesFactory() {
       });
 }
 
+bool DynamicResources::signPod(const api::Pod& pod) const {
+  return pod.spec.resourceClaims.empty() &&
+         !(extendedResources_ && dra::requestsDraExtendedResourceName(pod));
+}
+
 }  // namespace ksched::plugins

@@ -71,8 +71,12 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public ScorePlugin,
                                public ReservePlugin,
                                public PreBindPlugin,
-                               public EnqueueExtensions {
+                               public EnqueueExtensions,
+                               public SignPlugin {
  public:
+  // Signs pods without resource claims and without extended resources that a DeviceClass
+  // may serve (both allocate devices per pod).
+  [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kDynamicResources;
   static constexpr std::string_view kCannotAllocate = "cannot allocate all claims";
   static constexpr std::string_view kNotAvailableOnNode = "resourceclaim not available on the node";

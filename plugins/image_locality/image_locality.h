@@ -19,8 +19,10 @@
 
 namespace ksched::plugins {
 
-class ImageLocality final : public ScorePlugin {
+class ImageLocality final : public ScorePlugin, public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kImageLocality;
   static constexpr int64_t kMB = 1024 * 1024;
   static constexpr int64_t kMinThreshold = 23 * kMB;

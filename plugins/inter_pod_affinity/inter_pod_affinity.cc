@@ -347,4 +347,9 @@ PluginFactory interPodAffinityFactory() {
                                              });
 }
 
+bool InterPodAffinity::signPod(const api::Pod& pod) const {
+  const auto& a = pod.spec.affinity;
+  return !a || (!a->podAffinity && !a->podAntiAffinity);
+}
+
 }  // namespace ksched::plugins

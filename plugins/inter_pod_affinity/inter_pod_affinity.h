@@ -65,8 +65,12 @@ class InterPodAffinity final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreScorePlugin,
                                public ScorePlugin,
-                               public EnqueueExtensions {
+                               public EnqueueExtensions,
+                               public SignPlugin {
  public:
+  // Signs pods without affinity or anti-affinity terms of their own (whose scores depend on
+  // the pods of whole topology domains).
+  [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kInterPodAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreInterPodAffinity";

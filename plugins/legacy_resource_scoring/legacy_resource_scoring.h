@@ -38,8 +38,10 @@ namespace ksched::plugins {
 // v1.20 mostRequestedScore: req * 100 / capacity; 0 when capacity is 0 or req exceeds it.
 [[nodiscard]] int64_t mostRequestedScoreV120(int64_t requested, int64_t capacity);
 
-class LegacyResourceScoring final : public ScorePlugin {
+class LegacyResourceScoring final : public ScorePlugin, public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kLeastAllocatedName = names::kNodeResourcesLeastAllocated;
   static constexpr std::string_view kMostAllocatedName = names::kNodeResourcesMostAllocated;
   static constexpr std::string_view kRequestedToCapacityRatioName =

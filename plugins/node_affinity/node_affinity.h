@@ -46,8 +46,11 @@ class NodeAffinity final : public PreFilterPlugin,
                            public FilterPlugin,
                            public PreScorePlugin,
                            public ScorePlugin,
-                           public EnqueueExtensions {
+                           public EnqueueExtensions,
+                           public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeAffinity;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeAffinity";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeAffinity";

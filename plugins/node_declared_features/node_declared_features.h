@@ -25,8 +25,11 @@ namespace ksched::plugins {
 
 class NodeDeclaredFeatures final : public PreFilterPlugin,
                                    public FilterPlugin,
-                                   public EnqueueExtensions {
+                                   public EnqueueExtensions,
+                                   public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeDeclaredFeatures;
   // CycleState key of the PreFilter data.
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeDeclaredFeatures";

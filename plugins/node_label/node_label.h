@@ -43,8 +43,13 @@ struct NodeLabelArgs {
   void validate() const;
 };
 
-class NodeLabel final : public FilterPlugin, public ScorePlugin, public EnqueueExtensions {
+class NodeLabel final : public FilterPlugin,
+                        public ScorePlugin,
+                        public EnqueueExtensions,
+                        public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeLabel;
   static constexpr std::string_view kErrReason = "node(s) didn't have the requested labels";
 

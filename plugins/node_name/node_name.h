@@ -13,8 +13,10 @@
 
 namespace ksched::plugins {
 
-class NodeName final : public FilterPlugin, public EnqueueExtensions {
+class NodeName final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeName;
   static constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
 

@@ -17,8 +17,13 @@
 
 namespace ksched::plugins {
 
-class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class NodePorts final : public PreFilterPlugin,
+                        public FilterPlugin,
+                        public EnqueueExtensions,
+                        public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodePorts;
   // CycleState key of the PreFilter data.
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodePorts";

@@ -37,8 +37,11 @@ class NodeResourcesFit final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreScorePlugin,
                                public ScorePlugin,
-                               public EnqueueExtensions {
+                               public EnqueueExtensions,
+                               public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeResourcesFit;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesFit";

@@ -14,8 +14,10 @@
 
 namespace ksched::plugins {
 
-class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
+class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeUnschedulable;
   static constexpr std::string_view kErrReasonUnknownCondition = "node(s) had unknown conditions";
   static constexpr std::string_view kErrReasonUnschedulable = "node(s) were unschedulable";

@@ -35,8 +35,11 @@ namespace ksched::plugins {
 class NodeVolumeLimits final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreFilterExtensions,
-                               public EnqueueExtensions {
+                               public EnqueueExtensions,
+                               public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kNodeVolumeLimits;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeVolumeLimits";
   static constexpr std::string_view kErrReasonMaxVolumeCountExceeded =

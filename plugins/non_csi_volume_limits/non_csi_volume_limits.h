@@ -40,8 +40,10 @@ namespace ksched::plugins {
 
 enum class InTreeVolumeType : uint8_t { kAWSEBS, kGCEPD, kAzureDisk, kCinder };
 
-class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions {
+class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kEBSName = names::kEBSLimits;
   static constexpr std::string_view kGCEPDName = names::kGCEPDLimits;
   static constexpr std::string_view kAzureDiskName = names::kAzureDiskLimits;

@@ -192,4 +192,10 @@ PluginFactory podTopologySpreadFactory() {
       });
 }
 
+bool PodTopologySpread::signPod(const api::Pod& pod) const {
+  if (!pod.spec.topologySpreadConstraints.empty()) return false;
+  return defaultConstraints_.empty() ||
+         helper::defaultSelector(pod, handle_->listers()).isEverything();
+}
+
 }  // namespace ksched::plugins

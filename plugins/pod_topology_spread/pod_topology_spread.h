@@ -54,8 +54,12 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public FilterPlugin,
                                 public PreScorePlugin,
                                 public ScorePlugin,
-                                public EnqueueExtensions {
+                                public EnqueueExtensions,
+                                public SignPlugin {
  public:
+  // Signs pods that no spreading constraint applies to: none of their own and none by default
+  // (nothing selects them, or the default constraints are an empty list).
+  [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kPodTopologySpread;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
   static constexpr std::string_view kPreScoreStateKey = "PreScorePodTopologySpread";

@@ -25,8 +25,11 @@ inline constexpr std::string_view kUntoleratedTaintReason = "node(s) had untoler
 class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
-                              public EnqueueExtensions {
+                              public EnqueueExtensions,
+                              public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kTaintToleration;
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";

@@ -523,4 +523,9 @@ PluginFactory volumeBindingFactory() {
       });
 }
 
+bool VolumeBinding::signPod(const api::Pod& pod) const {
+  return std::none_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                      [](const api::Volume& v) { return v.persistentVolumeClaim || v.ephemeral; });
+}
+
 }  // namespace ksched::plugins

@@ -102,8 +102,12 @@ class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
-                            public EnqueueExtensions {
+                            public EnqueueExtensions,
+                            public SignPlugin {
  public:
+  // Signs pods without PersistentVolumeClaims and generic ephemeral volumes (their binding
+  // is decided per pod).
+  [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kVolumeBinding;
 
   static constexpr std::string_view kErrReasonBindConflict =

@@ -151,4 +151,9 @@ PluginFactory volumeRestrictionsFactory() {
       [](Handle& handle) { return std::make_unique<VolumeRestrictions>(handle.listers()); });
 }
 
+bool VolumeRestrictions::signPod(const api::Pod& pod) const {
+  return std::none_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                      [](const api::Volume& v) { return v.persistentVolumeClaim || v.ephemeral; });
+}
+
 }  // namespace ksched::plugins

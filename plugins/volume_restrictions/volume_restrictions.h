@@ -28,8 +28,11 @@ namespace ksched::plugins {
 class VolumeRestrictions final : public PreFilterPlugin,
                                  public FilterPlugin,
                                  public PreFilterExtensions,
-                                 public EnqueueExtensions {
+                                 public EnqueueExtensions,
+                                 public SignPlugin {
  public:
+  // Signs pods without PersistentVolumeClaims (ReadWriteOncePod claims conflict cluster-wide).
+  [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kVolumeRestrictions;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterVolumeRestrictions";
   static constexpr std::string_view kErrReasonDiskConflict = "node(s) had no available disk";

@@ -27,8 +27,13 @@
 
 namespace ksched::plugins {
 
-class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class VolumeZone final : public PreFilterPlugin,
+                         public FilterPlugin,
+                         public EnqueueExtensions,
+                         public SignPlugin {
  public:
+  // Opportunistic batching: its answers on a node depend on the pod and that node only.
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kVolumeZone;
   static constexpr std::string_view kPreFilterStateKey = "PreFilterVolumeZone";
   static constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";

@@ -51,7 +51,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
      true, true, kAlwaysOn},
     {F::kNominatedNodeNameForExpectation, "NominatedNodeNameForExpectation", kBeta, true, false,
      kSwitches},
-    {F::kOpportunisticBatching, "OpportunisticBatching", kBeta, true, false, kNoEffect},
+    {F::kOpportunisticBatching, "OpportunisticBatching", kBeta, true, false, kSwitches},
     {F::kPodGroupPreemptionPolicy, "PodGroupPreemptionPolicy", kAlpha, false, false, kRefusedOn},
     {F::kPodLevelResources, "PodLevelResources", kBeta, true, false, kSwitches},
     {F::kPodObservedGenerationTracking, "PodObservedGenerationTracking", kGA, true, true,

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <ksched/api/decode.h>
@@ -32,6 +33,80 @@ const ContainerStatus* Pod::containerStatus(std::string_view name) const noexcep
 }
 
 int32_t podPriority(const Pod& pod) noexcept { return pod.spec.priority.value_or(0); }
+
+namespace {
+
+bool sameMounts(const std::vector<VolumeMount>& a, const std::vector<VolumeMount>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const VolumeMount& x, const VolumeMount& y) {
+                      return x.mountPath == y.mountPath && x.bindMountOptions == y.bindMountOptions;
+                    });
+}
+
+bool sameContainers(const std::vector<Container>& a, const std::vector<Container>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Container& x, const Container& y) {
+                      return x.name == y.name && x.image == y.image && x.resources == y.resources &&
+                             x.ports == y.ports && x.restartPolicy == y.restartPolicy &&
+                             x.restartPolicyRules == y.restartPolicyRules &&
+                             sameMounts(x.volumeMounts, y.volumeMounts);
+                    });
+}
+
+// A volume that some plugin reads: one of the sources the decoder keeps.
+bool hasSource(const Volume& v) {
+  return v.persistentVolumeClaim || v.gcePersistentDisk || v.awsElasticBlockStore || v.azureDisk ||
+         v.cinder || v.rbd || v.iscsi || v.ephemeral || v.csi;
+}
+
+// The volumes with a source, in order, by source (their names are not read).
+bool sameVolumes(const std::vector<Volume>& a, const std::vector<Volume>& b) {
+  auto i = a.begin();
+  auto j = b.begin();
+  while (true) {
+    while (i != a.end() && !hasSource(*i)) ++i;
+    while (j != b.end() && !hasSource(*j)) ++j;
+    if (i == a.end() || j == b.end()) return i == a.end() && j == b.end();
+    if (i->ephemeral || j->ephemeral) return false;
+    Volume x = *i;
+    x.name = j->name;
+    if (!(x == *j)) return false;
+    ++i;
+    ++j;
+  }
+}
+
+}  // namespace
+
+bool sameSchedulingInputs(const Pod& a, const Pod& b) {
+  const PodSpec& x = a.spec;
+  const PodSpec& y = b.spec;
+  return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.labels == b.metadata.labels &&
+         x.nodeName == y.nodeName && x.schedulerName == y.schedulerName &&
+         x.priority == y.priority && x.priorityClassName == y.priorityClassName &&
+         x.preemptionPolicy == y.preemptionPolicy && x.resources == y.resources &&
+         x.overhead == y.overhead && x.nodeSelector == y.nodeSelector && x.affinity == y.affinity &&
+         x.tolerations == y.tolerations &&
+         x.topologySpreadConstraints == y.topologySpreadConstraints &&
+         x.schedulingGates == y.schedulingGates && x.hostNetwork == y.hostNetwork &&
+         x.hostUsers == y.hostUsers && x.resourceClaims == y.resourceClaims &&
+         sameContainers(x.containers, y.containers) &&
+         sameContainers(x.initContainers, y.initContainers) &&
+         sameContainers(x.ephemeralContainers, y.ephemeralContainers) &&
+         sameVolumes(x.volumes, y.volumes) &&
+         a.status.nominatedNodeName == b.status.nominatedNodeName &&
+         a.status.containerStatuses == b.status.containerStatuses &&
+         a.status.initContainerStatuses == b.status.initContainerStatuses &&
+         a.status.allocatedResources == b.status.allocatedResources &&
+         a.status.resources == b.status.resources &&
+         a.status.resourceClaimStatuses == b.status.resourceClaimStatuses &&
+         a.status.extendedResourceClaimStatus == b.status.extendedResourceClaimStatus &&
+         a.status.conditions.size() == b.status.conditions.size() &&
+         std::equal(a.status.conditions.begin(), a.status.conditions.end(),
+                    b.status.conditions.begin(), [](const PodCondition& c, const PodCondition& d) {
+                      return c.type == d.type && c.status == d.status;
+                    });
+}
 
 std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume) {
   return pod.metadata.name + "-" + volume.name;

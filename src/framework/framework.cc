@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <utility>
+
+#include <ksched/api/features.h>
 
 namespace ksched::framework {
 
@@ -64,6 +67,36 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     }
   }
   instrumentation_ = std::make_unique<Instrumentation>(services_.metrics, profileName_, all);
+  // Opportunistic batching needs a signature from every plugin that filters or scores.
+  batching_ = features::current().enabled(features::Feature::kOpportunisticBatching);
+  std::set<const Plugin*> signing;
+  for (const auto* p : plugins<ExtensionPoint::kPreFilter>()) signing.insert(p);
+  for (const auto* p : plugins<ExtensionPoint::kFilter>()) signing.insert(p);
+  for (const auto* p : plugins<ExtensionPoint::kPreScore>()) signing.insert(p);
+  for (const auto* p : plugins<ExtensionPoint::kScore>()) signing.insert(p);
+  for (const Plugin* p : signing) {
+    const auto* signer = dynamic_cast<const SignPlugin*>(p);
+    if (signer == nullptr) {
+      batching_ = false;
+      break;
+    }
+    signers_.push_back(signer);
+  }
+}
+
+bool Framework::signPod(const api::Pod& pod) const {
+  if (!batching_ || !extenders().empty()) return false;
+  for (const SignPlugin* s : signers_) {
+    if (!s->signPod(pod)) return false;
+  }
+  return true;
+}
+
+const ScorePlugin* Framework::scorePlugin(std::string_view name) const {
+  for (const ScorePlugin* p : plugins<ExtensionPoint::kScore>()) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
 }
 
 void Framework::start() {

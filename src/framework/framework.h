@@ -175,6 +175,11 @@ class Framework final : public Handle {
   Status runScorePlugins(const CycleState& state, const api::Pod& pod,
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& totals,
                          ScoreBreakdown* breakdown = nullptr);
+  // Opportunistic batching (KEP 5598, gate OpportunisticBatching): whether every PreFilter,
+  // Filter, PreScore and Score plugin signs `pod` (SignPlugin) and no extender is configured.
+  [[nodiscard]] bool signPod(const api::Pod& pod) const;
+  // The Score plugin of that name, or nullptr.
+  [[nodiscard]] const ScorePlugin* scorePlugin(std::string_view name) const;
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, a rejection, or Wait (the pod is registered as waiting; see onPermitDecided and
@@ -277,6 +282,10 @@ class Framework final : public Handle {
   // Reserve, Permit), for enqueueEvents().
   std::vector<Plugin*> enqueueCandidates_;
   std::unique_ptr<Instrumentation> instrumentation_;
+
+  // The gate is on and every plugin that filters or scores implements SignPlugin.
+  bool batching_ = false;
+  std::vector<const SignPlugin*> signers_;
 
   const NodeInfoLister* snapshot_ = nullptr;  // scheduling thread only
   WaitingPods waiting_;

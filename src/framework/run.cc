@@ -237,6 +237,8 @@ std::pair<PostFilterResult, Status> Framework::runPostFilterPlugins(CycleState& 
 Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
   return timed(ExtensionPoint::kPreScore, [&]() -> Status {
+    // Only this run's Skips count (batching may have run PreScore for one node before).
+    state.skipScorePlugins.clear();
     for (auto* p : plugins<ExtensionPoint::kPreScore>()) {
       Status s =
           timedPlugin(p, ExtensionPoint::kPreScore, [&] { return p->preScore(state, pod, nodes); });

@@ -195,6 +195,18 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                   .Name("scheduler_plugin_execution_duration_seconds")
                   .Help("Duration for running a plugin at a specific extension point.")
                   .Register(r);
+  batchAttempts_ = &BuildCounter()
+                        .Name("scheduler_batch_attempts_total")
+                        .Help("Counts of results when we attempt to use batching.")
+                        .Register(r);
+  batchFlushed_ = &BuildCounter()
+                       .Name("scheduler_batch_cache_flushed_total")
+                       .Help("Counts of cache flushes by reason.")
+                       .Register(r);
+  batchRescores_ = &BuildCounter()
+                        .Name("scheduler_batch_rescore_attempts_total")
+                        .Help("Counts of rescore attempts during opportunistic batching.")
+                        .Register(r);
   preemptionAttempts_ = &BuildCounter()
                              .Name("scheduler_preemption_attempts_total")
                              .Help("Total preemption attempts in the cluster till now")
@@ -247,6 +259,34 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
   cacheSize_[2] = &cache.Add({{"type", "nodes"}});
 }
 
+std::string_view batchFlushLabel(BatchFlush reason) {
+  switch (reason) {
+    case BatchFlush::kPodFailed:
+      return "pod_failed";
+    case BatchFlush::kPodSkipped:
+      return "pod_skipped";
+    case BatchFlush::kPodNominated:
+      return "pod_nominated";
+    case BatchFlush::kNodeMissing:
+      return "node_missing";
+    case BatchFlush::kEmptyList:
+      return "empty_list";
+    case BatchFlush::kExpired:
+      return "expired";
+    case BatchFlush::kPodIncompatible:
+      return "pod_incompatible";
+    case BatchFlush::kPodNotBatchable:
+      return "pod_not_batchable";
+    case BatchFlush::kPreScoreError:
+      return "prescore_error";
+    case BatchFlush::kRescoreError:
+      return "rescore_error";
+    case BatchFlush::kNormalizeError:
+      return "normalize_error";
+  }
+  return "unknown";
+}
+
 const ProfileMetrics& SchedulerMetrics::profile(const std::string& name) {
   std::lock_guard lock(mu_);
   auto& p = profiles_[name];
@@ -258,6 +298,16 @@ const ProfileMetrics& SchedulerMetrics::profile(const std::string& name) {
       p->attemptDuration[i] = &attemptDurationFamily_->Add({{"result", result}, {"profile", name}},
                                                            exponentialBuckets(0.001, 2, 15));
     }
+    const std::array<std::string, 3> batchResults = {"no_hint", "hint_used", "hint_not_used"};
+    for (size_t i = 0; i < batchResults.size(); ++i) {
+      p->batchAttempts[i] = &batchAttempts_->Add({{"profile", name}, {"result", batchResults[i]}});
+    }
+    for (size_t i = 0; i < kBatchFlushReasons; ++i) {
+      p->batchFlushed[i] = &batchFlushed_->Add(
+          {{"profile", name},
+           {"reason", std::string(batchFlushLabel(static_cast<BatchFlush>(i)))}});
+    }
+    p->batchRescores = &batchRescores_->Add({{"profile", name}});
   }
   return *p;
 }

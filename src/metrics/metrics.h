@@ -37,10 +37,32 @@ namespace ksched::metrics {
 enum class Result { kScheduled, kUnschedulable, kError };
 [[nodiscard]] std::string_view resultLabel(Result r);
 
+// Opportunistic batching: scheduler_batch_attempts_total{result} ...
+enum class BatchAttempt { kNoHint, kHintUsed, kHintNotUsed };
+// ... and scheduler_batch_cache_flushed_total{reason}, with upstream's label values.
+enum class BatchFlush {
+  kPodFailed,
+  kPodSkipped,
+  kPodNominated,
+  kNodeMissing,
+  kEmptyList,
+  kExpired,
+  kPodIncompatible,
+  kPodNotBatchable,
+  kPreScoreError,
+  kRescoreError,
+  kNormalizeError,
+};
+inline constexpr size_t kBatchFlushReasons = 11;
+[[nodiscard]] std::string_view batchFlushLabel(BatchFlush reason);
+
 // The counters of one profile, created once by SchedulerMetrics::profile().
 struct ProfileMetrics {
-  std::array<prometheus::Counter*, 3> attempts{};           // by Result
-  std::array<prometheus::Histogram*, 3> attemptDuration{};  // by Result
+  std::array<prometheus::Counter*, 3> attempts{};                       // by Result
+  std::array<prometheus::Histogram*, 3> attemptDuration{};              // by Result
+  std::array<prometheus::Counter*, 3> batchAttempts{};                  // by BatchAttempt
+  std::array<prometheus::Counter*, kBatchFlushReasons> batchFlushed{};  // by BatchFlush
+  prometheus::Counter* batchRescores = nullptr;  // scheduler_batch_rescore_attempts_total
 };
 
 // /proc/self/stat fields the process collector reports.
@@ -143,6 +165,9 @@ class SchedulerMetrics : public PluginMetrics {
   prometheus::Family<prometheus::Histogram>* extensionPoints_;
   prometheus::Family<prometheus::Histogram>* plugins_;
   prometheus::Counter* preemptionAttempts_;
+  prometheus::Family<prometheus::Counter>* batchAttempts_;
+  prometheus::Family<prometheus::Counter>* batchFlushed_;
+  prometheus::Family<prometheus::Counter>* batchRescores_;
   prometheus::Histogram* preemptionVictims_;
   prometheus::Family<prometheus::Gauge>* unschedulablePods_;
   prometheus::Family<prometheus::Gauge>* inFlightEvents_;

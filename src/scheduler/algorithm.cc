@@ -32,6 +32,38 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
                                           const api::Pod& pod, const NodeInfoLister& snapshot,
                                           int32_t globalPercentage, ScheduleResult& result,
                                           FitError& fitError, Status& error) {
+  return schedule(fwk, state, pod, snapshot, globalPercentage, result, fitError, error, nullptr);
+}
+
+Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState& state,
+                                          const PodPtr& pod, int64_t cycle,
+                                          const NodeInfoLister& snapshot, int32_t globalPercentage,
+                                          ScheduleResult& result, FitError& fitError,
+                                          Status& error) {
+  if (!batching_) {
+    return schedule(fwk, state, *pod, snapshot, globalPercentage, result, fitError, error, nullptr);
+  }
+  auto& batch = batches_[&fwk];
+  if (!batch) batch = std::make_unique<OpportunisticBatch>(fwk, batchMetrics_);
+  Batching b{.batch = batch.get(), .pod = pod, .cycle = cycle, .signed_ = fwk.signPod(*pod)};
+  Outcome out = schedule(fwk, state, *pod, snapshot, globalPercentage, result, fitError, error, &b);
+  if (out != Outcome::kScheduled) batch->failed();
+  return out;
+}
+
+void Algorithm::placementFailed(framework::Framework& fwk) {
+  if (auto it = batches_.find(&fwk); it != batches_.end()) it->second->failed();
+}
+
+int64_t Algorithm::batchedPods(const framework::Framework& fwk) const {
+  auto it = batches_.find(&fwk);
+  return it == batches_.end() ? 0 : it->second->batchedPods();
+}
+
+Algorithm::Outcome Algorithm::schedule(framework::Framework& fwk, CycleState& state,
+                                       const api::Pod& pod, const NodeInfoLister& snapshot,
+                                       int32_t globalPercentage, ScheduleResult& result,
+                                       FitError& fitError, Status& error, Batching* batching) {
   const auto& all = snapshot.list();
   if (all.empty()) {
     // Unschedulable, as upstream; with no plugin to wait for, the pod backs off.
@@ -41,7 +73,7 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
   int32_t percentage = fwk.percentageOfNodesToScore().value_or(globalPercentage);
   std::vector<const NodeInfo*> feasible;
   Diagnosis diagnosis;
-  Status s = findNodesThatFit(fwk, state, pod, snapshot, percentage, diagnosis, feasible);
+  Status s = findNodesThatFit(fwk, state, pod, snapshot, percentage, diagnosis, feasible, batching);
   if (s.isError()) {
     error = std::move(s);
     return Outcome::kError;
@@ -55,6 +87,15 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
   }
   if (feasible.size() == 1) {
     result.suggestedHost = feasible[0]->name();
+    if (batching != nullptr) {
+      result.batched = !batching->hint.empty() && batching->hint == result.suggestedHost;
+      if (result.batched) {
+        result.ties = batching->ties;
+        result.tiedWith = std::move(batching->tiedWith);
+      }
+      batching->batch->store(batching->pod, batching->signed_, batching->hint, result.suggestedHost,
+                             batching->cycle, nullptr, nullptr);
+    }
     return Outcome::kScheduled;
   }
   s = fwk.runPreScorePlugins(state, pod, feasible);
@@ -64,8 +105,11 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
   }
   std::vector<int64_t> scores;
   const auto& extenders = fwk.extenders();
+  // A pod that may start a batch keeps each plugin's scores.
+  const bool keep = batching != nullptr && batching->signed_;
+  framework::Framework::ScoreBreakdown breakdown;
   if (fwk.hasScorePlugins()) {
-    s = fwk.runScorePlugins(state, pod, feasible, scores);
+    s = fwk.runScorePlugins(state, pod, feasible, scores, keep ? &breakdown : nullptr);
     if (!s.ok()) {
       error = std::move(s);
       return Outcome::kError;
@@ -84,13 +128,17 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
   }
   result.suggestedHost =
       selectHost(feasible, scores, recordTies_ ? &result.tiedWith : nullptr, &result.ties);
+  if (batching != nullptr) {
+    batching->batch->store(batching->pod, batching->signed_, batching->hint, result.suggestedHost,
+                           batching->cycle, &feasible, &breakdown);
+  }
   return Outcome::kScheduled;
 }
 
 Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
                                    const api::Pod& pod, const NodeInfoLister& snapshot,
                                    int32_t percentage, Diagnosis& diagnosis,
-                                   std::vector<const NodeInfo*>& feasible) {
+                                   std::vector<const NodeInfo*>& feasible, Batching* batching) {
   const auto& all = snapshot.list();
   PreFilterResult pre;
   std::set<std::string, std::less<>> pluginsWithNodes;
@@ -133,6 +181,25 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
       }
     }
     nodes = &restricted;
+  }
+  // Opportunistic batching: the next-best node of the previous cycle, when the batch serves
+  // this pod, is the one node filtered (as upstream, like a nominated node).
+  if (batching != nullptr) {
+    if (pre.nodeNames) batching->signed_ = false;
+    batching->hint = batching->batch->nodeHint(state, batching->pod, batching->signed_,
+                                               batching->cycle, snapshot, rng_, &batching->ties,
+                                               recordTies_ ? &batching->tiedWith : nullptr);
+    if (!batching->hint.empty()) {
+      const NodeInfo* hinted = snapshot.get(batching->hint);
+      if (hinted != nullptr && hinted->node() != nullptr) {
+        Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *hinted);
+        if (fs.ok()) {
+          feasible.assign(1, hinted);
+          return {};
+        }
+        if (fs.isError()) return fs;
+      }
+    }
   }
   // A pod nominated by an earlier preemption tries its nominated node first (upstream
   // evaluateNominatedNode): its victims are gone, and the room is reserved for it.

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -12,6 +14,8 @@
 
 #include "framework/fit_error.h"
 #include "framework/framework.h"
+#include "metrics/metrics.h"
+#include "scheduler/batch.h"
 
 namespace ksched::scheduler {
 
@@ -24,9 +28,12 @@ struct ScheduleResult {
   int feasibleNodes = 0;
   // With Algorithm::recordTies: how many other nodes had the same top score (the node was drawn
   // among them), and the first kMaxTiedNames of them in the order they were scored.
-  static constexpr size_t kMaxTiedNames = 16;
+  static constexpr size_t kMaxTiedNames = ScheduleResultTies::kMaxTiedNames;
   int ties = 0;
   std::vector<std::string> tiedWith;
+  // Opportunistic batching placed the pod on the previous cycle's next-best node, without a
+  // full cycle.
+  bool batched = false;
 };
 
 // How many feasible nodes to look for (upstream numFeasibleNodesToFind): all nodes below 100
@@ -45,6 +52,23 @@ class Algorithm {
   Outcome schedulePod(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
                       const NodeInfoLister& snapshot, int32_t globalPercentage,
                       ScheduleResult& result, FitError& fitError, Status& error);
+  // The same in the scheduling loop's cycle `cycle`: with batching enabled, the pod may be
+  // placed from the previous cycle's results (batch.h).
+  Outcome schedulePod(framework::Framework& fwk, CycleState& state, const PodPtr& pod,
+                      int64_t cycle, const NodeInfoLister& snapshot, int32_t globalPercentage,
+                      ScheduleResult& result, FitError& fitError, Status& error);
+
+  // Opportunistic batching (KEP 5598) for the profiles whose plugins sign pods; off until this
+  // is called. `metrics` (may be null) gets the scheduler_batch_* counters.
+  void enableBatching(metrics::SchedulerMetrics* metrics) {
+    batching_ = true;
+    batchMetrics_ = metrics;
+  }
+  // The pod that schedulePod placed was not assumed after all (the cache, Reserve or Permit
+  // refused it): the next pod must not use the batch.
+  void placementFailed(framework::Framework& fwk);
+  // Pods placed by batching in `fwk`'s profile (tests).
+  [[nodiscard]] int64_t batchedPods(const framework::Framework& fwk) const;
 
   // Fill ScheduleResult::tiedWith (simulate reports the ties).
   void recordTies(bool on) { recordTies_ = on; }
@@ -53,14 +77,30 @@ class Algorithm {
   [[nodiscard]] size_t nextStartNodeIndexForTest() const { return nextStartNodeIndex_; }
 
  private:
+  // The batching of one cycle.
+  struct Batching {
+    OpportunisticBatch* batch = nullptr;
+    PodPtr pod;
+    int64_t cycle = 0;
+    bool signed_ = false;  // Framework::signPod, and no PreFilterResult narrowed the nodes
+    std::string hint;
+    int ties = 0;  // other candidates with the hint's score
+    std::vector<std::string> tiedWith;
+  };
+  Outcome schedule(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
+                   const NodeInfoLister& snapshot, int32_t globalPercentage, ScheduleResult& result,
+                   FitError& fitError, Status& error, Batching* batching);
   Status findNodesThatFit(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
                           const NodeInfoLister& snapshot, int32_t percentage, Diagnosis& diagnosis,
-                          std::vector<const NodeInfo*>& feasible);
+                          std::vector<const NodeInfo*>& feasible, Batching* batching);
   std::string selectHost(const std::vector<const NodeInfo*>& nodes,
                          const std::vector<int64_t>& scores, std::vector<std::string>* tiedWith,
                          int* tieCount);
 
   size_t nextStartNodeIndex_ = 0;
+  bool batching_ = false;
+  metrics::SchedulerMetrics* batchMetrics_ = nullptr;
+  std::map<const framework::Framework*, std::unique_ptr<OpportunisticBatch>> batches_;
   bool recordTies_ = false;
   std::mt19937_64 rng_;
 };

@@ -81,7 +81,7 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   ScheduleResult result;
   FitError fitError;
   Status error;
-  auto outcome = algorithm_.schedulePod(*fwk, state, *pod, snapshot_,
+  auto outcome = algorithm_.schedulePod(*fwk, state, pod, cycle, snapshot_,
                                         options_.percentageOfNodesToScore, result, fitError, error);
   if (outcome == Algorithm::Outcome::kScheduled && options_.onSuggestedHost) {
     options_.onSuggestedHost(*pod, result);
@@ -131,6 +131,7 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   assumedPod->spec.nodeName = result.suggestedHost;
   auto assumedInfo = std::make_shared<const PodInfo>(assumedPod);
   if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
+    algorithm_.placementFailed(*fwk);
     errors_.fetch_add(1);
     fwk->setSnapshot(nullptr);
     handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start,
@@ -149,6 +150,7 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   }
   fwk->setSnapshot(nullptr);
   if (!s.ok() && !s.isWait()) {
+    algorithm_.placementFailed(*fwk);
     (void)cache_.forgetPod(pod->metadata.uid);
     if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
     if (s.isError()) errors_.fetch_add(1);

@@ -65,6 +65,8 @@ struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
   std::vector<ContainerResourceClaim> claims;  // containers only
+
+  friend bool operator==(const ResourceRequirements&, const ResourceRequirements&) = default;
 };
 
 struct ContainerPort {
@@ -73,6 +75,8 @@ struct ContainerPort {
   int32_t hostPort = 0;  // 0: not exposed on the host
   std::string hostIP;
   std::string protocol{kProtocolTCP};
+
+  friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
 // One of a container's restartPolicyRules; only the action is read (its exitCodes are not).
@@ -103,16 +107,22 @@ struct Container {
   [[nodiscard]] bool isRestartable() const noexcept {
     return restartPolicy && *restartPolicy == kContainerRestartPolicyAlways;
   }
+
+  friend bool operator==(const Container&, const Container&) = default;
 };
 
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
 struct NodeAffinity {
   std::optional<NodeSelector> requiredDuringSchedulingIgnoredDuringExecution;
   std::vector<PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution;
+
+  friend bool operator==(const NodeAffinity&, const NodeAffinity&) = default;
 };
 
 struct PodAffinityTerm {
@@ -122,17 +132,23 @@ struct PodAffinityTerm {
   std::optional<LabelSelector> namespaceSelector;
   std::vector<std::string> matchLabelKeys;
   std::vector<std::string> mismatchLabelKeys;
+
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm podAffinityTerm;
+
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
 // Used for both spec.affinity.podAffinity and spec.affinity.podAntiAffinity.
 struct PodAffinity {
   std::vector<PodAffinityTerm> requiredDuringSchedulingIgnoredDuringExecution;
   std::vector<WeightedPodAffinityTerm> preferredDuringSchedulingIgnoredDuringExecution;
+
+  friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
 };
 using PodAntiAffinity = PodAffinity;
 
@@ -140,6 +156,8 @@ struct Affinity {
   std::optional<NodeAffinity> nodeAffinity;
   std::optional<PodAffinity> podAffinity;
   std::optional<PodAntiAffinity> podAntiAffinity;
+
+  friend bool operator==(const Affinity&, const Affinity&) = default;
 };
 
 struct TopologySpreadConstraint {
@@ -151,11 +169,17 @@ struct TopologySpreadConstraint {
   std::optional<std::string> nodeAffinityPolicy;  // Honor / Ignore; nullopt means Honor
   std::optional<std::string> nodeTaintsPolicy;    // Honor / Ignore; nullopt means Ignore
   std::vector<std::string> matchLabelKeys;
+
+  friend bool operator==(const TopologySpreadConstraint&,
+                         const TopologySpreadConstraint&) = default;
 };
 
 struct PersistentVolumeClaimVolumeSource {
   std::string claimName;
   bool readOnly = false;
+
+  friend bool operator==(const PersistentVolumeClaimVolumeSource&,
+                         const PersistentVolumeClaimVolumeSource&) = default;
 };
 
 struct RBDVolumeSource {
@@ -163,6 +187,8 @@ struct RBDVolumeSource {
   std::string image;
   std::string pool = "rbd";
   bool readOnly = false;
+
+  friend bool operator==(const RBDVolumeSource&, const RBDVolumeSource&) = default;
 };
 
 struct ISCSIVolumeSource {
@@ -170,11 +196,15 @@ struct ISCSIVolumeSource {
   std::string iqn;
   int32_t lun = 0;
   bool readOnly = false;
+
+  friend bool operator==(const ISCSIVolumeSource&, const ISCSIVolumeSource&) = default;
 };
 
 struct CSIVolumeSource {
   std::string driver;
   bool readOnly = false;
+
+  friend bool operator==(const CSIVolumeSource&, const CSIVolumeSource&) = default;
 };
 
 // One pod volume; at most one source is set (the others stay nullopt/false).
@@ -189,6 +219,8 @@ struct Volume {
   std::optional<ISCSIVolumeSource> iscsi;
   bool ephemeral = false;  // a generic ephemeral volume (claim "<pod name>-<volume name>")
   std::optional<CSIVolumeSource> csi;
+
+  friend bool operator==(const Volume&, const Volume&) = default;
 };
 
 // spec.resourceClaims[] (Dynamic Resource Allocation): exactly one of the two names is set in
@@ -271,6 +303,8 @@ struct ContainerStatus {
   std::string name;
   ResourceList allocatedResources;
   std::optional<ResourceRequirements> resources;  // nullopt: not reported
+
+  friend bool operator==(const ContainerStatus&, const ContainerStatus&) = default;
 };
 
 struct PodStatus {
@@ -305,6 +339,13 @@ struct Pod {
 
 // spec.priority, or 0 when unset (upstream corev1helpers.PodPriority).
 [[nodiscard]] int32_t podPriority(const Pod& pod) noexcept;
+// Whether two pods are the same to every scheduling decision that reads only the pod's
+// namespace, labels, spec and status (opportunistic batching, KEP 5598): their names, uids,
+// annotations and owners are not compared, nor the names of volumes that no plugin reads
+// (projected, secret, configMap, emptyDir...) and of the mounts, which admission makes unique
+// per pod. A pod with a generic ephemeral volume (its claim is named after the pod) is like
+// no other.
+[[nodiscard]] bool sameSchedulingInputs(const Pod& a, const Pod& b);
 // The PVC name of a generic ephemeral volume: "<pod name>-<volume name>".
 [[nodiscard]] std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume);
 

@@ -49,12 +49,18 @@ struct GCEPersistentDiskVolumeSource {
   std::string pdName;
   int32_t partition = 0;
   bool readOnly = false;
+
+  friend bool operator==(const GCEPersistentDiskVolumeSource&,
+                         const GCEPersistentDiskVolumeSource&) = default;
 };
 
 struct AWSElasticBlockStoreVolumeSource {
   std::string volumeID;
   int32_t partition = 0;
   bool readOnly = false;
+
+  friend bool operator==(const AWSElasticBlockStoreVolumeSource&,
+                         const AWSElasticBlockStoreVolumeSource&) = default;
 };
 
 // Only the fields the scheduler reads (the in-tree volume limits count disks by name).
@@ -62,11 +68,15 @@ struct AzureDiskVolumeSource {
   std::string diskName;
   std::string diskURI;
   bool readOnly = false;
+
+  friend bool operator==(const AzureDiskVolumeSource&, const AzureDiskVolumeSource&) = default;
 };
 
 struct CinderVolumeSource {
   std::string volumeID;
   bool readOnly = false;
+
+  friend bool operator==(const CinderVolumeSource&, const CinderVolumeSource&) = default;
 };
 
 struct CSIPersistentVolumeSource {

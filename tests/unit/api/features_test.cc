@@ -110,7 +110,7 @@ TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
   EXPECT_TRUE(warnings.empty());
 
   Gates g;
-  ASSERT_EQ(g.set("GenericWorkload=true,VolumeLimitScaling=false,OpportunisticBatching=false,"
+  ASSERT_EQ(g.set("GenericWorkload=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
                   "TaintTolerationComparisonOperators=true"),
             std::nullopt);
   g.check(errors, warnings);
@@ -119,7 +119,7 @@ TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
                         "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
   EXPECT_EQ(warnings,
             (std::vector<std::string>{
-                "feature gate OpportunisticBatching=false: changes nothing in ksched "
+                "feature gate SchedulerAsyncAPICalls=true: changes nothing in ksched "
                 "(docs/compatibility.md)",
                 "feature gate VolumeLimitScaling=false: ksched does not have this feature yet, it "
                 "changes nothing (docs/compatibility.md)"}));
