@@ -7,9 +7,21 @@
 #
 #   tests/perf/e2e.sh [nodes] [init-pods] [pods] [workload]   (default 500 500 2000 basic)
 #
-# MODE=backlog (basic workload): the nodes and all pods are created before the scheduler starts;
-# pods/s is all pods over the time from the scheduler's start to the last binding, and CPU per
-# pod counts every pod.
+# MODE=backlog (basic, unschedulable, topology-spread): the nodes and all pods are created before
+# the scheduler starts; pods/s is the pods that can bind (unschedulable: the measured pods) over
+# the time from the scheduler's start to the last binding, and CPU per pod counts every pod.
+#
+# CEILING=1 (basic, anti-affinity, topology-spread, unschedulable) adds a third run, "ceiling":
+# a fresh control plane, the same load, and in place of a scheduler tests/perf/ceiling_binder.cc,
+# which binds every pending pod round-robin without scheduling (the same client, QPS/burst and
+# 16 binder threads; the 9999-CPU pods stay pending): the most pods/s this apiserver accepts on
+# the workload. Ends with "ksched/ceiling: pods/s R".
+#
+# RATE=R (basic, topology-spread; streamed) creates the measured pods at R per second and prints
+# in each line the creation-to-bound p50/p90/p99 (ms) of the measured pods and the scheduling
+# attempts' p50/p90/p99 (ms) read from the scheduler's /metrics (ksched's
+# scheduler_scheduling_attempt_duration_seconds, v1.20.2's scheduler_e2e_scheduling_duration_seconds;
+# see e2e_load.cc). Each scheduler serves /metrics for it as for churn.
 #
 # Workloads (see e2e_load.cc): basic, anti-affinity (500 100 400), topology-spread
 # (500 500 1000), preemption (500 2000 500), churn (500 1000 2000: 60 s of status updates of
@@ -45,7 +57,15 @@ CLUSTER=$ROOT/deploy/local/cluster.sh
 "$ROOT/deploy/local/install-deps.sh" >/dev/null
 K8S_BIN=$("$ROOT/deploy/local/build-k8s.sh" | tail -n 1)
 cmake -S "$ROOT" -B "$BUILD" >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target ksched ksched_e2e_load >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target ksched ksched_e2e_load ksched_ceiling_binder >/dev/null
+case "${CEILING:-}:$WORKLOAD" in
+  1:basic|1:anti-affinity|1:topology-spread|1:unschedulable|0:*|:*) ;;
+  *) echo "CEILING=1: basic, anti-affinity, topology-spread or unschedulable" >&2; exit 2 ;;
+esac
+if [ -n "${RATE:-}" ] && { [ "${MODE:-stream}" != stream ] ||
+                           { [ "$WORKLOAD" != basic ] && [ "$WORKLOAD" != topology-spread ]; }; }; then
+  echo "RATE: streamed basic or topology-spread" >&2; exit 2
+fi
 
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
@@ -75,6 +95,12 @@ run_one() {
     local pid=$!
     sleep 2
     [ "$WORKLOAD" = churn ] && extra=(--metrics-url "$metrics" --scheduler-pid "$pid")
+    if [ -n "${RATE:-}" ]; then
+      extra=(--rate "$RATE")
+      [ -z "$metrics" ] || extra+=(--metrics-url "$metrics")
+    fi
+    # ksched's secure port serves a self-signed certificate.
+    [[ ${extra[*]} == *"--metrics-url https:"* ]] && extra+=(--metrics-insecure)
     [ "$WORKLOAD" = gang ] && extra=(--gang-size "${GANG_SIZE:-16}"
                                      --crd "$ROOT/deploy/manifests/podgroup-crd.yaml")
     [ "$WORKLOAD" = dra ] && extra=(--crd "$ROOT/tests/integration/crds/resource.k8s.io.yaml")
@@ -96,9 +122,19 @@ run_one() {
   pps=$(sed -n 's/.*pods_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
   local msPerPod
   msPerPod=$(awk -v c="$cpu" -v n=$((INIT + PODS)) 'BEGIN {printf "%.2f", c * 1000 / n}')
-  printf '%-16s pods/s %8s   cpu_s %7s   cpu_ms/pod %6s   peak_rss_MiB %5s   (%s)\n' \
-    "$name" "$pps" "$cpu" "$msPerPod" "$rss" "$out"
+  local latency=
+  if [ -n "${RATE:-}" ]; then  # creation-to-bound and attempt percentiles, from e2e_load's line
+    latency=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "   p50/p90/p99_ms %s/%s/%s   attempt_p50/p90/p99_ms %s/%s/%s", v["p50_ms"], v["p90_ms"],
+        v["p99_ms"], v["attempt_p50_ms"] == "" ? "-" : v["attempt_p50_ms"],
+        v["attempt_p90_ms"] == "" ? "-" : v["attempt_p90_ms"],
+        v["attempt_p99_ms"] == "" ? "-" : v["attempt_p99_ms"] }' <<<"$out")
+  fi
+  printf '%-16s pods/s %8s   cpu_s %7s   cpu_ms/pod %6s   peak_rss_MiB %5s%s   (%s)\n' \
+    "$name" "$pps" "$cpu" "$msPerPod" "$rss" "$latency" "$out"
   eval "${name//-/_}_pps=$pps ${name//-/_}_cpu=$cpu ${name//-/_}_rss=$rss"
+  eval "${name//-/_}_p99=$(sed -n 's/.* p99_ms=\([0-9.]*\).*/\1/p' <<<"$out")"
+  eval "${name//-/_}_ap99=$(sed -n 's/.*attempt_p99_ms=\([0-9.]*\).*/\1/p' <<<"$out")"
 }
 
 # The client and election settings both schedulers' config files share.
@@ -112,16 +148,18 @@ leaderElection:
 printf 'apiVersion: kubescheduler.config.k8s.io/v1beta1\n%s\n' "$CLIENT_CONFIG" \
   > /tmp/ksched-perf-kube-scheduler.yaml
 # kube-scheduler v1.20.2 takes its insecure metrics address from the file, not from --port.
-if [ "$WORKLOAD" = churn ]; then
+METRICS=0
+if [ "$WORKLOAD" = churn ] || [ -n "${RATE:-}" ]; then METRICS=1; fi
+if [ "$METRICS" = 1 ]; then
   printf 'healthzBindAddress: 127.0.0.1:20251\nmetricsBindAddress: 127.0.0.1:20251\n' \
     >> /tmp/ksched-perf-kube-scheduler.yaml
 fi
 
-echo "e2e $WORKLOAD (${MODE:-stream}): $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
-# The churn workload reads each scheduler's /metrics: ksched's HTTPS port with /metrics open to
-# anyone, kube-scheduler v1.20.2's insecure port.
+echo "e2e $WORKLOAD (${MODE:-stream}${RATE:+, $RATE pods/s}): $NODES nodes, $INIT init pods, $PODS measured pods, 16 creating clients, QPS 5000"
+# The churn workload and RATE read each scheduler's /metrics: ksched's HTTPS port with /metrics
+# open to anyone, kube-scheduler v1.20.2's insecure port.
 KSCHED_PORT=0
-if [ "$WORKLOAD" = churn ]; then KSCHED_PORT=20259; fi
+if [ "$METRICS" = 1 ]; then KSCHED_PORT=20259; fi
 if [ "$WORKLOAD" = gang ]; then
   cat > /tmp/ksched-perf-gang.yaml <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -148,11 +186,27 @@ run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
   --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}
-[ "${KSCHED_ONLY:-}" = 1 ] && exit 0
-run_one kube-scheduler "http://127.0.0.1:20251/metrics" \
-  "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
-  $([ "$WORKLOAD" = churn ] || echo --port 0) --secure-port 0 --v 0
+if [ "${KSCHED_ONLY:-}" != 1 ]; then
+  run_one kube-scheduler "http://127.0.0.1:20251/metrics" \
+    "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
+    $([ "$METRICS" = 1 ] || echo --port 0) --secure-port 0 --v 0
+fi
+if [ "${CEILING:-}" = 1 ]; then
+  run_one ceiling "" "$BUILD/tests/ksched_ceiling_binder" \
+    --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" --kube-api-qps 5000 \
+    --kube-api-burst 5000 --binder-threads 16
+fi
 [ "$WORKLOAD" = churn ] && exit 0  # its figures are in each line above
-awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
-    -v e="$ksched_rss" -v f="$kube_scheduler_rss" 'BEGIN {
-  printf "ratios ksched/kube-scheduler: pods/s %.2f, cpu %.2f, peak rss %.2f\n", a / b, c / d, e / f }'
+if [ "${KSCHED_ONLY:-}" != 1 ]; then
+  awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
+      -v e="$ksched_rss" -v f="$kube_scheduler_rss" -v g="$ksched_p99" -v h="$kube_scheduler_p99" \
+      -v i="$ksched_ap99" -v j="$kube_scheduler_ap99" 'BEGIN {
+    printf "ratios ksched/kube-scheduler: pods/s %.2f, cpu %.2f, peak rss %.2f", a / b, c / d, e / f
+    if (h > 0) printf ", p99 creation-to-bound %.2f", g / h
+    if (j > 0) printf ", p99 attempt %.2f", i / j
+    printf "\n" }'
+fi
+if [ "${CEILING:-}" = 1 ]; then
+  awk -v a="$ksched_pps" -v b="$ceiling_pps" 'BEGIN {
+    printf "ksched/ceiling: pods/s %s\n", (b > 0 ? sprintf("%.2f", a / b) : "-") }'
+fi

@@ -8,6 +8,8 @@
 //                   [--gang-size 16 --crd deploy/manifests/podgroup-crd.yaml]   (gang)
 //                   [--crd tests/integration/crds/resource.k8s.io.yaml]   (dra)
 //                   [--metrics-url URL --scheduler-pid PID]   (churn)
+//                   [--rate R]   (basic, topology-spread: measured pods at R per second)
+//                   [--metrics-url URL [--metrics-token-file F] [--metrics-insecure]]
 //                   [--mode stream|create|wait]
 //
 // Modes: stream (the default) creates everything while the scheduler runs; `--mode setup` only
@@ -15,7 +17,26 @@
 // the scheduler must find served when it starts). A backlog run is two
 // calls around the scheduler's start: `--mode create` creates the nodes and every pod (init and
 // measured) with no scheduler running and returns; `--mode wait`, started with the scheduler,
-// times from its own start until every pod of the namespace is bound (basic workload).
+// times from its own start until every pod that can bind is bound (basic, topology-spread: init
+// and measured pods; unschedulable: the measured pods, the 9999-CPU init pods stay pending).
+//
+// Latency at a fixed arrival rate (`--rate R`, streamed basic or topology-spread): the measured
+// pods are created at R per second, paced from the `--clients` creating clients (pod i is due
+// i/R seconds after the first); for each pod the time its create POST was sent and the time
+// the first watch event showing it bound arrived (a watch on the namespace, stamped as the
+// event is read) give its creation-to-bound latency. Prints p50_ms, p90_ms, p99_ms and max_ms
+// of the measured pods and arrival_per_s, the rate the clients achieved.
+//
+// Scheduling attempts (`--metrics-url`, any streamed workload but churn): the scheduler's
+// /metrics is read just before the measured phase and again once every measured pod is bound;
+// from the difference of the histogram scheduler_scheduling_attempt_duration_seconds
+// (result="scheduled", summed over profiles) it prints attempt_p50_ms, attempt_p90_ms and
+// attempt_p99_ms, interpolated linearly inside the buckets as PromQL's histogram_quantile does.
+// kube-scheduler v1.20.2 has no such histogram; its counterpart there (the same span, from the
+// start of the attempt to the end of the binding) is scheduler_e2e_scheduling_duration_seconds,
+// which is used when the first is missing. attempt_metric= names the one used.
+// `--metrics-token-file` sends the file's bearer token; `--metrics-insecure` skips the
+// verification of an HTTPS endpoint's certificate (ksched's secure port serves a self-signed one).
 //
 // Workloads (upstream scheduler_perf templates):
 //   basic            init and measured pods request 100m / 500Mi
@@ -50,10 +71,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -80,10 +105,13 @@ struct Args {
   std::string schedulerName = "default-scheduler";
   std::string workload = "basic";
   int timeoutSeconds = 600;
-  std::string metricsUrl;  // churn: the scheduler's /metrics
-  int schedulerPid = 0;    // churn: for its CPU time
-  int gangSize = 16;       // gang
-  std::string crd;         // gang: the PodGroup CRD manifest
+  std::string metricsUrl;  // churn, attempts: the scheduler's /metrics
+  std::string metricsTokenFile;
+  bool metricsInsecure = false;
+  int schedulerPid = 0;  // churn: for its CPU time
+  double rate = 0;       // measured pods per second; 0 = as fast as the clients go
+  int gangSize = 16;     // gang
+  std::string crd;       // gang: the PodGroup CRD manifest
   std::string mode = "stream";
 };
 
@@ -167,15 +195,32 @@ int countBound(client::RestClient& c, const std::string& ns) {
   return bound;
 }
 
-// Sum of every scheduler_schedule_attempts_total sample of a scrape (-1 if unreachable).
-double scheduleAttempts(const std::string& url) {
+// The body of a GET of the scheduler's /metrics; nullopt if it could not be read.
+std::optional<std::string> scrape(const Args& a) {
+  const std::string& url = a.metricsUrl;
   const auto schemeEnd = url.find("://");
-  const auto pathStart = url.find('/', schemeEnd + 3);
+  if (schemeEnd == std::string::npos) return std::nullopt;
+  auto pathStart = url.find('/', schemeEnd + 3);
+  if (pathStart == std::string::npos) pathStart = url.size();
   httplib::Client cli(url.substr(0, pathStart));
-  cli.enable_server_certificate_verification(false);
-  auto res = cli.Get(url.substr(pathStart));
-  if (!res || res->status != 200) return -1;
-  std::istringstream in(res->body);
+  cli.enable_server_certificate_verification(!a.metricsInsecure);
+  httplib::Headers headers;
+  if (!a.metricsTokenFile.empty()) {
+    std::ifstream f(a.metricsTokenFile);
+    std::string token;
+    std::getline(f, token);
+    headers.emplace("Authorization", "Bearer " + token);
+  }
+  auto res = cli.Get(pathStart < url.size() ? url.substr(pathStart) : "/", headers);
+  if (!res || res->status != 200) return std::nullopt;
+  return res->body;
+}
+
+// Sum of every scheduler_schedule_attempts_total sample of a scrape (-1 if unreachable).
+double scheduleAttempts(const Args& a) {
+  auto body = scrape(a);
+  if (!body) return -1;
+  std::istringstream in(*body);
   double sum = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("scheduler_schedule_attempts_total{", 0) != 0) continue;
@@ -194,21 +239,106 @@ double cpuSeconds(int pid) {
          static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// A cumulative histogram: upper bound -> observations at or below it (+Inf included).
+using Buckets = std::map<double, double>;
+
+// The labels of a sample line (name{a="x",b="y"} 12), as name -> value.
+std::map<std::string, std::string> sampleLabels(std::string_view line) {
+  std::map<std::string, std::string> labels;
+  const auto open = line.find('{');
+  const auto close = line.rfind('}');
+  if (open == std::string_view::npos || close == std::string_view::npos) return labels;
+  std::string_view rest = line.substr(open + 1, close - open - 1);
+  while (!rest.empty()) {
+    const auto eq = rest.find("=\"");
+    if (eq == std::string_view::npos) break;
+    std::string key(rest.substr(0, eq));
+    key.erase(0, key.find_first_not_of(", "));
+    std::string value;
+    size_t i = eq + 2;
+    for (; i < rest.size() && rest[i] != '"'; ++i) {
+      if (rest[i] == '\\' && i + 1 < rest.size()) ++i;
+      value += rest[i];
+    }
+    labels[key] = value;
+    rest.remove_prefix(std::min(rest.size(), i + 1));
+  }
+  return labels;
+}
+
+// The buckets of histogram `name` in a scrape, result="scheduled", summed over the other labels
+// (profiles). Empty when the scrape has no such series.
+Buckets scheduledBuckets(const std::string& text, const std::string& name) {
+  Buckets b;
+  std::istringstream in(text);
+  const std::string prefix = name + "_bucket{";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    auto labels = sampleLabels(line);
+    if (labels["result"] != "scheduled" || !labels.contains("le")) continue;
+    const double le =
+        labels["le"] == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(labels["le"]);
+    b[le] += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return b;
+}
+
+// PromQL's histogram_quantile over cumulative buckets: the bucket holding rank q × count, with
+// linear interpolation inside it (from 0 for the first bucket); the last finite bound when the
+// rank falls in +Inf. NaN without observations.
+double histogramQuantile(double q, const Buckets& b) {
+  if (b.size() < 2 || !std::isinf(b.rbegin()->first)) return std::nan("");
+  std::vector<std::pair<double, double>> v(b.begin(), b.end());
+  for (size_t i = 1; i < v.size(); ++i) v[i].second = std::max(v[i].second, v[i - 1].second);
+  const double total = v.back().second;
+  if (total <= 0) return std::nan("");
+  const double rank = q * total;
+  size_t i = 0;
+  while (i < v.size() && v[i].second < rank) ++i;
+  if (i >= v.size() - 1) return v[v.size() - 2].first;
+  if (i == 0 && v[0].first <= 0) return v[0].first;
+  const double start = i == 0 ? 0 : v[i - 1].first;
+  const double below = i == 0 ? 0 : v[i - 1].second;
+  const double inBucket = v[i].second - below;
+  if (inBucket <= 0) return v[i].first;
+  return start + (v[i].first - start) * ((rank - below) / inBucket);
+}
+
+constexpr const char* kAttemptMetric = "scheduler_scheduling_attempt_duration_seconds";
+// kube-scheduler v1.20.2's histogram of the same span (attempt start to binding end).
+constexpr const char* kAttemptMetricV120 = "scheduler_e2e_scheduling_duration_seconds";
+
+// Which of the two attempt histograms a scrape carries ("" for neither).
+std::string attemptMetricIn(const std::string& text) {
+  if (text.find(std::string(kAttemptMetric) + "_bucket{") != std::string::npos)
+    return kAttemptMetric;
+  if (text.find(std::string(kAttemptMetricV120) + "_bucket{") != std::string::npos)
+    return kAttemptMetricV120;
+  return "";
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
 // The churn workload's second phase (see the top of the file).
 int churn(client::RestClient& c, const Args& a) {
   // Let the scheduler try every pending pod once.
-  double before = scheduleAttempts(a.metricsUrl);
+  double before = scheduleAttempts(a);
   if (before < 0) {
     std::fprintf(stderr, "cannot read %s\n", a.metricsUrl.c_str());
     return 1;
   }
   for (int i = 0; i < 600; ++i) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double now = scheduleAttempts(a.metricsUrl);
+    const double now = scheduleAttempts(a);
     if (now >= a.initPods + a.pods && now == before) break;
     before = now;
   }
-  const double attempts0 = scheduleAttempts(a.metricsUrl);
+  const double attempts0 = scheduleAttempts(a);
   const double cpu0 = cpuSeconds(a.schedulerPid);
   const auto start = Clock::now();
   constexpr int kSeconds = 60;
@@ -224,7 +354,7 @@ int churn(client::RestClient& c, const Args& a) {
     c.patch("/api/v1/namespaces/" + a.ns + "/pods/" + name + "/status", status,
             "application/strategic-merge-patch+json");
   }
-  const double churnAttempts = scheduleAttempts(a.metricsUrl) - attempts0;
+  const double churnAttempts = scheduleAttempts(a) - attempts0;
   const double churnCpu = cpuSeconds(a.schedulerPid) - cpu0;
 
   constexpr int kFreed = 200;
@@ -250,9 +380,9 @@ int churn(client::RestClient& c, const Args& a) {
 }
 
 // Backlog: every pod exists and the scheduler has just been started; the time until all of them
-// (init + measured) are bound.
+// that can bind (init + measured; unschedulable: the measured pods) are bound.
 int waitForBacklog(client::RestClient& c, const Args& a) {
-  const int total = a.initPods + a.pods;
+  const int total = a.workload == "unschedulable" ? a.pods : a.initPods + a.pods;
   const auto t0 = Clock::now();
   const auto deadline = t0 + std::chrono::seconds(a.timeoutSeconds);
   const std::string path = "/api/v1/namespaces/" + a.ns + "/pods";
@@ -306,9 +436,15 @@ the scheduler the caller runs (tests/perf/e2e.sh). Prints one line of key=value 
   --workload W         basic, anti-affinity, topology-spread, preemption, churn, unschedulable
                        or gang (basic)
   --mode M             stream: create while the scheduler runs; create: create everything and
-                       return; wait: time until every pod of the namespace is bound (stream)
+                       return; wait: time until every pod that can bind is bound (stream);
+                       create and wait take basic, unschedulable and topology-spread
+  --rate R             stream, basic or topology-spread: create the measured pods at R per
+                       second and print creation-to-bound p50/p90/p99 (0: as fast as possible)
   --timeout S          give up after S seconds (600)
-  --metrics-url URL    churn: the scheduler's /metrics
+  --metrics-url URL    the scheduler's /metrics: churn's attempts; other streamed workloads:
+                       attempt p50/p90/p99 of the measured phase from its histogram
+  --metrics-token-file F  bearer token for --metrics-url
+  --metrics-insecure   do not verify --metrics-url's HTTPS certificate
   --scheduler-pid PID  churn: the scheduler's process, for its CPU time
   --gang-size N        gang: pods per PodGroup (16)
   --crd FILE           gang: the PodGroup CRD manifest; dra: the resource.k8s.io CRDs
@@ -324,12 +460,21 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  if (argc % 2 == 0) {
-    std::fprintf(stderr, "flag %s has no value\n%s", argv[argc - 1], kUsage);
-    return 2;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i], v;
+    if (k == "--metrics-insecure") {
+      a.metricsInsecure = true;
+      continue;
+    }
+    if (auto eq = k.find('='); eq != std::string::npos) {
+      v = k.substr(eq + 1);
+      k.resize(eq);
+    } else if (i + 1 < argc) {
+      v = argv[++i];
+    } else {
+      std::fprintf(stderr, "flag %s has no value\n%s", k.c_str(), kUsage);
+      return 2;
+    }
     if (k == "--kubeconfig")
       a.kubeconfig = v;
     else if (k == "--nodes")
@@ -350,6 +495,10 @@ int main(int argc, char** argv) {
       a.timeoutSeconds = std::stoi(v);
     else if (k == "--metrics-url")
       a.metricsUrl = v;
+    else if (k == "--metrics-token-file")
+      a.metricsTokenFile = v;
+    else if (k == "--rate")
+      a.rate = std::stod(v);
     else if (k == "--scheduler-pid")
       a.schedulerPid = std::stoi(v);
     else if (k == "--gang-size")
@@ -367,15 +516,21 @@ int main(int argc, char** argv) {
   cfg.qps = 100000;
   cfg.burst = 100000;
   client::RestClient c(cfg);
-  if (a.mode == "wait") return waitForBacklog(c, a);
-  if (a.mode != "stream" && a.mode != "create" && a.mode != "setup") {
+  if (a.mode != "stream" && a.mode != "create" && a.mode != "setup" && a.mode != "wait") {
     std::fprintf(stderr, "unknown mode %s\n", a.mode.c_str());
     return 2;
   }
-  if (a.mode == "create" && a.workload != "basic") {
-    std::fprintf(stderr, "--mode create: only the basic workload\n");
+  if ((a.mode == "create" || a.mode == "wait") && a.workload != "basic" &&
+      a.workload != "unschedulable" && a.workload != "topology-spread") {
+    std::fprintf(stderr, "--mode %s: basic, unschedulable or topology-spread\n", a.mode.c_str());
     return 2;
   }
+  if (a.rate > 0 &&
+      (a.mode != "stream" || (a.workload != "basic" && a.workload != "topology-spread"))) {
+    std::fprintf(stderr, "--rate: streamed basic or topology-spread only\n");
+    return 2;
+  }
+  if (a.mode == "wait") return waitForBacklog(c, a);
   try {
     c.post("/api/v1/namespaces", {{"metadata", {{"name", a.ns}}}});
   } catch (const client::ApiError& e) {
@@ -506,6 +661,20 @@ int main(int argc, char** argv) {
   // Per group: when its last pod was created and its last pod bound (ns since t0).
   std::vector<std::atomic<int64_t>> groupCreated(static_cast<size_t>(groups));
   std::vector<std::atomic<int64_t>> groupBound(static_cast<size_t>(groups));
+  // Per measured pod: when its create was sent and when it was seen bound (ns since t0; -1 not
+  // yet).
+  std::vector<std::atomic<int64_t>> sentNs(static_cast<size_t>(a.pods));
+  std::vector<std::atomic<int64_t>> boundNs(static_cast<size_t>(a.pods));
+  for (auto& v : boundNs) v = -1;
+
+  // The scheduler's attempt histogram before the measured phase.
+  std::string metricsBefore, attemptMetric;
+  if (!a.metricsUrl.empty()) {
+    auto body = scrape(a);
+    if (!body) return std::fprintf(stderr, "cannot read %s\n", a.metricsUrl.c_str()), 1;
+    metricsBefore = std::move(*body);
+    attemptMetric = attemptMetricIn(metricsBefore);
+  }
 
   // Watch for bindings while the measured pods are created.
   auto rv = c.list("/api/v1/namespaces/" + a.ns + "/pods", {.limit = 1}).resourceVersion;
@@ -527,6 +696,8 @@ int main(int argc, char** argv) {
                   seen.insert(name).second) {
                 lastBoundNs =
                     std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+                const int i = std::stoi(name.substr(2));
+                if (i >= 0 && i < a.pods) boundNs[static_cast<size_t>(i)] = lastBoundNs.load();
                 if (groups > 0) {
                   const int g = std::stoi(name.substr(2)) / a.gangSize;
                   groupBound[static_cast<size_t>(g)] = lastBoundNs.load();
@@ -543,7 +714,14 @@ int main(int argc, char** argv) {
     }
   });
   parallel(a.pods, a.clients, [&](int i) {
-    c.post("/api/v1/namespaces/" + a.ns + "/pods", pod(a, "m-" + std::to_string(i), true));
+    if (a.rate > 0) {  // pod i is due i/R seconds after the first
+      std::this_thread::sleep_until(
+          t0 + std::chrono::nanoseconds(static_cast<int64_t>(1e9 * i / a.rate)));
+    }
+    const nlohmann::json body = pod(a, "m-" + std::to_string(i), true);
+    sentNs[static_cast<size_t>(i)] =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    c.post("/api/v1/namespaces/" + a.ns + "/pods", body);
     if (groups > 0) {
       auto& created = groupCreated[static_cast<size_t>(i / a.gangSize)];
       const int64_t now =
@@ -559,6 +737,49 @@ int main(int argc, char** argv) {
   stop.request_stop();
   watcher.join();
   const double seconds = static_cast<double>(lastBoundNs.load()) / 1e9;
+  if (a.rate > 0) {
+    std::vector<double> lat;
+    int64_t firstSent = INT64_MAX, lastSent = 0;
+    for (int i = 0; i < a.pods; ++i) {
+      const int64_t sent = sentNs[static_cast<size_t>(i)].load();
+      const int64_t b = boundNs[static_cast<size_t>(i)].load();
+      firstSent = std::min(firstSent, sent);
+      lastSent = std::max(lastSent, sent);
+      if (b >= 0) lat.push_back(static_cast<double>(b - sent) / 1e6);
+    }
+    std::sort(lat.begin(), lat.end());
+    const double arrival = a.pods > 1 && lastSent > firstSent
+                               ? (a.pods - 1) / (static_cast<double>(lastSent - firstSent) / 1e9)
+                               : a.rate;
+    std::printf("rate=%.0f arrival_per_s=%.1f p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f ",
+                a.rate, arrival, percentile(lat, 0.5), percentile(lat, 0.9), percentile(lat, 0.99),
+                lat.empty() ? 0.0 : lat.back());
+  }
+  if (!a.metricsUrl.empty()) {
+    // Attempts are recorded when their binding ends, which may come after its watch event.
+    std::string after;
+    for (int tries = 0; tries < 50; ++tries) {
+      auto body = scrape(a);
+      if (body) {
+        after = std::move(*body);
+        if (attemptMetric.empty()) attemptMetric = attemptMetricIn(after);
+        const auto b0 = scheduledBuckets(metricsBefore, attemptMetric);
+        const auto b1 = scheduledBuckets(after, attemptMetric);
+        const double n0 = b0.empty() ? 0 : b0.rbegin()->second;
+        const double n1 = b1.empty() ? 0 : b1.rbegin()->second;
+        if (n1 - n0 >= bound.load()) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    Buckets delta = scheduledBuckets(after, attemptMetric);
+    for (const auto& [le, n] : scheduledBuckets(metricsBefore, attemptMetric)) delta[le] -= n;
+    auto ms = [&](double q) { return 1000 * histogramQuantile(q, delta); };
+    std::printf(
+        "attempt_metric=%s attempts=%.0f attempt_p50_ms=%.2f attempt_p90_ms=%.2f "
+        "attempt_p99_ms=%.2f ",
+        attemptMetric.empty() ? "none" : attemptMetric.c_str(),
+        delta.empty() ? 0.0 : delta.rbegin()->second, ms(0.5), ms(0.9), ms(0.99));
+  }
   if (groups > 0) {
     std::vector<double> lat;
     for (int g = 0; g < groups; ++g) {
