@@ -14,7 +14,9 @@
 // every node's allocatable CPU (the unschedulable workload's 9999-CPU pods) is parked and bound
 // only if a node that holds it appears. Nothing else is checked (no memory, no affinity, no
 // spreading, no capacity left on the node), so preemption, DRA and gang workloads are out of
-// its scope. Runs until SIGTERM or SIGINT, then prints what it did on stderr and exits 0.
+// its scope. After each binding it writes the Scheduled event a scheduler writes (--events
+// false leaves it out), so it makes the same API writes per pod as kube-scheduler and ksched.
+// Runs until SIGTERM or SIGINT, then prints what it did on stderr and exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include <ksched/api/quantity.h>
+#include <ksched/api/rfc3339.h>
 
 #include "client/config.h"
 #include "client/rest_client.h"
@@ -49,6 +52,7 @@ struct Args {
   int burst = 5000;
   int binderThreads = 16;
   std::string schedulerName = "default-scheduler";
+  bool events = true;  // a Scheduled event per binding, as a scheduler writes
 };
 
 constexpr const char* kUsage = R"(usage: ksched_ceiling_binder --kubeconfig FILE [flags]
@@ -63,6 +67,8 @@ allocatable CPU stays pending. Runs until SIGTERM or SIGINT; prints its counts o
   --kube-api-burst B     client burst (5000)
   --binder-threads N     threads POSTing Bindings (16, ksched's default binderThreads)
   --scheduler-name S     bind only pods of this spec.schedulerName (default-scheduler)
+  --events true|false    after each binding, POST the Scheduled event (events.k8s.io/v1) a
+                         scheduler writes for it (true): the API writes of a scheduler
 )";
 
 // Thousandths of a CPU in `requests` (a resources.requests object); 0 when absent or malformed.
@@ -193,6 +199,7 @@ class Binder {
                    {"metadata", {{"name", ref.name}, {"namespace", ref.ns}, {"uid", ref.uid}}},
                    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}});
         bound_.fetch_add(1);
+        if (a_.events) scheduledEvent(ref, node);
       } catch (const client::ApiError& e) {
         if (c_.aborted()) return;
         if (e.isConflict() || e.isNotFound()) {  // bound already, or gone
@@ -210,6 +217,38 @@ class Binder {
     }
   }
 
+  // The event kube-scheduler writes for a binding (one create; a failure is counted, not
+  // retried).
+  void scheduledEvent(const PodRef& ref, const std::string& node) {
+    const auto now = std::chrono::system_clock::now();
+    const auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+    char name[64];
+    std::snprintf(name, sizeof name, ".%llx", static_cast<unsigned long long>(micros));
+    const std::string when = api::formatRFC3339Micro(now);
+    try {
+      c_.create("/apis/events.k8s.io/v1/namespaces/" + ref.ns + "/events",
+                {{"apiVersion", "events.k8s.io/v1"},
+                 {"kind", "Event"},
+                 {"metadata", {{"name", ref.name + name}, {"namespace", ref.ns}}},
+                 {"eventTime", when},
+                 {"reportingController", "ceiling-binder"},
+                 {"reportingInstance", "ceiling-binder"},
+                 {"action", "Binding"},
+                 {"reason", "Scheduled"},
+                 {"type", "Normal"},
+                 {"note", "Successfully assigned " + ref.ns + "/" + ref.name + " to " + node},
+                 {"regarding",
+                  {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"namespace", ref.ns},
+                   {"name", ref.name},
+                   {"uid", ref.uid}}}});
+    } catch (const client::ApiError&) {
+      eventErrors_.fetch_add(1);
+    }
+  }
+
   void report() {
     size_t parked = 0, nodes = 0;
     {
@@ -221,10 +260,12 @@ class Binder {
       nodes = roundRobin_.size();
     }
     std::fprintf(stderr,
-                 "ceiling_binder: bound=%llu conflicts=%llu errors=%llu parked=%zu nodes=%zu\n",
+                 "ceiling_binder: bound=%llu conflicts=%llu errors=%llu event_errors=%llu "
+                 "parked=%zu nodes=%zu\n",
                  static_cast<unsigned long long>(bound_.load()),
                  static_cast<unsigned long long>(conflicts_.load()),
-                 static_cast<unsigned long long>(errors_.load()), parked, nodes);
+                 static_cast<unsigned long long>(errors_.load()),
+                 static_cast<unsigned long long>(eventErrors_.load()), parked, nodes);
   }
 
   void wakeAll() { queueCv_.notify_all(); }
@@ -288,6 +329,7 @@ class Binder {
   std::map<std::string, PodRef> parked_;  // uid -> pod that fits no node
 
   std::atomic<uint64_t> bound_{0};
+  std::atomic<uint64_t> eventErrors_{0};
   std::atomic<uint64_t> conflicts_{0};
   std::atomic<uint64_t> errors_{0};
 };
@@ -348,6 +390,8 @@ bool parseArgs(int argc, char** argv, Args& a) {
         a.binderThreads = std::stoi(v);
       else if (k == "--scheduler-name")
         a.schedulerName = v;
+      else if (k == "--events" && (v == "true" || v == "false"))
+        a.events = v == "true";
       else {
         std::fprintf(stderr, "unknown flag %s\n%s", k.c_str(), kUsage);
         return false;

@@ -9,7 +9,8 @@
 #
 # MODE=backlog (basic, unschedulable, topology-spread): the nodes and all pods are created before
 # the scheduler starts; pods/s is the pods that can bind (unschedulable: the measured pods) over
-# the time from the scheduler's start to the last binding, and CPU per pod counts every pod.
+# the time from the first binding to the last (the sustained rate; the line also gives
+# first_bound_s, the start-up, and pods_per_s_from_start), and CPU per pod counts every pod.
 #
 # CEILING=1 (basic, anti-affinity, topology-spread, unschedulable) adds a third run, "ceiling":
 # a fresh control plane, the same load, and in place of a scheduler tests/perf/ceiling_binder.cc,
