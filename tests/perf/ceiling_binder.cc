@@ -15,7 +15,8 @@
 // only if a node that holds it appears. Nothing else is checked (no memory, no affinity, no
 // spreading, no capacity left on the node), so preemption, DRA and gang workloads are out of
 // its scope. After each binding it writes the Scheduled event a scheduler writes (--events
-// false leaves it out), so it makes the same API writes per pod as kube-scheduler and ksched.
+// false leaves it out), from 8 sender threads as ksched does, so it makes the same API writes
+// per pod as kube-scheduler and ksched.
 // Runs until SIGTERM or SIGINT, then prints what it did on stderr and exits 0.
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <ksched/api/quantity.h>
@@ -52,7 +54,8 @@ struct Args {
   int burst = 5000;
   int binderThreads = 16;
   std::string schedulerName = "default-scheduler";
-  bool events = true;  // a Scheduled event per binding, as a scheduler writes
+  bool events = true;    // a Scheduled event per binding, as a scheduler writes
+  int eventSenders = 8;  // ksched's
 };
 
 constexpr const char* kUsage = R"(usage: ksched_ceiling_binder --kubeconfig FILE [flags]
@@ -69,6 +72,7 @@ allocatable CPU stays pending. Runs until SIGTERM or SIGINT; prints its counts o
   --scheduler-name S     bind only pods of this spec.schedulerName (default-scheduler)
   --events true|false    after each binding, POST the Scheduled event (events.k8s.io/v1) a
                          scheduler writes for it (true): the API writes of a scheduler
+  --event-senders N      threads POSTing the events (8, as ksched's event recorder)
 )";
 
 // Thousandths of a CPU in `requests` (a resources.requests object); 0 when absent or malformed.
@@ -199,7 +203,11 @@ class Binder {
                    {"metadata", {{"name", ref.name}, {"namespace", ref.ns}, {"uid", ref.uid}}},
                    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}});
         bound_.fetch_add(1);
-        if (a_.events) scheduledEvent(ref, node);
+        if (a_.events) {
+          std::lock_guard lock(eventsMu_);
+          events_.emplace_back(std::move(ref), std::move(node));
+          eventsCv_.notify_one();
+        }
       } catch (const client::ApiError& e) {
         if (c_.aborted()) return;
         if (e.isConflict() || e.isNotFound()) {  // bound already, or gone
@@ -214,6 +222,20 @@ class Binder {
                        ref.name.c_str(), e.what());
         }
       }
+    }
+  }
+
+  // --- event senders: the Scheduled events, apart from the bindings as a scheduler sends them
+  void eventLoop(std::stop_token st) {
+    while (true) {
+      std::pair<PodRef, std::string> next;
+      {
+        std::unique_lock lock(eventsMu_);
+        if (!eventsCv_.wait(lock, st, [&] { return !events_.empty(); })) return;
+        next = std::move(events_.front());
+        events_.pop_front();
+      }
+      scheduledEvent(next.first, next.second);
     }
   }
 
@@ -268,7 +290,10 @@ class Binder {
                  static_cast<unsigned long long>(eventErrors_.load()), parked, nodes);
   }
 
-  void wakeAll() { queueCv_.notify_all(); }
+  void wakeAll() {
+    queueCv_.notify_all();
+    eventsCv_.notify_all();
+  }
 
  private:
   // nodesMu_ held.
@@ -330,6 +355,10 @@ class Binder {
 
   std::atomic<uint64_t> bound_{0};
   std::atomic<uint64_t> eventErrors_{0};
+
+  std::mutex eventsMu_;
+  std::condition_variable_any eventsCv_;
+  std::deque<std::pair<PodRef, std::string>> events_;  // (pod, node) bound, event not sent
   std::atomic<uint64_t> conflicts_{0};
   std::atomic<uint64_t> errors_{0};
 };
@@ -392,6 +421,8 @@ bool parseArgs(int argc, char** argv, Args& a) {
         a.schedulerName = v;
       else if (k == "--events" && (v == "true" || v == "false"))
         a.events = v == "true";
+      else if (k == "--event-senders")
+        a.eventSenders = std::stoi(v);
       else {
         std::fprintf(stderr, "unknown flag %s\n%s", k.c_str(), kUsage);
         return false;
@@ -470,6 +501,9 @@ int main(int argc, char** argv) {
   });
   for (int i = 0; i < a.binderThreads; ++i) {
     threads.emplace_back([&] { binder.binderLoop(stop.get_token()); });
+  }
+  for (int i = 0; a.events && i < a.eventSenders; ++i) {
+    threads.emplace_back([&] { binder.eventLoop(stop.get_token()); });
   }
   for (auto& t : threads) t.join();
   binder.report();
