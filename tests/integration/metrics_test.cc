@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 
@@ -23,6 +25,7 @@
 namespace ksched::testing {
 namespace {
 
+// Also opportunistic batching's counters, and where its pods went.
 TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   auto& admin = TestCluster::get().admin();
   deleteAllNodes(admin);
@@ -119,6 +122,28 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   EXPECT_EQ(metricSample(t, R"(scheduler_cache_size{type="pods"})"), boundPods);
   EXPECT_EQ(metricSample(t, R"(scheduler_cache_size{type="assumed_pods"})"), 0);
   EXPECT_EQ(metricSample(t, "scheduler_preemption_attempts_total"), 0);
+  // Opportunistic batching: each cycle counts once; identical pods one after the other reuse
+  // the previous cycle's nodes, and still spread as full cycles would (LeastAllocated: no node
+  // takes a pod while another has two fewer).
+  const double hinted =
+      metricSample(t, "scheduler_batch_attempts_total{" + def + R"(,result="hint_used"})");
+  EXPECT_GT(hinted, 0) << t;
+  EXPECT_EQ(
+      hinted +
+          metricSample(t, "scheduler_batch_attempts_total{" + def + R"(,result="hint_not_used"})") +
+          metricSample(t, "scheduler_batch_attempts_total{" + def + R"(,result="no_hint"})"),
+      100);
+  std::map<std::string, int> perNode;
+  for (const auto& j : admin.list("/api/v1/namespaces/" + ns + "/pods").items) {
+    ++perNode[j["spec"].value("nodeName", "")];
+  }
+  ASSERT_EQ(perNode.size(), 10u);
+  int fewest = 100, most = 0;
+  for (const auto& [node, n] : perNode) {
+    fewest = std::min(fewest, n);
+    most = std::max(most, n);
+  }
+  EXPECT_LE(most - fewest, 1) << "pods per node from " << fewest << " to " << most;
   EXPECT_GT(metricSample(t, "process_start_time_seconds"), 1.6e9);
   EXPECT_GT(metricSample(t, "process_resident_memory_bytes"), 0);
 
