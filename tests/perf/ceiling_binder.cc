@@ -43,6 +43,7 @@
 
 #include "client/config.h"
 #include "client/rest_client.h"
+#include "tests/perf/flags.h"
 
 namespace {
 
@@ -393,45 +394,27 @@ void reflect(client::RestClient& c, const std::string& path, const std::string& 
 }
 
 bool parseArgs(int argc, char** argv, Args& a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i], v;
-    if (k == "--help" || k == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (auto eq = k.find('='); eq != std::string::npos) {
-      v = k.substr(eq + 1);
-      k.resize(eq);
-    } else if (i + 1 < argc) {
-      v = argv[++i];
-    } else {
-      std::fprintf(stderr, "flag %s has no value\n%s", k.c_str(), kUsage);
-      return false;
-    }
-    try {
-      if (k == "--kubeconfig")
-        a.kubeconfig = v;
-      else if (k == "--kube-api-qps")
-        a.qps = std::stod(v);
-      else if (k == "--kube-api-burst")
-        a.burst = std::stoi(v);
-      else if (k == "--binder-threads")
-        a.binderThreads = std::stoi(v);
-      else if (k == "--scheduler-name")
-        a.schedulerName = v;
-      else if (k == "--events" && (v == "true" || v == "false"))
-        a.events = v == "true";
-      else if (k == "--event-senders")
-        a.eventSenders = std::stoi(v);
-      else {
-        std::fprintf(stderr, "unknown flag %s\n%s", k.c_str(), kUsage);
-        return false;
-      }
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "flag %s: bad value %s\n", k.c_str(), v.c_str());
-      return false;
-    }
-  }
+  const bool ok =
+      perf::parseFlags(argc, argv, kUsage, {}, [&](const std::string& k, const std::string& v) {
+        if (k == "--kubeconfig")
+          a.kubeconfig = v;
+        else if (k == "--kube-api-qps")
+          a.qps = std::stod(v);
+        else if (k == "--kube-api-burst")
+          a.burst = std::stoi(v);
+        else if (k == "--binder-threads")
+          a.binderThreads = std::stoi(v);
+        else if (k == "--scheduler-name")
+          a.schedulerName = v;
+        else if (k == "--events" && (v == "true" || v == "false"))
+          a.events = v == "true";
+        else if (k == "--event-senders")
+          a.eventSenders = std::stoi(v);
+        else
+          return false;
+        return true;
+      });
+  if (!ok) return false;
   if (a.kubeconfig.empty() || a.binderThreads < 1) {
     std::fprintf(stderr, "--kubeconfig is required and --binder-threads at least 1\n%s", kUsage);
     return false;

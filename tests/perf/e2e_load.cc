@@ -89,6 +89,7 @@
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "config/yaml_json.h"
+#include "tests/perf/flags.h"
 
 namespace {
 
@@ -460,64 +461,47 @@ the scheduler the caller runs (tests/perf/e2e.sh). Prints one line of key=value 
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  }
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i], v;
-    if (k == "--metrics-insecure") {
-      a.metricsInsecure = true;
-      continue;
-    }
-    if (auto eq = k.find('='); eq != std::string::npos) {
-      v = k.substr(eq + 1);
-      k.resize(eq);
-    } else if (i + 1 < argc) {
-      v = argv[++i];
-    } else {
-      std::fprintf(stderr, "flag %s has no value\n%s", k.c_str(), kUsage);
-      return 2;
-    }
-    if (k == "--kubeconfig")
-      a.kubeconfig = v;
-    else if (k == "--nodes")
-      a.nodes = std::stoi(v);
-    else if (k == "--init-pods")
-      a.initPods = std::stoi(v);
-    else if (k == "--pods")
-      a.pods = std::stoi(v);
-    else if (k == "--clients")
-      a.clients = std::stoi(v);
-    else if (k == "--namespace")
-      a.ns = v;
-    else if (k == "--scheduler-name")
-      a.schedulerName = v;
-    else if (k == "--workload")
-      a.workload = v;
-    else if (k == "--timeout")
-      a.timeoutSeconds = std::stoi(v);
-    else if (k == "--metrics-url")
-      a.metricsUrl = v;
-    else if (k == "--metrics-token-file")
-      a.metricsTokenFile = v;
-    else if (k == "--rate")
-      a.rate = std::stod(v);
-    else if (k == "--scheduler-pid")
-      a.schedulerPid = std::stoi(v);
-    else if (k == "--gang-size")
-      a.gangSize = std::stoi(v);
-    else if (k == "--crd")
-      a.crd = v;
-    else if (k == "--mode")
-      a.mode = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n%s", k.c_str(), kUsage);
-      return 2;
-    }
-  }
+  const bool ok = perf::parseFlags(argc, argv, kUsage, {"--metrics-insecure"},
+                                   [&](const std::string& k, const std::string& v) {
+                                     if (k == "--metrics-insecure")
+                                       a.metricsInsecure = true;
+                                     else if (k == "--kubeconfig")
+                                       a.kubeconfig = v;
+                                     else if (k == "--nodes")
+                                       a.nodes = std::stoi(v);
+                                     else if (k == "--init-pods")
+                                       a.initPods = std::stoi(v);
+                                     else if (k == "--pods")
+                                       a.pods = std::stoi(v);
+                                     else if (k == "--clients")
+                                       a.clients = std::stoi(v);
+                                     else if (k == "--namespace")
+                                       a.ns = v;
+                                     else if (k == "--scheduler-name")
+                                       a.schedulerName = v;
+                                     else if (k == "--workload")
+                                       a.workload = v;
+                                     else if (k == "--timeout")
+                                       a.timeoutSeconds = std::stoi(v);
+                                     else if (k == "--metrics-url")
+                                       a.metricsUrl = v;
+                                     else if (k == "--metrics-token-file")
+                                       a.metricsTokenFile = v;
+                                     else if (k == "--rate")
+                                       a.rate = std::stod(v);
+                                     else if (k == "--scheduler-pid")
+                                       a.schedulerPid = std::stoi(v);
+                                     else if (k == "--gang-size")
+                                       a.gangSize = std::stoi(v);
+                                     else if (k == "--crd")
+                                       a.crd = v;
+                                     else if (k == "--mode")
+                                       a.mode = v;
+                                     else
+                                       return false;
+                                     return true;
+                                   });
+  if (!ok) return 2;
   client::Config cfg = client::loadKubeconfig(a.kubeconfig);
   cfg.qps = 100000;
   cfg.burst = 100000;
