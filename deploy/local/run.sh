@@ -40,8 +40,12 @@ echo "pods in namespace default (pod -> node):"
 api GET /api/v1/namespaces/default/pods | jq -r '.items[] | "  \(.metadata.name) -> \(.spec.nodeName // "(pending)")"'
 echo
 echo "leader (Lease kube-system/kube-scheduler): $(api GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler | jq -r '.spec.holderIdentity // "(none)"')"
-echo "metrics (https://127.0.0.1:10259/metrics):"
-curl -sk https://127.0.0.1:10259/metrics | grep '^scheduler_schedule_attempts_total' | sed 's/^/  /' || true
+# /metrics answers callers the apiserver authorizes (TokenReview, SubjectAccessReview): the
+# admin token is one.
+echo "metrics (https://127.0.0.1:10259/metrics, with the admin token):"
+curl -sk -H "Authorization: Bearer $TOKEN" https://127.0.0.1:10259/metrics |
+  grep -E '^scheduler_(schedule_attempts_total|pending_pods)' | sed 's/^/  /' || true
+echo "  scrape it: curl -sk -H \"Authorization: Bearer \$(awk '/token:/ {print \$2; exit}' $KUBECONFIG)\" https://127.0.0.1:10259/metrics"
 echo
 echo "ksched is running (pid $KSCHED_PID); Ctrl-C stops it. Try: KUBECONFIG=$KUBECONFIG kubectl get pods -o wide"
 wait $KSCHED_PID
