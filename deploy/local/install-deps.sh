@@ -21,6 +21,8 @@ PKGS=(
   buildah debootstrap
   # the simulate report in a real browser (the `browser` test, tests/browser/)
   chromium
+  # promtool for the alerting and recording rules (deploy/monitoring, the monitoring_rules test)
+  prometheus
 )
 
 SUDO=""
