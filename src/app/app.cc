@@ -351,12 +351,18 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   std::mutex startMu;
   bool terminating = false;  // guarded by startMu
   bool led = false;          // guarded by startMu
-  electionConfig.onStartedLeading = [&sched, &startMu, &terminating, &led] {
+  schedMetrics.setLeader(electionConfig.name, false);
+  electionConfig.onStartedLeading = [&sched, &startMu, &terminating, &led, &schedMetrics,
+                                     lease = electionConfig.name] {
     std::lock_guard lock(startMu);
     if (terminating) return;
     led = true;
+    schedMetrics.setLeader(lease, true);
     spdlog::info("started leading: scheduling");
     sched->startScheduling();
+  };
+  electionConfig.onStoppedLeading = [&schedMetrics, lease = electionConfig.name] {
+    schedMetrics.setLeader(lease, false);
   };
   electionConfig.onNewLeader = [&identity](const std::string& holder) {
     if (holder != identity) spdlog::info("leaderelection: new leader elected: {}", holder);

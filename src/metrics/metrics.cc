@@ -195,6 +195,13 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                   .Name("scheduler_plugin_execution_duration_seconds")
                   .Help("Duration for running a plugin at a specific extension point.")
                   .Register(r);
+  leader_ = &BuildGauge()
+                 .Name("leader_election_master_status")
+                 .Help(
+                     "Gauge of if the reporting system is master of the relevant lease, 0 "
+                     "indicates backup, 1 indicates master. 'name' is the string used to identify "
+                     "the lease. Please make sure to group by name.")
+                 .Register(r);
   batchAttempts_ = &BuildCounter()
                         .Name("scheduler_batch_attempts_total")
                         .Help("Counts of results when we attempt to use batching.")
@@ -257,6 +264,11 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
   cacheSize_[0] = &cache.Add({{"type", "assumed_pods"}});
   cacheSize_[1] = &cache.Add({{"type", "pods"}});
   cacheSize_[2] = &cache.Add({{"type", "nodes"}});
+}
+
+void SchedulerMetrics::setLeader(const std::string& name, bool leading) {
+  // Family::Add returns the existing child for labels it has.
+  leader_->Add({{"name", name}}).Set(leading ? 1 : 0);
 }
 
 std::string_view batchFlushLabel(BatchFlush reason) {

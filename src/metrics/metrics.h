@@ -116,6 +116,9 @@ class SchedulerMetrics : public PluginMetrics {
   void observePermitWait(bool allowed, double seconds) {
     (allowed ? permitAllowed_ : permitRejected_)->Observe(seconds);
   }
+  // leader_election_master_status{name}: 1 while this instance holds the Lease `name`, else 0
+  // (client-go's leader election metric, as kube-scheduler exports it).
+  void setLeader(const std::string& name, bool leading);
   // scheduler_events_dropped_total{reason}: "queue_full" | "send_failed" | "shutdown".
   void eventDropped(std::string_view reason) {
     const size_t i = reason == "queue_full" ? 0 : reason == "send_failed" ? 1 : 2;
@@ -168,6 +171,7 @@ class SchedulerMetrics : public PluginMetrics {
   prometheus::Family<prometheus::Counter>* batchAttempts_;
   prometheus::Family<prometheus::Counter>* batchFlushed_;
   prometheus::Family<prometheus::Counter>* batchRescores_;
+  prometheus::Family<prometheus::Gauge>* leader_;
   prometheus::Histogram* preemptionVictims_;
   prometheus::Family<prometheus::Gauge>* unschedulablePods_;
   prometheus::Family<prometheus::Gauge>* inFlightEvents_;

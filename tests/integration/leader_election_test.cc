@@ -17,6 +17,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "https_get.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -25,16 +26,31 @@ namespace {
 constexpr auto kLeaseDuration = 4s;
 constexpr auto kRetryPeriod = 1s;
 
-// A ksched taking part in leader election on `leaseName` (kube-system) with short timings.
+// A ksched taking part in leader election on `leaseName` (kube-system) with short timings,
+// serving /metrics to anyone on a port of its own.
 // The admin identity: v1.20's system:kube-scheduler may only touch the Lease "kube-scheduler".
 class Elected : public Daemon {
  public:
-  Elected(std::string logPath, const std::string& leaseName)
+  Elected(std::string logPath, const std::string& leaseName, int port = freeLoopbackPort())
       : Daemon(std::move(logPath),
                {"--kubeconfig", TestCluster::get().kubeconfig("admin"), "--leader-elect=true",
                 "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
                 "--leader-elect-retry-period=1s", "--leader-elect-resource-namespace=kube-system",
-                "--leader-elect-resource-name=" + leaseName, "--secure-port=0"}) {}
+                "--leader-elect-resource-name=" + leaseName, "--bind-address=127.0.0.1",
+                "--secure-port=" + std::to_string(port),
+                "--authorization-always-allow-paths=/healthz,/metrics"}),
+        port_(port),
+        series_("leader_election_master_status{name=\"" + leaseName + "\"}") {}
+
+  // leader_election_master_status of its Lease from its /metrics; -1 when it does not answer
+  // or has no such series.
+  [[nodiscard]] double leading() const {
+    return metricSample(httpsGet(port_, "/metrics").body, series_);
+  }
+
+ private:
+  int port_;
+  std::string series_;
 };
 
 std::string leasePath(const std::string& name) {
@@ -121,6 +137,9 @@ TEST(LeaderElectionIntegration, FollowerTakesOverAfterTheLeaderIsKilled) {
   // Only the leader binds so far.
   for (const auto& instance : schedulingInstances(admin, ns)) EXPECT_EQ(instance, leaderId);
   EXPECT_FALSE(follower->logHas("started leading")) << follower->log();
+  // kube-scheduler's leader metric: 1 on the leader, 0 on the follower.
+  EXPECT_EQ(leader->leading(), 1);
+  EXPECT_EQ(follower->leading(), 0);
 
   leader->signal(SIGKILL);
   EXPECT_EQ(leader->wait(), -1);
@@ -138,6 +157,7 @@ TEST(LeaderElectionIntegration, FollowerTakesOverAfterTheLeaderIsKilled) {
       },
       30s));
   EXPECT_TRUE(follower->waitForLog("started leading")) << follower->log();
+  EXPECT_TRUE(eventually([&] { return follower->leading() == 1; }));
   const std::string followerId = taken->spec.holderIdentity.value_or("");
   EXPECT_FALSE(followerId.empty());
   EXPECT_EQ(taken->spec.leaseTransitions, held->spec.leaseTransitions.value_or(0) + 1);

@@ -47,6 +47,19 @@ TEST(MetricsProcess, BootTime) {
   EXPECT_FALSE(parseBootTime("cpu 1 2 3\n").has_value());
 }
 
+TEST(MetricsLeader, MasterStatusFollowsTheLease) {
+  SchedulerMetrics m;
+  EXPECT_EQ(m.scrape().find("leader_election_master_status{"), std::string::npos);
+  m.setLeader("kube-scheduler", false);
+  EXPECT_NE(m.scrape().find("leader_election_master_status{name=\"kube-scheduler\"} 0\n"),
+            std::string::npos);
+  m.setLeader("kube-scheduler", true);
+  const std::string t = m.scrape();
+  EXPECT_NE(t.find("leader_election_master_status{name=\"kube-scheduler\"} 1\n"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("# TYPE leader_election_master_status gauge"), std::string::npos);
+}
+
 TEST(MetricsProcess, ScrapeHasProcessFamilies) {
   SchedulerMetrics m;
   const std::string text = m.scrape();
