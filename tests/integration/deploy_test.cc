@@ -1,5 +1,7 @@
 // deploy/manifests against the real apiserver: the objects are accepted (server-side dry run),
 // and the ClusterRole/Role are enough for ksched to run under the ServiceAccount's identity.
+#include "deploy.h"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -16,31 +18,6 @@
 
 namespace ksched::testing {
 namespace {
-
-const std::string kManifests = std::string(KSCHED_SOURCE_DIR) + "/deploy/manifests";
-
-std::string kubectl(const std::string& args) {
-  return runCommand("kubectl --kubeconfig " + TestCluster::get().kubeconfig("admin") + " " + args +
-                    " 2>&1");
-}
-
-// `manifest` (a config file of deploy/manifests) with the ServiceAccount's identity as its
-// kubeconfig (a client certificate for system:serviceaccount:ksched:ksched, as its token would
-// authenticate), written to the test dir as `name`; returns its path ("" if the file has no
-// empty kubeconfig to fill).
-std::string configAsServiceAccount(const std::string& manifest, const std::string& name) {
-  const std::string kc = TestCluster::get().ctl(
-      "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
-  std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
-  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
-  std::string config = readFile(kManifests + "/" + manifest);
-  const std::string from = "kubeconfig: \"\"";
-  if (config.find(from) == std::string::npos) return "";
-  config.replace(config.find(from), from.size(), "kubeconfig: \"" + kubeconfig + "\"");
-  const std::string path = TestCluster::get().dir() + "/" + name;
-  std::ofstream(path) << config;
-  return path;
-}
 
 TEST(DeployIntegration, ManifestsPassServerSideDryRun) {
   kubectl("apply -f " + kManifests + "/namespace.yaml");
@@ -89,18 +66,11 @@ TEST(DeployIntegration, ServiceAccountRoleIsEnoughToSchedule) {
 
   // The HTTPS port reviews callers with the ServiceAccount's rights: a scraper bound to
   // ksched-metrics-reader as docs/operations.md says reads /metrics, and nothing else.
-  kubectl("create serviceaccount prometheus -n " + ns);
   kubectl(
       "create clusterrolebinding deploy-sa-metrics --clusterrole=ksched-metrics-reader "
       "--serviceaccount=" +
       ns + ":prometheus");
-  const std::string token =
-      admin
-          .post("/api/v1/namespaces/" + ns + "/serviceaccounts/prometheus/token",
-                {{"apiVersion", "authentication.k8s.io/v1"},
-                 {"kind", "TokenRequest"},
-                 {"spec", {{"expirationSeconds", 600}}}})["status"]["token"]
-          .get<std::string>();
+  const std::string token = serviceAccountToken(ns, "prometheus");
   httplib::SSLClient https("127.0.0.1", port);
   https.enable_server_certificate_verification(false);
   https.set_bearer_token_auth(token.c_str());

@@ -20,16 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-void ensurePriorityClass(RestClient& c, const std::string& name, int32_t value,
-                         const std::string& policy = "PreemptLowerPriority") {
-  try {
-    c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
-           {{"metadata", {{"name", name}}}, {"value", value}, {"preemptionPolicy", policy}});
-  } catch (const client::ApiError& e) {
-    if (!e.isConflict()) throw;
-  }
-}
-
 // A pod of `priorityClass` asking for `cpu`, deleted at once when preempted (no kubelet here
 // to finish a graceful termination); optionally bound to `node` and labelled.
 nlohmann::json prioPod(const std::string& ns, const std::string& name, const std::string& cpu,

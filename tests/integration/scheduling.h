@@ -41,6 +41,17 @@ inline nlohmann::json sizedNode(const std::string& name, const std::string& cpu,
   return n;
 }
 
+// PriorityClass `name` (created once; an existing one is left as it is).
+inline void ensurePriorityClass(RestClient& c, const std::string& name, int32_t value,
+                                const std::string& policy = "PreemptLowerPriority") {
+  try {
+    c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+           {{"metadata", {{"name", name}}}, {"value", value}, {"preemptionPolicy", policy}});
+  } catch (const client::ApiError& e) {
+    if (!e.isConflict()) throw;
+  }
+}
+
 inline nlohmann::json sizedPod(const std::string& ns, const std::string& name,
                                const std::string& cpu, const std::string& mem = "64Mi") {
   auto p = podJson(ns, name);

@@ -13,6 +13,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "deploy.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -54,20 +55,8 @@ Answer get(int port, const std::string& path, const Caller& who = {}) {
   return {res->status, res->body};
 }
 
-// A bound token for ServiceAccount `sa` in kNs (TokenRequest), the SA created if needed.
 std::string serviceAccountToken(const std::string& sa) {
-  auto& admin = TestCluster::get().admin();
-  try {
-    admin.post("/api/v1/namespaces/" + kNs + "/serviceaccounts",
-               {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", sa}}}});
-  } catch (const client::ApiError& e) {
-    if (!e.isConflict()) throw;
-  }
-  auto tr = admin.post("/api/v1/namespaces/" + kNs + "/serviceaccounts/" + sa + "/token",
-                       {{"apiVersion", "authentication.k8s.io/v1"},
-                        {"kind", "TokenRequest"},
-                        {"spec", {{"expirationSeconds", 3600}}}});
-  return tr["status"]["token"].get<std::string>();
+  return ksched::testing::serviceAccountToken(kNs, sa);
 }
 
 void createOrIgnore(const std::string& path, const json& body) {

@@ -324,15 +324,6 @@ TEST_F(SimulateVsLive, SpreadAndAffinityPlacementsMatchTheDaemon) {
   expectSame(predicted, settledLive(predicted), /*sameMessage=*/true);
 }
 
-void ensurePriorityClass(RestClient& c, const std::string& name, int32_t value) {
-  try {
-    c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
-           {{"metadata", {{"name", name}}}, {"value", value}});
-  } catch (const client::ApiError& e) {
-    if (!e.isConflict()) throw;
-  }
-}
-
 // Two high-priority pods that fit only by evicting: the first takes the node of the
 // lowest-priority victim, the second the other one; a third finds nothing it may evict. The first
 // victim goes at once (terminationGracePeriodSeconds 0) and its preemptor binds; the second has a

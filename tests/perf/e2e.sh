@@ -36,6 +36,10 @@
 # asks for one example.com/gpu, which ksched allocates through a claim it creates (KEP 5004);
 # ksched runs with the admin kubeconfig, and alone: kube-scheduler v1.20.2 has no DRA).
 #
+# SCRAPE=1 has a real Prometheus (Debian's) scrape each scheduler's /metrics every second for
+# SCRAPE_SECONDS (20) once the load is done (after its CPU and RSS are read), and prints the
+# scrape's mean and max duration (scrape_duration_seconds), the samples per scrape
+# (scrape_samples_scraped) and the body's bytes, with the ratios.
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
@@ -71,6 +75,37 @@ fi
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
 peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+# Prometheus scraping <url> every second for SCRAPE_SECONDS: "scrape_ms_avg A  scrape_ms_max M
+# samples S  bytes B".
+scrape_stats() {
+  local url=$1 dir=/tmp/ksched-perf-prometheus
+  local scheme=${url%%://*} target=${url#*://}
+  target=${target%%/*}
+  rm -rf "$dir" && mkdir -p "$dir"
+  cat > "$dir/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: scheduler
+    scheme: $scheme
+    tls_config: {insecure_skip_verify: true}
+    static_configs: [{targets: ["$target"]}]
+YAML
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+    --web.listen-address=127.0.0.1:29090 --log.level=warn > "$dir/log" 2>&1 &
+  local prom=$!
+  sleep "${SCRAPE_SECONDS:-20}"
+  local q="http://127.0.0.1:29090/api/v1/query" window="${SCRAPE_SECONDS:-20}s"
+  value() { curl -s --data-urlencode "query=$1" "$q" | python3 -c \
+    'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "-")'; }
+  local avg max samples bytes
+  avg=$(value "avg_over_time(scrape_duration_seconds[$window]) * 1000")
+  max=$(value "max_over_time(scrape_duration_seconds[$window]) * 1000")
+  samples=$(value "max_over_time(scrape_samples_scraped[$window])")
+  kill $prom; wait $prom 2>/dev/null || true
+  bytes=$(curl -sk "$url" | wc -c)
+  printf 'scrape_ms_avg %.2f  scrape_ms_max %.2f  samples %s  bytes %s' "$avg" "$max" "$samples" "$bytes"
+}
 
 run_one() {
   local name=$1 metrics=$2; shift 2
@@ -117,6 +152,12 @@ run_one() {
   fi
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
+  local scrape=
+  if [ -n "${SCRAPE:-}" ] && [ -n "$metrics" ]; then
+    scrape=$(scrape_stats "$metrics")
+    echo "$name /metrics: $scrape"
+    eval "${name//-/_}_scrape_avg=$(awk '{print $2}' <<<"$scrape") ${name//-/_}_samples=$(awk '{print $6}' <<<"$scrape")"
+  fi
   kill -TERM $pid; wait $pid 2>/dev/null || true
   "$CLUSTER" down >/dev/null
   local pps
@@ -150,7 +191,7 @@ printf 'apiVersion: kubescheduler.config.k8s.io/v1beta1\n%s\n' "$CLIENT_CONFIG" 
   > /tmp/ksched-perf-kube-scheduler.yaml
 # kube-scheduler v1.20.2 takes its insecure metrics address from the file, not from --port.
 METRICS=0
-if [ "$WORKLOAD" = churn ] || [ -n "${RATE:-}" ]; then METRICS=1; fi
+if [ "$WORKLOAD" = churn ] || [ -n "${RATE:-}" ] || [ -n "${SCRAPE:-}" ]; then METRICS=1; fi
 if [ "$METRICS" = 1 ]; then
   printf 'healthzBindAddress: 127.0.0.1:20251\nmetricsBindAddress: 127.0.0.1:20251\n' \
     >> /tmp/ksched-perf-kube-scheduler.yaml
@@ -206,6 +247,11 @@ if [ "${KSCHED_ONLY:-}" != 1 ]; then
     if (h > 0) printf ", p99 creation-to-bound %.2f", g / h
     if (j > 0) printf ", p99 attempt %.2f", i / j
     printf "\n" }'
+fi
+if [ -n "${SCRAPE:-}" ] && [ "${KSCHED_ONLY:-}" != 1 ]; then
+  awk -v a="$ksched_scrape_avg" -v b="$kube_scheduler_scrape_avg" -v c="$ksched_samples" \
+      -v d="$kube_scheduler_samples" 'BEGIN {
+    printf "scrape ksched/kube-scheduler: duration %.2f, samples %.2f\n", a / b, c / d }'
 fi
 if [ "${CEILING:-}" = 1 ]; then
   awk -v a="$ksched_pps" -v b="$ceiling_pps" 'BEGIN {
