@@ -8,6 +8,7 @@
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/legacy_resource_scoring/legacy_resource_scoring.h"
+#include "plugins/load_aware/load_aware.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_declared_features/node_declared_features.h"
 #include "plugins/node_label/node_label.h"
@@ -70,6 +71,10 @@ Registry inTreeRegistry() {
         requestedToCapacityRatioFactory());
   // scheduler-plugins' gang scheduling, in no default profile.
   r.add(std::string(Coscheduling::kName), coschedulingFactory());
+  // Load-aware scheduling (docs/load-aware.md), in no default profile.
+  r.add(std::string(TargetLoadPacking::kName), targetLoadPackingFactory());
+  r.add(std::string(LoadVariationRiskBalancing::kName), loadVariationRiskBalancingFactory());
+  r.add(std::string(LoadAwareFilter::kName), loadAwareFilterFactory());
   return r;
 }
 

@@ -227,6 +227,15 @@ class SignPlugin : public virtual Plugin {
   [[nodiscard]] virtual bool signPod(const api::Pod& pod) const = 0;
 };
 
+// Explain (`ksched explain`, /debug/explain): a Score plugin may say, per node, what its score
+// was computed from ("cpu 72% (prometheus, 8s old)"); explain shows it beside the score. Called
+// after the plugin's PreScore and Score for the pod, on the explaining thread.
+class ScoreExplainer : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual std::string explainScore(const CycleState& state, const api::Pod& pod,
+                                                 const NodeInfo& nodeInfo) const = 0;
+};
+
 // Plugins that reject pods declare what can make those pods schedulable again. A rejecting
 // plugin without this interface is treated as interested in every event.
 class EnqueueExtensions : public virtual Plugin {

@@ -48,4 +48,10 @@ inline constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapaci
 // scheduler-plugins' gang scheduling; in no default profile.
 inline constexpr std::string_view kCoscheduling = "Coscheduling";
 
+// Load-aware scheduling (docs/load-aware.md): scheduler-plugins' Trimaran scores and a threshold
+// Filter; in no default profile.
+inline constexpr std::string_view kTargetLoadPacking = "TargetLoadPacking";
+inline constexpr std::string_view kLoadVariationRiskBalancing = "LoadVariationRiskBalancing";
+inline constexpr std::string_view kLoadAwareFilter = "LoadAwareFilter";
+
 }  // namespace ksched::names

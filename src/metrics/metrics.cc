@@ -224,6 +224,25 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                             .Help("Number of selected preemption victims")
                             .Register(r)
                             .Add({}, exponentialBuckets(1, 2, 7));
+  loadRefreshes_ = &BuildCounter()
+                        .Name("scheduler_load_metrics_refreshes_total")
+                        .Help("Background refreshes of node load for the load-aware plugins, by "
+                              "source and result.")
+                        .Register(r);
+  loadRefreshDuration_ = &BuildHistogram()
+                              .Name("scheduler_load_metrics_refresh_duration_seconds")
+                              .Help("Duration of a background refresh of node load, by source.")
+                              .Register(r);
+  loadNodes_ = &BuildGauge()
+                    .Name("scheduler_load_metrics_nodes")
+                    .Help("Nodes with a load reading after the last refresh, by source and state "
+                          "(fresh, stale: older than staleAfter).")
+                    .Register(r);
+  loadFallback_ = &BuildCounter()
+                       .Name("scheduler_load_fallback_total")
+                       .Help("Nodes a load-aware plugin scored by requests for want of a fresh "
+                             "load reading, by plugin and reason (stale, missing).")
+                       .Register(r);
   unschedulablePods_ =
       &BuildGauge()
            .Name("scheduler_unschedulable_pods")
@@ -264,6 +283,27 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
   cacheSize_[0] = &cache.Add({{"type", "assumed_pods"}});
   cacheSize_[1] = &cache.Add({{"type", "pods"}});
   cacheSize_[2] = &cache.Add({{"type", "nodes"}});
+}
+
+void SchedulerMetrics::observeLoadRefresh(std::string_view source, bool ok, double seconds) {
+  std::lock_guard lock(loadMu_);
+  const std::string s(source);
+  loadRefreshes_->Add({{"source", s}, {"result", ok ? "success" : "error"}}).Increment();
+  loadRefreshDuration_->Add({{"source", s}}, exponentialBuckets(0.001, 2, 15)).Observe(seconds);
+}
+
+void SchedulerMetrics::setLoadNodes(std::string_view source, size_t fresh, size_t stale) {
+  std::lock_guard lock(loadMu_);
+  const std::string s(source);
+  loadNodes_->Add({{"source", s}, {"state", "fresh"}}).Set(static_cast<double>(fresh));
+  loadNodes_->Add({{"source", s}, {"state", "stale"}}).Set(static_cast<double>(stale));
+}
+
+void SchedulerMetrics::observeLoadFallback(std::string_view plugin, std::string_view reason,
+                                           size_t nodes) {
+  std::lock_guard lock(loadMu_);
+  loadFallback_->Add({{"plugin", std::string(plugin)}, {"reason", std::string(reason)}})
+      .Increment(static_cast<double>(nodes));
 }
 
 void SchedulerMetrics::setLeader(const std::string& name, bool leading) {

@@ -112,6 +112,10 @@ class SchedulerMetrics : public PluginMetrics {
   void observePreemptionVictims(size_t victims) override {
     preemptionVictims_->Observe(static_cast<double>(victims));
   }
+  void observeLoadRefresh(std::string_view source, bool ok, double seconds) override;
+  void setLoadNodes(std::string_view source, size_t fresh, size_t stale) override;
+  void observeLoadFallback(std::string_view plugin, std::string_view reason,
+                           size_t nodes) override;
   // result: "allowed" | "rejected" (upstream PermitWaitDuration labels).
   void observePermitWait(bool allowed, double seconds) {
     (allowed ? permitAllowed_ : permitRejected_)->Observe(seconds);
@@ -173,6 +177,11 @@ class SchedulerMetrics : public PluginMetrics {
   prometheus::Family<prometheus::Counter>* batchRescores_;
   prometheus::Family<prometheus::Gauge>* leader_;
   prometheus::Histogram* preemptionVictims_;
+  prometheus::Family<prometheus::Counter>* loadRefreshes_;
+  prometheus::Family<prometheus::Histogram>* loadRefreshDuration_;
+  prometheus::Family<prometheus::Gauge>* loadNodes_;
+  prometheus::Family<prometheus::Counter>* loadFallback_;
+  std::mutex loadMu_;  // Family::Add is thread-safe; this orders the label lookups of one call
   prometheus::Family<prometheus::Gauge>* unschedulablePods_;
   prometheus::Family<prometheus::Gauge>* inFlightEvents_;
   prometheus::Family<prometheus::Histogram>* hints_;

@@ -230,7 +230,12 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
       for (size_t i = 0; i < feasible.size(); ++i) {
         Explanation::ScoredNode n{feasible[i]->name(), totals[i], {}};
         for (size_t k = 0; k < b.plugins.size(); ++k) {
-          n.scores.push_back({b.plugins[k], b.raw[k][i], b.normalized[k][i], b.weights[k]});
+          std::string detail;
+          if (const auto* x = dynamic_cast<const ScoreExplainer*>(fwk.scorePlugin(b.plugins[k]))) {
+            detail = x->explainScore(state, pod, *feasible[i]);
+          }
+          n.scores.push_back(
+              {b.plugins[k], b.raw[k][i], b.normalized[k][i], b.weights[k], std::move(detail)});
         }
         e.feasible.push_back(std::move(n));
       }
@@ -295,6 +300,7 @@ json toJson(const Explanation& e) {
                         {"normalized", s.normalized},
                         {"weight", s.weight},
                         {"weighted", s.normalized * s.weight}});
+      if (!s.detail.empty()) scores.back()["detail"] = s.detail;
     }
     feasible.push_back({{"node", n.node}, {"total", n.total}, {"scores", std::move(scores)}});
   }
@@ -428,6 +434,16 @@ std::string toTable(const Explanation& e, size_t maxRows) {
       out << line << "\n";
     }
     if (e.feasible.size() > maxRows) out << "  ... " << e.feasible.size() - maxRows << " more\n";
+    // What scores were computed from (ScoreExplainer), per plugin and node.
+    bool titled = false;
+    for (size_t i = 0; i < e.feasible.size() && i < maxRows; ++i) {
+      for (const auto& s : e.feasible[i].scores) {
+        if (s.detail.empty()) continue;
+        if (!titled) out << "\nScores from:\n";
+        titled = true;
+        out << "  " << e.feasible[i].node << " " << s.plugin << ": " << s.detail << "\n";
+      }
+    }
     out << "\nA cycle would pick " << (e.selected.size() == 1 ? "" : "one of ");
     for (size_t i = 0; i < e.selected.size(); ++i) out << (i ? ", " : "") << e.selected[i];
     out << "\n";

@@ -55,6 +55,7 @@ struct Explanation {
     int64_t raw = 0;
     int64_t normalized = 0;
     int64_t weight = 0;
+    std::string detail;  // ScoreExplainer's account of the score ("" when the plugin has none)
   };
   struct ScoredNode {
     std::string node;
