@@ -24,8 +24,7 @@ namespace {
   throw PluginArgsError(path + ": " + what);
 }
 
-std::chrono::milliseconds readDuration(const json& j, std::string_view key,
-                                       const std::string& path,
+std::chrono::milliseconds readDuration(const json& j, std::string_view key, const std::string& path,
                                        std::chrono::milliseconds current) {
   std::string text;
   const std::string p = helper::childPath(path, key);
@@ -48,21 +47,23 @@ load::ProviderConfig readProvider(const json& j) {
   const json* m = helper::member(j, "metricProvider");
   if (m == nullptr) return c;
   const std::string path = "metricProvider";
-  helper::expectObject(*m, path,
-                       {"type", "address", "token", "insecureSkipVerify", "cpuQuery",
-                        "memoryQuery", "cpuStddevQuery", "memoryStddevQuery", "nodeLabel",
-                        "refreshInterval", "staleAfter"});
+  helper::expectObject(
+      *m, path,
+      {"type", "address", "token", "insecureSkipVerify", "cpuQuery", "memoryQuery",
+       "cpuStddevQuery", "memoryStddevQuery", "nodeLabel", "refreshInterval", "staleAfter"});
   helper::readString(*m, "type", path, c.type);
   if (c.type.empty()) c.type = std::string(load::kMetricsServer);
   if (c.type != load::kMetricsServer && c.type != load::kPrometheus) {
-    invalid(path + ".type", "Unsupported value: \"" + c.type +
-                                "\": supported values: \"KubernetesMetricsServer\", \"Prometheus\"");
+    invalid(path + ".type",
+            "Unsupported value: \"" + c.type +
+                "\": supported values: \"KubernetesMetricsServer\", \"Prometheus\"");
   }
   helper::readString(*m, "address", path, c.address);
   helper::readString(*m, "token", path, c.token);
   if (const json* v = helper::member(*m, "insecureSkipVerify")) {
     if (!v->is_boolean()) {
-      invalid(path + ".insecureSkipVerify", "expected a boolean, got " + std::string(v->type_name()));
+      invalid(path + ".insecureSkipVerify",
+              "expected a boolean, got " + std::string(v->type_name()));
     }
     c.insecureSkipVerify = v->get<bool>();
   }
@@ -76,7 +77,8 @@ load::ProviderConfig readProvider(const json& j) {
   c.refreshInterval = readDuration(*m, "refreshInterval", path, c.refreshInterval);
   c.staleAfter = readDuration(*m, "staleAfter", path, c.staleAfter);
   if (c.type == load::kPrometheus) {
-    if (c.address.empty()) invalid(path + ".address", "Required value: Prometheus needs an address");
+    if (c.address.empty())
+      invalid(path + ".address", "Required value: Prometheus needs an address");
     if (!c.address.starts_with("http://") && !c.address.starts_with("https://")) {
       invalid(path + ".address",
               "Invalid value: \"" + c.address + "\": must start with http:// or https://");
@@ -95,7 +97,8 @@ load::ProviderConfig readProvider(const json& j) {
 double readNumber(const json& j, std::string_view key, double current) {
   const json* v = helper::member(j, key);
   if (v == nullptr) return current;
-  if (!v->is_number()) invalid(std::string(key), "expected a number, got " + std::string(v->type_name()));
+  if (!v->is_number())
+    invalid(std::string(key), "expected a number, got " + std::string(v->type_name()));
   return v->get<double>();
 }
 
@@ -110,10 +113,10 @@ std::string percent(double ratio) {
 TargetLoadPackingArgs TargetLoadPackingArgs::fromJson(const json& j) {
   TargetLoadPackingArgs a;
   if (j.is_null()) return a;
-  helper::expectObject(j, "",
-                       {helper::kApiVersionKey, helper::kKindKey, "metricProvider",
-                        "watcherAddress", "targetUtilization", "defaultRequests",
-                        "defaultRequestsMultiplier"});
+  helper::expectObject(
+      j, "",
+      {helper::kApiVersionKey, helper::kKindKey, "metricProvider", "watcherAddress",
+       "targetUtilization", "defaultRequests", "defaultRequestsMultiplier"});
   a.metricProvider = readProvider(j);
   helper::readInt64(j, "targetUtilization", "", a.targetUtilization);
   if (a.targetUtilization < 1 || a.targetUtilization > 99) {
@@ -204,9 +207,8 @@ struct CycleLoad final : StateData {
 
 LoadAwareBase::LoadAwareBase(std::string_view name, const ProviderConfig& config, Handle& handle)
     : name_(name), handle_(handle) {
-  source_ = handle.shared<LoadSource>("load-aware:" + config.key(), [&] {
-    return std::make_shared<LoadSource>(config, handle);
-  });
+  source_ = handle.shared<LoadSource>("load-aware:" + config.key(),
+                                      [&] { return std::make_shared<LoadSource>(config, handle); });
 }
 
 int64_t LoadAwareBase::predictedMilliCPU(const api::Pod& pod, int64_t defaultMilliCPU,
@@ -216,7 +218,8 @@ int64_t LoadAwareBase::predictedMilliCPU(const api::Pod& pod, int64_t defaultMil
     if (auto l = c.resources.limits.find("cpu"); l != c.resources.limits.end()) {
       sum += l->second.milliValue();
     } else if (auto r = c.resources.requests.find("cpu"); r != c.resources.requests.end()) {
-      sum += static_cast<int64_t>(std::round(static_cast<double>(r->second.milliValue()) * multiplier));
+      sum += static_cast<int64_t>(
+          std::round(static_cast<double>(r->second.milliValue()) * multiplier));
     } else {
       sum += defaultMilliCPU;
     }
@@ -278,8 +281,9 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
   const double cpuDenom = cpuOfCapacity ? capCpu : allocCpu;
   auto it = c.reading->nodes.find(node.name());
   const bool have = it != c.reading->nodes.end() && it->second.hasCpu && it->second.hasMemory;
-  const auto age = have ? std::chrono::duration_cast<std::chrono::seconds>(c.now - it->second.sampled)
-                        : std::chrono::seconds(0);
+  const auto age =
+      have ? std::chrono::duration_cast<std::chrono::seconds>(c.now - it->second.sampled)
+           : std::chrono::seconds(0);
   if (!have || c.now - it->second.sampled > c.staleAfter) {
     u.fromRequests = true;
     u.cpu = cpuDenom > 0 ? static_cast<double>(node.requested().milliCPU) / cpuDenom : 0;
@@ -293,7 +297,8 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
   double cpuUsed = l.absolute ? l.cpu : l.cpu * capCpu;
   double memUsed = l.absolute ? l.memory : l.memory * capMem;
   if (auto p = c.placed.find(node.name()); p != c.placed.end()) {
-    cpuUsed += static_cast<double>(cpuOfCapacity ? p->second.predictedMilliCPU : p->second.milliCPU);
+    cpuUsed +=
+        static_cast<double>(cpuOfCapacity ? p->second.predictedMilliCPU : p->second.milliCPU);
     memUsed += static_cast<double>(p->second.memory);
     u.placedPods = p->second.pods;
   }
@@ -404,9 +409,8 @@ Status LoadVariationRiskBalancing::score(const CycleState& state, const api::Pod
     score = 0;
     return {};
   }
-  const double cpu =
-      riskScore(u.cpu + static_cast<double>(c->podMilliCPU) / allocCpu, u.cpuStddev,
-                args_.safeVarianceMargin, args_.safeVarianceSensitivity);
+  const double cpu = riskScore(u.cpu + static_cast<double>(c->podMilliCPU) / allocCpu, u.cpuStddev,
+                               args_.safeVarianceMargin, args_.safeVarianceSensitivity);
   const double mem =
       riskScore(u.memory + static_cast<double>(c->podMemory) / allocMem, u.memoryStddev,
                 args_.safeVarianceMargin, args_.safeVarianceSensitivity);
@@ -414,8 +418,7 @@ Status LoadVariationRiskBalancing::score(const CycleState& state, const api::Pod
   return {};
 }
 
-std::string LoadVariationRiskBalancing::explainScore(const CycleState& state,
-                                                     const api::Pod& pod,
+std::string LoadVariationRiskBalancing::explainScore(const CycleState& state, const api::Pod& pod,
                                                      const NodeInfo& nodeInfo) const {
   const auto* c = cycleLoad(state);
   if (c == nullptr) return "";
@@ -451,7 +454,8 @@ Status LoadAwareFilter::filter(const CycleState& state, const api::Pod& /*pod*/,
   if (args_.cpuThreshold > 0 && allocCpu > 0) {
     const auto pct = static_cast<int64_t>(
         std::round(100 * (u.cpu + static_cast<double>(c->podMilliCPU) / allocCpu)));
-    if (pct > args_.cpuThreshold) return Status::unschedulable("node(s) cpu usage exceed threshold");
+    if (pct > args_.cpuThreshold)
+      return Status::unschedulable("node(s) cpu usage exceed threshold");
   }
   if (args_.memoryThreshold > 0 && allocMem > 0) {
     const auto pct = static_cast<int64_t>(

@@ -40,7 +40,7 @@ namespace ksched::plugins {
 
 struct TargetLoadPackingArgs {
   load::ProviderConfig metricProvider;
-  int64_t targetUtilization = 40;         // percent, 1..99
+  int64_t targetUtilization = 40;          // percent, 1..99
   int64_t defaultRequestsMilliCPU = 1000;  // "defaultRequests": {"cpu": "1"}
   double defaultRequestsMultiplier = 1.5;  // "defaultRequestsMultiplier": "1.5" (a string)
   [[nodiscard]] static TargetLoadPackingArgs fromJson(const nlohmann::json& j);
@@ -143,8 +143,7 @@ class LoadVariationRiskBalancing final : public load::LoadAwareBase,
   [[nodiscard]] std::string explainScore(const CycleState& state, const api::Pod& pod,
                                          const NodeInfo& nodeInfo) const override;
   // Trimaran's computeScore on ratios: mu and sigma of one resource, unrounded (0..100).
-  [[nodiscard]] static double riskScore(double mu, double sigma, double margin,
-                                        double sensitivity);
+  [[nodiscard]] static double riskScore(double mu, double sigma, double margin, double sensitivity);
 
  private:
   const LoadVariationRiskBalancingArgs args_;

@@ -38,7 +38,8 @@ NodeLoad ratio(double cpu, double memory, double cpuSd = -1, double memSd = -1,
 api::Pod podWithLimit(const std::string& uid, const std::string& cpuRequest,
                       const std::string& cpuLimit = "") {
   api::Pod p = testutil::PodWrapper().name(uid).uid(uid).req({{"cpu", cpuRequest}}).obj();
-  if (!cpuLimit.empty()) p.spec.containers[0].resources.limits["cpu"] = api::Quantity::parse(cpuLimit);
+  if (!cpuLimit.empty())
+    p.spec.containers[0].resources.limits["cpu"] = api::Quantity::parse(cpuLimit);
   return p;
 }
 
@@ -50,11 +51,20 @@ TEST(TargetLoadPacking, ScoreOfUtilizationMatchesTrimaran) {
   };
   // Upstream's unit cases (new node 40, hot node 33, excess 0), the KEP's example at target 50
   // (75, 100, 25), and the scores behind upstream's integration placement.
-  for (const auto& c : std::vector<Case>{{0, 40, 40},    {50, 40, 33},   {130, 40, 0},
-                                         {25, 50, 75},   {50, 50, 100},  {75, 50, 25},
-                                         {32.5, 40, 89}, {82.5, 40, 12}, {22.5, 40, 74},
-                                         {40, 40, 100},  {67.5, 40, 22}, {7.5, 40, 51},
-                                         {100, 40, 0},   {35, 40, 93}}) {
+  for (const auto& c : std::vector<Case>{{0, 40, 40},
+                                         {50, 40, 33},
+                                         {130, 40, 0},
+                                         {25, 50, 75},
+                                         {50, 50, 100},
+                                         {75, 50, 25},
+                                         {32.5, 40, 89},
+                                         {82.5, 40, 12},
+                                         {22.5, 40, 74},
+                                         {40, 40, 100},
+                                         {67.5, 40, 22},
+                                         {7.5, 40, 51},
+                                         {100, 40, 0},
+                                         {35, 40, 93}}) {
     EXPECT_EQ(TargetLoadPacking::scoreOf(c.u, c.target), c.want) << c.u << " " << c.target;
   }
 }
@@ -66,7 +76,8 @@ TEST(TargetLoadPacking, PredictsCpuFromLimitsThenRequestsTimesMultiplierThenDefa
   api::Pod bestEffort = testutil::PodWrapper().obj();
   bestEffort.spec.containers.emplace_back().name = "c";
   EXPECT_EQ(load::LoadAwareBase::predictedMilliCPU(bestEffort, 1000, 1.5), 1000);
-  api::Pod withOverhead = testutil::PodWrapper().req({{"cpu", "100m"}}).overhead({{"cpu", "50m"}}).obj();
+  api::Pod withOverhead =
+      testutil::PodWrapper().req({{"cpu", "100m"}}).overhead({{"cpu", "50m"}}).obj();
   EXPECT_EQ(load::LoadAwareBase::predictedMilliCPU(withOverhead, 1000, 2), 250);
 }
 
@@ -80,8 +91,8 @@ struct Cluster {
       : nodes(std::move(n)) {
     std::vector<NodePtr> ptrs;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      infos.push_back(testutil::makeNodeInfo(nodes[i], i == 0 ? podsOnFirst
-                                                              : std::vector<testutil::PodWrapper>{}));
+      infos.push_back(testutil::makeNodeInfo(
+          nodes[i], i == 0 ? podsOnFirst : std::vector<testutil::PodWrapper>{}));
       list.push_back(infos.back().get());
       ptrs.push_back(nodes[i].ptr());
     }
@@ -140,8 +151,7 @@ TEST(TargetLoadPacking, NodesWithoutAFreshReadingAreScoredByRequests) {
   EXPECT_EQ(scores(tlp, tlp, c, pod), (std::vector<int64_t>{18, 74}));
   // A stale reading (older than staleAfter, 3m) is not used either.
   LoadReading r;
-  r.nodes = {{"node-1", ratio(0, 0, -1, -1, std::chrono::minutes(4))},
-             {"node-2", ratio(0.9, 0)}};
+  r.nodes = {{"node-1", ratio(0, 0, -1, -1, std::chrono::minutes(4))}, {"node-2", ratio(0.9, 0)}};
   tlp.source()->setReading(r);
   EXPECT_EQ(scores(tlp, tlp, c, pod), (std::vector<int64_t>{18, 0}));
   CycleState state;
@@ -182,9 +192,9 @@ TEST(LoadVariationRiskBalancing, RiskScoreMatchesTrimaransComputeScore) {
                                          {0.5, 0.36, -1, 1, 75},
                                          {0.5, 0.36, 1, -1, 57},
                                          {0.5, 0.36, 1, 0, 75}}) {
-    EXPECT_EQ(std::round(LoadVariationRiskBalancing::riskScore(c.mu, c.sigma, c.margin,
-                                                               c.sensitivity)),
-              c.want)
+    EXPECT_EQ(
+        std::round(LoadVariationRiskBalancing::riskScore(c.mu, c.sigma, c.margin, c.sensitivity)),
+        c.want)
         << c.mu << " " << c.sigma << " " << c.margin << " " << c.sensitivity;
   }
 }
@@ -209,7 +219,8 @@ TEST(LoadVariationRiskBalancing, ScoresTheWorseOfCpuAndMemory) {
     r.nodes["n"] = c.reading;
     lvrb.source()->setReading(r);
     api::Pod pod = testutil::PodWrapper().obj();
-    if (!c.cpu.empty()) pod = testutil::PodWrapper().req({{"cpu", c.cpu}, {"memory", c.memory}}).obj();
+    if (!c.cpu.empty())
+      pod = testutil::PodWrapper().req({{"cpu", c.cpu}, {"memory", c.memory}}).obj();
     EXPECT_EQ(scores(lvrb, lvrb, cl, pod)[0], c.want) << c.name;
   }
 }
@@ -252,16 +263,16 @@ TEST(LoadAwareArgs, DefaultsAndValidationWithFieldPaths) {
   EXPECT_EQ(tlp.metricProvider.type, "KubernetesMetricsServer");
   EXPECT_EQ(tlp.metricProvider.refreshInterval, std::chrono::seconds(30));
   EXPECT_EQ(tlp.metricProvider.staleAfter, std::chrono::minutes(3));
-  const auto parsed = TargetLoadPackingArgs::fromJson(
-      {{"targetUtilization", 70},
-       {"defaultRequests", {{"cpu", "2000m"}}},
-       {"defaultRequestsMultiplier", "2"},
-       {"metricProvider",
-        {{"type", "Prometheus"},
-         {"address", "http://prometheus-k8s.monitoring.svc:9090"},
-         {"refreshInterval", "10s"},
-         {"staleAfter", "1m"},
-         {"nodeLabel", "node"}}}});
+  const auto parsed =
+      TargetLoadPackingArgs::fromJson({{"targetUtilization", 70},
+                                       {"defaultRequests", {{"cpu", "2000m"}}},
+                                       {"defaultRequestsMultiplier", "2"},
+                                       {"metricProvider",
+                                        {{"type", "Prometheus"},
+                                         {"address", "http://prometheus-k8s.monitoring.svc:9090"},
+                                         {"refreshInterval", "10s"},
+                                         {"staleAfter", "1m"},
+                                         {"nodeLabel", "node"}}}});
   EXPECT_EQ(parsed.targetUtilization, 70);
   EXPECT_EQ(parsed.defaultRequestsMilliCPU, 2000);
   EXPECT_EQ(parsed.defaultRequestsMultiplier, 2);
@@ -312,13 +323,15 @@ TEST(LoadAwareArgs, DefaultsAndValidationWithFieldPaths) {
     (void)LoadAwareFilterArgs::fromJson({{"usageThresholds", {{"cpu", 101}}}});
     ADD_FAILURE();
   } catch (const PluginArgsError& e) {
-    EXPECT_STREQ(e.what(), "usageThresholds.cpu: Invalid value: 101: must be in the range [0, 100]");
+    EXPECT_STREQ(e.what(),
+                 "usageThresholds.cpu: Invalid value: 101: must be in the range [0, 100]");
   }
   try {
     (void)LoadVariationRiskBalancingArgs::fromJson({{"safeVarianceMargin", -1}});
     ADD_FAILURE();
   } catch (const PluginArgsError& e) {
-    EXPECT_STREQ(e.what(), "safeVarianceMargin: Invalid value: -1: must be greater than or equal to 0");
+    EXPECT_STREQ(e.what(),
+                 "safeVarianceMargin: Invalid value: -1: must be greater than or equal to 0");
   }
 }
 
@@ -332,8 +345,8 @@ TEST(LoadSource, ParsesPrometheusVectorsAndRefusesOtherAnswers) {
         {"metric":{"instance":"node-c"},"value":[1,"0.75"]}]}})",
       "instance", error);
   ASSERT_TRUE(v.has_value()) << error;
-  EXPECT_EQ(*v, (std::map<std::string, double>{{"node-a", 0.25}, {"node-a:9100", 0.25},
-                                               {"node-c", 0.75}}));
+  EXPECT_EQ(*v, (std::map<std::string, double>{
+                    {"node-a", 0.25}, {"node-a:9100", 0.25}, {"node-c", 0.75}}));
   EXPECT_FALSE(load::parsePrometheusVector(
       R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", "instance",
       error));

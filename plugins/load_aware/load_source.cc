@@ -208,9 +208,10 @@ void LoadSource::publish(LoadReading next, const std::string& error, double seco
     std::string names;
     for (size_t i = 0; i < shown; ++i) names += (i > 0 ? ", " : "") + newlyStale[i];
     if (shown < newlyStale.size()) names += ", ...";
-    spdlog::warn("load metrics ({}): {} node(s) have no reading newer than {}s ({}); scored by "
-                 "their requests",
-                 source, newlyStale.size(), config_.staleAfter.count() / 1000, names);
+    spdlog::warn(
+        "load metrics ({}): {} node(s) have no reading newer than {}s ({}); scored by "
+        "their requests",
+        source, newlyStale.size(), config_.staleAfter.count() / 1000, names);
   }
   handle_.metrics().setLoadNodes(source, fresh, stale);
   std::lock_guard lock(mu_);
@@ -262,9 +263,8 @@ std::string LoadSource::fetchPrometheus(LoadReading& out) {
     l.sampled = now;
   }
   // Standard deviations are optional: a failing query leaves them out.
-  for (const auto& [q, field] :
-       {std::pair{&config_.cpuStddevQuery, &NodeLoad::cpuStddev},
-        std::pair{&config_.memoryStddevQuery, &NodeLoad::memoryStddev}}) {
+  for (const auto& [q, field] : {std::pair{&config_.cpuStddevQuery, &NodeLoad::cpuStddev},
+                                 std::pair{&config_.memoryStddevQuery, &NodeLoad::memoryStddev}}) {
     if (q->empty()) continue;
     std::string ignored;
     auto sd = query(*q, ignored);

@@ -106,7 +106,7 @@ struct LoadReading {
 // A NodeMetricsList: node -> {cpu millicores, memory bytes, timestamp}. Items without a name,
 // a valid timestamp or quantities are skipped (`skipped` counts them).
 [[nodiscard]] std::map<std::string, NodeLoad> parseNodeMetricsList(const nlohmann::json& list,
-                                                                  size_t& skipped);
+                                                                   size_t& skipped);
 
 // A pod placed by this scheduler (Reserve), until the readings include it.
 struct Placement {
@@ -168,11 +168,11 @@ class LoadSource {
   Fetch fetch_;
 
   mutable std::mutex mu_;
-  std::shared_ptr<const LoadReading> reading_;                        // guarded by mu_
+  std::shared_ptr<const LoadReading> reading_;                          // guarded by mu_
   std::unordered_map<std::string, std::vector<Placement>> placements_;  // guarded by mu_
-  std::set<std::string> staleLogged_;                                 // refresh thread only
-  bool failing_ = false;                                              // refresh thread only
-  int starts_ = 0;                                                    // guarded by mu_
+  std::set<std::string> staleLogged_;                                   // refresh thread only
+  bool failing_ = false;                                                // refresh thread only
+  int starts_ = 0;                                                      // guarded by mu_
   std::condition_variable_any cv_;
   std::jthread thread_;
 };

@@ -226,8 +226,9 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                             .Add({}, exponentialBuckets(1, 2, 7));
   loadRefreshes_ = &BuildCounter()
                         .Name("scheduler_load_metrics_refreshes_total")
-                        .Help("Background refreshes of node load for the load-aware plugins, by "
-                              "source and result.")
+                        .Help(
+                            "Background refreshes of node load for the load-aware plugins, by "
+                            "source and result.")
                         .Register(r);
   loadRefreshDuration_ = &BuildHistogram()
                               .Name("scheduler_load_metrics_refresh_duration_seconds")
@@ -235,13 +236,15 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
                               .Register(r);
   loadNodes_ = &BuildGauge()
                     .Name("scheduler_load_metrics_nodes")
-                    .Help("Nodes with a load reading after the last refresh, by source and state "
-                          "(fresh, stale: older than staleAfter).")
+                    .Help(
+                        "Nodes with a load reading after the last refresh, by source and state "
+                        "(fresh, stale: older than staleAfter).")
                     .Register(r);
   loadFallback_ = &BuildCounter()
                        .Name("scheduler_load_fallback_total")
-                       .Help("Nodes a load-aware plugin scored by requests for want of a fresh "
-                             "load reading, by plugin and reason (stale, missing).")
+                       .Help(
+                           "Nodes a load-aware plugin scored by requests for want of a fresh "
+                           "load reading, by plugin and reason (stale, missing).")
                        .Register(r);
   unschedulablePods_ =
       &BuildGauge()

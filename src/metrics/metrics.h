@@ -114,8 +114,7 @@ class SchedulerMetrics : public PluginMetrics {
   }
   void observeLoadRefresh(std::string_view source, bool ok, double seconds) override;
   void setLoadNodes(std::string_view source, size_t fresh, size_t stale) override;
-  void observeLoadFallback(std::string_view plugin, std::string_view reason,
-                           size_t nodes) override;
+  void observeLoadFallback(std::string_view plugin, std::string_view reason, size_t nodes) override;
   // result: "allowed" | "rejected" (upstream PermitWaitDuration labels).
   void observePermitWait(bool allowed, double seconds) {
     (allowed ? permitAllowed_ : permitRejected_)->Observe(seconds);

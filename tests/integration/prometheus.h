@@ -32,7 +32,8 @@ class PrometheusServer {
         "prometheus");
   }
   ~PrometheusServer() {
-    if (daemon_) daemon_->signalAndWait(SIGTERM);
+    daemon_->signal(SIGCONT);
+    daemon_->signalAndWait(SIGTERM);
   }
   PrometheusServer(const PrometheusServer&) = delete;
   PrometheusServer& operator=(const PrometheusServer&) = delete;
@@ -40,6 +41,8 @@ class PrometheusServer {
   [[nodiscard]] const std::string& dir() const { return dir_; }
   [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] std::string log() const { return daemon_->log(); }
+  // SIGSTOP: it stops answering (connections hang); SIGCONT: it answers again.
+  void signal(int sig) const { daemon_->signal(sig); }
 
   // Whether /-/ready answers 200 within `within`.
   bool ready(std::chrono::seconds within = 30s) {

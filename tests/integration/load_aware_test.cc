@@ -1,0 +1,259 @@
+// Load-aware scheduling against the real thing: a Prometheus (Debian's) scrapes one exporter per
+// node that the test runs (the node's CPU and memory utilization, set by the test), and ksched
+// reads it in the background with TargetLoadPacking and LoadAwareFilter; the real apiserver holds
+// the nodes and pods.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster.h"
+#include "daemon.h"
+#include "prometheus.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+namespace {
+
+const std::string kNs = "load-aware";
+
+// A node exporter stand-in: /metrics with test_node_cpu_ratio and test_node_memory_ratio.
+class Exporter {
+ public:
+  Exporter() : port_(freeLoopbackPort()) {
+    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      res.set_content("test_node_cpu_ratio " + std::to_string(cpu_) + "\ntest_node_memory_ratio " +
+                          std::to_string(memory_) + "\n",
+                      "text/plain; version=0.0.4");
+    });
+    server_.bind_to_port("127.0.0.1", port_);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~Exporter() {
+    server_.stop();
+    thread_.join();
+  }
+  void set(double cpu, double memory) {
+    std::lock_guard lock(mu_);
+    cpu_ = cpu;
+    memory_ = memory;
+  }
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  int port_;
+  httplib::Server server_;
+  std::thread thread_;
+  std::mutex mu_;
+  double cpu_ = 0;
+  double memory_ = 0;
+};
+
+std::string scrapeKsched(int port) {
+  httplib::SSLClient c("127.0.0.1", port);
+  c.enable_server_certificate_verification(false);
+  auto r = c.Get("/metrics");
+  return r && r->status == 200 ? r->body : "";
+}
+
+class LoadAwareIntegration : public ::testing::Test {
+ protected:
+  static constexpr int kNodes = 3;
+
+  void SetUp() override {
+    auto& admin = TestCluster::get().admin();
+    deleteAllNodes(admin);
+    ensureNamespace(admin, kNs);
+    deleteAllPods(admin, kNs);
+    std::string targets;
+    for (int i = 0; i < kNodes; ++i) {
+      exporters_.push_back(std::make_unique<Exporter>());
+      const std::string node = "lw-" + std::to_string(i);
+      admin.post("/api/v1/nodes", sizedNode(node, "8", "32Gi"));
+      targets += "      - targets: [\"127.0.0.1:" + std::to_string(exporters_.back()->port()) +
+                 "\"]\n        labels: {node: " + node + "}\n";
+    }
+    prom_ = std::make_unique<PrometheusServer>(
+        "load-aware-prometheus",
+        "global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: nodes\n    "
+        "static_configs:\n" +
+            targets);
+    ASSERT_TRUE(prom_->ready()) << prom_->log();
+  }
+
+  // ksched with two profiles over one Prometheus source: "load-aware" (TargetLoadPacking as the
+  // only score, LoadAwareFilter) and "load-burst" (TargetLoadPacking alone).
+  void startKsched() {
+    const std::string provider =
+        "          metricProvider:\n"
+        "            type: Prometheus\n"
+        "            address: http://127.0.0.1:" +
+        std::to_string(prom_->port()) +
+        "\n"
+        "            cpuQuery: test_node_cpu_ratio\n"
+        "            memoryQuery: test_node_memory_ratio\n"
+        "            cpuStddevQuery: \"\"\n"
+        "            memoryStddevQuery: \"\"\n"
+        "            nodeLabel: node\n"
+        "            refreshInterval: 1s\n"
+        "            staleAfter: 4s\n";
+    auto profile = [&](const std::string& name, bool filter) {
+      // As docs/load-aware.md says: multiPoint enables every extension point of the plugins
+      // (Reserve counts placed pods); here TargetLoadPacking is the only score.
+      std::string p = "  - schedulerName: " + name + "\n    plugins:\n      multiPoint:\n" +
+                      "        enabled: [{name: TargetLoadPacking}" +
+                      (filter ? ", {name: LoadAwareFilter}" : "") +
+                      "]\n      score:\n        disabled: [{name: \"*\"}]\n"
+                      "        enabled: [{name: TargetLoadPacking}]\n";
+      p += "    pluginConfig:\n      - name: TargetLoadPacking\n        args:\n" + provider;
+      if (filter) p += "      - name: LoadAwareFilter\n        args:\n" + provider;
+      return p;
+    };
+    const std::string config = TestCluster::get().dir() + "/load-aware-config.yaml";
+    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "kind: KubeSchedulerConfiguration\n"
+                             "clientConnection:\n  kubeconfig: "
+                          << TestCluster::get().kubeconfig("scheduler")
+                          << "\nleaderElection:\n  leaderElect: false\nprofiles:\n"
+                          << profile("load-aware", true) << profile("load-burst", false);
+    port_ = freeLoopbackPort();
+    ksched_ = std::make_unique<Daemon>(
+        logPath("load-aware-ksched"),
+        std::vector<std::string>{"--config", config, "--bind-address=127.0.0.1",
+                                 "--secure-port=" + std::to_string(port_),
+                                 "--authorization-always-allow-paths=/healthz,/metrics"});
+    ASSERT_TRUE(ksched_->waitForLog("synced:", 60s)) << ksched_->log();
+    // Every node read from Prometheus.
+    ASSERT_TRUE(eventually(
+        [&] {
+          return metricSample(
+                     scrapeKsched(port_),
+                     "scheduler_load_metrics_nodes{source=\"prometheus\",state=\"fresh\"}") >=
+                 kNodes;
+        },
+        30s))
+        << ksched_->log();
+  }
+
+  void TearDown() override {
+    if (ksched_) {
+      EXPECT_EQ(ksched_->signalAndWait(SIGTERM), 0) << ksched_->log();
+    }
+    deleteAllPods(TestCluster::get().admin(), kNs);
+  }
+
+  void createPod(const std::string& name, const std::string& cpu, const std::string& scheduler) {
+    auto p = sizedPod(kNs, name, cpu);
+    p["spec"]["schedulerName"] = scheduler;
+    TestCluster::get().admin().post("/api/v1/namespaces/" + kNs + "/pods", p);
+  }
+  std::map<std::string, int> podsPerNode() {
+    std::map<std::string, int> out;
+    for (const auto& p : listPods(TestCluster::get().admin(), kNs)) {
+      if (!p.spec.nodeName.empty()) ++out[p.spec.nodeName];
+    }
+    return out;
+  }
+  // Waits until Prometheus holds every exporter's current cpu value.
+  void waitForPrometheus(const std::map<std::string, std::string>& cpu) {
+    ASSERT_TRUE(eventually(
+        [&] {
+          auto r = prom_->query("test_node_cpu_ratio");
+          size_t same = 0;
+          for (const auto& s : r) {
+            auto it = cpu.find(s["metric"].value("node", ""));
+            if (it != cpu.end() && s["value"][1] == it->second) ++same;
+          }
+          return same == cpu.size();
+        },
+        30s));
+    std::this_thread::sleep_for(2s);  // a refresh of ksched's reading (every 1s)
+  }
+
+  std::vector<std::unique_ptr<Exporter>> exporters_;
+  std::unique_ptr<PrometheusServer> prom_;
+  std::unique_ptr<Daemon> ksched_;
+  int port_ = 0;
+};
+
+TEST_F(LoadAwareIntegration, PodsGoToTheLessLoadedOfEqualNodesAndABurstDoesNotPileOnTheIdlest) {
+  exporters_[0]->set(0.7, 0.3);
+  exporters_[1]->set(0.2, 0.3);
+  exporters_[2]->set(0.5, 0.3);
+  startKsched();
+  if (HasFatalFailure()) return;
+  waitForPrometheus({{"lw-0", "0.7"}, {"lw-1", "0.2"}, {"lw-2", "0.5"}});
+
+  // Equal requests everywhere (none): the reading decides. lw-0 (70 % + the pod > 65 %) is
+  // filtered out; TargetLoadPacking prefers lw-1 (22 % predicted) to lw-2 (52 %).
+  createPod("first", "100m", "load-aware");
+  ASSERT_EQ(waitAllBound(TestCluster::get().admin(), kNs, 1, 30s), 1u) << ksched_->log();
+  EXPECT_EQ(podsPerNode(), (std::map<std::string, int>{{"lw-1", 1}}));
+
+  // 50 pods at once (100m each, predicted 150m): each placed pod counts on its node until a
+  // reading sees it, so lw-1 fills up until lw-2 scores as well, and then both, and later lw-0,
+  // share: predicted utilization evens out near 78 %, about 30 / 15 / 5 pods. Without counting
+  // placed pods, all 50 would go to lw-1.
+  for (int i = 0; i < 50; ++i) createPod("burst-" + std::to_string(i), "100m", "load-burst");
+  ASSERT_EQ(waitAllBound(TestCluster::get().admin(), kNs, 51, 60s), 51u) << ksched_->log();
+  auto spread = podsPerNode();
+  EXPECT_LT(spread["lw-1"], 40) << "the idlest node took nearly the whole burst";
+  EXPECT_GE(spread["lw-2"], 10);
+  EXPECT_GT(spread["lw-1"], spread["lw-2"]) << "the idlest node still took the most";
+  EXPECT_LT(spread["lw-0"], spread["lw-2"]);
+}
+
+TEST_F(LoadAwareIntegration, APrometheusThatStopsAnsweringNeverStallsTheLoopAndRequestsTakeOver) {
+  for (auto& e : exporters_) e->set(0.1, 0.1);
+  startKsched();
+  if (HasFatalFailure()) return;
+  waitForPrometheus({{"lw-0", "0.1"}, {"lw-1", "0.1"}, {"lw-2", "0.1"}});
+  const std::string fallback =
+      "scheduler_load_fallback_total{plugin=\"TargetLoadPacking\",reason=\"stale\"}";
+  EXPECT_LE(metricSample(scrapeKsched(port_), fallback), 0);
+
+  // Prometheus stops answering (SIGSTOP: connections hang). Pods keep being scheduled at once;
+  // after staleAfter (4s) the nodes are scored by their requests, visibly.
+  prom_->signal(SIGSTOP);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) createPod("during-" + std::to_string(i), "100m", "load-aware");
+  EXPECT_EQ(waitAllBound(TestCluster::get().admin(), kNs, 10, 20s), 10u) << ksched_->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "the loop waited for Prometheus";
+  std::this_thread::sleep_for(6s);
+  for (int i = 0; i < 5; ++i) createPod("stale-" + std::to_string(i), "100m", "load-aware");
+  EXPECT_EQ(waitAllBound(TestCluster::get().admin(), kNs, 15, 20s), 15u) << ksched_->log();
+  const std::string m = scrapeKsched(port_);
+  EXPECT_GT(metricSample(m, fallback), 0) << m;
+  EXPECT_GT(
+      metricSample(
+          m, "scheduler_load_metrics_refreshes_total{result=\"error\",source=\"prometheus\"}"),
+      0);
+  EXPECT_EQ(metricSample(m, "scheduler_load_metrics_nodes{source=\"prometheus\",state=\"stale\"}"),
+            kNodes);
+  EXPECT_TRUE(
+      ksched_->logHas("3 node(s) have no reading newer than 4s (lw-0, lw-1, lw-2); "
+                      "scored by their requests"))
+      << ksched_->log();
+
+  // Prometheus answers again: the readings are fresh again.
+  prom_->signal(SIGCONT);
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metricSample(
+                   scrapeKsched(port_),
+                   "scheduler_load_metrics_nodes{source=\"prometheus\",state=\"fresh\"}") == kNodes;
+      },
+      30s));
+  EXPECT_TRUE(ksched_->logHas("load metrics (prometheus): reading again")) << ksched_->log();
+}
+
+}  // namespace
+}  // namespace ksched::testing
