@@ -66,6 +66,8 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "GCEPDLimits",
                                          "ImageLocality",
                                          "InterPodAffinity",
+                                         "LoadAwareFilter",
+                                         "LoadVariationRiskBalancing",
                                          "NodeAffinity",
                                          "NodeDeclaredFeatures",
                                          "NodeLabel",
@@ -85,6 +87,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "SelectorSpread",
                                          "ServiceAffinity",
                                          "TaintToleration",
+                                         "TargetLoadPacking",
                                          "VolumeBinding",
                                          "VolumeRestrictions",
                                          "VolumeZone"};
