@@ -279,6 +279,7 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
     }
   }
   const double cpuDenom = cpuOfCapacity ? capCpu : allocCpu;
+  u.cpuDenominator = cpuDenom;
   auto it = c.reading->nodes.find(node.name());
   const bool have = it != c.reading->nodes.end() && it->second.hasCpu && it->second.hasMemory;
   const auto age =
@@ -353,12 +354,7 @@ Status TargetLoadPacking::score(const CycleState& state, const api::Pod& /*pod*/
   const auto* c = cycleLoad(state);
   if (c == nullptr) return Status::error("TargetLoadPacking: PreScore did not run");
   const auto u = utilization(*c, nodeInfo, /*cpuOfCapacity=*/true);
-  double cap = static_cast<double>(nodeInfo.allocatable().milliCPU);
-  if (const api::Node* n = nodeInfo.node()) {
-    if (auto q = n->status.capacity.find("cpu"); q != n->status.capacity.end()) {
-      cap = static_cast<double>(q->second.milliValue());
-    }
-  }
+  const double cap = u.cpuDenominator;
   const double predicted =
       cap > 0 ? 100 * (u.cpu * cap + static_cast<double>(c->podPredictedMilliCPU)) / cap : 0;
   score = scoreOf(predicted, args_.targetUtilization);

@@ -67,8 +67,9 @@ struct CycleLoad;
 
 // What a node's utilization is in a cycle, for the scores and explain.
 struct NodeUtilization {
-  double cpu = 0;     // ratio of capacity (TargetLoadPacking) or allocatable
-  double memory = 0;  // ratio of allocatable
+  double cpu = 0;             // ratio of capacity (TargetLoadPacking) or allocatable
+  double cpuDenominator = 0;  // millicores: the capacity or allocatable `cpu` is a ratio of
+  double memory = 0;          // ratio of allocatable
   double cpuStddev = 0;
   double memoryStddev = 0;
   bool fromRequests = false;  // no fresh reading: the node's requests
