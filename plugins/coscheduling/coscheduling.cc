@@ -22,10 +22,13 @@ namespace {
 
 // Written when a pod of a group passes PreFilter: PostFilter releases the group only for a pod
 // that failed on the nodes, not for one PreFilter turned away.
+// The pod passed PreFilter; `roomEpoch` is the count of room-freeing events seen when it began.
 struct PassedPreFilter final : StateData {
+  explicit PassedPreFilter(uint64_t epoch) : roomEpoch(epoch) {}
   [[nodiscard]] std::unique_ptr<StateData> clone() const override {
-    return std::make_unique<PassedPreFilter>();
+    return std::make_unique<PassedPreFilter>(roomEpoch);
   }
+  uint64_t roomEpoch;
 };
 constexpr StateKey<PassedPreFilter> kPassedPreFilter{"PreFilterCoscheduling"};
 
@@ -152,6 +155,11 @@ void Coscheduling::markDirty(const std::string& key) {
 void Coscheduling::onPod(const PodPtr& oldPod, const PodPtr& newPod) {
   const auto oldRef = oldPod ? groupOf(*oldPod) : std::nullopt;
   const auto newRef = newPod ? groupOf(*newPod) : std::nullopt;
+  // Any assigned pod deleted frees room, whichever group (or none) it belonged to.
+  if (oldPod && !newPod && !oldPod->spec.nodeName.empty()) {
+    std::lock_guard lock(mu_);
+    roomFreedBy(oldRef ? oldRef->key() : std::string());
+  }
   if (!oldRef && !newRef) return;
   std::vector<PodPtr> activate;
   {
@@ -316,11 +324,14 @@ Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod, const Nod
                                 std::to_string(ref->minAvailable));
   }
   Group& g = it->second;
+  // Room freed from here on (the cycle's snapshot may not show it) keeps a failure of this pod
+  // from releasing its group.
+  const uint64_t epoch = roomEpoch(g);
   const auto now = std::chrono::steady_clock::now();
   if (now < g.backoffUntil) {
     return Status::unresolvable("podGroup " + ref->fullName() + " failed recently");
   }
-  if (now < g.releasedUntil) {
+  if (now < g.releasedUntil && g.releasedAtEpoch == epoch) {
     return Status::unresolvable("podGroup " + ref->fullName() +
                                 " failed recently: its pods do not all fit; it waits for room to "
                                 "free up");
@@ -342,7 +353,7 @@ Status Coscheduling::preFilter(CycleState& state, const api::Pod& pod, const Nod
     if (!s.ok()) return s;
     g.permittedUntil = now + waitTime(g);
   }
-  state.write(kPassedPreFilter, std::make_unique<PassedPreFilter>());
+  state.write(kPassedPreFilter, std::make_unique<PassedPreFilter>(epoch));
   return {};
 }
 
@@ -364,8 +375,8 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state, 
   const auto ref = groupOf(pod);
   // Not a gang pod, or one PreFilter turned away (its group is incomplete, missing or backing
   // off): nothing to add to the other PostFilter plugins' verdict.
-  if (!ref || state.read(kPassedPreFilter) == nullptr)
-    return {{}, Status(Code::kUnschedulable, {})};
+  const auto* passed = ref ? state.read(kPassedPreFilter) : nullptr;
+  if (passed == nullptr) return {{}, Status(Code::kUnschedulable, {})};
   std::shared_ptr<const PodGroup> pg;
   int32_t min = 0;
   int assigned = 0;
@@ -396,6 +407,7 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state, 
     if (it != groups_.end()) {
       it->second.permittedUntil = {};
       it->second.releasedUntil = std::chrono::steady_clock::now() + kReleasedFor;
+      it->second.releasedAtEpoch = passed->roomEpoch;
       if (args_.podGroupBackoffSeconds > 0 && count >= min) {
         it->second.backoffUntil =
             std::chrono::steady_clock::now() + std::chrono::seconds(args_.podGroupBackoffSeconds);
@@ -500,14 +512,20 @@ QueueingHint Coscheduling::roomHint(const api::Pod& pod, const EventObject& oldO
                                     const EventObject& /*newObj*/) const {
   const auto ref = groupOf(pod);
   if (!ref) return QueueingHint::kQueue;
-  if (const api::Pod* gone = as<api::Pod>(oldObj)) {
-    if (auto other = groupOf(*gone); other && other->key() == ref->key()) {
-      return QueueingHint::kSkip;  // the group's own pod, unreserved or deleted
-    }
+  const api::Pod* gone = as<api::Pod>(oldObj);
+  const auto goneRef = gone ? groupOf(*gone) : std::nullopt;
+  if (goneRef && goneRef->key() == ref->key()) {
+    return QueueingHint::kSkip;  // the group's own pod, unreserved or deleted
   }
   std::lock_guard lock(mu_);
-  if (auto it = groups_.find(ref->key()); it != groups_.end()) it->second.releasedUntil = {};
+  roomFreedBy(goneRef ? goneRef->key() : std::string());
   return QueueingHint::kQueue;
+}
+
+void Coscheduling::roomFreedBy(const std::string& by) const {
+  ++roomEvents_;
+  if (by.empty()) return;
+  if (auto it = groups_.find(by); it != groups_.end()) ++it->second.ownRoomEvents;
 }
 
 PluginFactory coschedulingFactory() {

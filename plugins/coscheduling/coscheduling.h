@@ -16,7 +16,9 @@
 //   PostFilter: when a pod of a group cannot fit and the group is more than 10% short of
 //               minMember, rejects the group's waiting pods (their room is freed at once), backs
 //               the group off for podGroupBackoffSeconds, and records a FailedScheduling Event
-//               on the PodGroup.
+//               on the PodGroup. PreFilter then turns the group away until room frees up (an
+//               assigned pod of another group, or of none, deleted; a node added or grown), unless
+//               some did while the failing pod was scheduled.
 //
 // PodGroup status (phase, scheduled/running/succeeded/failed, scheduleStartTime, occupiedBy) is
 // kept by this plugin, on its own thread, once the instance schedules (the leader), as
@@ -108,10 +110,12 @@ class Coscheduling final : public QueueSortPlugin,
     std::chrono::steady_clock::time_point permittedUntil{};  // minResources check passed
     std::chrono::system_clock::time_point created{};         // QueueSort key
     std::string scheduleStartTime;                           // when it first had enough pods
-    // Until then PreFilter turns the group's pods away: PostFilter released it for want of
-    // room, and room has not freed up since (a pod of another group deleted, a node added or
-    // grown: the queueing hint clears it). Bounded, as a backstop, by kReleasedFor.
+    // PreFilter turns the group's pods away while PostFilter released it for want of room and
+    // no room has freed up for it since that pod's PreFilter began (roomEpoch() still
+    // releasedAtEpoch). Bounded, as a backstop, by releasedUntil (kReleasedFor after it).
     std::chrono::steady_clock::time_point releasedUntil{};
+    uint64_t releasedAtEpoch = 0;
+    uint64_t ownRoomEvents = 0;  // the room events of roomEvents_ that its own pods caused
   };
   static constexpr std::chrono::minutes kReleasedFor{5};
 
@@ -141,7 +145,15 @@ class Coscheduling final : public QueueSortPlugin,
   const std::chrono::system_clock::duration steadyToSystem_;
   std::shared_ptr<const ObjectStore> podGroups_;
 
+  // Room freed (an assigned pod deleted; a node added or grown, seen through the queueing
+  // hint), by a pod of group `by` if not empty. Counted, not flagged: a failure decided on a
+  // snapshot older than the last such event must not release the group, whichever thread sees
+  // the event first; and a group's own pods freeing room do not count for it.
+  void roomFreedBy(const std::string& by) const;
+  [[nodiscard]] uint64_t roomEpoch(const Group& g) const { return roomEvents_ - g.ownRoomEvents; }
+
   mutable std::mutex mu_;
+  mutable uint64_t roomEvents_ = 0;                        // guarded by mu_
   mutable std::unordered_map<std::string, Group> groups_;  // guarded by mu_
   std::set<std::string> dirty_;  // guarded by mu_: groups whose status to write
   std::map<std::string, coscheduling::PodGroupStatus> written_;  // writer thread only

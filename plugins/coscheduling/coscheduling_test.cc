@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -405,6 +406,66 @@ TEST(CoschedulingPostFilterTest, ReleasesTheGroupUnlessWithinTenPercent) {
   auto [r4, s4] = h.plugin.postFilter(h.state, PodWrapper("plain").obj(), statuses);
   EXPECT_EQ(s4.code(), Code::kUnschedulable);
   EXPECT_TRUE(s4.reasons().empty());
+}
+
+// Room freed while a pod of the group was being scheduled (after its PreFilter, so perhaps not in
+// its cycle's snapshot) keeps that pod's failure from releasing the group: the release would
+// wait for an event that already came. Any assigned pod deleted counts, seen by the pod handler
+// whether or not a queueing hint runs; room the group's own pods free does not count for it.
+TEST(CoschedulingPostFilterTest, RoomFreedDuringTheCycleKeepsTheGroupSchedulable) {
+  NodeToStatus statuses{{"n1", Status::unschedulable("Insufficient cpu")}};
+  const std::string released =
+      "podGroup default/pg failed recently: its pods do not all fit; it waits for room to free up";
+  struct Case {
+    std::string name;
+    std::function<void(Coscheduling&)> meanwhile;
+    bool releasedAfter;
+  };
+  const std::vector<Case> cases = {
+      {"nothing", [](Coscheduling&) {}, true},
+      {"another group's bound pod deleted",
+       [](Coscheduling& c) { c.onPod(gangPod("x-0", "other", "n1"), nullptr); }, false},
+      {"a bound pod of no group deleted",
+       [](Coscheduling& c) {
+         c.onPod(std::make_shared<const api::Pod>(PodWrapper("plain").nodeName("n1").obj()),
+                 nullptr);
+       },
+       false},
+      {"a pending pod of no group deleted",
+       [](Coscheduling& c) {
+         c.onPod(std::make_shared<const api::Pod>(PodWrapper("plain").obj()), nullptr);
+       },
+       true},
+      {"a node added (hint of a third group's pod)",
+       [](Coscheduling& c) {
+         auto node = std::make_shared<const api::Node>(NodeWrapper("n9").obj());
+         (void)c.eventsToRegister()[1].hint(*gangPod("c-0", "third"), {}, node);
+       },
+       false},
+      {"the group's own pod unreserved (hint of a third group's pod)",
+       [](Coscheduling& c) {
+         (void)c.eventsToRegister()[0].hint(*gangPod("c-0", "third"), gangPod("p-1", "pg", "n1"),
+                                            {});
+       },
+       true},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Fixture f;
+    f.group("pg", 3, 3);
+    f.plugin.onPodGroup(nullptr, podGroup("other", 1));
+    f.plugin.onPod(nullptr, gangPod("x-0", "other", "n1"));
+    ASSERT_TRUE(f.preFilter(gangPod("p-0", "pg")).ok());
+    tc.meanwhile(f.plugin);
+    auto [r, s] = f.plugin.postFilter(f.state, *gangPod("p-0", "pg"), statuses);
+    EXPECT_EQ(s.code(), Code::kUnschedulable);
+    CycleState next;
+    Status again = f.plugin.preFilter(next, *gangPod("p-1", "pg"), f.handle.snapshot(), f.result);
+    EXPECT_EQ(again.message(), tc.releasedAfter ? released : "");
+    // Room freed after the release lifts it.
+    f.plugin.onPod(gangPod("x-0", "other", "n1"), nullptr);
+    EXPECT_TRUE(f.preFilter(gangPod("p-1", "pg")).ok());
+  }
 }
 
 TEST(CoschedulingPodEventsTest, ReachingMinMemberActivatesTheGroupsPendingPods) {
