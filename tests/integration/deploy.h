@@ -17,15 +17,20 @@ inline std::string kubectl(const std::string& args) {
                     " 2>&1");
 }
 
-// `manifest` (a config file of deploy/manifests) with the ServiceAccount's identity as its
-// kubeconfig (a client certificate for system:serviceaccount:ksched:ksched, as its token would
-// authenticate), written to the test dir as `name`; returns its path ("" if the file has no
-// empty kubeconfig to fill).
-inline std::string configAsServiceAccount(const std::string& manifest, const std::string& name) {
+// A kubeconfig with the ksched ServiceAccount's identity (a client certificate for
+// system:serviceaccount:ksched:ksched, as its token would authenticate); its path.
+inline std::string serviceAccountKubeconfig() {
   const std::string kc = TestCluster::get().ctl(
       "identity ksched-sa /O=system:serviceaccounts/CN=system:serviceaccount:ksched:ksched");
   std::string kubeconfig = kc.substr(0, kc.find_last_not_of("\n") + 1);
-  kubeconfig = kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
+  return kubeconfig.substr(kubeconfig.find_last_of('\n') + 1);
+}
+
+// `manifest` (a config file of deploy/manifests) with serviceAccountKubeconfig() as its
+// kubeconfig, written to the test dir as `name`; returns its path ("" if the file has no empty
+// kubeconfig to fill).
+inline std::string configAsServiceAccount(const std::string& manifest, const std::string& name) {
+  const std::string kubeconfig = serviceAccountKubeconfig();
   std::string config = readFile(kManifests + "/" + manifest);
   const std::string from = "kubeconfig: \"\"";
   if (config.find(from) == std::string::npos) return "";

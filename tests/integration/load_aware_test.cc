@@ -1,7 +1,9 @@
 // Load-aware scheduling against the real thing: a Prometheus (Debian's) scrapes one exporter per
 // node that the test runs (the node's CPU and memory utilization, set by the test), and ksched
 // reads it in the background with TargetLoadPacking and LoadAwareFilter; the real apiserver holds
-// the nodes and pods.
+// the nodes and pods. The metrics.k8s.io provider reads NodeMetrics the real apiserver serves
+// (tests/integration/crds/metrics.k8s.io.yaml), as the ksched ServiceAccount with
+// deploy/manifests' RBAC.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -14,8 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include <ksched/api/rfc3339.h>
+
 #include "cluster.h"
 #include "daemon.h"
+#include "deploy.h"
 #include "prometheus.h"
 #include "scheduling.h"
 
@@ -253,6 +258,118 @@ TEST_F(LoadAwareIntegration, APrometheusThatStopsAnsweringNeverStallsTheLoopAndR
       },
       30s));
   EXPECT_TRUE(ksched_->logHas("load metrics (prometheus): reading again")) << ksched_->log();
+}
+
+// metrics.k8s.io as metrics-server serves it: NodeMetrics (absolute usage, a timestamp) read
+// through ksched's own apiserver connection with the ServiceAccount's RBAC of deploy/manifests.
+// A pod goes to the less loaded node; a NodeMetrics older than staleAfter is not believed (the
+// node is scored by its requests, visibly), whatever it says.
+TEST(LoadAwareMetricsApi, NodeMetricsDecideAndAnOldTimestampFallsBackToRequests) {
+  auto& admin = TestCluster::get().admin();
+  deleteAllNodes(admin);
+  ensureNamespace(admin, kNs);
+  deleteAllPods(admin, kNs);
+  kubectl("apply -f " + std::string(KSCHED_SOURCE_DIR) +
+          "/tests/integration/crds/metrics.k8s.io.yaml");
+  const std::string nodeMetrics = "/apis/metrics.k8s.io/v1beta1/nodes";
+  ASSERT_TRUE(eventually(
+      [&] {
+        try {
+          for (const auto& m : admin.list(nodeMetrics).items)
+            admin.del(nodeMetrics + "/" + m["metadata"]["name"].get<std::string>());
+          return true;
+        } catch (const client::ApiError&) {
+          return false;
+        }
+      },
+      30s));
+  kubectl("apply -f " + kManifests + "/namespace.yaml -f " + kManifests + "/rbac.yaml");
+  const auto now = std::chrono::system_clock::now();
+  auto metricsOf = [&](const std::string& node, const std::string& cpu,
+                       std::chrono::system_clock::time_point at) {
+    return nlohmann::json{{"apiVersion", "metrics.k8s.io/v1beta1"},
+                          {"kind", "NodeMetrics"},
+                          {"metadata", {{"name", node}}},
+                          {"timestamp", api::formatRFC3339(at)},
+                          {"window", "20s"},
+                          {"usage", {{"cpu", cpu}, {"memory", "8Gi"}}}};
+  };
+  const std::map<std::string, std::string> cpu = {
+      {"lw-0", "5600m"}, {"lw-1", "1600m"}, {"lw-2", "4000m"}};  // 70 %, 20 %, 50 % of 8
+  for (const auto& [node, used] : cpu) {
+    admin.post("/api/v1/nodes", sizedNode(node, "8", "32Gi"));
+    admin.post(nodeMetrics, metricsOf(node, used, now));
+  }
+
+  const std::string config = TestCluster::get().dir() + "/load-metrics-api-config.yaml";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\n"
+                           "clientConnection:\n  kubeconfig: "
+                        << serviceAccountKubeconfig()
+                        << "\nleaderElection:\n  leaderElect: false\nprofiles:\n"
+                           "  - schedulerName: load-metrics-api\n"
+                           "    plugins:\n"
+                           "      multiPoint:\n"
+                           "        enabled: [{name: TargetLoadPacking}, {name: LoadAwareFilter}]\n"
+                           "      score:\n"
+                           "        disabled: [{name: \"*\"}]\n"
+                           "        enabled: [{name: TargetLoadPacking}]\n"
+                           "    pluginConfig:\n"
+                           "      - name: TargetLoadPacking\n"
+                           "        args:\n"
+                           "          metricProvider: {type: KubernetesMetricsServer, "
+                           "refreshInterval: 1s, staleAfter: 60s}\n"
+                           "      - name: LoadAwareFilter\n"
+                           "        args:\n"
+                           "          metricProvider: {type: KubernetesMetricsServer, "
+                           "refreshInterval: 1s, staleAfter: 60s}\n";
+  const int port = freeLoopbackPort();
+  Daemon ksched(
+      logPath("load-metrics-api-ksched"),
+      {"--config", config, "--bind-address=127.0.0.1", "--secure-port=" + std::to_string(port),
+       "--authorization-always-allow-paths=/healthz,/metrics"});
+  ASSERT_TRUE(ksched.waitForLog("synced:", 60s)) << ksched.log();
+  const std::string fresh =
+      "scheduler_load_metrics_nodes{source=\"metrics-server\",state=\"fresh\"}";
+  ASSERT_TRUE(eventually([&] { return metricSample(scrapeKsched(port), fresh) == 3; }, 30s))
+      << ksched.log();
+
+  // lw-0 (70 % + the pod > 65 %) is filtered out; lw-1 (20 %) is preferred to lw-2 (50 %).
+  auto pod = [&](const std::string& name) {
+    auto p = sizedPod(kNs, name, "100m");
+    p["spec"]["schedulerName"] = "load-metrics-api";
+    admin.post("/api/v1/namespaces/" + kNs + "/pods", p);
+  };
+  pod("first");
+  ASSERT_EQ(waitAllBound(admin, kNs, 1, 30s), 1u) << ksched.log();
+  EXPECT_EQ(admin.get("/api/v1/namespaces/" + kNs + "/pods/first")["spec"].value("nodeName", ""),
+            "lw-1");
+
+  // lw-1 now says 90 %, but measured 10 minutes ago: not believed. Scored by its requests (the
+  // first pod's 100m), it is not filtered and is still the best node; believed, it would be
+  // filtered out and the pod would go to lw-2.
+  auto old = metricsOf("lw-1", "7200m", now - std::chrono::minutes(10));
+  auto current = admin.get(nodeMetrics + "/lw-1");
+  old["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"];
+  admin.put(nodeMetrics + "/lw-1", old);
+  const std::string stale =
+      "scheduler_load_metrics_nodes{source=\"metrics-server\",state=\"stale\"}";
+  ASSERT_TRUE(eventually([&] { return metricSample(scrapeKsched(port), stale) == 1; }, 30s))
+      << ksched.log();
+  pod("second");
+  ASSERT_EQ(waitAllBound(admin, kNs, 2, 30s), 2u) << ksched.log();
+  EXPECT_EQ(admin.get("/api/v1/namespaces/" + kNs + "/pods/second")["spec"].value("nodeName", ""),
+            "lw-1");
+  EXPECT_GT(
+      metricSample(scrapeKsched(port),
+                   "scheduler_load_fallback_total{plugin=\"TargetLoadPacking\",reason=\"stale\"}"),
+      0);
+  EXPECT_TRUE(
+      ksched.logHas("load metrics (metrics-server): 1 node(s) have no reading newer than "
+                    "60s (lw-1); scored by their requests"))
+      << ksched.log();
+  EXPECT_EQ(ksched.signalAndWait(SIGTERM), 0) << ksched.log();
+  deleteAllPods(admin, kNs);
 }
 
 }  // namespace
