@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -55,6 +56,28 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
                              " although its factory says so");
       }
     }
+  }
+  // A plugin enabled somewhere but not at Reserve, which it implements: whatever it keeps at
+  // Reserve (placed pods, claims) is not kept, which its other points may rely on.
+  const auto reserving = lists_.plugins(ExtensionPoint::kReserve);
+  for (size_t i = 0; i < built.size(); ++i) {
+    const Plugin* p = built[i];
+    if (!extensionPointsOf(*p).has(ExtensionPoint::kReserve) ||
+        std::find(reserving.begin(), reserving.end(), p) != reserving.end()) {
+      continue;
+    }
+    std::string at;
+    for (const ExtensionPoint point : kAllExtensionPoints) {
+      const auto list = lists_.plugins(point);
+      if (std::find(list.begin(), list.end(), p) != list.end())
+        at += (at.empty() ? "" : ", ") + std::string(extensionPointName(point));
+    }
+    if (at.empty()) continue;
+    warnings_.push_back(prefix + ".plugins: plugin \"" + wiring.plugins[i].name +
+                        "\" is enabled at " + at +
+                        " but not at Reserve, which it implements: what it keeps there is not "
+                        "kept (enable it under multiPoint)");
+    spdlog::warn("{}", warnings_.back());
   }
   std::vector<const Plugin*> all;
   for (const auto& p : owned_) {

@@ -104,6 +104,9 @@ class Framework final : public Handle {
   void start();
 
   [[nodiscard]] const std::string& profileName() const { return profileName_; }
+  // What build() found questionable but not wrong (each also logged as a warning): a plugin
+  // enabled at some extension points but not at Reserve, which it implements.
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
   [[nodiscard]] const QueueSortPlugin& queueSort() const {
     return *lists_.at<ExtensionPoint::kQueueSort>().front();
   }
@@ -274,6 +277,7 @@ class Framework final : public Handle {
 
   // Constant after construction.
   std::string profileName_;
+  std::vector<std::string> warnings_;
   std::optional<int32_t> percentage_;
   Services services_;
   std::vector<std::unique_ptr<Plugin>> owned_;

@@ -134,6 +134,18 @@ class PreBinder final : public PreBindPlugin {
   nlohmann::json args_;
 };
 
+// Score and Reserve (what it reserves is state its score reads, as the load-aware plugins keep).
+class Keeper final : public ScorePlugin, public ReservePlugin {
+ public:
+  std::string_view name() const override { return "Keeper"; }
+  Status score(const CycleState&, const api::Pod&, const NodeInfo&, int64_t& s) const override {
+    s = 0;
+    return {};
+  }
+  Status reserve(CycleState&, const api::Pod&, const std::string&) override { return {}; }
+  void unreserve(CycleState&, const api::Pod&, const std::string&) override {}
+};
+
 // The args as written, for test plugins that read their JSON.
 inline constexpr auto kRawArgs = [](const nlohmann::json& args) { return args; };
 
@@ -149,6 +161,7 @@ inline Registry testRegistry() {
     });
   }
   r.add("Sort", [](Handle&) { return std::make_unique<Sort>(); });
+  r.add("Keeper", [](Handle&) { return std::make_unique<Keeper>(); });
   r.add("Binder", kRawArgs,
         [](const nlohmann::json& args, Handle&) { return std::make_unique<Binder>(args); });
   for (const char* n : {"A", "B", "C"}) {

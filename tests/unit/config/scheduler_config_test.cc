@@ -55,11 +55,12 @@ SchedulerConfiguration mustLoad(const std::string& text) {
   return r.ok() ? *r.config : SchedulerConfiguration{};
 }
 
-// The repository's config/ (this file is tests/unit/config/scheduler_config_test.cc).
+// The repository's config/ (this file is tests/unit/config/scheduler_config_test.cc). __FILE__
+// is relative to the directory the test binary is built in, whatever the working directory.
 std::string configDir() {
-  return (std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "config")
-      .lexically_normal()
-      .string();
+  std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path();
+  if (dir.is_relative()) dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / dir;
+  return (dir / ".." / ".." / ".." / "config").lexically_normal().string();
 }
 
 LoadResult loadFile(const std::string& name) {

@@ -50,6 +50,27 @@ TEST(FrameworkWiringTest, DisabledRemovesFromOnePoint) {
   EXPECT_FALSE(m.contains("Score"));
 }
 
+// A plugin that implements Reserve, enabled at other points but not there (a profile that
+// enables it under `score` alone), keeps no state at Reserve: the profile gets a warning.
+TEST(FrameworkWiringTest, APluginEnabledWithoutItsReserveIsWarnedOf) {
+  Env env;
+  auto scoreOnly = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
+  scoreOnly.plugins.score.enabled = {{"Keeper", 0}};
+  Framework f(scoreOnly, testRegistry(), env.services(), "profiles[1]");
+  EXPECT_EQ(
+      f.warnings(),
+      std::vector<std::string>{
+          "profiles[1].plugins: plugin \"Keeper\" is enabled at Score but not at Reserve, "
+          "which it implements: what it keeps there is not kept (enable it under multiPoint)"});
+  auto whole = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}, {"Keeper", 0}});
+  Framework g(whole, testRegistry(), env.services());
+  EXPECT_TRUE(g.warnings().empty());
+  auto reserveDisabled = whole;
+  reserveDisabled.plugins.reserve.disabled = {{"*", 0}};
+  Framework h(reserveDisabled, testRegistry(), env.services());
+  EXPECT_EQ(h.warnings().size(), 1u);
+}
+
 TEST(FrameworkWiringTest, ValidationErrorsNameTheField) {
   struct Case {
     const char* name;
