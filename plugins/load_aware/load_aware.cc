@@ -8,6 +8,7 @@
 
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/quantity.h>
+#include <ksched/api/rfc3339.h>
 #include <ksched/cycle_state.h>
 #include <ksched/helper/args_json.h>
 #include <ksched/node_info.h>
@@ -209,6 +210,46 @@ LoadAwareBase::LoadAwareBase(std::string_view name, const ProviderConfig& config
     : name_(name), handle_(handle) {
   source_ = handle.shared<LoadSource>("load-aware:" + config.key(),
                                       [&] { return std::make_shared<LoadSource>(config, handle); });
+  handle.addPodEventHandlers({[this](const PodPtr& p) { onPod(nullptr, p); },
+                              [this](const PodPtr& o, const PodPtr& n) { onPod(o, n); },
+                              [this](const PodPtr& p) { onPod(p, nullptr); }});
+}
+
+Placement LoadAwareBase::placementOf(const api::Pod& pod, Clock::time_point at) const {
+  const api::Resource req = api::effectiveRequestsResource(pod);
+  return {pod.metadata.uid, predictedMilliCPU(pod, defaultMilliCPU_, multiplier_), req.milliCPU,
+          req.memory, at};
+}
+
+void LoadAwareBase::onPod(const PodPtr& oldPod, const PodPtr& newPod) {
+  auto finished = [](const api::Pod& p) {
+    return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+  };
+  if (newPod == nullptr) {
+    if (oldPod && !oldPod->spec.nodeName.empty())
+      source_->unplace(oldPod->metadata.uid, oldPod->spec.nodeName);
+    return;
+  }
+  const api::Pod& pod = *newPod;
+  if (pod.spec.nodeName.empty()) return;
+  if (finished(pod)) {
+    source_->unplace(pod.metadata.uid, pod.spec.nodeName);
+    return;
+  }
+  if (oldPod != nullptr) {
+    if (oldPod->spec.nodeName.empty())
+      source_->place(placementOf(pod, Clock::now()), pod.spec.nodeName);
+    return;
+  }
+  // First seen assigned (the informer's list at start-up, say): bound when its PodScheduled
+  // condition turned true; placements older than a reading's lag are not counted anyway.
+  for (const auto& c : pod.status.conditions) {
+    if (c.type != "PodScheduled" || c.status != "True") continue;
+    if (auto at = api::parseRFC3339(c.lastTransitionTime);
+        at && Clock::now() - *at < LoadSource::kPlacementTtl) {
+      source_->place(placementOf(pod, *at), pod.spec.nodeName);
+    }
+  }
 }
 
 int64_t LoadAwareBase::predictedMilliCPU(const api::Pod& pod, int64_t defaultMilliCPU,
@@ -230,8 +271,7 @@ int64_t LoadAwareBase::predictedMilliCPU(const api::Pod& pod, int64_t defaultMil
   return sum;
 }
 
-void LoadAwareBase::readIntoState(CycleState& state, const api::Pod& pod,
-                                  const std::vector<const NodeInfo*>* nodes) const {
+std::unique_ptr<CycleLoad> LoadAwareBase::read(const api::Pod& pod) const {
   auto c = std::make_unique<CycleLoad>();
   c->reading = source_->reading();
   c->now = Clock::now();
@@ -242,6 +282,12 @@ void LoadAwareBase::readIntoState(CycleState& state, const api::Pod& pod,
   const api::Resource req = api::effectiveRequestsResource(pod);
   c->podMilliCPU = req.milliCPU;
   c->podMemory = req.memory;
+  return c;
+}
+
+void LoadAwareBase::readIntoState(CycleState& state, const api::Pod& pod,
+                                  const std::vector<const NodeInfo*>* nodes) const {
+  auto c = read(pod);
   if (nodes != nullptr) {
     size_t missing = 0;
     size_t stale = 0;
@@ -259,8 +305,20 @@ void LoadAwareBase::readIntoState(CycleState& state, const api::Pod& pod,
   state.write(StateKey<CycleLoad>{name_}, std::move(c));
 }
 
-const CycleLoad* LoadAwareBase::cycleLoad(const CycleState& state) const {
-  return state.read(StateKey<CycleLoad>{name_});
+const CycleLoad* LoadAwareBase::cycleLoad(const CycleState& state, const api::Pod& pod,
+                                          std::shared_ptr<const CycleLoad>& hold) const {
+  if (const CycleLoad* c = state.read(StateKey<CycleLoad>{name_})) return c;
+  std::lock_guard lock(lazyMu_);
+  const uint64_t generation = source_->generation();
+  if (lazyState_ != &state || lazyUid_ != pod.metadata.uid || lazyGeneration_ != generation ||
+      lazy_ == nullptr || Clock::now() - lazy_->now > std::chrono::seconds(1)) {
+    lazy_ = read(pod);
+    lazyState_ = &state;
+    lazyUid_ = pod.metadata.uid;
+    lazyGeneration_ = generation;
+  }
+  hold = lazy_;
+  return hold.get();
 }
 
 NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& node,
@@ -314,10 +372,7 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
 
 Status LoadAwareBase::reserve(CycleState& /*state*/, const api::Pod& pod,
                               const std::string& nodeName) {
-  const api::Resource req = api::effectiveRequestsResource(pod);
-  source_->place({pod.metadata.uid, predictedMilliCPU(pod, defaultMilliCPU_, multiplier_),
-                  req.milliCPU, req.memory, Clock::now()},
-                 nodeName);
+  source_->place(placementOf(pod, Clock::now()), nodeName);
   return {};
 }
 
@@ -349,10 +404,10 @@ int64_t TargetLoadPacking::scoreOf(double u, int64_t t) {
   return static_cast<int64_t>(std::round((100 - td) * u / td + td));
 }
 
-Status TargetLoadPacking::score(const CycleState& state, const api::Pod& /*pod*/,
+Status TargetLoadPacking::score(const CycleState& state, const api::Pod& pod,
                                 const NodeInfo& nodeInfo, int64_t& score) const {
-  const auto* c = cycleLoad(state);
-  if (c == nullptr) return Status::error("TargetLoadPacking: PreScore did not run");
+  std::shared_ptr<const load::CycleLoad> hold;
+  const auto* c = cycleLoad(state, pod, hold);
   const auto u = utilization(*c, nodeInfo, /*cpuOfCapacity=*/true);
   const double cap = u.cpuDenominator;
   const double predicted =
@@ -363,8 +418,8 @@ Status TargetLoadPacking::score(const CycleState& state, const api::Pod& /*pod*/
 
 std::string TargetLoadPacking::explainScore(const CycleState& state, const api::Pod& pod,
                                             const NodeInfo& nodeInfo) const {
-  const auto* c = cycleLoad(state);
-  if (c == nullptr) return "";
+  std::shared_ptr<const load::CycleLoad> hold;
+  const auto* c = cycleLoad(state, pod, hold);
   const auto u = utilization(*c, nodeInfo, true);
   int64_t s = 0;
   (void)score(state, pod, nodeInfo, s);
@@ -394,10 +449,10 @@ double LoadVariationRiskBalancing::riskScore(double mu, double sigma, double mar
   return (1 - (mu + sigma) / 2) * 100;
 }
 
-Status LoadVariationRiskBalancing::score(const CycleState& state, const api::Pod& /*pod*/,
+Status LoadVariationRiskBalancing::score(const CycleState& state, const api::Pod& pod,
                                          const NodeInfo& nodeInfo, int64_t& score) const {
-  const auto* c = cycleLoad(state);
-  if (c == nullptr) return Status::error("LoadVariationRiskBalancing: PreScore did not run");
+  std::shared_ptr<const load::CycleLoad> hold;
+  const auto* c = cycleLoad(state, pod, hold);
   const auto u = utilization(*c, nodeInfo, /*cpuOfCapacity=*/false);
   const auto allocCpu = static_cast<double>(nodeInfo.allocatable().milliCPU);
   const auto allocMem = static_cast<double>(nodeInfo.allocatable().memory);
@@ -416,8 +471,8 @@ Status LoadVariationRiskBalancing::score(const CycleState& state, const api::Pod
 
 std::string LoadVariationRiskBalancing::explainScore(const CycleState& state, const api::Pod& pod,
                                                      const NodeInfo& nodeInfo) const {
-  const auto* c = cycleLoad(state);
-  if (c == nullptr) return "";
+  std::shared_ptr<const load::CycleLoad> hold;
+  const auto* c = cycleLoad(state, pod, hold);
   const auto u = utilization(*c, nodeInfo, false);
   int64_t s = 0;
   (void)score(state, pod, nodeInfo, s);
@@ -439,10 +494,10 @@ Status LoadAwareFilter::preFilter(CycleState& state, const api::Pod& pod,
   return {};
 }
 
-Status LoadAwareFilter::filter(const CycleState& state, const api::Pod& /*pod*/,
+Status LoadAwareFilter::filter(const CycleState& state, const api::Pod& pod,
                                const NodeInfo& nodeInfo) const {
-  const auto* c = cycleLoad(state);
-  if (c == nullptr) return Status::error("LoadAwareFilter: PreFilter did not run");
+  std::shared_ptr<const load::CycleLoad> hold;
+  const auto* c = cycleLoad(state, pod, hold);
   const auto u = utilization(*c, nodeInfo, /*cpuOfCapacity=*/false);
   if (u.fromRequests) return {};  // no fresh reading: not filtered
   const auto allocCpu = static_cast<double>(nodeInfo.allocatable().milliCPU);

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -87,6 +88,10 @@ class LoadAwareBase : public ReservePlugin {
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   [[nodiscard]] const std::shared_ptr<LoadSource>& source() const { return source_; }
+  // Bindings the informer sees (by any scheduler) count as placements, as Trimaran counts them:
+  // a pod that turns assigned counts from then; one already assigned when it is first seen,
+  // from its PodScheduled condition; a pod deleted or finished counts no more.
+  void onPod(const PodPtr& oldPod, const PodPtr& newPod);
 
   // TargetLoadPacking's prediction of a pod's CPU (millicores).
   [[nodiscard]] static int64_t predictedMilliCPU(const api::Pod& pod, int64_t defaultMilliCPU,
@@ -96,16 +101,29 @@ class LoadAwareBase : public ReservePlugin {
   // Reads the source into `state` (PreFilter / PreScore); counts nodes without fresh readings.
   void readIntoState(CycleState& state, const api::Pod& pod,
                      const std::vector<const NodeInfo*>* nodes) const;
-  [[nodiscard]] const CycleLoad* cycleLoad(const CycleState& state) const;
+  // The cycle's load: what PreScore (or PreFilter) read into `state`; else (a profile that
+  // enables the plugin at Score or Filter alone, as Trimaran's docs enable TargetLoadPacking)
+  // read here once per cycle and kept in `hold`.
+  [[nodiscard]] const CycleLoad* cycleLoad(const CycleState& state, const api::Pod& pod,
+                                           std::shared_ptr<const CycleLoad>& hold) const;
   // The node's utilization in this cycle, without the incoming pod.
   [[nodiscard]] NodeUtilization utilization(const CycleLoad& c, const NodeInfo& node,
                                             bool cpuOfCapacity) const;
+
+  [[nodiscard]] std::unique_ptr<CycleLoad> read(const api::Pod& pod) const;
+  [[nodiscard]] Placement placementOf(const api::Pod& pod, Clock::time_point at) const;
 
   std::string name_;
   Handle& handle_;
   std::shared_ptr<LoadSource> source_;
   int64_t defaultMilliCPU_ = 1000;
   double multiplier_ = 1.5;
+  // The cycle read without PreScore / PreFilter (cycleLoad), for the cycle and pod it was for.
+  mutable std::mutex lazyMu_;
+  mutable const CycleState* lazyState_ = nullptr;
+  mutable uint64_t lazyGeneration_ = 0;
+  mutable std::string lazyUid_;
+  mutable std::shared_ptr<const CycleLoad> lazy_;
 };
 
 }  // namespace load

@@ -140,6 +140,64 @@ TEST(TargetLoadPacking, FreshlyPlacedPodsCountUntilTheReadingSeesThem) {
   EXPECT_EQ(scores(tlp, tlp, c, pod2)[0], 66);
 }
 
+// Without PreScore (a profile that enables TargetLoadPacking under `score` alone, as Trimaran's
+// docs do) Score reads the source itself; bindings the informer sees count as placements, as
+// Trimaran counts them, whoever bound the pod. Upstream's integration placement again.
+TEST(TargetLoadPacking, ScoresWithoutPreScoreAndCountsBindingsTheInformerSees) {
+  Cluster c({testutil::NodeWrapper("node-1").capacity({{"cpu", "2"}, {"memory", "256"}}),
+             testutil::NodeWrapper("node-2").capacity({{"cpu", "2"}, {"memory", "256"}}),
+             testutil::NodeWrapper("node-3").capacity({{"cpu", "2"}, {"memory", "256"}})});
+  TargetLoadPacking tlp(TargetLoadPackingArgs{}, *c.handle);
+  LoadReading r;
+  r.nodes = {{"node-1", ratio(0.10, 0)}, {"node-2", ratio(0.60, 0)}, {"node-3", ratio(0, 0)}};
+  tlp.source()->setReading(r);
+  auto scoreOnly = [&](const api::Pod& pod) {
+    CycleState state;
+    std::vector<int64_t> out;
+    for (const NodeInfo* n : c.list) {
+      int64_t s = -1;
+      EXPECT_TRUE(tlp.score(state, pod, *n, s).ok());
+      out.push_back(s);
+    }
+    return out;
+  };
+  const api::Pod pod1 = podWithLimit("pod-1", "300m");
+  const api::Pod pod2 = podWithLimit("pod-2", "100m");
+  EXPECT_EQ(scoreOnly(pod1), (std::vector<int64_t>{89, 12, 74}));
+  EXPECT_EQ(scoreOnly(pod2), (std::vector<int64_t>{66, 22, 51}));
+  // pod-1 seen bound to node-1 (by this scheduler or another): it counts there.
+  auto pending = std::make_shared<const api::Pod>(pod1);
+  api::Pod bound = pod1;
+  bound.spec.nodeName = "node-1";
+  auto boundPtr = std::make_shared<const api::Pod>(bound);
+  tlp.onPod(pending, boundPtr);
+  EXPECT_EQ(scoreOnly(pod2), (std::vector<int64_t>{100, 22, 51}));
+  // An update of the bound pod adds nothing more; its deletion takes it back.
+  tlp.onPod(boundPtr, boundPtr);
+  EXPECT_EQ(scoreOnly(pod2)[0], 100);
+  tlp.onPod(boundPtr, nullptr);
+  EXPECT_EQ(scoreOnly(pod2)[0], 66);
+  // First seen already bound (the informer's list at start-up): counted from its PodScheduled
+  // condition, so one bound 10 s ago counts and one bound 10 minutes ago does not.
+  auto listed = [&](const std::string& uid, std::chrono::seconds ago) {
+    api::Pod p = podWithLimit(uid, "300m");
+    p.spec.nodeName = "node-1";
+    p.status.conditions.push_back(
+        {"PodScheduled", "True", "", "", api::formatRFC3339(Clock::now() - ago)});
+    return std::make_shared<const api::Pod>(p);
+  };
+  tlp.onPod(nullptr, listed("old", std::chrono::seconds(600)));
+  EXPECT_EQ(scoreOnly(pod2)[0], 66);
+  auto recent = listed("recent", std::chrono::seconds(10));
+  tlp.onPod(nullptr, recent);
+  EXPECT_EQ(scoreOnly(pod2)[0], 100);
+  // A pod that finished uses nothing.
+  api::Pod done = *recent;
+  done.status.phase = "Succeeded";
+  tlp.onPod(recent, std::make_shared<const api::Pod>(done));
+  EXPECT_EQ(scoreOnly(pod2)[0], 66);
+}
+
 TEST(TargetLoadPacking, NodesWithoutAFreshReadingAreScoredByRequests) {
   // node-1 has 1000m of 2000m requested; node-2 is empty.
   Cluster c({testutil::NodeWrapper("node-1").capacity({{"cpu", "2"}, {"memory", "4Gi"}}),

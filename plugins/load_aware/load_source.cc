@@ -216,6 +216,7 @@ void LoadSource::publish(LoadReading next, const std::string& error, double seco
   handle_.metrics().setLoadNodes(source, fresh, stale);
   std::lock_guard lock(mu_);
   reading_ = std::move(current);
+  ++generation_;
 }
 
 std::string LoadSource::fetchPrometheus(LoadReading& out) {
@@ -298,13 +299,15 @@ void LoadSource::place(const Placement& p, const std::string& node) {
     if (e.uid == p.uid) return;  // several plugins of a profile share the source
   }
   v.push_back(p);
+  ++generation_;
 }
 
 void LoadSource::unplace(const std::string& uid, const std::string& node) {
   std::lock_guard lock(mu_);
   auto it = placements_.find(node);
   if (it == placements_.end()) return;
-  std::erase_if(it->second, [&](const Placement& e) { return e.uid == uid; });
+  if (std::erase_if(it->second, [&](const Placement& e) { return e.uid == uid; }) > 0)
+    ++generation_;
 }
 
 std::unordered_map<std::string, PlacedLoad> LoadSource::placed(const LoadReading& reading,

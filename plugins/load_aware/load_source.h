@@ -153,6 +153,8 @@ class LoadSource {
 
   void place(const Placement& p, const std::string& node);
   void unplace(const std::string& uid, const std::string& node);
+  // Changes with every published reading, placement and unplacement.
+  [[nodiscard]] uint64_t generation() const { return generation_.load(); }
   // Per node, what placements not yet in `reading` add (expired placements are dropped).
   [[nodiscard]] std::unordered_map<std::string, PlacedLoad> placed(const LoadReading& reading,
                                                                    Clock::time_point now);
@@ -173,6 +175,7 @@ class LoadSource {
   std::set<std::string> staleLogged_;                                   // refresh thread only
   bool failing_ = false;                                                // refresh thread only
   int starts_ = 0;                                                      // guarded by mu_
+  std::atomic<uint64_t> generation_{0};
   std::condition_variable_any cv_;
   std::jthread thread_;
 };
