@@ -194,7 +194,6 @@ namespace load {
 
 struct CycleLoad final : StateData {
   std::shared_ptr<const LoadReading> reading;
-  std::unordered_map<std::string, PlacedLoad> placed;
   Clock::time_point now{};
   std::chrono::milliseconds staleAfter{};
   std::string_view source;
@@ -273,9 +272,8 @@ int64_t LoadAwareBase::predictedMilliCPU(const api::Pod& pod, int64_t defaultMil
 
 std::unique_ptr<CycleLoad> LoadAwareBase::read(const api::Pod& pod) const {
   auto c = std::make_unique<CycleLoad>();
-  c->reading = source_->reading();
+  c->reading = source_->forCycle();
   c->now = Clock::now();
-  c->placed = source_->placed(*c->reading, c->now);
   c->staleAfter = source_->config().staleAfter;
   c->source = source_->config().label();
   c->podPredictedMilliCPU = predictedMilliCPU(pod, defaultMilliCPU_, multiplier_);
@@ -355,11 +353,10 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
   const NodeLoad& l = it->second;
   double cpuUsed = l.absolute ? l.cpu : l.cpu * capCpu;
   double memUsed = l.absolute ? l.memory : l.memory * capMem;
-  if (auto p = c.placed.find(node.name()); p != c.placed.end()) {
-    cpuUsed +=
-        static_cast<double>(cpuOfCapacity ? p->second.predictedMilliCPU : p->second.milliCPU);
-    memUsed += static_cast<double>(p->second.memory);
-    u.placedPods = p->second.pods;
+  if (const PlacedLoad p = source_->placedOn(node.name()); p.pods > 0) {
+    cpuUsed += static_cast<double>(cpuOfCapacity ? p.predictedMilliCPU : p.milliCPU);
+    memUsed += static_cast<double>(p.memory);
+    u.placedPods = p.pods;
   }
   u.cpu = cpuDenom > 0 ? cpuUsed / cpuDenom : 0;
   u.memory = allocMem > 0 ? memUsed / allocMem : 0;

@@ -1,6 +1,7 @@
 #include "plugins/load_aware/load_source.h"
 
 #include <httplib.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -140,7 +141,17 @@ std::shared_ptr<const LoadReading> LoadSource::reading() const {
   return reading_;
 }
 
+std::shared_ptr<const LoadReading> LoadSource::forCycle() {
+  {
+    std::lock_guard lock(mu_);
+    if (published_ || starts_ > 0) return reading_;
+  }
+  std::call_once(readOnce_, [this] { refreshNow(); });
+  return reading();
+}
+
 void LoadSource::run(std::stop_token st) {
+  pthread_setname_np(pthread_self(), "load-metrics");
   while (!st.stop_requested()) {
     refreshNow();
     std::unique_lock lock(mu_);
@@ -216,6 +227,8 @@ void LoadSource::publish(LoadReading next, const std::string& error, double seco
   handle_.metrics().setLoadNodes(source, fresh, stale);
   std::lock_guard lock(mu_);
   reading_ = std::move(current);
+  published_ = true;
+  recountLocked(now);
   ++generation_;
 }
 
@@ -292,28 +305,34 @@ std::string LoadSource::fetchMetricsApi(LoadReading& out) {
   return "";
 }
 
-void LoadSource::place(const Placement& p, const std::string& node) {
-  std::lock_guard lock(mu_);
-  auto& v = placements_[node];
-  for (const auto& e : v) {
-    if (e.uid == p.uid) return;  // several plugins of a profile share the source
-  }
-  v.push_back(p);
-  ++generation_;
+namespace {
+
+void addTo(PlacedLoad& sum, const Placement& e, int sign) {
+  sum.predictedMilliCPU += sign * e.predictedMilliCPU;
+  sum.milliCPU += sign * e.milliCPU;
+  sum.memory += sign * e.memory;
+  sum.pods += sign;
 }
 
-void LoadSource::unplace(const std::string& uid, const std::string& node) {
-  std::lock_guard lock(mu_);
-  auto it = placements_.find(node);
-  if (it == placements_.end()) return;
-  if (std::erase_if(it->second, [&](const Placement& e) { return e.uid == uid; }) > 0)
-    ++generation_;
+}  // namespace
+
+bool LoadSource::countedLocked(const Placement& e, const std::string& node) const {
+  const auto r = reading_->nodes.find(node);
+  const Clock::time_point sampled =
+      r == reading_->nodes.end() ? Clock::time_point{} : r->second.sampled;
+  return e.at > sampled - kReportingLag;  // else the reading includes it
 }
 
-std::unordered_map<std::string, PlacedLoad> LoadSource::placed(const LoadReading& reading,
-                                                               Clock::time_point now) {
-  std::unordered_map<std::string, PlacedLoad> out;
-  std::lock_guard lock(mu_);
+void LoadSource::uncountLocked(const Placement& e, const std::string& node) {
+  if (!countedLocked(e, node)) return;
+  auto s = sums_.find(node);
+  if (s == sums_.end()) return;
+  addTo(s->second, e, -1);
+  if (s->second.pods <= 0) sums_.erase(s);
+}
+
+void LoadSource::recountLocked(Clock::time_point now) {
+  sums_.clear();
   for (auto it = placements_.begin(); it != placements_.end();) {
     auto& v = it->second;
     std::erase_if(v, [&](const Placement& e) { return now - e.at > kPlacementTtl; });
@@ -321,21 +340,47 @@ std::unordered_map<std::string, PlacedLoad> LoadSource::placed(const LoadReading
       it = placements_.erase(it);
       continue;
     }
-    const auto r = reading.nodes.find(it->first);
-    const Clock::time_point sampled =
-        r == reading.nodes.end() ? Clock::time_point{} : r->second.sampled;
-    PlacedLoad sum;
     for (const auto& e : v) {
-      if (e.at <= sampled - kReportingLag) continue;  // the reading includes it
-      sum.predictedMilliCPU += e.predictedMilliCPU;
-      sum.milliCPU += e.milliCPU;
-      sum.memory += e.memory;
-      ++sum.pods;
+      if (countedLocked(e, it->first)) addTo(sums_[it->first], e, 1);
     }
-    if (sum.pods > 0) out[it->first] = sum;
     ++it;
   }
-  return out;
+}
+
+void LoadSource::place(const Placement& p, const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto& v = placements_[node];
+  for (const auto& e : v) {
+    if (e.uid == p.uid) return;  // several plugins of a profile share the source
+  }
+  // The node's expired placements go now; every node's at the next reading.
+  const auto now = Clock::now();
+  std::erase_if(v, [&](const Placement& e) {
+    if (now - e.at <= kPlacementTtl) return false;
+    uncountLocked(e, node);
+    return true;
+  });
+  v.push_back(p);
+  if (countedLocked(p, node)) addTo(sums_[node], p, 1);
+  ++generation_;
+}
+
+void LoadSource::unplace(const std::string& uid, const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto it = placements_.find(node);
+  if (it == placements_.end()) return;
+  const auto erased = std::erase_if(it->second, [&](const Placement& e) {
+    if (e.uid != uid) return false;
+    uncountLocked(e, node);
+    return true;
+  });
+  if (erased > 0) ++generation_;
+}
+
+PlacedLoad LoadSource::placedOn(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = sums_.find(node);
+  return it == sums_.end() ? PlacedLoad{} : it->second;
 }
 
 }  // namespace ksched::plugins::load

@@ -150,20 +150,29 @@ class LoadSource {
   void setReading(LoadReading reading) { publish(std::move(reading), "", 0); }
   // The latest reading (never null).
   [[nodiscard]] std::shared_ptr<const LoadReading> reading() const;
+  // The reading a cycle uses: reading(), except that a source never started (the scheduler
+  // is not running: `ksched explain`, simulate) and never read reads once first, on the
+  // calling thread.
+  [[nodiscard]] std::shared_ptr<const LoadReading> forCycle();
 
   void place(const Placement& p, const std::string& node);
   void unplace(const std::string& uid, const std::string& node);
   // Changes with every published reading, placement and unplacement.
   [[nodiscard]] uint64_t generation() const { return generation_.load(); }
-  // Per node, what placements not yet in `reading` add (expired placements are dropped).
-  [[nodiscard]] std::unordered_map<std::string, PlacedLoad> placed(const LoadReading& reading,
-                                                                   Clock::time_point now);
+  // What the node's placements not yet in the latest reading add. Kept up to date by place(),
+  // unplace() and each reading (which also drops expired placements): O(1) per call.
+  [[nodiscard]] PlacedLoad placedOn(const std::string& node) const;
 
  private:
   void run(std::stop_token st);
   std::string fetchPrometheus(LoadReading& out);
   std::string fetchMetricsApi(LoadReading& out);
   void publish(LoadReading next, const std::string& error, double seconds);
+  // Under mu_: whether the latest reading does not include placement `e` on `node` yet, and
+  // the sums of such placements.
+  [[nodiscard]] bool countedLocked(const Placement& e, const std::string& node) const;
+  void uncountLocked(const Placement& e, const std::string& node);
+  void recountLocked(Clock::time_point now);
 
   const ProviderConfig config_;
   Handle& handle_;
@@ -172,9 +181,12 @@ class LoadSource {
   mutable std::mutex mu_;
   std::shared_ptr<const LoadReading> reading_;                          // guarded by mu_
   std::unordered_map<std::string, std::vector<Placement>> placements_;  // guarded by mu_
-  std::set<std::string> staleLogged_;                                   // refresh thread only
-  bool failing_ = false;                                                // refresh thread only
-  int starts_ = 0;                                                      // guarded by mu_
+  std::unordered_map<std::string, PlacedLoad> sums_;  // guarded by mu_: counted placements
+  std::set<std::string> staleLogged_;                 // refresh thread only
+  bool failing_ = false;                              // refresh thread only
+  int starts_ = 0;                                    // guarded by mu_
+  bool published_ = false;                            // guarded by mu_
+  std::once_flag readOnce_;
   std::atomic<uint64_t> generation_{0};
   std::condition_variable_any cv_;
   std::jthread thread_;

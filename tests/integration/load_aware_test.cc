@@ -4,6 +4,7 @@
 // the nodes and pods. The metrics.k8s.io provider reads NodeMetrics the real apiserver serves
 // (tests/integration/crds/metrics.k8s.io.yaml), as the ksched ServiceAccount with
 // deploy/manifests' RBAC.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -26,6 +27,10 @@
 
 namespace ksched::testing {
 namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kNs = "load-aware";
 
@@ -344,6 +349,36 @@ TEST(LoadAwareMetricsApi, NodeMetricsDecideAndAnOldTimestampFallsBackToRequests)
   ASSERT_EQ(waitAllBound(admin, kNs, 1, 30s), 1u) << ksched.log();
   EXPECT_EQ(admin.get("/api/v1/namespaces/" + kNs + "/pods/first")["spec"].value("nodeName", ""),
             "lw-1");
+
+  // `ksched explain` (its own process: it reads the provider itself) for a pod of a profile the
+  // daemon does not serve: each node's utilization, where it came from, the first pod placed on
+  // lw-1 since the reading (seen bound), and the score.
+  {
+    std::string cliConfig = readFile(config);
+    cliConfig.replace(cliConfig.find("schedulerName: load-metrics-api"),
+                      std::string("schedulerName: load-metrics-api").size(),
+                      "schedulerName: load-explain");
+    std::ofstream(TestCluster::get().dir() + "/load-explain-config.yaml") << cliConfig;
+    auto probe = sizedPod(kNs, "probe", "100m");
+    probe["spec"]["schedulerName"] = "load-explain";
+    admin.post("/api/v1/namespaces/" + kNs + "/pods", probe);
+    const std::string out =
+        runCommand(std::string(KSCHED_BINARY) + " explain --kubeconfig " +
+                   TestCluster::get().kubeconfig("admin") + " --config " +
+                   TestCluster::get().dir() + "/load-explain-config.yaml -n " + kNs + " probe");
+    EXPECT_THAT(out, HasSubstr("Scores from:\n")) << out;
+    // lw-1: (1600m + 150m placed) / 8 = 22 %; with the pod's 150m, 23.75 % -> 76.
+    EXPECT_THAT(out, ContainsRegex("  lw-1 TargetLoadPacking: cpu 22% \\(metrics-server, [0-9]+s "
+                                   "old, \\+1 pod\\(s\\) placed since\\) \\+ pod 150m, target "
+                                   "40%: 76\n"))
+        << out;
+    // lw-2: 50 %; with the pod, 51.9 % -> 32.
+    EXPECT_THAT(out, ContainsRegex("  lw-2 TargetLoadPacking: cpu 50% \\(metrics-server, [0-9]+s "
+                                   "old\\) \\+ pod 150m, target 40%: 32\n"))
+        << out;
+    EXPECT_THAT(out, Not(HasSubstr("lw-0 TargetLoadPacking"))) << "lw-0 is filtered out\n" << out;
+    admin.del("/api/v1/namespaces/" + kNs + "/pods/probe", {{"gracePeriodSeconds", 0}});
+  }
 
   // lw-1 now says 90 %, but measured 10 minutes ago: not believed. Scored by its requests (the
   // first pod's 100m), it is not filtered and is still the best node; believed, it would be

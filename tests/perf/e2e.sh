@@ -40,6 +40,14 @@
 # SCRAPE_SECONDS (20) once the load is done (after its CPU and RSS are read), and prints the
 # scrape's mean and max duration (scrape_duration_seconds), the samples per scrape
 # (scrape_samples_scraped) and the body's bytes, with the ratios.
+# LOAD=1 (basic) measures the load-aware plugins (docs/load-aware.md): a static exporter gives
+# every node a CPU and memory utilization and their deviations (fixed pseudo-random values), a
+# real Prometheus scrapes it every 5 s, and besides the usual runs a third, "ksched-load", runs
+# ksched with TargetLoadPacking, LoadVariationRiskBalancing and LoadAwareFilter enabled
+# (multiPoint) over that Prometheus, refreshed every LOAD_REFRESH (1s). After its load and its
+# CPU and RSS are read, it runs LOAD_SETTLE (10) more seconds and prints its refreshes: how
+# many, their mean duration (scheduler_load_metrics_refresh_duration_seconds), the CPU of its
+# refresh thread per refresh, and the nodes read fresh. Ends with "ksched-load/ksched: pods/s".
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
@@ -107,6 +115,23 @@ YAML
   printf 'scrape_ms_avg %.2f  scrape_ms_max %.2f  samples %s  bytes %s' "$avg" "$max" "$samples" "$bytes"
 }
 
+# The load-aware run's refreshes, from its /metrics and its refresh thread's CPU.
+load_refresh_stats() {
+  local url=$1 pid=$2 m
+  m=$(curl -sk "$url")
+  local cpu=0 t
+  for t in /proc/$pid/task/*; do
+    [ "$(cat "$t/comm")" = load-metrics ] && cpu=$(cpu_seconds "$pid/task/${t##*/}")
+  done
+  awk -v cpu="$cpu" '
+    /^scheduler_load_metrics_refresh_duration_seconds_sum\{source="prometheus"\}/ { sum = $2 }
+    /^scheduler_load_metrics_refresh_duration_seconds_count\{source="prometheus"\}/ { n = $2 }
+    /^scheduler_load_metrics_refreshes_total\{result="error",source="prometheus"\}/ { err = $2 }
+    /^scheduler_load_metrics_nodes\{source="prometheus",state="fresh"\}/ { fresh = $2 }
+    END { printf "ksched-load refreshes %d (errors %d)  refresh_ms_avg %.1f  refresh_cpu_ms %.1f  nodes_fresh %d\n",
+            n, err, n ? 1000 * sum / n : 0, n ? 1000 * cpu / n : 0, fresh }' <<<"$m"
+}
+
 run_one() {
   local name=$1 metrics=$2; shift 2
   "$CLUSTER" down >/dev/null 2>&1 || true
@@ -152,6 +177,10 @@ run_one() {
   fi
   cpu=$(cpu_seconds $pid)
   rss=$(peak_rss_mib $pid)
+  if [ "$name" = ksched-load ]; then
+    sleep "${LOAD_SETTLE:-10}"
+    load_refresh_stats "$metrics" "$pid"
+  fi
   local scrape=
   if [ -n "${SCRAPE:-}" ] && [ -n "$metrics" ]; then
     scrape=$(scrape_stats "$metrics")
@@ -191,7 +220,10 @@ printf 'apiVersion: kubescheduler.config.k8s.io/v1beta1\n%s\n' "$CLIENT_CONFIG" 
   > /tmp/ksched-perf-kube-scheduler.yaml
 # kube-scheduler v1.20.2 takes its insecure metrics address from the file, not from --port.
 METRICS=0
-if [ "$WORKLOAD" = churn ] || [ -n "${RATE:-}" ] || [ -n "${SCRAPE:-}" ]; then METRICS=1; fi
+if [ "$WORKLOAD" = churn ] || [ -n "${RATE:-}" ] || [ -n "${SCRAPE:-}" ] || [ -n "${LOAD:-}" ]; then
+  METRICS=1
+fi
+if [ -n "${LOAD:-}" ] && [ "$WORKLOAD" != basic ]; then echo "LOAD=1: basic" >&2; exit 2; fi
 if [ "$METRICS" = 1 ]; then
   printf 'healthzBindAddress: 127.0.0.1:20251\nmetricsBindAddress: 127.0.0.1:20251\n' \
     >> /tmp/ksched-perf-kube-scheduler.yaml
@@ -220,6 +252,57 @@ profiles:
 YAML
   KSCHED_EXTRA_ARGS="--config /tmp/ksched-perf-gang.yaml ${KSCHED_EXTRA_ARGS:-}"
 fi
+if [ -n "${LOAD:-}" ]; then
+  # Every node's utilization (fixed pseudo-random: cpu 5-75 %, memory 20-80 %), served as a
+  # static file, scraped every 5 s by a Prometheus that lives through every run.
+  LOAD_DIR=/tmp/ksched-perf-load
+  rm -rf "$LOAD_DIR" && mkdir -p "$LOAD_DIR/www"
+  awk -v n="$NODES" 'BEGIN { srand(1); for (i = 0; i < n; i++) {
+      l = "{node=\"perf-node-" i "\"}"
+      printf "ksched_perf_node_cpu%s %.3f\nksched_perf_node_memory%s %.3f\n", l, 0.05 + 0.7 * rand(), l, 0.2 + 0.6 * rand()
+      printf "ksched_perf_node_cpu_stddev%s %.3f\nksched_perf_node_memory_stddev%s %.3f\n", l, 0.1 * rand(), l, 0.05 * rand() } }' \
+    > "$LOAD_DIR/www/metrics"
+  python3 -m http.server 29100 --bind 127.0.0.1 --directory "$LOAD_DIR/www" > "$LOAD_DIR/exporter.log" 2>&1 &
+  LOAD_EXPORTER=$!
+  cat > "$LOAD_DIR/prometheus.yml" <<YAML
+global: {scrape_interval: 5s, scrape_timeout: 5s}
+scrape_configs:
+  - job_name: nodes
+    honor_labels: true
+    static_configs: [{targets: ["127.0.0.1:29100"]}]
+YAML
+  prometheus --config.file="$LOAD_DIR/prometheus.yml" --storage.tsdb.path="$LOAD_DIR/data" \
+    --web.listen-address=127.0.0.1:29091 --log.level=warn > "$LOAD_DIR/prometheus.log" 2>&1 &
+  LOAD_PROMETHEUS=$!
+  trap 'kill $LOAD_EXPORTER $LOAD_PROMETHEUS 2>/dev/null || true' EXIT
+  for _ in $(seq 1 60); do
+    n=$(curl -s --data-urlencode 'query=count(ksched_perf_node_cpu)' \
+          http://127.0.0.1:29091/api/v1/query 2>/dev/null |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)' 2>/dev/null || echo 0)
+    [ "$n" = "$NODES" ] && break
+    sleep 1
+  done
+  provider="metricProvider: {type: Prometheus, address: \"http://127.0.0.1:29091\", cpuQuery: ksched_perf_node_cpu, memoryQuery: ksched_perf_node_memory, cpuStddevQuery: ksched_perf_node_cpu_stddev, memoryStddevQuery: ksched_perf_node_memory_stddev, nodeLabel: node, refreshInterval: ${LOAD_REFRESH:-1s}}"
+  cat > "$LOAD_DIR/ksched-load.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+$CLIENT_CONFIG
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: TargetLoadPacking
+      - name: LoadVariationRiskBalancing
+      - name: LoadAwareFilter
+  pluginConfig:
+  - name: TargetLoadPacking
+    args: {$provider}
+  - name: LoadVariationRiskBalancing
+    args: {$provider}
+  - name: LoadAwareFilter
+    args: {$provider}
+YAML
+fi
 # dra: the CRD-served kinds need RBAC the local cluster's scheduler identity lacks.
 KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/scheduler.kubeconfig
 if [ "$WORKLOAD" = dra ]; then KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/admin.kubeconfig; KSCHED_ONLY=1; fi
@@ -228,6 +311,12 @@ run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
   --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
   ${KSCHED_EXTRA_ARGS:-}
+if [ -n "${LOAD:-}" ]; then
+  run_one ksched-load "https://127.0.0.1:$KSCHED_PORT/metrics" \
+    "${KSCHED_BIN:-$BUILD/ksched}" --config "$LOAD_DIR/ksched-load.yaml" \
+    --secure-port=$KSCHED_PORT --bind-address=127.0.0.1 \
+    --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics ${KSCHED_EXTRA_ARGS:-}
+fi
 if [ "${KSCHED_ONLY:-}" != 1 ]; then
   run_one kube-scheduler "http://127.0.0.1:20251/metrics" \
     "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
@@ -252,6 +341,10 @@ if [ -n "${SCRAPE:-}" ] && [ "${KSCHED_ONLY:-}" != 1 ]; then
   awk -v a="$ksched_scrape_avg" -v b="$kube_scheduler_scrape_avg" -v c="$ksched_samples" \
       -v d="$kube_scheduler_samples" 'BEGIN {
     printf "scrape ksched/kube-scheduler: duration %.2f, samples %.2f\n", a / b, c / d }'
+fi
+if [ -n "${LOAD:-}" ]; then
+  awk -v a="$ksched_load_pps" -v b="$ksched_pps" -v c="$ksched_load_cpu" -v d="$ksched_cpu" 'BEGIN {
+    printf "ksched-load/ksched: pods/s %.2f, cpu %.2f\n", a / b, c / d }'
 fi
 if [ "${CEILING:-}" = 1 ]; then
   awk -v a="$ksched_pps" -v b="$ceiling_pps" 'BEGIN {
