@@ -93,6 +93,10 @@ class NodeInfo {
   // cpu and memory only, the other fields stay zero (upstream NonZeroRequested).
   [[nodiscard]] const api::Resource& nonZeroRequested() const noexcept { return nonZeroRequested_; }
   [[nodiscard]] const api::Resource& allocatable() const noexcept { return allocatable_; }
+  // status.capacity's cpu (millicores) and memory (bytes), 0 where the node does not say:
+  // scheduling uses allocatable; load-aware scoring reads utilization as a share of capacity.
+  [[nodiscard]] int64_t capacityMilliCPU() const noexcept { return capacityMilliCPU_; }
+  [[nodiscard]] int64_t capacityMemory() const noexcept { return capacityMemory_; }
   [[nodiscard]] const HostPortInfo& usedPorts() const noexcept { return usedPorts_; }
   // Images on this node: every name of each image -> summary (numNodes filled by the cache).
   [[nodiscard]] const std::map<std::string, ImageStateSummary, std::less<>>& imageStates()
@@ -150,6 +154,8 @@ class NodeInfo {
   api::Resource requested_;
   api::Resource nonZeroRequested_;
   api::Resource allocatable_;
+  int64_t capacityMilliCPU_ = 0;
+  int64_t capacityMemory_ = 0;
   plugins::helper::FeatureSet declaredFeatures_;
   HostPortInfo usedPorts_;
   std::map<std::string, ImageStateSummary, std::less<>> imageStates_;

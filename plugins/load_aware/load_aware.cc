@@ -324,16 +324,10 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
   NodeUtilization u;
   const double allocCpu = static_cast<double>(node.allocatable().milliCPU);
   const double allocMem = static_cast<double>(node.allocatable().memory);
-  double capCpu = allocCpu;
-  double capMem = allocMem;
-  if (const api::Node* n = node.node()) {
-    if (auto q = n->status.capacity.find("cpu"); q != n->status.capacity.end()) {
-      capCpu = static_cast<double>(q->second.milliValue());
-    }
-    if (auto q = n->status.capacity.find("memory"); q != n->status.capacity.end()) {
-      capMem = static_cast<double>(q->second.value());
-    }
-  }
+  const double capCpu =
+      node.capacityMilliCPU() > 0 ? static_cast<double>(node.capacityMilliCPU()) : allocCpu;
+  const double capMem =
+      node.capacityMemory() > 0 ? static_cast<double>(node.capacityMemory()) : allocMem;
   const double cpuDenom = cpuOfCapacity ? capCpu : allocCpu;
   u.cpuDenominator = cpuDenom;
   auto it = c.reading->nodes.find(node.name());
@@ -441,7 +435,7 @@ double LoadVariationRiskBalancing::riskScore(double mu, double sigma, double mar
                                              double sensitivity) {
   mu = std::clamp(mu, 0.0, 1.0);
   sigma = std::clamp(sigma, 0.0, 1.0);
-  if (sensitivity >= 0) sigma = std::pow(sigma, 1 / sensitivity);
+  if (sensitivity >= 0 && sensitivity != 1) sigma = std::pow(sigma, 1 / sensitivity);
   sigma = std::clamp(sigma * margin, 0.0, 1.0);
   return (1 - (mu + sigma) / 2) * 100;
 }

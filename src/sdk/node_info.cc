@@ -106,6 +106,11 @@ void NodeInfo::setNode(NodePtr node) {
   node_ = std::move(node);
   name_ = node_->metadata.name;
   allocatable_ = api::Resource::fromList(node_->status.allocatable);
+  const auto& capacity = node_->status.capacity;
+  auto cpu = capacity.find("cpu");
+  capacityMilliCPU_ = cpu == capacity.end() ? 0 : cpu->second.milliValue();
+  auto memory = capacity.find("memory");
+  capacityMemory_ = memory == capacity.end() ? 0 : memory->second.value();
   declaredFeatures_ = plugins::helper::declaredFeatures(*node_);
   std::map<std::string, ImageStateSummary, std::less<>> states;
   for (const auto& image : node_->status.images) {
@@ -125,6 +130,7 @@ void NodeInfo::setNode(NodePtr node) {
 void NodeInfo::removeNode() {
   node_.reset();
   allocatable_ = {};
+  capacityMilliCPU_ = capacityMemory_ = 0;
   declaredFeatures_ = {};
   imageStates_.clear();
   bump();

@@ -51,8 +51,8 @@
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
-# KSCHED_WRAPPER runs ksched under a profiler ("heaptrack -o /tmp/ksched-heap": its CPU and RSS
-# figures are then the wrapper's). heaptrack sees only malloc: profile a binary built with
+# KSCHED_WRAPPER runs ksched (and ksched-load) under a profiler ("heaptrack -o /tmp/ksched-heap":
+# its CPU and RSS figures are then the wrapper's). heaptrack sees only malloc: profile a binary built with
 # -DKSCHED_TCMALLOC=OFF (tcmalloc's operator new bypasses it).
 set -euo pipefail
 
@@ -313,7 +313,7 @@ run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   ${KSCHED_EXTRA_ARGS:-}
 if [ -n "${LOAD:-}" ]; then
   run_one ksched-load "https://127.0.0.1:$KSCHED_PORT/metrics" \
-    "${KSCHED_BIN:-$BUILD/ksched}" --config "$LOAD_DIR/ksched-load.yaml" \
+    ${KSCHED_WRAPPER:-} "${KSCHED_BIN:-$BUILD/ksched}" --config "$LOAD_DIR/ksched-load.yaml" \
     --secure-port=$KSCHED_PORT --bind-address=127.0.0.1 \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics ${KSCHED_EXTRA_ARGS:-}
 fi
