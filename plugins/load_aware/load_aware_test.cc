@@ -113,16 +113,25 @@ std::vector<int64_t> scores(ScorePlugin& plugin, PreScorePlugin& pre, const Clus
   return out;
 }
 
+// Upstream's integration cluster: three 2-CPU nodes, read at 10 %, 60 % and 0 % CPU.
+Cluster upstreamCluster() {
+  return Cluster({testutil::NodeWrapper("node-1").capacity({{"cpu", "2"}, {"memory", "256"}}),
+                  testutil::NodeWrapper("node-2").capacity({{"cpu", "2"}, {"memory", "256"}}),
+                  testutil::NodeWrapper("node-3").capacity({{"cpu", "2"}, {"memory", "256"}})});
+}
+LoadReading upstreamReading() {
+  LoadReading r;
+  r.nodes = {{"node-1", ratio(0.10, 0)}, {"node-2", ratio(0.60, 0)}, {"node-3", ratio(0, 0)}};
+  return r;
+}
+
 // Upstream's integration test: three 2-CPU nodes at 10 %, 60 % and 0 %; pod-1 (300m, predicted
 // 450m) goes to node-1, and so does pod-2 (100m), because pod-1 counts there until a reading sees
 // it.
 TEST(TargetLoadPacking, FreshlyPlacedPodsCountUntilTheReadingSeesThem) {
-  Cluster c({testutil::NodeWrapper("node-1").capacity({{"cpu", "2"}, {"memory", "256"}}),
-             testutil::NodeWrapper("node-2").capacity({{"cpu", "2"}, {"memory", "256"}}),
-             testutil::NodeWrapper("node-3").capacity({{"cpu", "2"}, {"memory", "256"}})});
+  Cluster c = upstreamCluster();
   TargetLoadPacking tlp(TargetLoadPackingArgs{}, *c.handle);
-  LoadReading r;
-  r.nodes = {{"node-1", ratio(0.10, 0)}, {"node-2", ratio(0.60, 0)}, {"node-3", ratio(0, 0)}};
+  LoadReading r = upstreamReading();
   tlp.source()->setReading(r);
   const api::Pod pod1 = podWithLimit("pod-1", "300m");
   EXPECT_EQ(scores(tlp, tlp, c, pod1), (std::vector<int64_t>{89, 12, 74}));
@@ -144,12 +153,9 @@ TEST(TargetLoadPacking, FreshlyPlacedPodsCountUntilTheReadingSeesThem) {
 // docs do) Score reads the source itself; bindings the informer sees count as placements, as
 // Trimaran counts them, whoever bound the pod. Upstream's integration placement again.
 TEST(TargetLoadPacking, ScoresWithoutPreScoreAndCountsBindingsTheInformerSees) {
-  Cluster c({testutil::NodeWrapper("node-1").capacity({{"cpu", "2"}, {"memory", "256"}}),
-             testutil::NodeWrapper("node-2").capacity({{"cpu", "2"}, {"memory", "256"}}),
-             testutil::NodeWrapper("node-3").capacity({{"cpu", "2"}, {"memory", "256"}})});
+  Cluster c = upstreamCluster();
   TargetLoadPacking tlp(TargetLoadPackingArgs{}, *c.handle);
-  LoadReading r;
-  r.nodes = {{"node-1", ratio(0.10, 0)}, {"node-2", ratio(0.60, 0)}, {"node-3", ratio(0, 0)}};
+  LoadReading r = upstreamReading();
   tlp.source()->setReading(r);
   auto scoreOnly = [&](const api::Pod& pod) {
     CycleState state;
