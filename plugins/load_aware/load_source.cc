@@ -29,6 +29,16 @@ std::string_view ProviderConfig::label() const {
   return type == kPrometheus ? "prometheus" : "metrics-server";
 }
 
+namespace {
+
+// j[key] if it is a string, else "" (value() throws on a member of another type).
+std::string stringAt(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 std::optional<std::map<std::string, double>> parsePrometheusVector(std::string_view body,
                                                                    const std::string& nodeLabel,
                                                                    std::string& error) {
@@ -37,13 +47,13 @@ std::optional<std::map<std::string, double>> parsePrometheusVector(std::string_v
     error = "the answer is not JSON";
     return std::nullopt;
   }
-  if (j.value("status", "") != "success") {
+  if (stringAt(j, "status") != "success") {
     const auto* e = j.contains("error") && j["error"].is_string() ? &j["error"] : nullptr;
     error = "the query failed: " + (e != nullptr ? e->get<std::string>() : std::string("?"));
     return std::nullopt;
   }
   const auto data = j.find("data");
-  if (data == j.end() || !data->is_object() || data->value("resultType", "") != "vector" ||
+  if (data == j.end() || !data->is_object() || stringAt(*data, "resultType") != "vector" ||
       !data->contains("result") || !(*data)["result"].is_array()) {
     error = "the query did not return an instant vector";
     return std::nullopt;
