@@ -79,10 +79,15 @@ struct NodeUtilization {
 };
 
 // The common part of the three plugins: the shared source, reading it once per cycle, Reserve.
-class LoadAwareBase : public ReservePlugin {
+class LoadAwareBase : public ReservePlugin, public SignPlugin {
  public:
   LoadAwareBase(std::string_view name, const ProviderConfig& config, Handle& handle);
   [[nodiscard]] std::string_view name() const override { return name_; }
+  // Opportunistic batching: a node's answer depends on the pod, the node's reading (which pods
+  // placed do not change; a refresh within a batch's 500 ms is seen by the next full cycle),
+  // the node's capacity and the pods placed on it (the node that receives a pod is filtered and
+  // scored again).
+  [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   void start() override { source_->start(); }
   void close() override { source_->stop(); }
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;

@@ -219,6 +219,11 @@ TEST_F(LoadAwareIntegration, PodsGoToTheLessLoadedOfEqualNodesAndABurstDoesNotPi
   EXPECT_GE(spread["lw-2"], 10);
   EXPECT_GT(spread["lw-1"], spread["lw-2"]) << "the idlest node still took the most";
   EXPECT_LT(spread["lw-0"], spread["lw-2"]);
+  // The burst was batched (identical pods): the node that took a pod was scored again with it.
+  EXPECT_GT(metricSample(scrapeKsched(port_),
+                         "scheduler_batch_attempts_total{profile=\"load-burst\","
+                         "result=\"hint_used\"}"),
+            0);
 }
 
 TEST_F(LoadAwareIntegration, APrometheusThatStopsAnsweringNeverStallsTheLoopAndRequestsTakeOver) {
