@@ -21,8 +21,8 @@ using coscheduling::PodGroupStatus;
 namespace {
 
 // Written when a pod of a group passes PreFilter: PostFilter releases the group only for a pod
-// that failed on the nodes, not for one PreFilter turned away.
-// The pod passed PreFilter; `roomEpoch` is the count of room-freeing events seen when it began.
+// that failed on the nodes, not for one PreFilter turned away, and only as of `roomEpoch`, the
+// group's room events when that PreFilter ran.
 struct PassedPreFilter final : StateData {
   explicit PassedPreFilter(uint64_t epoch) : roomEpoch(epoch) {}
   [[nodiscard]] std::unique_ptr<StateData> clone() const override {

@@ -307,13 +307,11 @@ const CycleLoad* LoadAwareBase::cycleLoad(const CycleState& state, const api::Po
                                           std::shared_ptr<const CycleLoad>& hold) const {
   if (const CycleLoad* c = state.read(StateKey<CycleLoad>{name_})) return c;
   std::lock_guard lock(lazyMu_);
-  const uint64_t generation = source_->generation();
-  if (lazyState_ != &state || lazyUid_ != pod.metadata.uid || lazyGeneration_ != generation ||
-      lazy_ == nullptr || Clock::now() - lazy_->now > std::chrono::seconds(1)) {
+  if (lazyState_ != &state || lazyUid_ != pod.metadata.uid || lazy_ == nullptr ||
+      Clock::now() - lazy_->now > std::chrono::seconds(1)) {
     lazy_ = read(pod);
     lazyState_ = &state;
     lazyUid_ = pod.metadata.uid;
-    lazyGeneration_ = generation;
   }
   hold = lazy_;
   return hold.get();

@@ -123,10 +123,10 @@ class LoadAwareBase : public ReservePlugin, public SignPlugin {
   std::shared_ptr<LoadSource> source_;
   int64_t defaultMilliCPU_ = 1000;
   double multiplier_ = 1.5;
-  // The cycle read without PreScore / PreFilter (cycleLoad), for the cycle and pod it was for.
+  // The cycle read without PreScore / PreFilter (cycleLoad), for the cycle and pod it was for
+  // (a second at most: placed pods are read live, the reading is refreshed seconds apart).
   mutable std::mutex lazyMu_;
   mutable const CycleState* lazyState_ = nullptr;
-  mutable uint64_t lazyGeneration_ = 0;
   mutable std::string lazyUid_;
   mutable std::shared_ptr<const CycleLoad> lazy_;
 };

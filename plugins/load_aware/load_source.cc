@@ -239,7 +239,6 @@ void LoadSource::publish(LoadReading next, const std::string& error, double seco
   reading_ = std::move(current);
   published_ = true;
   recountLocked(now);
-  ++generation_;
 }
 
 std::string LoadSource::fetchPrometheus(LoadReading& out) {
@@ -372,19 +371,17 @@ void LoadSource::place(const Placement& p, const std::string& node) {
   });
   v.push_back(p);
   if (countedLocked(p, node)) addTo(sums_[node], p, 1);
-  ++generation_;
 }
 
 void LoadSource::unplace(const std::string& uid, const std::string& node) {
   std::lock_guard lock(mu_);
   auto it = placements_.find(node);
   if (it == placements_.end()) return;
-  const auto erased = std::erase_if(it->second, [&](const Placement& e) {
+  std::erase_if(it->second, [&](const Placement& e) {
     if (e.uid != uid) return false;
     uncountLocked(e, node);
     return true;
   });
-  if (erased > 0) ++generation_;
 }
 
 PlacedLoad LoadSource::placedOn(const std::string& node) const {

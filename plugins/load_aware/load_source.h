@@ -19,7 +19,6 @@
 // minus kReportingLag, and is dropped after kPlacementTtl.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -157,8 +156,6 @@ class LoadSource {
 
   void place(const Placement& p, const std::string& node);
   void unplace(const std::string& uid, const std::string& node);
-  // Changes with every published reading, placement and unplacement.
-  [[nodiscard]] uint64_t generation() const { return generation_.load(); }
   // What the node's placements not yet in the latest reading add. Kept up to date by place(),
   // unplace() and each reading (which also drops expired placements): O(1) per call.
   [[nodiscard]] PlacedLoad placedOn(const std::string& node) const;
@@ -187,7 +184,6 @@ class LoadSource {
   int starts_ = 0;                                    // guarded by mu_
   bool published_ = false;                            // guarded by mu_
   std::once_flag readOnce_;
-  std::atomic<uint64_t> generation_{0};
   std::condition_variable_any cv_;
   std::jthread thread_;
 };
