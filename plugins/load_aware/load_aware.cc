@@ -197,6 +197,7 @@ struct CycleLoad final : StateData {
   Clock::time_point now{};
   std::chrono::milliseconds staleAfter{};
   std::string_view source;
+  std::string podUid;  // a placement of the pod itself is not counted (explain of a bound pod)
   int64_t podPredictedMilliCPU = 0;
   int64_t podMilliCPU = 0;
   int64_t podMemory = 0;
@@ -276,6 +277,7 @@ std::unique_ptr<CycleLoad> LoadAwareBase::read(const api::Pod& pod) const {
   c->now = Clock::now();
   c->staleAfter = source_->config().staleAfter;
   c->source = source_->config().label();
+  c->podUid = pod.metadata.uid;
   c->podPredictedMilliCPU = predictedMilliCPU(pod, defaultMilliCPU_, multiplier_);
   const api::Resource req = api::effectiveRequestsResource(pod);
   c->podMilliCPU = req.milliCPU;
@@ -345,7 +347,7 @@ NodeUtilization LoadAwareBase::utilization(const CycleLoad& c, const NodeInfo& n
   const NodeLoad& l = it->second;
   double cpuUsed = l.absolute ? l.cpu : l.cpu * capCpu;
   double memUsed = l.absolute ? l.memory : l.memory * capMem;
-  if (const PlacedLoad p = source_->placedOn(node.name()); p.pods > 0) {
+  if (const PlacedLoad p = source_->placedOn(node.name(), c.podUid); p.pods > 0) {
     cpuUsed += static_cast<double>(cpuOfCapacity ? p.predictedMilliCPU : p.milliCPU);
     memUsed += static_cast<double>(p.memory);
     u.placedPods = p.pods;

@@ -139,6 +139,8 @@ TEST(TargetLoadPacking, FreshlyPlacedPodsCountUntilTheReadingSeesThem) {
   ASSERT_TRUE(tlp.reserve(state, pod1, "node-1").ok());
   const api::Pod pod2 = podWithLimit("pod-2", "100m");
   EXPECT_EQ(scores(tlp, tlp, c, pod2), (std::vector<int64_t>{100, 22, 51}));
+  // pod-1 evaluated again (explain of a bound pod) does not count its own placement.
+  EXPECT_EQ(scores(tlp, tlp, c, pod1), (std::vector<int64_t>{89, 12, 74}));
   // Unreserve takes it back.
   tlp.unreserve(state, pod1, "node-1");
   EXPECT_EQ(scores(tlp, tlp, c, pod2)[0], 66);  // (200 + 150) / 2000 = 17.5 %

@@ -384,10 +384,20 @@ void LoadSource::unplace(const std::string& uid, const std::string& node) {
   });
 }
 
-PlacedLoad LoadSource::placedOn(const std::string& node) const {
+PlacedLoad LoadSource::placedOn(const std::string& node, std::string_view exceptUid) const {
   std::lock_guard lock(mu_);
   auto it = sums_.find(node);
-  return it == sums_.end() ? PlacedLoad{} : it->second;
+  if (it == sums_.end()) return {};
+  PlacedLoad sum = it->second;
+  if (exceptUid.empty() || sum.pods == 0) return sum;
+  if (auto p = placements_.find(node); p != placements_.end()) {
+    for (const auto& e : p->second) {
+      if (e.uid != exceptUid || !countedLocked(e, node)) continue;
+      addTo(sum, e, -1);
+      break;
+    }
+  }
+  return sum;
 }
 
 }  // namespace ksched::plugins::load

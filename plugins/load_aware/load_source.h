@@ -157,8 +157,10 @@ class LoadSource {
   void place(const Placement& p, const std::string& node);
   void unplace(const std::string& uid, const std::string& node);
   // What the node's placements not yet in the latest reading add. Kept up to date by place(),
-  // unplace() and each reading (which also drops expired placements): O(1) per call.
-  [[nodiscard]] PlacedLoad placedOn(const std::string& node) const;
+  // unplace() and each reading (which also drops expired placements): O(1) per call, plus a
+  // scan of the node's placements when it has some and `exceptUid` is given: that pod's own
+  // placement is left out (a bound pod explained is evaluated as if it were not there yet).
+  [[nodiscard]] PlacedLoad placedOn(const std::string& node, std::string_view exceptUid = {}) const;
 
  private:
   void run(std::stop_token st);
