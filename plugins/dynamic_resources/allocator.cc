@@ -92,8 +92,15 @@ uint8_t cached(std::atomic<uint8_t>& cell, const auto& compute) {
 
 }  // namespace
 
-Index::Index(AllocatorInputs inputs) : in(std::move(inputs)) {
-  indexSlices();
+Index::Index(AllocatorInputs inputs)
+    : in(std::move(inputs)),
+      sliceIndex(in.sliceIndex ? in.sliceIndex : indexSlices(in.slices)),
+      slices(sliceIndex->slices),
+      pools(sliceIndex->pools),
+      slicesOnNode(sliceIndex->slicesOnNode),
+      slicesShared(sliceIndex->slicesShared),
+      numDevices(sliceIndex->numDevices),
+      poolCounters(new PoolCounters[pools.size()]) {
   indexClaims();
   classCache.reset(new std::atomic<uint8_t>[classRows.size() * numDevices]());
   selectorCache.reset(new std::atomic<uint8_t>[slots.size() * numDevices]());

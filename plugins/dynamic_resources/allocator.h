@@ -122,6 +122,13 @@ struct Features {
 // Upstream's limit on the devices of one claim (resource.k8s.io AllocationResultsMaxSize).
 inline constexpr int kMaxDevicesPerClaim = 32;
 
+// The slices grouped by pool and by node: what does not depend on the claims or on the devices
+// in use. Built by indexSlices() once per set of slices and shared by the allocators of every
+// cycle until the slices change. It borrows the slices, which must outlive it.
+struct SliceIndex;
+[[nodiscard]] std::shared_ptr<const SliceIndex> indexSlices(
+    std::span<const std::shared_ptr<const api::ResourceSlice>> slices);
+
 // Everything allocate() needs besides the node; the plugin builds it once per scheduling cycle.
 struct AllocatorInputs {
   // The claims to allocate, in the pod's order; none may be allocated already.
@@ -130,6 +137,9 @@ struct AllocatorInputs {
   std::function<const api::DeviceClass*(std::string_view)> deviceClass;
   // Every ResourceSlice of the cluster.
   std::span<const std::shared_ptr<const api::ResourceSlice>> slices;
+  // indexSlices(slices), when the caller keeps it from one cycle to the next; nullptr: the
+  // Allocator indexes the slices itself.
+  std::shared_ptr<const SliceIndex> sliceIndex;
   // Devices allocated to other claims, including claims in flight (assumed, not yet written):
   // every result without adminAccess and without a shareID. nullptr: none. Results with
   // adminAccess never make a device used; results with a shareID go to consumedCapacity.
@@ -178,9 +188,9 @@ struct Index;
 
 class Allocator {
  public:
-  // Indexes the slices by node and pool and validates what does not depend on the node (the
-  // claims' requests, classes, constraints; CEL compilation). Never throws for bad input:
-  // problems surface from allocate() in upstream's order.
+  // Indexes the slices by node and pool (unless inputs.sliceIndex has them) and validates what
+  // does not depend on the node (the claims' requests, classes, constraints; CEL compilation).
+  // Never throws for bad input: problems surface from allocate() in upstream's order.
   explicit Allocator(AllocatorInputs inputs);
   ~Allocator();
   Allocator(const Allocator&) = delete;

@@ -45,9 +45,12 @@ struct PoolInfo {
   std::string_view driver;
   std::string_view name;
   std::vector<uint32_t> slices;  // every slice of the pool, any generation, input order
+};
 
+// Per pool, per cycle (they depend on the devices in use).
+struct PoolCounters {
   std::mutex mu;
-  std::map<int64_t, std::unique_ptr<GenCounters>> counters;  // by generation; guarded by mu
+  std::map<int64_t, std::unique_ptr<GenCounters>> byGeneration;  // guarded by mu
 };
 
 // A pool as one node sees it (upstream's Pool).
@@ -116,15 +119,33 @@ enum : uint8_t { kUnknown = 0, kMatch = 1, kNoMatch = 2, kCelError = 3 };
 // Allocation state bits.
 enum : uint8_t { kKnown = 1, kInUse = 2, kShared = 4 };
 
+}  // namespace ksched::plugins::dra::detail
+
+namespace ksched::plugins::dra {
+
+struct SliceIndex {
+  std::vector<detail::SliceInfo> slices;
+  std::vector<detail::PoolInfo> pools;
+  std::unordered_map<std::string_view, std::vector<uint32_t>> slicesOnNode;
+  std::vector<uint32_t> slicesShared;  // no nodeName
+  uint32_t numDevices = 0;
+};
+
+}  // namespace ksched::plugins::dra
+
+namespace ksched::plugins::dra::detail {
+
 struct Index {
   explicit Index(AllocatorInputs inputs);
 
   AllocatorInputs in;
-  std::vector<SliceInfo> slices;
-  std::vector<std::unique_ptr<PoolInfo>> pools;
-  std::unordered_map<std::string_view, std::vector<uint32_t>> slicesOnNode;
-  std::vector<uint32_t> slicesShared;  // no nodeName
-  uint32_t numDevices = 0;
+  std::shared_ptr<const SliceIndex> sliceIndex;  // in.sliceIndex, or built for in.slices
+  const std::vector<SliceInfo>& slices;
+  const std::vector<PoolInfo>& pools;
+  const std::unordered_map<std::string_view, std::vector<uint32_t>>& slicesOnNode;
+  const std::vector<uint32_t>& slicesShared;
+  const uint32_t numDevices;
+  std::unique_ptr<PoolCounters[]> poolCounters;  // [pool]
 
   std::vector<ClaimInfo> claims;
   std::vector<Slot> slots;
@@ -137,7 +158,6 @@ struct Index {
   std::unique_ptr<std::atomic<uint8_t>[]> allocatedCache;
 
   // allocator_pools.cc
-  void indexSlices();
   [[nodiscard]] NodeView gatherPools(const api::Node& node) const;
   [[nodiscard]] const GenCounters& genCounters(uint32_t pool, int64_t generation) const;
 

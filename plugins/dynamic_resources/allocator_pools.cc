@@ -1,4 +1,4 @@
-// The slice index (once per cycle) and the pools one node sees (upstream's GatherPools).
+// The slice index (once per set of slices) and the pools one node sees (upstream's GatherPools).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -55,38 +55,13 @@ bool nodeMatches(const api::Node& node, const std::optional<std::string>& nodeNa
   return false;
 }
 
-void Index::indexSlices() {
-  std::map<std::pair<std::string_view, std::string_view>, uint32_t> byId;
-  slices.reserve(in.slices.size());
-  for (const auto& ptr : in.slices) {
-    if (!ptr) continue;
-    const auto& s = *ptr;
-    const auto key =
-        std::make_pair(std::string_view(s.spec.driver), std::string_view(s.spec.pool.name));
-    auto [it, added] = byId.try_emplace(key, static_cast<uint32_t>(pools.size()));
-    if (added) {
-      pools.push_back(std::make_unique<PoolInfo>());
-      pools.back()->driver = key.first;
-      pools.back()->name = key.second;
-    }
-    const auto si = static_cast<uint32_t>(slices.size());
-    pools[it->second]->slices.push_back(si);
-    slices.push_back({&s, it->second, numDevices, hasDuplicateNames(s)});
-    numDevices += static_cast<uint32_t>(s.spec.devices.size());
-    if (s.spec.nodeName && !s.spec.nodeName->empty()) {
-      slicesOnNode[*s.spec.nodeName].push_back(si);
-    } else {
-      slicesShared.push_back(si);
-    }
-  }
-}
-
 const GenCounters& Index::genCounters(uint32_t poolIndex, int64_t generation) const {
-  PoolInfo& pool = *pools[poolIndex];
+  const PoolInfo& pool = pools[poolIndex];
+  PoolCounters& counters = poolCounters[poolIndex];
   GenCounters* gc = nullptr;
   {
-    std::lock_guard lock(pool.mu);
-    auto& entry = pool.counters[generation];
+    std::lock_guard lock(counters.mu);
+    auto& entry = counters.byGeneration[generation];
     if (!entry) entry = std::make_unique<GenCounters>();
     gc = entry.get();
   }
@@ -188,7 +163,7 @@ NodeView Index::gatherPools(const api::Node& node) const {
     return slices[a].slice->metadata.name < slices[b].slice->metadata.name;
   };
   for (auto& c : candidates) {
-    const PoolInfo& pool = *pools[c.pool];
+    const PoolInfo& pool = pools[c.pool];
     const int64_t count = slices[c.slices[0]].slice->spec.pool.resourceSliceCount;
     PoolView pv;
     pv.pool = c.pool;
@@ -241,8 +216,8 @@ NodeView Index::gatherPools(const api::Node& node) const {
 
   std::sort(view.pools.begin(), view.pools.end(), [&](const PoolView& a, const PoolView& b) {
     if (a.bindingConditions != b.bindingConditions) return b.bindingConditions;
-    const PoolInfo& pa = *pools[a.pool];
-    const PoolInfo& pb = *pools[b.pool];
+    const PoolInfo& pa = pools[a.pool];
+    const PoolInfo& pb = pools[b.pool];
     if (pa.driver != pb.driver) return pa.driver < pb.driver;
     return pa.name < pb.name;
   });
@@ -257,3 +232,34 @@ NodeView Index::gatherPools(const api::Node& node) const {
 }
 
 }  // namespace ksched::plugins::dra::detail
+
+namespace ksched::plugins::dra {
+
+std::shared_ptr<const SliceIndex> indexSlices(
+    std::span<const std::shared_ptr<const api::ResourceSlice>> input) {
+  auto index = std::make_shared<SliceIndex>();
+  auto& slices = index->slices;
+  auto& pools = index->pools;
+  std::map<std::pair<std::string_view, std::string_view>, uint32_t> byId;
+  slices.reserve(input.size());
+  for (const auto& ptr : input) {
+    if (!ptr) continue;
+    const auto& s = *ptr;
+    const auto key =
+        std::make_pair(std::string_view(s.spec.driver), std::string_view(s.spec.pool.name));
+    auto [it, added] = byId.try_emplace(key, static_cast<uint32_t>(pools.size()));
+    if (added) pools.push_back({key.first, key.second, {}});
+    const auto si = static_cast<uint32_t>(slices.size());
+    pools[it->second].slices.push_back(si);
+    slices.push_back({&s, it->second, index->numDevices, detail::hasDuplicateNames(s)});
+    index->numDevices += static_cast<uint32_t>(s.spec.devices.size());
+    if (s.spec.nodeName && !s.spec.nodeName->empty()) {
+      index->slicesOnNode[*s.spec.nodeName].push_back(si);
+    } else {
+      index->slicesShared.push_back(si);
+    }
+  }
+  return index;
+}
+
+}  // namespace ksched::plugins::dra

@@ -76,7 +76,7 @@ std::string Search::explain() {
   const std::string savedError = error_;
   std::vector<std::string> poolNotes;
   for (const auto& pv : nv_.pools) {
-    const auto& pool = *ix_.pools[pv.pool];
+    const auto& pool = ix_.pools[pv.pool];
     const std::string id = std::string(pool.driver) + "/" + std::string(pool.name);
     if (pv.incomplete) poolNotes.push_back("resource pool " + id + " is being updated");
     if (pv.invalid) poolNotes.push_back("resource pool " + id + " is invalid: " + pv.invalidReason);
@@ -138,7 +138,7 @@ std::string Search::explain() {
           } else if (!dev.consumesCounters.empty() && !countersFit(ref)) {
             ++st.counters;
             if (st.counterShort.empty()) {
-              const auto& pool = *ix_.pools[pv.pool];
+              const auto& pool = ix_.pools[pv.pool];
               st.counterShort = "counter set " + dev.consumesCounters.front().counterSet +
                                 " of pool " + std::string(pool.driver) + "/" +
                                 std::string(pool.name);

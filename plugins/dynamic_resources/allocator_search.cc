@@ -214,7 +214,7 @@ bool Search::validateSlot(uint32_t slotIndex) {
   const std::string& key = ix_.claims[slot.claim].key;
   for (uint32_t p = 0; p < nv_.pools.size(); ++p) {
     const PoolView& pv = nv_.pools[p];
-    const PoolInfo& pool = *ix_.pools[pv.pool];
+    const PoolInfo& pool = ix_.pools[pv.pool];
     const std::string id = std::string(pool.driver) + "/" + std::string(pool.name);
     if (pv.incomplete || pv.invalid) {
       error_ = "claim " + key + ", request " + std::string(slot.name) +

@@ -96,6 +96,7 @@ struct DynamicResources::Cycle final : StateData {
     std::vector<size_t> toAllocate;  // indices into claims, in the allocator's order
     std::map<std::string, dra::ClassPtr, std::less<>> classes;
     std::shared_ptr<const std::vector<dra::SlicePtr>> slices;
+    std::shared_ptr<const dra::SliceIndex> sliceIndex;  // of slices
     std::shared_ptr<const dra::DeviceSet> inUse;
     std::unique_ptr<dra::Allocator> allocator;
     std::vector<std::optional<api::AllocationResult>> allocation;  // by claim, from Reserve
@@ -323,6 +324,7 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
   }
   if (result.ok() && (!in.toAllocate.empty() || in.extended)) {
     in.slices = state_->slices();
+    in.sliceIndex = sliceIndexFor(in.slices);
     in.inUse = state_->devicesInUse();
     // With extended resources the allocators wait for Filter: which of them DRA serves
     // depends on the node.
@@ -343,10 +345,21 @@ std::unique_ptr<dra::Allocator> DynamicResources::makeAllocator(
     return it == in.classes.end() ? nullptr : it->second.get();
   };
   inputs.slices = *in.slices;
+  inputs.sliceIndex = in.sliceIndex;
   inputs.inUse = in.inUse.get();
   inputs.compile = [this](std::string_view expression) { return celCache_.get(expression); };
   inputs.features = features_;
   return std::make_unique<dra::Allocator>(std::move(inputs));
+}
+
+std::shared_ptr<const dra::SliceIndex> DynamicResources::sliceIndexFor(
+    const std::shared_ptr<const std::vector<dra::SlicePtr>>& slices) const {
+  std::lock_guard lock(sliceIndexMu_);
+  if (slices != indexedSlices_ || sliceIndex_ == nullptr) {
+    sliceIndex_ = dra::indexSlices(*slices);
+    indexedSlices_ = slices;
+  }
+  return sliceIndex_;
 }
 
 std::shared_ptr<dra::ExtendedVariant> DynamicResources::variantFor(

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -136,10 +137,17 @@ class DynamicResources final : public PreEnqueuePlugin,
   // once per cycle and set of resources.
   [[nodiscard]] std::shared_ptr<dra::ExtendedVariant> variantFor(
       const Cycle& cycle, const api::Pod& pod, const std::vector<std::string>& viaDra) const;
+  // The index of `slices` (DraState::slices(), the same list until a slice changes): built
+  // once per list, not per cycle.
+  [[nodiscard]] std::shared_ptr<const dra::SliceIndex> sliceIndexFor(
+      const std::shared_ptr<const std::vector<dra::SlicePtr>>& slices) const;
 
   Handle& handle_;
   std::shared_ptr<dra::DraState> state_;
   mutable cel::Cache celCache_;
+  mutable std::mutex sliceIndexMu_;
+  mutable std::shared_ptr<const std::vector<dra::SlicePtr>> indexedSlices_;  // guarded
+  mutable std::shared_ptr<const dra::SliceIndex> sliceIndex_;                // guarded
   dra::Features features_;
   bool extendedResources_;                  // DRAExtendedResource
   std::chrono::nanoseconds filterTimeout_;  // 0: none (or DRASchedulerFilterTimeout off)

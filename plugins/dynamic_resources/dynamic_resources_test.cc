@@ -167,6 +167,36 @@ TEST_F(DynamicResourcesTest, AnInFlightAllocationKeepsTheDeviceFromTheNextPod) {
   EXPECT_TRUE(plugin.filter(sb2, b, n1).ok());
 }
 
+// The slices are indexed once and the index kept across cycles: a slice that changes, arrives or
+// goes is seen by the next cycle.
+TEST_F(DynamicResourcesTest, TheNextCycleSeesSlicesThatChanged) {
+  state->onClaim(claim("a"));
+  state->onClaim(claim("b"));
+  const api::Pod a = podWith("a", {byName("a")});
+  const api::Pod b = podWith("b", {byName("b")});
+  PreFilterResult r;
+  auto fits = [&](const api::Pod& pod, const NodeInfo& node) {
+    CycleState s;
+    EXPECT_TRUE(plugin.preFilter(s, pod, handle.snapshot(), r).ok());
+    return plugin.filter(s, pod, node).ok();
+  };
+  CycleState sa;
+  ASSERT_TRUE(plugin.preFilter(sa, a, handle.snapshot(), r).ok());
+  ASSERT_TRUE(plugin.filter(sa, a, n1).ok());
+  ASSERT_TRUE(plugin.reserve(sa, a, "n1").ok());  // n1's one device is in flight
+  EXPECT_FALSE(fits(b, n1));
+  EXPECT_FALSE(fits(b, n1));  // the same slices: the kept index
+  state->onSlice(slice("n1", 2));
+  EXPECT_TRUE(fits(b, n1));
+  const NodeInfo n2{std::make_shared<api::Node>(NodeWrapper("n2").obj())};
+  EXPECT_FALSE(fits(b, n2));
+  state->onSlice(slice("n2", 1));
+  EXPECT_TRUE(fits(b, n2));
+  state->onSliceDelete("n1-gpus");
+  EXPECT_FALSE(fits(b, n1));
+  EXPECT_TRUE(fits(b, n2));
+}
+
 // A claim allocated on n2 only: n1 is refused with upstream's reason; a full reservedFor list
 // refuses every new consumer.
 TEST_F(DynamicResourcesTest, AllocatedClaimsBindThePodToTheirNodes) {

@@ -56,6 +56,13 @@ inline Result run(const Case& c,
   in.consumedCapacity = &c.consumed;
   in.compile = fakeCompile;
   in.features = c.features;
+  // The slices indexed once and shared by two allocators, as DynamicResources shares the index
+  // between cycles: what the first one caches per cycle must not change the second's answer.
+  in.sliceIndex = indexSlices(slices);
+  {
+    const Allocator earlier(AllocatorInputs{in});
+    (void)earlier.allocate(c.node, deadline);
+  }
   const Allocator allocator(std::move(in));
   Result r = allocator.allocate(c.node, deadline);
   for (auto& a : r.allocations) {
