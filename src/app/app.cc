@@ -321,7 +321,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   } stopServerFirst{srv};
 
   if (!sched->startInformers(std::chrono::seconds(60))) {
-    spdlog::error("informers did not sync within 60 s");
+    spdlog::error("{}", sched->syncError());
     return 1;
   }
   std::string names;

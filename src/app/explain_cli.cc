@@ -132,7 +132,8 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   try {
     scheduler::Scheduler sched(rest, rest, registry, opts);
     if (!sched.startInformers(std::chrono::seconds(60))) {
-      std::fprintf(stderr, "could not read the cluster at %s within 60 s\n", cfg.server.c_str());
+      std::fprintf(stderr, "could not read the cluster at %s: %s\n", cfg.server.c_str(),
+                   sched.syncError().c_str());
       sched.stop();
       return 1;
     }

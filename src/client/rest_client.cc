@@ -30,14 +30,6 @@ std::string urlEncode(const std::string& s) {
   return out;
 }
 
-WatchEventType eventType(const std::string& t) {
-  if (t == "ADDED") return WatchEventType::kAdded;
-  if (t == "MODIFIED") return WatchEventType::kModified;
-  if (t == "DELETED") return WatchEventType::kDeleted;
-  if (t == "BOOKMARK") return WatchEventType::kBookmark;
-  return WatchEventType::kError;
-}
-
 // The headers every request carries (Content-Type only with a body).
 template <typename F>
 void forEachHeader(const Config& config, const std::string& token, const std::string& contentType,
@@ -57,17 +49,6 @@ nlohmann::json parseAnswerJson(std::string_view body, const std::string& verb,
   } catch (const nlohmann::json::exception& e) {
     throw ApiError(0, "", std::string("the answer is not JSON: ") + e.what(), verb, path);
   }
-}
-
-std::optional<WatchEvent> parseWatchEvent(std::string_view line) {
-  auto j = parseObjectJson(line);
-  if (!j.is_object()) return std::nullopt;
-  std::string type;
-  if (auto it = j.find("type"); it != j.end()) {
-    if (!it->is_string()) return std::nullopt;
-    type = it->get<std::string>();
-  }
-  return WatchEvent{eventType(type), std::move(j["object"])};
 }
 
 std::string buildQuery(const std::vector<std::pair<std::string, std::string>>& params) {
@@ -190,6 +171,23 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
 
 namespace {
 
+// A LIST answer as the apiserver writes it: an object whose items (if any) are an array and
+// whose metadata (if any) has string resourceVersion and continue. Anything else was cut or
+// corrupted on the way.
+bool isListPage(const nlohmann::json& page) {
+  if (!page.is_object()) return false;
+  if (auto it = page.find("items"); it != page.end() && !it->is_array() && !it->is_null()) {
+    return false;
+  }
+  auto meta = page.find("metadata");
+  if (meta == page.end()) return true;
+  if (!meta->is_object()) return false;
+  for (const char* key : {"resourceVersion", "continue"}) {
+    if (auto it = meta->find(key); it != meta->end() && !it->is_string()) return false;
+  }
+  return true;
+}
+
 ApiError abortedError(const std::string& method, const std::string& path) {
   return {0, "", "client stopped (shutting down)", method, path};
 }
@@ -275,9 +273,22 @@ ListResult RestClient::list(const std::string& path, const ListOptions& options)
         } else {
           for (auto& item : items) out.items.push_back(std::move(item));
         }
+        return true;
       },
       [&] { out.items.clear(); });
   return out;
+}
+
+nlohmann::json RestClient::listPage(const std::string& path, const std::string& query) {
+  Backoff backoff(options_.retryInitial, options_.retryMax);
+  for (int attempt = 0;; ++attempt) {
+    nlohmann::json page = parseObjectJson(call("GET", path, query, nullptr, ""));
+    if (isListPage(page)) return page;
+    ApiError err(0, "", "the answer is not a list", "LIST", path);
+    if (attempt >= options_.maxRetries) throw err;
+    spdlog::debug("{} (retry {})", err.what(), attempt + 1);
+    if (!sleepFor(backoff.next(), abort_.get_token())) throw abortedError("LIST", path);
+  }
 }
 
 std::string RestClient::listPaged(const std::string& path, const ListOptions& options,
@@ -285,6 +296,7 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
                                   const std::function<void()>& onRestart) {
   std::string cont;
   bool restarted = false;
+  int rereads = 0;
   while (true) {
     std::string query =
         buildQuery({{"labelSelector", options.labelSelector},
@@ -294,9 +306,7 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
                     {"resourceVersion", cont.empty() ? options.resourceVersion : ""}});
     nlohmann::json page;
     try {
-      page = parseObjectJson(call("GET", path, query, nullptr, ""));
-      if (page.is_discarded())
-        throw std::runtime_error("LIST " + path + ": the answer is not JSON");
+      page = listPage(path, query);
     } catch (const ApiError& e) {
       if (e.isGone() && !cont.empty() && !restarted) {  // continue token expired: start over
         restarted = true;
@@ -314,7 +324,13 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
     std::string resourceVersion = meta.value("resourceVersion", "");
     cont = meta.value("continue", "");
     page = nullptr;  // only this page's items are left
-    onPage(std::move(items));
+    if (!onPage(std::move(items))) {
+      if (++rereads > options_.maxRetries) {
+        throw ApiError(0, "", "a page's items kept failing to decode", "LIST", path);
+      }
+      continue;  // the same page again: `cont` and the query are unchanged
+    }
+    rereads = 0;
     if (cont.empty()) return resourceVersion;
   }
 }
@@ -344,44 +360,22 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   std::stop_callback onStop(stop, [&conn] { conn->shutdown(); });
   std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->shutdown(); });
 
-  std::optional<ApiError> eventError;
-  bool handlerStopped = false;
-  auto onLine = [&](std::string_view line) -> bool {
-    if (line.empty()) return true;
-    std::optional<WatchEvent> ev = parseWatchEvent(line);
-    if (!ev) {
-      spdlog::warn("WATCH {}: skipping an undecodable event line", path);
-      return true;
-    }
-    if (ev->type == WatchEventType::kError) {
-      eventError = ApiError::fromStatus(ev->object, "WATCH", path);
-      return false;
-    }
-    if (!handler(std::move(*ev))) {
-      handlerStopped = true;
-      return false;
-    }
-    return true;
-  };
-  WatchLineSplitter lines;
+  WatchBody body(path, handler);
   auto sink = [&](std::string_view data) -> bool {
-    return lines.feed(data, [&](std::string_view line) {
-      return !stop.stop_requested() && onLine(line);
-    }) && !stop.stop_requested();
+    return !stop.stop_requested() && body.feed(data) && !stop.stop_requested();
   };
   const std::string req = requestText("GET", pathPrefix_ + path + query, nullptr, "");
   HttpAnswer answer;
   const bool ok = !stop.stop_requested() && conn->stream(req, sink, answer, error);
-  if (eventError) throw *eventError;
-  if (handlerStopped || stop.stop_requested()) return;
+  if (body.error()) throw *body.error();
+  if (body.handlerStopped() || stop.stop_requested()) return;
   if (aborted()) throw abortedError("WATCH", path);
   if (!ok) {
     throw ApiError(0, "", answer.status == 200 ? "watch stream broke: " + error : error, "WATCH",
                    path);
   }
   if (answer.status != 200) throw ApiError::fromResponse(answer.status, answer.body, "WATCH", path);
-  if (!lines.rest().empty()) onLine(lines.rest());
-  if (eventError) throw *eventError;
+  if (!body.finish() && body.error()) throw *body.error();
 }
 
 nlohmann::json RestClient::post(const std::string& path, const nlohmann::json& body) {

@@ -29,6 +29,7 @@
 #include "client/config.h"
 #include "client/errors.h"
 #include "client/rate_limiter.h"
+#include "client/watch_body.h"
 
 namespace ksched::client {
 
@@ -54,57 +55,11 @@ struct WatchOptions {
   bool allowWatchBookmarks = true;
 };
 
-enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
-
-struct WatchEvent {
-  WatchEventType type;
-  nlohmann::json object;
-};
-
-// Returns false to end the watch.
-using WatchHandler = std::function<bool(WatchEvent&&)>;
-
-// The body of a watch answer is one JSON event per line. Splits it into its lines as it
-// arrives: a line lying whole in a piece is handed over in place, only a line split across
-// pieces is copied. Pure; RestClient::watch feeds it the answer's body.
-class WatchLineSplitter {
- public:
-  // Hands every line `data` completes (without its '\n') to `onLine`, in order, while that
-  // returns true. False once it returned false; the rest of `data` is then dropped.
-  template <typename F>
-  bool feed(std::string_view data, F&& onLine) {
-    for (size_t nl; (nl = data.find('\n')) != std::string_view::npos; data.remove_prefix(nl + 1)) {
-      bool more = false;
-      if (partial_.empty()) {
-        more = onLine(data.substr(0, nl));
-      } else {
-        partial_.append(data.substr(0, nl));
-        more = onLine(std::string_view(partial_));
-        partial_.clear();
-      }
-      if (!more) return false;
-    }
-    partial_.append(data);
-    return true;
-  }
-  // What came after the last '\n': a last line the stream ended without terminating.
-  [[nodiscard]] const std::string& rest() const { return partial_; }
-
- private:
-  std::string partial_;
-};
-
 // The JSON of a 2xx answer's body, as get(), post(), put() and patch() return it. Not JSON
 // (a proxy's or another server's page): ApiError code 0 "the answer is not JSON: <why>", as for
 // an answer that could not be read.
 [[nodiscard]] nlohmann::json parseAnswerJson(std::string_view body, const std::string& verb,
                                              const std::string& path);
-
-// One line of a watch answer ({"type": "ADDED", "object": {...}}) as an event; an ERROR event
-// (or one without a type) carries the metav1.Status (ApiError::fromStatus). nullopt when the
-// line is not JSON, not an object, or its type is not a string: the watch skips it. Never
-// throws a decoding error.
-[[nodiscard]] std::optional<WatchEvent> parseWatchEvent(std::string_view line);
 
 class RestClient {
  public:
@@ -126,17 +81,22 @@ class RestClient {
 
   nlohmann::json get(const std::string& path);
   // Follows `continue` until the collection is complete. On 410 in the middle of paging
-  // (continue token expired) it restarts the LIST once from scratch.
+  // (continue token expired) it restarts the LIST once from scratch. A page whose answer is not
+  // JSON (cut short, corrupted on the way) is asked for again, as a transport failure is.
   ListResult list(const std::string& path, const ListOptions& options = {});
   // The same, handing each page's items to `onPage` as it arrives, so that only one page is
   // held as JSON at a time; `onRestart` is called before a restart from scratch (the pages
-  // given so far are void). Returns the collection's resourceVersion.
-  using PageHandler = std::function<void(std::vector<nlohmann::json>&& items)>;
+  // given so far are void). `onPage` returns false to have the same page read again (an item
+  // it wants to see twice before it believes it; the page's items may come again). Returns
+  // the collection's resourceVersion.
+  using PageHandler = std::function<bool(std::vector<nlohmann::json>&& items)>;
   std::string listPaged(const std::string& path, const ListOptions& options,
                         const PageHandler& onPage, const std::function<void()>& onRestart);
   // Streams events to `handler` until the server ends the stream (returns normally), the
   // handler returns false, or `stop` is requested. An ERROR event or a non-200 answer throws
-  // ApiError (isGone() for an expired resourceVersion). Not retried: reflectors decide.
+  // ApiError (isGone() for an expired resourceVersion); a line that is not a watch event ends
+  // the stream with a transport ApiError (WatchBody): the events after it were not handed on,
+  // so watching again from the last event handed on loses none. Not retried: reflectors decide.
   void watch(const std::string& path, const WatchOptions& options, const WatchHandler& handler,
              std::stop_token stop = {});
   nlohmann::json post(const std::string& path, const nlohmann::json& body);
@@ -188,6 +148,9 @@ class RestClient {
   // Retries retryable failures; returns the body of a 2xx answer or throws ApiError.
   std::string call(const std::string& method, const std::string& path, const std::string& query,
                    const std::string* body, const std::string& contentType);
+  // One page of a LIST: call() and a parse, retried as a transport failure when the answer is
+  // not a list (cut short or corrupted on the way).
+  nlohmann::json listPage(const std::string& path, const std::string& query);
 
   // Constant after construction.
   const Config config_;

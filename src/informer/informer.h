@@ -2,8 +2,15 @@
 // Reflector, with add/update/delete handlers.
 //
 // Objects are decoded once into T (src/api/) and shared as `std::shared_ptr<const T>`; the
-// JSON is dropped. An object that fails to decode is logged, counted and skipped; scheduling
-// goes on with the rest.
+// JSON is dropped.
+//
+// An object the object model refuses (valid JSON, but e.g. a quantity that does not parse) is
+// first read again: the watch resumes before it (a LIST reads the page again), since bytes
+// corrupted on the way read differently the second time. Refused again at the same
+// resourceVersion, it is malformed for good: it is kept out of the store (a version held before
+// is deleted, so handlers see it go and nothing schedules it), counted, logged and handed to
+// the onRefused handler (the scheduler's Warning event naming the field), and the
+// resourceVersion moves on past it. Its next version that decodes comes as an add.
 //
 // Handlers run on the reflector's thread, in event order, after the store is updated; they
 // must be quick and must not call back into this informer's store while holding their own
@@ -51,13 +58,25 @@ class Informer final : public ReflectorSink {
 
   // Register before start(). Not thread-safe against running events.
   void addHandlers(Handlers<T> h) { handlers_.push_back(std::move(h)); }
+  // Called (on the reflector's thread) for an object refused for good: the object as served,
+  // its metadata as far as it decodes, and the decoder's error, which names the field. Before
+  // start().
+  using RefusedHandler = std::function<void(const nlohmann::json& object,
+                                            const api::ObjectMeta& meta, const std::string& error)>;
+  void onRefused(RefusedHandler h) { onRefused_ = std::move(h); }
 
   void start() { reflector_.start(); }
   void stop() { reflector_.stop(); }
   [[nodiscard]] bool hasSynced() const { return reflector_.hasSynced(); }
   bool waitForSync(std::chrono::milliseconds timeout) { return reflector_.waitForSync(timeout); }
   [[nodiscard]] Reflector::Stats stats() const { return reflector_.stats(); }
+  // Objects refused for good.
   [[nodiscard]] uint64_t decodeErrors() const { return decodeErrors_.load(); }
+  // Objects read again because they did not decode the first time.
+  [[nodiscard]] uint64_t rereads() const { return rereads_.load(); }
+  [[nodiscard]] std::string fatalError() const { return reflector_.fatalError(); }
+  [[nodiscard]] bool forbidden() const { return reflector_.forbidden(); }
+  [[nodiscard]] const ResourceDef& def() const { return reflector_.def(); }
   [[nodiscard]] std::string lastResourceVersion() const { return reflector_.lastResourceVersion(); }
 
   // Store reads; safe from any thread.
@@ -78,10 +97,12 @@ class Informer final : public ReflectorSink {
     return items_.size();
   }
 
-  // One whole LIST at once (beginList, one page, endList).
+  // One whole LIST at once (beginList, one page, endList), the page read again as a LIST
+  // would while it holds an object refused for the first time.
   void replace(std::vector<nlohmann::json>&& items, const std::string& rv) {
     beginList();
-    listPage(std::move(items));
+    while (!listPage(std::vector<nlohmann::json>(items))) {
+    }
     endList(rv);
   }
 
@@ -90,16 +111,19 @@ class Informer final : public ReflectorSink {
     listed_.clear();
     listedOrder_.clear();
   }
-  void listPage(std::vector<nlohmann::json>&& items) override {
+  bool listPage(std::vector<nlohmann::json>&& items) override {
     for (auto& j : items) {
-      if (Ptr p = decodeOrLog(j)) {
-        std::string key = p->metadata.key();
-        if (listed_.insert_or_assign(key, std::move(p)).second) {
+      Decoded d = decodeItem(j);
+      if (d.readAgain) return false;
+      if (d.obj) {
+        std::string key = d.obj->metadata.key();
+        if (listed_.insert_or_assign(key, std::move(d.obj)).second) {
           listedOrder_.push_back(std::move(key));
         }
       }
       j = nullptr;
     }
+    return true;
   }
   void endList(const std::string& /*rv*/) override {
     std::unordered_map<std::string, Ptr> fresh = std::exchange(listed_, {});
@@ -129,24 +153,21 @@ class Informer final : public ReflectorSink {
     for (const auto& [o, n] : updated) notifyUpdate(o, n);
   }
 
-  void apply(client::WatchEventType type, nlohmann::json&& object) override {
+  bool apply(client::WatchEventType type, nlohmann::json&& object) override {
     if (type == client::WatchEventType::kDeleted) {
-      Ptr obj = decodeOrLog(object);
-      std::string key = obj ? obj->metadata.key() : keyOnly(object);
-      if (key.empty()) return;
-      Ptr old;
-      {
-        std::unique_lock lock(mu_);
-        auto it = items_.find(key);
-        if (it == items_.end()) return;
-        old = std::move(it->second);
-        items_.erase(it);
-      }
-      notifyDelete(obj ? obj : old);
-      return;
+      // A deletion needs only the key: the object as last held goes to the handlers when the
+      // deleted one does not decode.
+      Ptr obj = decodeQuietly(object);
+      std::string key = obj ? obj->metadata.key() : metaOnly(object).key();
+      if (key.empty()) return true;
+      forgetRefusal(key);
+      remove(key, obj);
+      return true;
     }
-    Ptr obj = decodeOrLog(object);
-    if (!obj) return;
+    Decoded d = decodeItem(object);
+    if (d.readAgain) return false;
+    if (!d.obj) return true;
+    Ptr obj = std::move(d.obj);
     Ptr old;
     {
       std::unique_lock lock(mu_);
@@ -158,26 +179,80 @@ class Informer final : public ReflectorSink {
     } else {
       notifyAdd(obj);
     }
+    return true;
   }
 
  private:
-  Ptr decodeOrLog(const nlohmann::json& j) {
+  struct Decoded {
+    Ptr obj;                 // null when refused
+    bool readAgain = false;  // refused for the first time: read it again before believing it
+  };
+
+  // Decodes a listed or watched object, applying the rule in the header comment to one the
+  // object model refuses.
+  Decoded decodeItem(const nlohmann::json& j) {
+    std::string error;
+    try {
+      Ptr obj = std::make_shared<const T>(api::decode<T>(j));
+      if (!refusedOnce_.empty()) forgetRefusal(obj->metadata.key());
+      return {std::move(obj), false};
+    } catch (const api::DecodeError& e) {
+      error = e.what();
+    }
+    const api::ObjectMeta meta = metaOnly(j);
+    const std::string key = meta.key();
+    if (!key.empty()) {
+      auto [it, first] = refusedOnce_.try_emplace(key, meta.resourceVersion);
+      if (first || it->second != meta.resourceVersion) {
+        it->second = meta.resourceVersion;
+        rereads_.fetch_add(1);
+        spdlog::info("informer {}: {} at resourceVersion {} did not decode ({}); reading it again",
+                     def().kind, key, meta.resourceVersion, error);
+        return {nullptr, true};
+      }
+      refusedOnce_.erase(it);
+    }
+    decodeErrors_.fetch_add(1);
+    spdlog::warn(
+        "informer {}: {} at resourceVersion {} is malformed and kept out of scheduling: {}",
+        def().kind, key.empty() ? "an object without a name" : key, meta.resourceVersion, error);
+    if (!key.empty()) remove(key, nullptr);
+    if (onRefused_) onRefused_(j, meta, error);
+    return {nullptr, false};
+  }
+
+  Ptr decodeQuietly(const nlohmann::json& j) {
     try {
       return std::make_shared<const T>(api::decode<T>(j));
-    } catch (const api::DecodeError& e) {
-      decodeErrors_.fetch_add(1);
-      spdlog::warn("informer {}: skipping malformed object {}: {}", reflector_.def().kind,
-                   keyOnly(j), e.what());
+    } catch (const api::DecodeError&) {
       return nullptr;
     }
   }
 
-  static std::string keyOnly(const nlohmann::json& j) {
+  // The metadata as far as it decodes (empty when it does not).
+  static api::ObjectMeta metaOnly(const nlohmann::json& j) {
     try {
-      return api::decode<api::ObjectMeta>(j.at("metadata")).key();
+      return api::decode<api::ObjectMeta>(j.at("metadata"));
     } catch (const std::exception&) {
-      return "";
+      return {};
     }
+  }
+
+  void forgetRefusal(const std::string& key) {
+    if (!refusedOnce_.empty()) refusedOnce_.erase(key);
+  }
+
+  // Takes `key` out of the store; the handlers see `deleted`, or the version held.
+  void remove(const std::string& key, const Ptr& deleted) {
+    Ptr old;
+    {
+      std::unique_lock lock(mu_);
+      auto it = items_.find(key);
+      if (it == items_.end()) return;
+      old = std::move(it->second);
+      items_.erase(it);
+    }
+    notifyDelete(deleted ? deleted : old);
   }
 
   void notifyAdd(const Ptr& obj) {
@@ -201,7 +276,11 @@ class Informer final : public ReflectorSink {
   std::unordered_map<std::string, Ptr> items_;   // guarded by mu_
   std::unordered_map<std::string, Ptr> listed_;  // a LIST being paged in (reflector thread)
   std::vector<std::string> listedOrder_;         // listed_'s keys in the LIST's order
+  // Objects refused once, by key: the resourceVersion they were refused at (reflector thread).
+  std::unordered_map<std::string, std::string> refusedOnce_;
+  RefusedHandler onRefused_;  // constant after start()
   std::atomic<uint64_t> decodeErrors_{0};
+  std::atomic<uint64_t> rereads_{0};
   Reflector reflector_;  // last: its thread stops before the members above go away
 };
 

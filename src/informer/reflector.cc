@@ -29,9 +29,45 @@ void Reflector::stop() {
   thread_.join();
 }
 
+std::string rbacRuleFor(const std::string& path) {
+  std::string group;
+  if (path.starts_with("/apis/")) group = path.substr(6, path.find('/', 6) - 6);
+  const std::string resource = path.substr(path.rfind('/') + 1);
+  return "get, list, watch on \"" + resource + "\" (apiGroups: [\"" + group + "\"])";
+}
+
 bool Reflector::waitForSync(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+  return cv_.wait_for(lock, timeout, [this] { return synced_.load() || !fatal_.empty(); }) &&
+         synced_.load();
+}
+
+std::string Reflector::fatalError() const {
+  std::lock_guard lock(mu_);
+  return fatal_;
+}
+
+void Reflector::onForbidden(const client::ApiError& e) {
+  const std::string what = def_.kind + " (" + def_.path + ")";
+  const std::string grant =
+      "grant the scheduler's identity " + rbacRuleFor(def_.path) + " (docs/operations.md#rbac)";
+  if (def_.withoutIt.empty()) {
+    {
+      std::lock_guard lock(mu_);
+      if (!fatal_.empty()) return;
+      fatal_ =
+          "cannot watch " + what + ", which the scheduler needs: " + e.message() + "; " + grant;
+    }
+    cv_.notify_all();
+    return;
+  }
+  if (forbidden_.exchange(true)) return;
+  spdlog::warn(
+      "not watching {}: {}. Without it, {}. To turn it on, {}; ksched then picks it up "
+      "without a restart.",
+      what, e.message(), def_.withoutIt, grant);
+  synced_.store(true);  // nothing to wait for: the store stays empty
+  cv_.notify_all();
 }
 
 std::string Reflector::lastResourceVersion() const {
@@ -60,8 +96,10 @@ bool Reflector::listOnce(std::stop_token stop) {
     const std::string rv = client_.listPaged(
         def_.path, lo,
         [&](std::vector<nlohmann::json>&& items) {
-          n += items.size();
-          sink_.listPage(std::move(items));
+          const size_t count = items.size();
+          if (!sink_.listPage(std::move(items))) return false;
+          n += count;
+          return true;
         },
         [&] {
           n = 0;
@@ -76,12 +114,21 @@ bool Reflector::listOnce(std::stop_token stop) {
       synced_.store(true);
     }
     cv_.notify_all();
+    if (forbidden_.exchange(false)) {
+      spdlog::info("{} ({}): allowed now; watching it", def_.kind, def_.path);
+    }
     spdlog::debug("reflector {}: listed {} objects at resourceVersion {}", def_.kind, n, rv);
     return true;
   } catch (const client::ApiError& e) {
     if (client_.aborted()) return false;  // shutting down
-    std::lock_guard lock(mu_);
-    ++stats_.errors;
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.errors;
+    }
+    if (e.isForbidden()) {
+      onForbidden(e);
+      return false;
+    }
     spdlog::warn("reflector {}: list failed: {}", def_.kind, e.what());
   } catch (const std::exception& e) {
     std::lock_guard lock(mu_);
@@ -105,14 +152,13 @@ bool Reflector::watchOnce(std::stop_token stop) {
   client_.watch(
       def_.path, wo,
       [this](client::WatchEvent&& ev) {
-        std::string rv;
-        if (ev.object.is_object()) {
-          if (auto m = ev.object.find("metadata"); m != ev.object.end() && m->is_object()) {
-            rv = m->value("resourceVersion", "");
-          }
-        }
-        if (ev.type != client::WatchEventType::kBookmark) {
-          sink_.apply(ev.type, std::move(ev.object));
+        // WatchBody hands on objects with a metadata object only.
+        const auto& meta = ev.object["metadata"];
+        auto it = meta.find("resourceVersion");
+        std::string rv = it != meta.end() && it->is_string() ? it->get<std::string>() : "";
+        if (ev.type != client::WatchEventType::kBookmark &&
+            !sink_.apply(ev.type, std::move(ev.object))) {
+          return false;  // read it again: watch again from the last event applied
         }
         std::lock_guard lock(mu_);
         if (!rv.empty()) resourceVersion_ = rv;
@@ -137,6 +183,7 @@ void Reflector::run(std::stop_token stop) {
       watchFailures = 0;
       backoff.reset();
     }
+    const uint64_t eventsBefore = stats().events;
     try {
       needList = watchOnce(stop);
       watchFailures = 0;
@@ -165,6 +212,12 @@ void Reflector::run(std::stop_token stop) {
       // keeps refusing for another reason (e.g. 403 after an RBAC change) goes through a
       // fresh LIST, which also reports the error.
       if (!e.isTransport() && ++watchFailures >= 5) needList = true;
+      // A watch that handed on events before it broke (a stream cut or corrupted on the way)
+      // resumes at once from the last of them; one that broke without any backs off.
+      if (e.isTransport() && stats().events > eventsBefore) {
+        backoff.reset();
+        continue;
+      }
       sleepFor(backoff.next(), stop);
     } catch (const std::exception& e) {
       spdlog::error("reflector {}: unexpected error: {}", def_.kind, e.what());

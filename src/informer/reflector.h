@@ -32,7 +32,17 @@ struct ResourceDef {
   std::string path;  // collection path
   std::string labelSelector;
   std::string fieldSelector;
+  // Set for a kind the scheduler can do without: what does not work while it is not watched
+  // (e.g. "namespaceSelector in pod affinity terms matches no namespace"). When the apiserver
+  // forbids listing it (RBAC), the reflector says so once, with the rule to grant and this,
+  // counts as synced with nothing in the store, and keeps trying in the background. Empty: the
+  // kind is required, and a forbidden LIST fails waitForSync() at once (fatalError()).
+  std::string withoutIt;
 };
+
+// The RBAC rule that lets a client list and watch `path`'s collection, e.g.
+// `get, list, watch on "namespaces" (apiGroups: [""])`.
+[[nodiscard]] std::string rbacRuleFor(const std::string& path);
 
 class ReflectorSink {
  public:
@@ -42,10 +52,14 @@ class ReflectorSink {
   // which the sink diffs against what it holds. A sink that decodes each page at once holds
   // one page's JSON at a time.
   virtual void beginList() = 0;
-  virtual void listPage(std::vector<nlohmann::json>&& items) = 0;
+  // False: read the same page again (an item the sink wants to see twice, as apply()).
+  virtual bool listPage(std::vector<nlohmann::json>&& items) = 0;
   virtual void endList(const std::string& resourceVersion) = 0;
   // One watch event (never kError; bookmarks only move the resourceVersion and are not passed).
-  virtual void apply(client::WatchEventType type, nlohmann::json&& object) = 0;
+  // False: the sink wants the event read again before it believes it (an object it could not
+  // decode: corrupted on the way, or malformed for good) — the watch ends before the event's
+  // resourceVersion and starts again from the last event applied, which re-delivers it.
+  virtual bool apply(client::WatchEventType type, nlohmann::json&& object) = 0;
 };
 
 class Reflector {
@@ -76,8 +90,14 @@ class Reflector {
   void stop();   // requests stop and joins; idempotent
 
   [[nodiscard]] bool hasSynced() const { return synced_.load(); }
-  // Blocks until the first LIST has been applied, or timeout. True when synced.
+  // Blocks until the first LIST has been applied, or timeout, or a required kind is forbidden.
+  // True when synced.
   bool waitForSync(std::chrono::milliseconds timeout);
+  // Why a required kind cannot be watched (the apiserver forbids listing it), with the RBAC
+  // rule to grant; "" otherwise.
+  [[nodiscard]] std::string fatalError() const;
+  // An optional kind the apiserver forbids: not watched for now (the store is empty).
+  [[nodiscard]] bool forbidden() const { return forbidden_.load(); }
   [[nodiscard]] std::string lastResourceVersion() const;
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] const ResourceDef& def() const { return def_; }
@@ -95,11 +115,16 @@ class Reflector {
   ReflectorSink& sink_;
   const Options options_;
 
+  // A LIST the apiserver answered 403: says so (once) and decides what it means for the kind.
+  void onForbidden(const client::ApiError& e);
+
   std::atomic<bool> synced_{false};
+  std::atomic<bool> forbidden_{false};
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   std::string resourceVersion_;  // guarded by mu_
   Stats stats_;                  // guarded by mu_
+  std::string fatal_;            // guarded by mu_
   std::jthread thread_;
 };
 

@@ -279,6 +279,13 @@ SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Re
   eventsDropped_[0] = &dropped.Add({{"reason", "queue_full"}});
   eventsDropped_[1] = &dropped.Add({{"reason", "send_failed"}});
   eventsDropped_[2] = &dropped.Add({{"reason", "shutdown"}});
+  objectsRefused_ = &BuildCounter()
+                         .Name("scheduler_objects_refused_total")
+                         .Help(
+                             "Objects the API server served that the scheduler could not decode "
+                             "twice at the same resourceVersion and keeps out of scheduling, by "
+                             "kind.")
+                         .Register(r);
   auto& cache = BuildGauge()
                     .Name("scheduler_cache_size")
                     .Help("Number of nodes, pods, and assumed (bound) pods in the scheduler cache.")
@@ -382,6 +389,11 @@ void SchedulerMetrics::observePodScheduled(int attempts, double sinceFirstAttemp
     h = slot;
   }
   h->Observe(sinceFirstAttempt);
+}
+
+void SchedulerMetrics::objectRefused(std::string_view kind) {
+  // Rare (an object malformed for good): Family::Add finds the child itself.
+  objectsRefused_->Add({{"kind", std::string(kind)}}).Increment();
 }
 
 void SchedulerMetrics::incomingPod(std::string_view queue, std::string_view event) {

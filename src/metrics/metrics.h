@@ -127,6 +127,9 @@ class SchedulerMetrics : public PluginMetrics {
     const size_t i = reason == "queue_full" ? 0 : reason == "send_failed" ? 1 : 2;
     eventsDropped_[i]->Increment();
   }
+  // scheduler_objects_refused_total{kind}: objects the apiserver served that the object model
+  // refused twice at the same resourceVersion (kept out of scheduling).
+  void objectRefused(std::string_view kind);
   // scheduler_queue_incoming_pods_total{queue,event}: SchedulingQueue Options::onIncoming.
   void incomingPod(std::string_view queue, std::string_view event);
 
@@ -188,6 +191,7 @@ class SchedulerMetrics : public PluginMetrics {
   prometheus::Histogram* permitRejected_;
   std::array<prometheus::Gauge*, 3> cacheSize_{};
   std::array<prometheus::Counter*, 3> eventsDropped_{};
+  prometheus::Family<prometheus::Counter>* objectsRefused_;
 
   std::mutex mu_;         // guards the maps below
   std::mutex refreshMu_;  // guards refreshers_; held while they run

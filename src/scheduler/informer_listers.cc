@@ -16,6 +16,12 @@ ObjectList<T> inNamespace(const informer::Informer<T>& inf, std::string_view ns)
   return out;
 }
 
+std::string defaultSpreadingWithout(const std::string& kinds) {
+  return "default spreading (PodTopologySpread's system defaults, SelectorSpread) does not "
+         "spread pods by the " +
+         kinds + " that select them";
+}
+
 std::string key(std::string_view ns, std::string_view name) {
   std::string k(ns);
   if (!k.empty()) k += '/';
@@ -28,15 +34,34 @@ std::string key(std::string_view ns, std::string_view name) {
 InformerListers::InformerListers(client::RestClient& client, EventHandler onEvent)
     : client_(client),
       onEvent_(std::move(onEvent)),
-      services_(client, {"Service", "/api/v1/services"}),
-      replicaSets_(client, {"ReplicaSet", "/apis/apps/v1/replicasets"}),
-      statefulSets_(client, {"StatefulSet", "/apis/apps/v1/statefulsets"}),
-      rcs_(client, {"ReplicationController", "/api/v1/replicationcontrollers"}),
-      namespaces_(client, {"Namespace", "/api/v1/namespaces"}),
+      // The kinds the scheduler can do without say what is off while RBAC forbids them
+      // (docs/operations.md#rbac); volumes and PDBs are required: without them pods would be
+      // placed wrongly, not just less well.
+      services_(client, {.kind = "Service",
+                         .path = "/api/v1/services",
+                         .withoutIt = defaultSpreadingWithout("Services")}),
+      replicaSets_(client, {.kind = "ReplicaSet",
+                            .path = "/apis/apps/v1/replicasets",
+                            .withoutIt = defaultSpreadingWithout("ReplicaSets")}),
+      statefulSets_(client, {.kind = "StatefulSet",
+                             .path = "/apis/apps/v1/statefulsets",
+                             .withoutIt = defaultSpreadingWithout("StatefulSets")}),
+      rcs_(client, {.kind = "ReplicationController",
+                    .path = "/api/v1/replicationcontrollers",
+                    .withoutIt = defaultSpreadingWithout("ReplicationControllers")}),
+      namespaces_(client,
+                  {.kind = "Namespace",
+                   .path = "/api/v1/namespaces",
+                   .withoutIt = "a namespaceSelector in pod affinity and anti-affinity terms "
+                                "matches no namespace but an empty one (all), as before "
+                                "Kubernetes 1.21"}),
       pvcs_(client, {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims"}),
       pvs_(client, {"PersistentVolume", "/api/v1/persistentvolumes"}),
       storageClasses_(client, {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses"}),
-      csiNodes_(client, {"CSINode", "/apis/storage.k8s.io/v1/csinodes"}) {
+      csiNodes_(client, {.kind = "CSINode",
+                         .path = "/apis/storage.k8s.io/v1/csinodes",
+                         .withoutIt = "NodeVolumeLimits sees no CSI driver's attach limit on any "
+                                      "node"}) {
   watchEvents(services_, EventResource::kService);
   watchEvents(namespaces_, EventResource::kNamespace);
   watchEvents(pvcs_, EventResource::kPersistentVolumeClaim);
@@ -100,6 +125,17 @@ void InformerListers::stop() {
   storageClasses_.stop();
   csiNodes_.stop();
   if (pdbs_) pdbs_->stop();
+}
+
+std::string InformerListers::fatalError() const {
+  for (const std::string& e :
+       {services_.fatalError(), replicaSets_.fatalError(), statefulSets_.fatalError(),
+        rcs_.fatalError(), namespaces_.fatalError(), pvcs_.fatalError(), pvs_.fatalError(),
+        storageClasses_.fatalError(), csiNodes_.fatalError(),
+        pdbs_ ? pdbs_->fatalError() : std::string()}) {
+    if (!e.empty()) return e;
+  }
+  return "";
 }
 
 bool InformerListers::waitForSync(std::chrono::milliseconds timeout) {

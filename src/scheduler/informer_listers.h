@@ -34,8 +34,10 @@ class InformerListers final : public ClusterListers {
   // informer) and starts every informer.
   void start();
   void stop();
-  // Waits until every started informer has synced; false on timeout.
+  // Waits until every started informer has synced; false on timeout, or at once when the
+  // apiserver forbids a required kind (fatalError() says which and what to grant).
   bool waitForSync(std::chrono::milliseconds timeout);
+  [[nodiscard]] std::string fatalError() const;
   [[nodiscard]] bool hasSynced() const;
 
   [[nodiscard]] ObjectList<api::Service> services(std::string_view ns) const override;

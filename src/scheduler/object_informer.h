@@ -48,6 +48,7 @@ class ObjectInformer final : public ObjectStore {
   }
   [[nodiscard]] std::vector<UnstructuredPtr> list() const override { return informer_.list(); }
   [[nodiscard]] bool hasSynced() const override { return informer_.hasSynced(); }
+  [[nodiscard]] std::string fatalError() const { return informer_.fatalError(); }
 
  private:
   const ObjectWatch what_;

@@ -134,6 +134,33 @@ Scheduler::Scheduler(client::RestClient& client, client::RestClient& eventsClien
     inf->addHandlers(std::move(h));
     return std::shared_ptr<const ObjectStore>(inf);
   };
+  metrics::SchedulerMetrics* const metrics = options.metrics;
+  std::set<std::string, std::less<>> profiles;
+  for (const auto& p : options.profiles) profiles.insert(p.schedulerName);
+  auto refused = [metrics](const std::string& kind) {
+    if (metrics != nullptr) metrics->objectRefused(kind);
+  };
+  nodes_.onRefused([refused](const nlohmann::json&, const api::ObjectMeta&, const std::string&) {
+    refused("Node");
+  });
+  // A pod of ours that cannot be read is not scheduled: its events say so, naming the field.
+  pods_.onRefused([this, refused, profiles = std::move(profiles)](const nlohmann::json& object,
+                                                                  const api::ObjectMeta& meta,
+                                                                  const std::string& error) {
+    refused("Pod");
+    const auto spec = object.find("spec");
+    if (spec == object.end() || !spec->is_object()) return;
+    const auto name = spec->find("schedulerName");
+    const std::string schedulerName = name == spec->end() ? config::kDefaultSchedulerName
+                                      : name->is_string() ? name->get<std::string>()
+                                                          : "";
+    if (!profiles.contains(schedulerName)) return;
+    events_.eventFor(api::objectReferenceTo("v1", "Pod", meta), "Warning", "FailedToDecode",
+                     "Decoding",
+                     "the scheduler cannot read this pod and leaves it out of scheduling until it "
+                     "can: " +
+                         error);
+  });
   env.cutOff = [this] {
     client_.abort();
     eventsClient_.abort();
@@ -165,13 +192,32 @@ bool Scheduler::startInformers(std::chrono::milliseconds syncTimeout) {
     return false;
   }
   for (auto& o : objectInformers_) {
-    if (!o->waitForSync(left())) {
-      spdlog::error("{} ({}) did not sync: does the apiserver serve it (is its CRD installed)?",
-                    o->what().kind, o->what().path);
-      return false;
-    }
+    if (!o->waitForSync(left())) return false;
   }
   return true;
+}
+
+std::string Scheduler::syncError() const {
+  for (const std::string& e : {nodes_.fatalError(), pods_.fatalError(), listers_.fatalError()}) {
+    if (!e.empty()) return e;
+  }
+  for (const auto& o : objectInformers_) {
+    if (std::string e = o->fatalError(); !e.empty()) return e;
+  }
+  std::string missing;
+  auto add = [&missing](const std::string& what) {
+    missing += (missing.empty() ? "" : ", ") + what;
+  };
+  if (!nodes_.hasSynced()) add("nodes");
+  if (!pods_.hasSynced()) add("pods");
+  if (!listers_.hasSynced()) add("the kinds plugins read (services, volumes, PDBs, ...)");
+  for (const auto& o : objectInformers_) {
+    if (!o->hasSynced()) {
+      add(o->what().kind + " (" + o->what().path +
+          ": does the apiserver serve it, is its CRD installed?)");
+    }
+  }
+  return "informers did not sync: " + missing;
 }
 
 bool Scheduler::informersSynced() const {

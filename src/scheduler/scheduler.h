@@ -50,8 +50,12 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Starts informers and waits up to `syncTimeout` for them to sync; false if they did not.
+  // Starts informers and waits up to `syncTimeout` for them to sync; false if they did not,
+  // at once when the apiserver forbids a kind the scheduler needs (syncError() says why).
   bool startInformers(std::chrono::milliseconds syncTimeout);
+  // Why startInformers() returned false: the kind the scheduler needs and may not watch, with
+  // the RBAC rule to grant, or the kinds that did not sync in time.
+  [[nodiscard]] std::string syncError() const;
   [[nodiscard]] bool informersSynced() const;
   // Starts the scheduling loop and the queue's flush thread (after startInformers).
   void startScheduling() { core_->startScheduling(); }

@@ -462,6 +462,7 @@ void listInto(client::RestClient& client, const std::string& path, std::string a
       }
       loader.add(std::move(item), source);
     }
+    return true;
   };
   client.listPaged(path, client::ListOptions{}, onPage, [&] { page = Cluster{}; });
   append(page, into);

@@ -11,6 +11,7 @@
 #include <ksched/api/utf8.h>
 
 #include "client/errors.h"
+#include "client/watch_body.h"
 
 namespace ksched::client {
 namespace {
@@ -57,13 +58,84 @@ TEST(ParseWatchEventTest, Events) {
   EXPECT_TRUE(ApiError::fromStatus(ev->object, "WATCH", "/p").isGone());
 }
 
-// A line that is not an event is skipped, never thrown about (found by tests/fuzz/watch_fuzz:
-// a type that was not a string threw json::type_error out of the watch).
-TEST(ParseWatchEventTest, UndecodableLinesAreSkipped) {
-  for (const char* line : {"not json", "[1]", R"({"type":7,"object":{}})",
-                           R"({"type":null,"object":{}})", R"({"type":{},"object":{}})"}) {
-    EXPECT_FALSE(parseWatchEvent(line)) << line;
+// A line that is not an event is refused with why, never thrown about (found by
+// tests/fuzz/watch_fuzz: a type that was not a string threw json::type_error out of the watch).
+TEST(ParseWatchEventTest, LinesThatAreNotEventsAreRefusedWithWhy) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"not json", "not JSON"},
+      {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\"}}}", "not JSON"},
+      {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\x01\"}}}", "not JSON"},
+      {R"({"type":"ADDED","object":{"metadata":{"generation":1e999999}}})", "not JSON"},
+      {R"({"type":"ADDED","object":{"metadata":{"na)", "not JSON"},
+      {"[1]", "not a JSON object"},
+      {R"({"type":7,"object":{}})", "no type"},
+      {R"({"type":null,"object":{}})", "no type"},
+      {R"({"object":{"metadata":{}}})", "no type"},
+      {R"({"type":"ADDEX","object":{"metadata":{}}})", "unknown type \"ADDEX\""},
+      {R"({"type":"ADDED","object":"p"})", "no object"},
+      {R"({"type":"MODIFIED","object":{"spec":{}}})", "object without metadata"},
+  };
+  for (const auto& [line, want] : cases) {
+    std::string why;
+    EXPECT_FALSE(parseWatchEvent(line, &why)) << line;
+    EXPECT_EQ(why, want) << line;
   }
+}
+
+// The events of a body up to one that is not an event, then the stream's end with a transport
+// error: nothing after the bad line is handed on, so the watch resumes from the last event
+// handed on and loses none (client-go's "unable to decode an event from the watch stream").
+TEST(WatchBodyTest, AnUndecodableLineEndsTheStreamAfterTheLastGoodEvent) {
+  const std::string body =
+      R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"10"}}})"
+      "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"b","resourceVersion":"11"}}})"
+      "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"c","resourceV)"
+      "\xff"
+      R"(":"12"}}})"
+      "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"d","resourceVersion":"13"}}})"
+      "\n";
+  for (size_t step : {size_t{1}, size_t{7}, body.size()}) {
+    std::vector<std::string> seen;
+    const WatchHandler handler = [&](WatchEvent&& ev) {
+      seen.push_back(ev.object["metadata"]["resourceVersion"].get<std::string>());
+      return true;
+    };
+    WatchBody w("/api/v1/pods", handler);
+    bool more = true;
+    for (size_t at = 0; more && at < body.size(); at += step) more = w.feed(body.substr(at, step));
+    EXPECT_FALSE(more);
+    EXPECT_THAT(seen, ElementsAre("10", "11")) << "reads of " << step;
+    EXPECT_EQ(w.events(), 2u);
+    ASSERT_TRUE(w.error());
+    EXPECT_TRUE(w.error()->isTransport());
+    EXPECT_THAT(w.error()->what(),
+                HasSubstr("unable to decode an event from the watch stream (not JSON, after 2 "
+                          "events)"));
+  }
+}
+
+// A body that ends in the middle of a line (the connection closed cleanly after a partial
+// write) ends with the same error; an ERROR event with its status.
+TEST(WatchBodyTest, ALineCutShortAndAnErrorEvent) {
+  const WatchHandler handler = [](WatchEvent&&) { return true; };
+  WatchBody cut("/api/v1/nodes", handler);
+  EXPECT_TRUE(cut.feed(R"({"type":"ADDED","object":{"metadata":{"name":"n"}}})"
+                       "\n"
+                       R"({"type":"ADDED","object":{"meta)"));
+  EXPECT_FALSE(cut.finish());
+  ASSERT_TRUE(cut.error());
+  EXPECT_TRUE(cut.error()->isTransport());
+  EXPECT_EQ(cut.events(), 1u);
+
+  WatchBody gone("/api/v1/nodes", handler);
+  EXPECT_FALSE(
+      gone.feed(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                "\n"));
+  ASSERT_TRUE(gone.error());
+  EXPECT_TRUE(gone.error()->isGone());
 }
 
 // A 2xx answer that is not JSON (another server's page) is the client's ApiError, as its

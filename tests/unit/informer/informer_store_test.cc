@@ -93,13 +93,42 @@ TEST_F(InformerStoreTest, WatchEventsUpdateStoreAndHandlers) {
   EXPECT_EQ(inf_.size(), 0u);
 }
 
-TEST_F(InformerStoreTest, MalformedObjectsAreSkippedAndCounted) {
-  inf_.apply(client::WatchEventType::kAdded, thing("bad", "1", "not-a-number"));
-  inf_.apply(client::WatchEventType::kAdded, thing("good", "2"));
-  std::vector<nlohmann::json> items{thing("good", "2"),
-                                    thing("bad2", "3", nlohmann::json::array())};
-  inf_.replace(std::move(items), "3");
-  EXPECT_EQ(inf_.decodeErrors(), 2u);
+// An object that does not decode is read again before it is believed (corrupted on the way,
+// it decodes the second time); refused again at the same resourceVersion it is malformed: kept
+// out of the store (the version held before goes, so nothing schedules it), counted and
+// reported with the field, and the watch moves on.
+TEST_F(InformerStoreTest, AnObjectThatDoesNotDecodeIsReadAgainThenKeptOut) {
+  std::vector<std::string> refused;
+  inf_.onRefused([&](const nlohmann::json&, const api::ObjectMeta& m, const std::string& error) {
+    refused.push_back(m.key() + "@" + m.resourceVersion + ": " + error);
+  });
+  // Corrupted on the way: the watch is told to read it again, and the second read decodes.
+  EXPECT_FALSE(inf_.apply(client::WatchEventType::kAdded, thing("a", "1", "not-a-number")));
+  EXPECT_TRUE(inf_.apply(client::WatchEventType::kAdded, thing("a", "1")));
+  EXPECT_EQ(inf_.rereads(), 1u);
+  EXPECT_EQ(inf_.decodeErrors(), 0u);
+  // Malformed for good: an update refused twice at resourceVersion 2 takes the object out.
+  EXPECT_FALSE(inf_.apply(client::WatchEventType::kModified, thing("a", "2", "not-a-number")));
+  EXPECT_TRUE(inf_.apply(client::WatchEventType::kModified, thing("a", "2", "not-a-number")));
+  EXPECT_EQ(inf_.get("ns/a"), nullptr);
+  EXPECT_EQ(inf_.decodeErrors(), 1u);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].substr(0, 8), "ns/a@2: ");
+  EXPECT_NE(refused[0].find("size"), std::string::npos) << refused[0];
+  // Its next version that decodes comes back as an add; its deletion then removes it.
+  EXPECT_TRUE(inf_.apply(client::WatchEventType::kModified, thing("a", "3")));
+  EXPECT_TRUE(inf_.apply(client::WatchEventType::kDeleted, thing("a", "4")));
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"add a", "delete a", "add a", "delete a"}));
+}
+
+// A LIST page with an object that does not decode is read again; one refused twice is left
+// out, the others listed.
+TEST_F(InformerStoreTest, AListPageIsReadAgainForAnObjectThatDoesNotDecode) {
+  inf_.beginList();
+  EXPECT_FALSE(inf_.listPage({thing("good", "2"), thing("bad", "3", nlohmann::json::array())}));
+  EXPECT_TRUE(inf_.listPage({thing("good", "2"), thing("bad", "3", nlohmann::json::array())}));
+  inf_.endList("3");
+  EXPECT_EQ(inf_.decodeErrors(), 1u);
   EXPECT_EQ(inf_.size(), 1u);
   EXPECT_NE(inf_.get("ns/good"), nullptr);
   EXPECT_EQ(log_.events, (std::vector<std::string>{"add good"}));
