@@ -40,7 +40,25 @@ nlohmann::json RestClusterApi::bindingBody(const api::Pod& pod, const std::strin
 }
 
 ApiResult RestClusterApi::bindPod(const api::Pod& pod, const std::string& nodeName) {
-  return attempt([&] { client_.create(podPath(pod) + "/binding", bindingBody(pod, nodeName)); });
+  ApiResult r =
+      attempt([&] { client_.create(podPath(pod) + "/binding", bindingBody(pod, nodeName)); });
+  // A binding whose answer was lost may have been applied: the client's retry is then answered
+  // 409 (already assigned), and one that got no answer at all may or may not have happened.
+  // The pod itself says which: bound to this node, the binding succeeded, and the scheduler
+  // keeps counting the pod there instead of forgetting it until the watch brings it back.
+  if (r && (r->code == 409 || r->code == 0)) {
+    try {
+      const nlohmann::json latest = client_.get(podPath(pod));
+      const auto& meta = latest.at("metadata");
+      const auto& spec = latest.at("spec");
+      if (meta.value("uid", "") == pod.metadata.uid && spec.value("nodeName", "") == nodeName) {
+        return std::nullopt;
+      }
+    } catch (const std::exception&) {
+      // No better answer than the binding's own.
+    }
+  }
+  return r;
 }
 
 ApiResult RestClusterApi::deletePod(const api::Pod& pod) {

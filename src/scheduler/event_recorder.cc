@@ -239,17 +239,21 @@ void ApiEventRecorder::send(Shard& sh, const Pending& p, uint64_t key) {
                          {"resourceVersion", p.resourceVersion}}}};
   try {
     client_.create("/apis/events.k8s.io/v1/namespaces/" + p.ns + "/events", ev);
-    sent_.fetch_add(1);
   } catch (const client::ApiError& e) {
-    if (client_.aborted() || pastDeadline()) {
-      drop(kDropShutdown);
-    } else {
-      drop(kDropSendFailed);
-      spdlog::warn("event {} for {} {}/{} not recorded: {}", p.reason, p.kind, p.ns, p.name,
-                   e.what());
+    // AlreadyExists: the name is this event's own (eventName), so an earlier try whose answer
+    // was lost created it: sent, and its repeats go to its series as usual.
+    if (!e.isConflict()) {
+      if (client_.aborted() || pastDeadline()) {
+        drop(kDropShutdown);
+      } else {
+        drop(kDropSendFailed);
+        spdlog::warn("event {} for {} {}/{} not recorded: {}", p.reason, p.kind, p.ns, p.name,
+                     e.what());
+      }
+      return;
     }
-    return;
   }
+  sent_.fetch_add(1);
   Object& obj = sh.objects[p.uid];
   obj.ns = p.ns;
   obj.series.push_back(Series{key, std::move(name), 1, p.when, p.when, SteadyClock::now(), false});
