@@ -9,6 +9,7 @@
 
 #include "client/rest_client.h"
 #include "cluster.h"
+#include "framework/cluster_api.h"
 #include "objects.h"
 
 namespace ksched::testing {
@@ -179,6 +180,32 @@ TEST(ClientIntegration, BindingStatusPatchEventAndPreconditionedDelete) {
     EXPECT_TRUE(e.isNotFound()) << e.what();
   }
   admin.del("/api/v1/nodes/writes-node");
+}
+
+// A binding whose first try landed but whose answer was lost is retried and answered 409: the
+// scheduler's ClusterApi asks the pod, and a pod bound to the node asked for is a success (the
+// cache keeps counting it there); bound elsewhere, the 409 stands.
+TEST(ClientIntegration, ABindingAnswered409IsCheckedAgainstThePod) {
+  auto& admin = TestCluster::get().admin();
+  ensureNamespace(admin, "client-rebind");
+  auto created = admin.post("/api/v1/namespaces/client-rebind/pods", podJson("client-rebind", "r"));
+  api::Pod pod;
+  pod.metadata.name = "r";
+  pod.metadata.namespace_ = "client-rebind";
+  pod.metadata.uid = created["metadata"]["uid"];
+
+  RestClient sched(TestCluster::get().config("scheduler"));
+  framework::RestClusterApi api(sched);
+  EXPECT_FALSE(api.bindPod(pod, "rebind-node"));
+  // The same binding again, as a retry after a lost answer: the apiserver says 409, the pod
+  // says it is bound there.
+  EXPECT_FALSE(api.bindPod(pod, "rebind-node"));
+  const ApiResult elsewhere = api.bindPod(pod, "other-node");
+  ASSERT_TRUE(elsewhere);
+  EXPECT_EQ(elsewhere->code, 409) << elsewhere->message;
+  EXPECT_EQ(admin.get("/api/v1/namespaces/client-rebind/pods/r")["spec"]["nodeName"],
+            "rebind-node");
+  admin.del("/api/v1/namespaces/client-rebind/pods/r", {{"gracePeriodSeconds", 0}});
 }
 
 TEST(ClientIntegration, LeaseCreateUpdateAndStaleUpdateConflicts) {
