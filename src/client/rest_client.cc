@@ -169,11 +169,6 @@ RestClient::Answer RestClient::send(Connection& conn, const std::string& method,
   return a;
 }
 
-namespace {
-
-// A LIST answer as the apiserver writes it: an object whose items (if any) are an array and
-// whose metadata (if any) has string resourceVersion and continue. Anything else was cut or
-// corrupted on the way.
 bool isListPage(const nlohmann::json& page) {
   if (!page.is_object()) return false;
   if (auto it = page.find("items"); it != page.end() && !it->is_array() && !it->is_null()) {
@@ -187,6 +182,8 @@ bool isListPage(const nlohmann::json& page) {
   }
   return true;
 }
+
+namespace {
 
 ApiError abortedError(const std::string& method, const std::string& path) {
   return {0, "", "client stopped (shutting down)", method, path};

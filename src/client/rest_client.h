@@ -61,6 +61,11 @@ struct WatchOptions {
 [[nodiscard]] nlohmann::json parseAnswerJson(std::string_view body, const std::string& verb,
                                              const std::string& path);
 
+// Whether a LIST answer is one as the apiserver writes it: an object whose items (if any) are
+// an array and whose metadata (if any) has string resourceVersion and continue. Anything else
+// was cut or corrupted on the way, and the page is asked for again.
+[[nodiscard]] bool isListPage(const nlohmann::json& page);
+
 class RestClient {
  public:
   struct Options {

@@ -138,6 +138,19 @@ TEST(WatchBodyTest, ALineCutShortAndAnErrorEvent) {
   EXPECT_TRUE(gone.error()->isGone());
 }
 
+// A LIST answer that is not a list (cut short or corrupted into other JSON) is asked for again.
+TEST(IsListPageTest, OnlyListsAsTheApiserverWritesThem) {
+  EXPECT_TRUE(isListPage(nlohmann::json::parse(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"7","continue":""},"items":[]})")));
+  EXPECT_TRUE(isListPage(nlohmann::json::parse(R"({"items":null})")));
+  for (const char* text : {R"([])", R"("x")", R"({"items":{}})", R"({"metadata":[],"items":[]})",
+                           R"({"metadata":{"resourceVersion":7},"items":[]})",
+                           R"({"metadata":{"continue":1e99},"items":[]})"}) {
+    EXPECT_FALSE(isListPage(nlohmann::json::parse(text))) << text;
+  }
+  EXPECT_FALSE(isListPage(nlohmann::json::parse("{", nullptr, false)));
+}
+
 // A 2xx answer that is not JSON (another server's page) is the client's ApiError, as its
 // contract says, not nlohmann's parse_error (found by tests/fuzz/http_response_fuzz: the
 // daemon's GET /version caught only ApiError).
