@@ -256,8 +256,27 @@ std::string RestClient::call(const std::string& method, const std::string& path,
   }
 }
 
+template <typename Read, typename Good, typename Fail>
+nlohmann::json RestClient::readAgainUntil(const Read& read, const Good& good, const Fail& fail) {
+  Backoff backoff(options_.retryInitial, options_.retryMax);
+  for (int attempt = 0;; ++attempt) {
+    nlohmann::json j = read();
+    if (good(j)) return j;
+    if (attempt >= options_.maxRetries) return fail();
+    spdlog::debug("an answer that does not decode (retry {})", attempt + 1);
+    if (!sleepFor(backoff.next(), abort_.get_token())) throw abortedError("GET", "");
+  }
+}
+
 nlohmann::json RestClient::get(const std::string& path) {
-  return parseAnswerJson(call("GET", path, "", nullptr, ""), "GET", path);
+  std::string body;
+  return readAgainUntil(
+      [&] {
+        body = call("GET", path, "", nullptr, "");
+        return nlohmann::json::parse(body, nullptr, false);
+      },
+      [](const nlohmann::json& j) { return !j.is_discarded(); },
+      [&] { return parseAnswerJson(body, "GET", path); });
 }
 
 ListResult RestClient::list(const std::string& path, const ListOptions& options) {
@@ -277,15 +296,9 @@ ListResult RestClient::list(const std::string& path, const ListOptions& options)
 }
 
 nlohmann::json RestClient::listPage(const std::string& path, const std::string& query) {
-  Backoff backoff(options_.retryInitial, options_.retryMax);
-  for (int attempt = 0;; ++attempt) {
-    nlohmann::json page = parseObjectJson(call("GET", path, query, nullptr, ""));
-    if (isListPage(page)) return page;
-    ApiError err(0, "", "the answer is not a list", "LIST", path);
-    if (attempt >= options_.maxRetries) throw err;
-    spdlog::debug("{} (retry {})", err.what(), attempt + 1);
-    if (!sleepFor(backoff.next(), abort_.get_token())) throw abortedError("LIST", path);
-  }
+  return readAgainUntil(
+      [&] { return parseObjectJson(call("GET", path, query, nullptr, "")); }, isListPage,
+      [&]() -> nlohmann::json { throw ApiError(0, "", "the answer is not a list", "LIST", path); });
 }
 
 std::string RestClient::listPaged(const std::string& path, const ListOptions& options,

@@ -84,6 +84,7 @@ class RestClient {
   RestClient(const RestClient&) = delete;
   RestClient& operator=(const RestClient&) = delete;
 
+  // A 2xx answer that is not JSON (cut short or corrupted on the way) is asked for again.
   nlohmann::json get(const std::string& path);
   // Follows `continue` until the collection is complete. On 410 in the middle of paging
   // (continue token expired) it restarts the LIST once from scratch. A page whose answer is not
@@ -156,6 +157,11 @@ class RestClient {
   // One page of a LIST: call() and a parse, retried as a transport failure when the answer is
   // not a list (cut short or corrupted on the way).
   nlohmann::json listPage(const std::string& path, const std::string& query);
+  // read() (a GET and its parse) again, with backoff, until good() takes what it returns, up
+  // to Options::maxRetries times; then fail() (which throws). Reads only: a write whose answer
+  // does not decode may have been applied and is not sent again.
+  template <typename Read, typename Good, typename Fail>
+  nlohmann::json readAgainUntil(const Read& read, const Good& good, const Fail& fail);
 
   // Constant after construction.
   const Config config_;
