@@ -63,9 +63,11 @@ struct ObjectWatch {
   // group version, the first one it serves is watched instead. Objects come as served; their
   // apiVersion says which.
   std::vector<std::string> alternatives;
-  // The apiserver may serve none of them (an older cluster): then nothing is watched, the store
-  // stays empty and synced, and the scheduler starts anyway. Otherwise a collection that is not
-  // served keeps the scheduler from starting (a CRD not installed).
+  // The apiserver may serve none of them (an older cluster), or forbid them (RBAC): then
+  // nothing is watched (the forbidden kind is logged once with the rule to grant, and asked
+  // for again in the background), the store stays empty and synced, and the scheduler starts
+  // anyway. Otherwise a collection that is not served keeps the scheduler from starting (a CRD
+  // not installed), and a forbidden one ends the start at once.
   bool optional = false;
 };
 

@@ -31,7 +31,16 @@ namespace ksched::scheduler {
 class ObjectInformer final : public ObjectStore {
  public:
   ObjectInformer(client::RestClient& client, const ObjectWatch& what)
-      : what_(what), informer_(client, {what.kind, what.path, what.labelSelector, ""}) {}
+      : what_(what),
+        // A watch that may find its API not served (DRA's kinds) may also find it forbidden:
+        // the plugin then sees no such objects, and pods that need them stay pending.
+        informer_(client, {.kind = what.kind,
+                           .path = what.path,
+                           .labelSelector = what.labelSelector,
+                           .withoutIt = what.optional ? "the plugins that read " + what.kind +
+                                                            "s see none, so pods that need them "
+                                                            "stay pending"
+                                                      : ""}) {}
 
   [[nodiscard]] const ObjectWatch& what() const { return what_; }
   // Before start().
