@@ -101,11 +101,15 @@ client::RestClient& TestCluster::admin() {
 }
 
 void ensureNamespace(client::RestClient& c, const std::string& name) {
+  createOrIgnore(c, "/api/v1/namespaces",
+                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+}
+
+void createOrIgnore(client::RestClient& c, const std::string& path, const nlohmann::json& body) {
   try {
-    c.post("/api/v1/namespaces",
-           {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+    c.post(path, body);
   } catch (const client::ApiError& e) {
-    if (e.code() != 409) throw;
+    if (!e.isConflict()) throw;
   }
 }
 

@@ -54,6 +54,8 @@ class TestCluster {
 
 // Creates namespace `name` if needed (idempotent).
 void ensureNamespace(client::RestClient& c, const std::string& name);
+// POSTs `body` to `path`; an object that exists already (409) is fine.
+void createOrIgnore(client::RestClient& c, const std::string& path, const nlohmann::json& body);
 
 // Runs a shell command; returns stdout; throws std::runtime_error with output on non-zero exit.
 std::string runCommand(const std::string& cmd);

@@ -23,14 +23,6 @@ using namespace std::chrono_literals;
 constexpr const char* kUser = "ksched-test-stock";
 constexpr const char* kNs = "rbac-stock";
 
-void createOrIgnore(const std::string& path, const json& body) {
-  try {
-    TestCluster::get().admin().post(path, body);
-  } catch (const client::ApiError& e) {
-    if (!e.isConflict()) throw;
-  }
-}
-
 json roleRef(const std::string& kind, const std::string& name) {
   return {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", kind}, {"name", name}};
 }
@@ -44,14 +36,16 @@ json userSubject() {
 // Role in kube-system that reads the authentication ConfigMap (secure serving).
 void bindStockRoles() {
   for (const char* role : {"system:kube-scheduler", "system:volume-scheduler"}) {
-    createOrIgnore("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    createOrIgnore(TestCluster::get().admin(),
+                   "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
                    {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                     {"kind", "ClusterRoleBinding"},
                     {"metadata", {{"name", std::string(kUser) + ":" + role}}},
                     {"roleRef", roleRef("ClusterRole", role)},
                     {"subjects", userSubject()}});
   }
-  createOrIgnore("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings",
+  createOrIgnore(TestCluster::get().admin(),
+                 "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings",
                  {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                   {"kind", "RoleBinding"},
                   {"metadata", {{"name", std::string(kUser) + ":authentication-reader"}}},
@@ -109,14 +103,15 @@ TEST(RbacIntegration, StartsOnTheStockV120RoleAndPicksUpNamespacesOnceGranted) {
   EXPECT_EQ(listPods(admin, kNs).at(0).spec.nodeName, "rbac-large");
 
   // Granted later, namespaces are watched without a restart.
-  createOrIgnore("/apis/rbac.authorization.k8s.io/v1/clusterroles",
+  createOrIgnore(TestCluster::get().admin(), "/apis/rbac.authorization.k8s.io/v1/clusterroles",
                  {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                   {"kind", "ClusterRole"},
                   {"metadata", {{"name", kNamespaceReaderBinding}}},
                   {"rules", json::array({{{"apiGroups", {""}},
                                           {"resources", {"namespaces"}},
                                           {"verbs", {"get", "list", "watch"}}}})}});
-  createOrIgnore("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+  createOrIgnore(TestCluster::get().admin(),
+                 "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
                  {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                   {"kind", "ClusterRoleBinding"},
                   {"metadata", {{"name", kNamespaceReaderBinding}}},

@@ -59,24 +59,16 @@ std::string serviceAccountToken(const std::string& sa) {
   return ksched::testing::serviceAccountToken(kNs, sa);
 }
 
-void createOrIgnore(const std::string& path, const json& body) {
-  try {
-    TestCluster::get().admin().post(path, body);
-  } catch (const client::ApiError& e) {
-    if (!e.isConflict()) throw;
-  }
-}
-
 // get on /metrics for the SA `scraper` and the user ksched-test-alice; nothing else.
 void grantMetricsReaders() {
   createOrIgnore(
-      "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+      TestCluster::get().admin(), "/apis/rbac.authorization.k8s.io/v1/clusterroles",
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "ClusterRole"},
        {"metadata", {{"name", "ksched-test-metrics-reader"}}},
        {"rules", json::array({{{"nonResourceURLs", {"/metrics"}}, {"verbs", {"get"}}}})}});
   createOrIgnore(
-      "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+      TestCluster::get().admin(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "ClusterRoleBinding"},
        {"metadata", {{"name", "ksched-test-metrics-reader"}}},
