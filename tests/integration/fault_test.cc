@@ -1630,36 +1630,6 @@ class FaultIntegration : public NamespacedTest {
     return r;
   }
 
-  // Node limits (cpu, memory, pods) exceeded by the pods bound to the node, all namespaces:
-  // "<node>: <what> <used> of <allocatable>" for each.
-  static std::vector<std::string> overcommittedLimits(client::RestClient& c) {
-    std::map<std::string, api::Resource> used;
-    for (const auto& j : c.list("/api/v1/pods").items) {
-      auto p = api::decode<api::Pod>(j);
-      if (p.spec.nodeName.empty()) continue;
-      auto& u = used[p.spec.nodeName];
-      u.add(api::effectiveRequestsResource(p));
-      ++u.allowedPodNumber;
-    }
-    std::vector<std::string> over;
-    for (const auto& j : c.list("/api/v1/nodes").items) {
-      auto n = api::decode<api::Node>(j);
-      auto alloc = api::Resource::fromList(n.status.allocatable);
-      const auto& u = used[n.metadata.name];
-      for (const auto& [what, have, room] :
-           {std::tuple{"milli-cpu", u.milliCPU, alloc.milliCPU},
-            std::tuple{"memory", u.memory, alloc.memory},
-            std::tuple{"pods", static_cast<int64_t>(u.allowedPodNumber),
-                       static_cast<int64_t>(alloc.allowedPodNumber)}}) {
-        if (have > room) {
-          over.push_back(n.metadata.name + ": " + what + " " + std::to_string(have) + " of " +
-                         std::to_string(room));
-        }
-      }
-    }
-    return over;
-  }
-
   static std::string tail(const std::string& log, size_t n = 6000) {
     return log.size() <= n ? log : "..." + log.substr(log.size() - n);
   }

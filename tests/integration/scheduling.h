@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <ksched/api/decode.h>
@@ -82,9 +83,9 @@ inline size_t waitAllBound(RestClient& c, const std::string& ns, size_t want,
   return bound;
 }
 
-// Asserts that no node holds more than its allocatable cpu, memory and pods (the requests of
-// the pods bound to its name, all namespaces); returns how many of these limits are exceeded.
-inline int expectNoNodeOvercommitted(RestClient& c) {
+// Node limits (cpu, memory, pods) exceeded by the requests of the pods bound to the node's
+// name, all namespaces: "<node>: <what> <used> of <allocatable>" for each.
+inline std::vector<std::string> overcommittedLimits(RestClient& c) {
   std::map<std::string, api::Resource> used;
   for (const auto& j : c.list("/api/v1/pods").items) {
     auto p = api::decode<api::Pod>(j);
@@ -93,18 +94,31 @@ inline int expectNoNodeOvercommitted(RestClient& c) {
     u.add(api::effectiveRequestsResource(p));
     ++u.allowedPodNumber;
   }
-  int over = 0;
+  std::vector<std::string> over;
   for (const auto& j : c.list("/api/v1/nodes").items) {
     auto n = api::decode<api::Node>(j);
     auto alloc = api::Resource::fromList(n.status.allocatable);
     const auto& u = used[n.metadata.name];
-    EXPECT_LE(u.milliCPU, alloc.milliCPU) << n.metadata.name;
-    EXPECT_LE(u.memory, alloc.memory) << n.metadata.name;
-    EXPECT_LE(u.allowedPodNumber, alloc.allowedPodNumber) << n.metadata.name;
-    over += (u.milliCPU > alloc.milliCPU) + (u.memory > alloc.memory) +
-            (u.allowedPodNumber > alloc.allowedPodNumber);
+    for (const auto& [what, have, room] :
+         {std::tuple{"milli-cpu", u.milliCPU, alloc.milliCPU},
+          std::tuple{"memory", u.memory, alloc.memory},
+          std::tuple{"pods", static_cast<int64_t>(u.allowedPodNumber),
+                     static_cast<int64_t>(alloc.allowedPodNumber)}}) {
+      if (have > room) {
+        over.push_back(n.metadata.name + ": " + what + " " + std::to_string(have) + " of " +
+                       std::to_string(room));
+      }
+    }
   }
   return over;
+}
+
+// Asserts that no node holds more than its allocatable cpu, memory and pods (the requests of
+// the pods bound to its name, all namespaces); returns how many of these limits are exceeded.
+inline int expectNoNodeOvercommitted(RestClient& c) {
+  const std::vector<std::string> over = overcommittedLimits(c);
+  for (const auto& o : over) ADD_FAILURE() << "node over its allocatable: " << o;
+  return static_cast<int>(over.size());
 }
 
 // Events of `ns` with that reason: pod name -> notes.
