@@ -259,7 +259,9 @@ start_controller_manager() {
   pid_alive "$DIR/controller-manager.pid" && return 0
   local bin
   bin=$(cat "$DIR/bin")
-  [ -x "$bin/kube-controller-manager" ] || die "$bin/kube-controller-manager not found: run deploy/local/build-k8s.sh"
+  # `up` builds the apiserver alone; the controller manager is built on first use (cached).
+  [ -x "$bin/kube-controller-manager" ] || "$HERE/build-k8s.sh" kube-controller-manager >/dev/null ||
+    die "could not build kube-controller-manager (deploy/local/build-k8s.sh)"
   [ -f "$DIR/controller-manager.kubeconfig" ] ||
     cmd_identity controller-manager /CN=system:kube-controller-manager >/dev/null
   grant_controller_manager_roles
@@ -291,7 +293,7 @@ cmd_up() {
   fi
   command -v etcd >/dev/null || die "etcd not found: run deploy/local/install-deps.sh"
   local bin
-  bin=$("$HERE/build-k8s.sh" | tail -n 1)
+  bin=$("$HERE/build-k8s.sh" kube-apiserver | tail -n 1)
   cmd_down_quiet
   mkdir -p "$DIR" "$LOGS"
   echo "$bin" > "$DIR/bin"

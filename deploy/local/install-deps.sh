@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS=(
   # build
-  build-essential cmake pkg-config git clang-format clang-tidy ccache
+  build-essential cmake pkg-config git clang-format clang-tidy ccache lld
   # the asan build and the fuzz targets (tests/fuzz/): clang and its libFuzzer runtime
   clang libclang-rt-dev
   # libraries
