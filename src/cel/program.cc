@@ -1,10 +1,10 @@
-#include "plugins/dynamic_resources/cel/program.h"
+#include "cel/program.h"
 
 #include <re2/re2.h>
 
 #include <cstring>
 
-#include "plugins/dynamic_resources/cel/parser.h"
+#include "cel/parser.h"
 
 namespace ksched::cel {
 

@@ -1,9 +1,9 @@
-#include "plugins/dynamic_resources/cel/checker.h"
+#include "cel/checker.h"
 
 #include <algorithm>
 #include <set>
 
-#include "plugins/dynamic_resources/cel/parser.h"
+#include "cel/parser.h"
 
 namespace ksched::cel {
 

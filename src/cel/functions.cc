@@ -1,4 +1,4 @@
-#include "plugins/dynamic_resources/cel/functions.h"
+#include "cel/functions.h"
 
 #include <re2/re2.h>
 

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/dynamic_resources/cel/ast.h"
-#include "plugins/dynamic_resources/cel/functions.h"
-#include "plugins/dynamic_resources/cel/runtime.h"
+#include "cel/ast.h"
+#include "cel/functions.h"
+#include "cel/runtime.h"
 
 namespace ksched::cel {
 

@@ -1,4 +1,4 @@
-#include "plugins/dynamic_resources/cel/parser.h"
+#include "cel/parser.h"
 
 #include <cerrno>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include <ksched/api/utf8.h>
 
-#include "plugins/dynamic_resources/cel/value.h"
+#include "cel/value.h"
 
 namespace ksched::cel {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/dynamic_resources/cel/runtime.h"
+#include "cel/runtime.h"
 
 namespace re2 {
 class RE2;
