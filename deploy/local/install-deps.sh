@@ -13,7 +13,7 @@ PKGS=(
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev libyaml-cpp-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libgoogle-perftools-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev
-  # RE2: the regular expressions of CEL device selectors (plugins/dynamic_resources/cel/)
+  # RE2: the regular expressions of CEL device selectors (src/cel/)
   libre2-dev
   # local control plane
   etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev

@@ -62,7 +62,7 @@
 #include <ksched/api/node.h>
 #include <ksched/api/resource.h>
 
-#include "plugins/dynamic_resources/cel/cel.h"
+#include "cel/cel.h"
 
 namespace ksched::plugins::dra {
 

@@ -40,8 +40,8 @@
 #include <ksched/plugin_names.h>
 #include <ksched/registry.h>
 
+#include "cel/cel.h"
 #include "plugins/dynamic_resources/allocator.h"
-#include "plugins/dynamic_resources/cel/cel.h"
 #include "plugins/dynamic_resources/dra_state.h"
 
 namespace ksched::plugins {

@@ -1,4 +1,4 @@
-// Micro benchmarks of device-selector evaluation (plugins/dynamic_resources/cel): the allocator
+// Micro benchmarks of device-selector evaluation (src/cel): the allocator
 // evaluates every selector of a request once per candidate device on every node, so this is
 // the per-device cost. Devices as a GPU driver publishes them: a dozen attributes and a few
 // capacities. Figures are printed, never asserted (docs/performance.md).
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "plugins/dynamic_resources/cel/cel.h"
+#include "cel/cel.h"
 
 namespace ksched {
 namespace {

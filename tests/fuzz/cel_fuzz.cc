@@ -9,9 +9,9 @@
 // the checker would have refused.
 #include <string>
 
-#include "plugins/dynamic_resources/cel/cel.h"
-#include "plugins/dynamic_resources/cel/env.h"
-#include "plugins/dynamic_resources/cel/value.h"
+#include "cel/cel.h"
+#include "cel/env.h"
+#include "cel/value.h"
 #include "tests/fuzz/fuzz_util.h"
 
 using namespace ksched;

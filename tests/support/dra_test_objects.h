@@ -25,8 +25,8 @@
 #include <ksched/api/node.h>
 #include <ksched/api/resource.h>
 
+#include "cel/cel.h"
 #include "plugins/dynamic_resources/allocator.h"
-#include "plugins/dynamic_resources/cel/cel.h"
 
 namespace ksched::plugins::dra::testutil {
 

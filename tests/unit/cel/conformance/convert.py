@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Converts cel-spec's simple conformance files (tests/simple/testdata/*.textproto) into the
-JSON tables plugins/dynamic_resources/cel/cel_conformance_test.cc reads.
+JSON tables tests/unit/cel/cel_conformance_test.cc reads.
 
     tests/unit/cel/conformance/convert.py CEL_SPEC_CHECKOUT
 

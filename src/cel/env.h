@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/dynamic_resources/cel/checker.h"
-#include "plugins/dynamic_resources/cel/program.h"
+#include "cel/checker.h"
+#include "cel/program.h"
 
 namespace ksched::cel {
 

@@ -1,9 +1,9 @@
-#include "plugins/dynamic_resources/cel/cel.h"
+#include "cel/cel.h"
 
 #include <exception>
 
-#include "plugins/dynamic_resources/cel/env.h"
-#include "plugins/dynamic_resources/cel/parser.h"
+#include "cel/env.h"
+#include "cel/parser.h"
 
 namespace ksched::cel {
 

@@ -1,7 +1,7 @@
 // Device selectors in upstream's DRA environment: the table of
 // k8s.io/dynamic-resource-allocation/cel/compile_test.go (release 1.36), then what that table
 // leaves implicit (absent domains and ids, has(), versions, quantities, error texts, limits).
-#include "plugins/dynamic_resources/cel/cel.h"
+#include "cel/cel.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/dynamic_resources/cel/value.h"
+#include "cel/value.h"
 
 namespace ksched::cel {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/dynamic_resources/cel/ast.h"
+#include "cel/ast.h"
 
 namespace ksched::cel {
 

@@ -1,4 +1,4 @@
-#include "plugins/dynamic_resources/cel/runtime.h"
+#include "cel/runtime.h"
 
 #include <algorithm>
 #include <cmath>

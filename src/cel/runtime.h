@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/dynamic_resources/cel/cel.h"
-#include "plugins/dynamic_resources/cel/value.h"
+#include "cel/cel.h"
+#include "cel/value.h"
 
 namespace ksched::cel {
 

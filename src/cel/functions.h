@@ -2,6 +2,8 @@
 // the expression is planned (name, member or global, arity); evaluation dispatches on the
 // argument values, so an expression compiled without the checker (the conformance tests'
 // disable_check) still gets "no such overload" for arguments no overload takes.
+// functions.cc holds the one table of names and the dispatch; each family of functions (operators,
+// conversions, regular expressions, strings, the Kubernetes libraries) has its own file.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/dynamic_resources/cel/runtime.h"
+#include "cel/runtime.h"
 
 namespace re2 {
 class RE2;

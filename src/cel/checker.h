@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/dynamic_resources/cel/ast.h"
+#include "cel/ast.h"
 
 namespace ksched::cel {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/dynamic_resources/cel/env.h"
+#include "cel/env.h"
 
 namespace ksched::cel {
 namespace {
@@ -35,7 +35,7 @@ using nlohmann::json;
 std::filesystem::path dataDir() {
   std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path();
   if (dir.is_relative()) dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / dir;
-  return dir / ".." / ".." / ".." / "tests" / "unit" / "cel" / "conformance";
+  return dir / "conformance";
 }
 
 TypePtr toType(const json& t) {

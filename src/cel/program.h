@@ -1,4 +1,5 @@
-// A checked expression turned into an evaluation tree (Plan) and its tree-walking evaluator.
+// A checked expression turned into an evaluation tree (Plan, program.cc) and its tree-walking
+// evaluator (evaluator.cc).
 //
 // Planning resolves once what evaluation would otherwise look up every time: variables to
 // slots, functions to their identity (functions.h), literals to values, list and map literals of
@@ -19,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/dynamic_resources/cel/ast.h"
-#include "plugins/dynamic_resources/cel/functions.h"
-#include "plugins/dynamic_resources/cel/runtime.h"
+#include "cel/ast.h"
+#include "cel/functions.h"
+#include "cel/runtime.h"
 
 namespace ksched::cel {
 

@@ -1,4 +1,4 @@
-#include "plugins/dynamic_resources/cel/value.h"
+#include "cel/value.h"
 
 #include <algorithm>
 #include <charconv>
