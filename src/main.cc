@@ -1,4 +1,4 @@
-// ksched: the daemon with the in-tree plugins (src/app/app.cc holds the wiring).
+// ksched: the daemon with the in-tree plugins (src/app/ holds the wiring).
 #include <ksched/app.h>
 
 #ifdef KSCHED_TCMALLOC

@@ -2,24 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/cluster_api.h"
 #include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {
 
 using testutil::PodWrapper;
-
-TEST(DefaultBinderTest, BindingPathAndBody) {
-  const api::Pod pod = PodWrapper("web-0").ns("prod").uid("1234").obj();
-  EXPECT_EQ(framework::RestClusterApi::podPath(pod), "/api/v1/namespaces/prod/pods/web-0");
-  EXPECT_EQ(framework::RestClusterApi::bindingBody(pod, "node-7"), nlohmann::json::parse(R"({
-    "apiVersion": "v1",
-    "kind": "Binding",
-    "metadata": {"name": "web-0", "namespace": "prod", "uid": "1234"},
-    "target": {"apiVersion": "v1", "kind": "Node", "name": "node-7"}
-  })"));
-}
 
 TEST(DefaultBinderTest, NoClientIsError) {
   testutil::FakeHandle h;

@@ -13,6 +13,7 @@
 #include "config/wiring.h"
 #include "framework/framework.h"
 #include "scheduler/explain.h"
+#include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
 
 namespace ksched::app {
@@ -36,6 +37,16 @@ Flags:
   -o, --output string      table (default) or json
   -h, --help               this help
 )";
+}
+
+scheduler::Options explainOptions(const config::SchedulerConfiguration& config) {
+  scheduler::Options opts = scheduler::optionsFromConfig(config);
+  // Explain runs the profiles' plugins and binds nothing. One binder thread is enough, and the
+  // extenders are left out: explain does not call them, and building them would read TLS files
+  // that may exist only where the daemon runs.
+  opts.binderThreads = 1;
+  opts.extenders.clear();
+  return opts;
 }
 
 int runExplain(const std::vector<std::string>& args, const Registry& registry) {
@@ -123,14 +134,9 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   }
   client::RestClient& rest = *restClient;
 
-  scheduler::Options opts;
-  opts.profiles = config::frameworkProfiles(cc);
-  opts.parallelism = cc.parallelism;
-  opts.percentageOfNodesToScore = cc.percentageOfNodesToScore;
-  opts.binderThreads = 1;
   int rc = 0;
   try {
-    scheduler::Scheduler sched(rest, rest, registry, opts);
+    scheduler::Scheduler sched(rest, rest, registry, explainOptions(cc));
     if (!sched.startInformers(std::chrono::seconds(60))) {
       std::fprintf(stderr, "could not read the cluster at %s: %s\n", cfg.server.c_str(),
                    sched.syncError().c_str());

@@ -9,12 +9,19 @@
 
 #include <ksched/registry.h>
 
+#include "config/scheduler_config.h"
+#include "scheduler/scheduler_core.h"
+
 namespace ksched::app {
 
 // `args` after "explain". Returns the exit code: 0 when the pod was explained (whether it fits
 // or not), 1 for bad flags, an unknown pod or node, a pod of another scheduler, or a cluster
 // that cannot be reached.
 int runExplain(const std::vector<std::string>& args, const Registry& registry);
+
+// The scheduler's options for explaining with `config`: scheduler::optionsFromConfig, with
+// what explain changes.
+[[nodiscard]] scheduler::Options explainOptions(const config::SchedulerConfiguration& config);
 
 // The `ksched explain --help` text.
 [[nodiscard]] std::string explainUsage();

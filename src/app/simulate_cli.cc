@@ -3,10 +3,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include <ksched/api/features.h>
 #include <ksched/api/selectors.h>
@@ -150,14 +154,113 @@ Output:
 )";
 }
 
-int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree) {
-  Flags f;
+namespace {
+
+using Selector = std::vector<std::function<bool(const api::Labels&)>>;
+
+// The command line, checked.
+struct ParsedFlags {
+  Flags flags;
+  bool help = false;
+  std::optional<Selector> selector;  // -l
   std::vector<std::string> errors;
+  std::vector<std::string> gateWarnings;
+};
+
+// Applies the flag `name` (one that takes a value) with `value` to `f`; errors go to `errors`.
+void applyFlag(Flags& f, const std::string& name, const std::string& value,
+               std::vector<std::string>& errors) {
+  int64_t n = 0;
+  if (name == "-f" || name == "--filename")
+    f.files.push_back(value);
+  else if (name == "--kubeconfig")
+    f.kubeconfig = value;
+  else if (name == "--pods")
+    f.podFiles.push_back(value);
+  else if (name == "--pod")
+    f.pod = value;
+  else if (name == "--add-nodes")
+    f.addNodes.push_back(value);
+  else if (name == "--drain")
+    f.drain.push_back(value);
+  else if (name == "-l" || name == "--selector")
+    f.selector = value;
+  else if (name == "--config")
+    f.config = value;
+  else if (name == "--compare-config")
+    f.compareConfig = value;
+  else if (name == "--capacity")
+    f.capacity = value;
+  else if (name == "-o" || name == "--output")
+    f.output = value;
+  else if (name == "--report")
+    f.report = value;
+  else if (name == "--feature-gates") {
+    if (auto err = f.gates.set(value)) {
+      errors.push_back("invalid argument \"" + value + "\" for \"--feature-gates\" flag: " + *err);
+    }
+  } else if (name == "--replicas") {
+    if (!parseInt(value, 0, 1000000, n)) errors.push_back("--replicas: not a count: " + value);
+    f.replicas = static_cast<int>(n);
+  } else if (name == "--seed") {
+    if (!parseInt(value, 0, INT64_MAX, n)) errors.push_back("--seed: not a number: " + value);
+    f.seed = static_cast<uint64_t>(n);
+  } else if (name == "--max-attempts") {
+    if (!parseInt(value, 1, 1000, n)) errors.push_back("--max-attempts: not in 1..1000: " + value);
+    f.maxAttempts = static_cast<int>(n);
+  }
+}
+
+// What the flags say together that none says alone.
+void checkFlags(ParsedFlags& p) {
+  const Flags& f = p.flags;
+  auto& errors = p.errors;
+  if (f.files.empty() && f.kubeconfig.empty()) {
+    errors.emplace_back("the cluster is missing: -f FILE or --kubeconfig FILE");
+  }
+  if (!f.files.empty() && !f.kubeconfig.empty()) {
+    errors.emplace_back("-f and --kubeconfig: read the cluster from one of them");
+  }
+  if (f.output != "table" && f.output != "json") {
+    errors.push_back("--output: \"" + f.output + "\" is not table or json");
+  }
+  if (!f.selector.empty()) {
+    p.selector = parseSelector(f.selector);
+    if (!p.selector) errors.push_back("--selector: not a selector ksched reads: " + f.selector);
+  }
+  if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty())) {
+    errors.emplace_back("--capacity: alone (not with --pod, --pods or --compare-config)");
+  }
+  f.gates.check(errors, p.gateWarnings);
+}
+
+ParsedFlags parseFlags(const std::vector<std::string>& args) {
+  static const std::set<std::string> kWithValue = {"-f",
+                                                   "--filename",
+                                                   "--kubeconfig",
+                                                   "--pods",
+                                                   "--pod",
+                                                   "--replicas",
+                                                   "--add-nodes",
+                                                   "--drain",
+                                                   "-l",
+                                                   "--selector",
+                                                   "--config",
+                                                   "--compare-config",
+                                                   "--capacity",
+                                                   "-o",
+                                                   "--output",
+                                                   "--report",
+                                                   "--seed",
+                                                   "--max-attempts",
+                                                   "--feature-gates"};
+  ParsedFlags p;
+  Flags& f = p.flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
-      std::fputs(simulateUsage().c_str(), stdout);
-      return 0;
+      p.help = true;
+      return p;
     }
     if (a == "--no-preemption") {
       f.preemption = false;
@@ -174,295 +277,268 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       value = a.substr(eq + 1);
       hasValue = true;
     }
-    static const std::set<std::string> kWithValue = {"-f",
-                                                     "--filename",
-                                                     "--kubeconfig",
-                                                     "--pods",
-                                                     "--pod",
-                                                     "--replicas",
-                                                     "--add-nodes",
-                                                     "--drain",
-                                                     "-l",
-                                                     "--selector",
-                                                     "--config",
-                                                     "--compare-config",
-                                                     "--capacity",
-                                                     "-o",
-                                                     "--output",
-                                                     "--report",
-                                                     "--seed",
-                                                     "--max-attempts",
-                                                     "--feature-gates"};
     if (!kWithValue.contains(name)) {
-      errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
+      p.errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
       continue;
     }
     if (!hasValue) {
       if (i + 1 >= args.size()) {
-        errors.push_back(name + ": needs a value");
+        p.errors.push_back(name + ": needs a value");
         continue;
       }
       value = args[++i];
     }
-    int64_t n = 0;
-    if (name == "-f" || name == "--filename")
-      f.files.push_back(value);
-    else if (name == "--kubeconfig")
-      f.kubeconfig = value;
-    else if (name == "--pods")
-      f.podFiles.push_back(value);
-    else if (name == "--pod")
-      f.pod = value;
-    else if (name == "--add-nodes")
-      f.addNodes.push_back(value);
-    else if (name == "--drain")
-      f.drain.push_back(value);
-    else if (name == "-l" || name == "--selector")
-      f.selector = value;
-    else if (name == "--config")
-      f.config = value;
-    else if (name == "--compare-config")
-      f.compareConfig = value;
-    else if (name == "--capacity")
-      f.capacity = value;
-    else if (name == "-o" || name == "--output")
-      f.output = value;
-    else if (name == "--report")
-      f.report = value;
-    else if (name == "--feature-gates") {
-      if (auto err = f.gates.set(value)) {
-        errors.push_back("invalid argument \"" + value +
-                         "\" for \"--feature-gates\" flag: " + *err);
+    applyFlag(f, name, value, p.errors);
+  }
+  checkFlags(p);
+  return p;
+}
+
+// `--add-nodes FILE:N`: N copies of each node of FILE, named NAME-1 ..., appended to `cluster`.
+void addNodes(const std::string& spec, sim::Cluster& cluster) {
+  const auto colon = spec.rfind(':');
+  int64_t n = 0;
+  if (colon == std::string::npos || !parseInt(spec.substr(colon + 1), 1, 1000000, n)) {
+    throw std::runtime_error("--add-nodes: \"" + spec + "\" is not FILE:N");
+  }
+  sim::Cluster tmpl;
+  sim::loadFile(spec.substr(0, colon), sim::LoadAs::kCluster, tmpl);
+  if (tmpl.nodes.empty()) throw std::runtime_error("--add-nodes: no node in " + spec);
+  for (const auto& node : tmpl.nodes) {
+    for (int64_t i = 1; i <= n; ++i) {
+      auto copy = std::make_shared<api::Node>(*node);
+      copy->metadata.name += "-" + std::to_string(i);
+      copy->metadata.uid = "sim-node-" + copy->metadata.name;
+      if (copy->metadata.labels.contains("kubernetes.io/hostname")) {
+        copy->metadata.labels["kubernetes.io/hostname"] = copy->metadata.name;
       }
-    } else if (name == "--replicas") {
-      if (!parseInt(value, 0, 1000000, n)) errors.push_back("--replicas: not a count: " + value);
-      f.replicas = static_cast<int>(n);
-    } else if (name == "--seed") {
-      if (!parseInt(value, 0, INT64_MAX, n)) errors.push_back("--seed: not a number: " + value);
-      f.seed = static_cast<uint64_t>(n);
-    } else if (name == "--max-attempts") {
-      if (!parseInt(value, 1, 1000, n))
-        errors.push_back("--max-attempts: not in 1..1000: " + value);
-      f.maxAttempts = static_cast<int>(n);
+      cluster.nodes.push_back(std::move(copy));
     }
   }
-  if (f.files.empty() && f.kubeconfig.empty()) {
-    errors.emplace_back("the cluster is missing: -f FILE or --kubeconfig FILE");
+}
+
+// The cluster of --kubeconfig or -f.
+sim::Cluster loadCluster(const Flags& f) {
+  sim::Cluster cluster;
+  if (!f.kubeconfig.empty()) {
+    client::Config cfg = client::resolveConfig(f.kubeconfig, "");
+    cfg.qps = 50;
+    cfg.burst = 100;
+    cfg.userAgent = "ksched-simulate";
+    client::RestClient::Options o;
+    o.maxRetries = 2;
+    client::RestClient rest(cfg, o);
+    sim::loadFromApiserver(
+        rest,
+        {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "/apis/resource.k8s.io/v1/resourceslices",
+         "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/resourceclaims",
+         "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
+        cluster);
   }
-  if (!f.files.empty() && !f.kubeconfig.empty()) {
-    errors.emplace_back("-f and --kubeconfig: read the cluster from one of them");
+  for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
+  return cluster;
+}
+
+// The pods of `path` (exactly one), as `flag` reads it.
+sim::Cluster loadOnePod(const std::string& path, const std::string& flag) {
+  sim::Cluster one;
+  sim::loadFile(path, sim::LoadAs::kWork, one);
+  if (one.pods.size() != 1) {
+    throw std::runtime_error(path + ": " + flag + " needs exactly one pod, found " +
+                             std::to_string(one.pods.size()));
   }
-  if (f.output != "table" && f.output != "json") {
-    errors.push_back("--output: \"" + f.output + "\" is not table or json");
+  return one;
+}
+
+// The work: --pods, and --pod --replicas times.
+sim::Cluster loadWork(const Flags& f) {
+  sim::Cluster work;
+  for (const auto& file : f.podFiles) sim::loadFile(file, sim::LoadAs::kWork, work);
+  if (!f.pod.empty()) {
+    const sim::Cluster one = loadOnePod(f.pod, "--pod");
+    for (int i = 1; i <= f.replicas; ++i) {
+      auto p = std::make_shared<api::Pod>(*one.pods[0]);
+      p->metadata.name += "-" + std::to_string(i);
+      p->metadata.uid.clear();
+      work.pods.push_back(std::move(p));
+    }
+    work.skipped.insert(work.skipped.end(), one.skipped.begin(), one.skipped.end());
   }
-  std::optional<std::vector<std::function<bool(const api::Labels&)>>> selector;
-  if (!f.selector.empty()) {
-    selector = parseSelector(f.selector);
-    if (!selector) errors.push_back("--selector: not a selector ksched reads: " + f.selector);
+  return work;
+}
+
+// What the work brought for the listers, into the cluster: the ReplicaSets, StatefulSets and
+// claims of the controllers expanded (default spreading and volume plugins read them).
+void addWorkObjects(const sim::Cluster& work, sim::Cluster& cluster) {
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(cluster.namespaces, work.namespaces);
+  append(cluster.services, work.services);
+  append(cluster.replicaSets, work.replicaSets);
+  append(cluster.statefulSets, work.statefulSets);
+  append(cluster.replicationControllers, work.replicationControllers);
+  append(cluster.podDisruptionBudgets, work.podDisruptionBudgets);
+  append(cluster.persistentVolumeClaims, work.persistentVolumeClaims);
+  append(cluster.persistentVolumes, work.persistentVolumes);
+  append(cluster.storageClasses, work.storageClasses);
+  append(cluster.csiNodes, work.csiNodes);
+  append(cluster.nodes, work.nodes);
+  for (const auto& [kind, objects] : work.others) append(cluster.others[kind], objects);
+  append(cluster.skipped, work.skipped);
+}
+
+sim::Options simulatorOptions(const Flags& f) {
+  sim::Options options;
+  options.seed = f.seed;
+  options.preemption = f.preemption;
+  options.maxAttempts = f.maxAttempts;
+  if (!f.config.empty()) {
+    options.config = readAll(f.config);
+    options.configName = f.config;
   }
-  if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty())) {
-    errors.emplace_back("--capacity: alone (not with --pod, --pods or --compare-config)");
+  if (!f.quiet) {
+    options.progress = [](uint64_t attempts, uint64_t placed, uint64_t total) {
+      std::fprintf(stderr, "simulate: %llu attempts, %llu of %llu pods placed\n",
+                   static_cast<unsigned long long>(attempts),
+                   static_cast<unsigned long long>(placed), static_cast<unsigned long long>(total));
+    };
   }
-  std::vector<std::string> gateWarnings;
-  f.gates.check(errors, gateWarnings);
-  if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+  return options;
+}
+
+// --drain, and the nodes the selector matches.
+std::vector<std::string> nodesToDrain(const Flags& f, const std::optional<Selector>& selector,
+                                      const sim::Cluster& cluster) {
+  std::vector<std::string> out = f.drain;
+  if (!selector) return out;
+  for (const auto& n : cluster.nodes) {
+    if (std::all_of(selector->begin(), selector->end(),
+                    [&](const auto& m) { return m(n->metadata.labels); })) {
+      out.push_back(n->metadata.name);
+    }
+  }
+  if (out.empty()) throw std::runtime_error("--selector: no node matches " + f.selector);
+  return out;
+}
+
+// The cluster and what to do with it, as the flags gave them.
+struct Setup {
+  sim::Cluster cluster;
+  sim::Cluster work;
+  std::vector<std::string> drain;  // applied to the cluster before any scheduling
+};
+
+// --capacity: how many more copies of its pod fit; the exit code.
+int runCapacity(const Flags& f, const Setup& s, const sim::Options& options,
+                const Registry& outOfTree) {
+  const sim::Cluster one = loadOnePod(f.capacity, "--capacity");
+  sim::Simulator simulator(s.cluster, options, outOfTree);
+  for (const auto& node : s.drain) (void)simulator.drain(node);
+  const auto start = std::chrono::steady_clock::now();
+  auto c = simulator.capacity(*one.pods[0]);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string name = one.pods[0]->metadata.namespace_ + "/" + one.pods[0]->metadata.name;
+  if (f.output == "json") {
+    nlohmann::ordered_json j = {
+        {"kind", "CapacityResult"}, {"pod", name}, {"fits", c.fits}, {"seconds", seconds}};
+    if (c.next) {
+      j["next"] = {
+          {"reason", c.next->reason},
+          {"diagnosis", c.next->diagnosis.empty()
+                            ? nlohmann::ordered_json(nullptr)
+                            : nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false)}};
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%d more copies of %s fit.\n", c.fits, name.c_str());
+    if (c.next) {
+      std::printf("The next one does not: %s\n", c.next->reason.c_str());
+      auto d = nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false);
+      if (!d.is_discarded()) std::fputs(sim::diagnosisText(d, "  ").c_str(), stdout);
+    } else {
+      std::printf("(stopped at the limit)\n");
+    }
+  }
+  return 0;
+}
+
+// One simulation of the drains and the work with `options`: the result document.
+nlohmann::ordered_json simulateOnce(const Flags& f, const Setup& s, sim::Options options,
+                                    const Registry& outOfTree) {
+  sim::Simulator simulator(s.cluster, std::move(options), outOfTree);
+  std::vector<sim::Simulator::Pending> pending;
+  for (const auto& node : s.drain) {
+    for (auto& p : simulator.drain(node)) pending.push_back({std::move(p), "drained"});
+  }
+  const sim::Cluster before = simulator.cluster();
+  for (const auto& p : s.work.pods) pending.push_back({p, "work"});
+  sim::Result r = simulator.schedule(pending);
+  sim::SummaryInput in;
+  in.before = &before;
+  in.after = &simulator.cluster();
+  in.result = &r;
+  for (const auto& name : simulator.profiles()) {
+    in.profile += (in.profile.empty() ? "" : ", ") + name;
+  }
+  in.seed = f.seed;
+  return sim::resultDocument(in);
+}
+
+// The simulation (and its comparison with --compare-config), as a table or JSON, and the
+// report; the exit code.
+int runScheduling(const Flags& f, const Setup& s, const sim::Options& options,
+                  const Registry& outOfTree) {
+  nlohmann::ordered_json doc = simulateOnce(f, s, options, outOfTree);
+  if (!f.compareConfig.empty()) {
+    sim::Options other = options;
+    other.config = readAll(f.compareConfig);
+    other.configName = f.compareConfig;
+    sim::addComparison(doc, f.compareConfig, simulateOnce(f, s, std::move(other), outOfTree));
+  }
+  if (!f.report.empty()) {
+    std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
+    out << sim::renderReport(doc);
+    if (!out) throw std::runtime_error(f.report + ": cannot be written");
+  }
+  if (f.output == "json") {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(sim::resultTable(doc).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree) {
+  const ParsedFlags parsed = parseFlags(args);
+  if (parsed.help) {
+    std::fputs(simulateUsage().c_str(), stdout);
+    return 0;
+  }
+  if (!parsed.errors.empty()) {
+    for (const auto& e : parsed.errors) std::fprintf(stderr, "%s\n", e.c_str());
     std::fputs("Run 'ksched simulate --help' for the flags.\n", stderr);
     return 1;
   }
+  const Flags& f = parsed.flags;
   // The command's own messages go to stderr; the scheduler's logs are not for its user.
   spdlog::set_level(spdlog::level::err);
   features::setCurrent(f.gates);
-  for (const auto& w : gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : parsed.gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   try {
-    // The cluster.
-    sim::Cluster cluster;
-    if (!f.kubeconfig.empty()) {
-      client::Config cfg = client::resolveConfig(f.kubeconfig, "");
-      cfg.qps = 50;
-      cfg.burst = 100;
-      cfg.userAgent = "ksched-simulate";
-      client::RestClient::Options o;
-      o.maxRetries = 2;
-      client::RestClient rest(cfg, o);
-      sim::loadFromApiserver(rest,
-                             {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-                              "/apis/resource.k8s.io/v1/resourceslices",
-                              "/apis/resource.k8s.io/v1/deviceclasses",
-                              "/apis/resource.k8s.io/v1/resourceclaims",
-                              "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
-                             cluster);
-    }
-    for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
-    // Work and new nodes.
-    sim::Cluster work;
-    for (const auto& file : f.podFiles) sim::loadFile(file, sim::LoadAs::kWork, work);
-    if (!f.pod.empty()) {
-      sim::Cluster one;
-      sim::loadFile(f.pod, sim::LoadAs::kWork, one);
-      if (one.pods.size() != 1) {
-        throw std::runtime_error(f.pod + ": --pod needs exactly one pod, found " +
-                                 std::to_string(one.pods.size()));
-      }
-      for (int i = 1; i <= f.replicas; ++i) {
-        auto p = std::make_shared<api::Pod>(*one.pods[0]);
-        p->metadata.name += "-" + std::to_string(i);
-        p->metadata.uid.clear();
-        work.pods.push_back(std::move(p));
-      }
-      work.skipped.insert(work.skipped.end(), one.skipped.begin(), one.skipped.end());
-    }
-    for (const auto& spec : f.addNodes) {
-      const auto colon = spec.rfind(':');
-      int64_t n = 0;
-      if (colon == std::string::npos || !parseInt(spec.substr(colon + 1), 1, 1000000, n)) {
-        throw std::runtime_error("--add-nodes: \"" + spec + "\" is not FILE:N");
-      }
-      sim::Cluster tmpl;
-      sim::loadFile(spec.substr(0, colon), sim::LoadAs::kCluster, tmpl);
-      if (tmpl.nodes.empty()) throw std::runtime_error("--add-nodes: no node in " + spec);
-      for (const auto& node : tmpl.nodes) {
-        for (int64_t i = 1; i <= n; ++i) {
-          auto copy = std::make_shared<api::Node>(*node);
-          copy->metadata.name += "-" + std::to_string(i);
-          copy->metadata.uid = "sim-node-" + copy->metadata.name;
-          if (copy->metadata.labels.contains("kubernetes.io/hostname")) {
-            copy->metadata.labels["kubernetes.io/hostname"] = copy->metadata.name;
-          }
-          cluster.nodes.push_back(std::move(copy));
-        }
-      }
-    }
-    // What the work brought for the listers: the ReplicaSets, StatefulSets and claims of the
-    // controllers expanded (default spreading and volume plugins read them).
-    auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
-    append(cluster.namespaces, work.namespaces);
-    append(cluster.services, work.services);
-    append(cluster.replicaSets, work.replicaSets);
-    append(cluster.statefulSets, work.statefulSets);
-    append(cluster.replicationControllers, work.replicationControllers);
-    append(cluster.podDisruptionBudgets, work.podDisruptionBudgets);
-    append(cluster.persistentVolumeClaims, work.persistentVolumeClaims);
-    append(cluster.persistentVolumes, work.persistentVolumes);
-    append(cluster.storageClasses, work.storageClasses);
-    append(cluster.csiNodes, work.csiNodes);
-    append(cluster.nodes, work.nodes);
-    for (const auto& [kind, objects] : work.others) append(cluster.others[kind], objects);
-    const size_t loadedSkipped = 0;
-    append(cluster.skipped, work.skipped);
-    sim::checkCluster(cluster);
-    if (!f.quiet) printSkipped(cluster.skipped, loadedSkipped);
-
-    sim::Options options;
-    options.seed = f.seed;
-    options.preemption = f.preemption;
-    options.maxAttempts = f.maxAttempts;
-    if (!f.config.empty()) {
-      options.config = readAll(f.config);
-      options.configName = f.config;
-    }
-    if (!f.quiet) {
-      options.progress = [](uint64_t attempts, uint64_t placed, uint64_t total) {
-        std::fprintf(stderr, "simulate: %llu attempts, %llu of %llu pods placed\n",
-                     static_cast<unsigned long long>(attempts),
-                     static_cast<unsigned long long>(placed),
-                     static_cast<unsigned long long>(total));
-      };
-    }
-
-    // Drains apply to the cluster before any scheduling.
-    std::vector<std::string> drainNodes = f.drain;
-    if (selector) {
-      for (const auto& n : cluster.nodes) {
-        if (std::all_of(selector->begin(), selector->end(),
-                        [&](const auto& m) { return m(n->metadata.labels); })) {
-          drainNodes.push_back(n->metadata.name);
-        }
-      }
-      if (drainNodes.empty()) throw std::runtime_error("--selector: no node matches " + f.selector);
-    }
-
-    auto runOnce = [&](sim::Options opts, nlohmann::ordered_json& doc) -> int {
-      sim::Simulator simulator(cluster, std::move(opts), outOfTree);
-      std::vector<sim::Simulator::Pending> pending;
-      for (const auto& node : drainNodes) {
-        for (auto& p : simulator.drain(node)) pending.push_back({std::move(p), "drained"});
-      }
-      const sim::Cluster before = simulator.cluster();
-      for (const auto& p : work.pods) pending.push_back({p, "work"});
-      sim::Result r = simulator.schedule(pending);
-      sim::SummaryInput in;
-      in.before = &before;
-      in.after = &simulator.cluster();
-      in.result = &r;
-      for (const auto& name : simulator.profiles()) {
-        in.profile += (in.profile.empty() ? "" : ", ") + name;
-      }
-      in.seed = f.seed;
-      doc = sim::resultDocument(in);
-      return 0;
-    };
-
-    if (!f.capacity.empty()) {
-      sim::Cluster one;
-      sim::loadFile(f.capacity, sim::LoadAs::kWork, one);
-      if (one.pods.size() != 1) {
-        throw std::runtime_error(f.capacity + ": --capacity needs exactly one pod, found " +
-                                 std::to_string(one.pods.size()));
-      }
-      sim::Simulator simulator(cluster, options, outOfTree);
-      for (const auto& node : drainNodes) (void)simulator.drain(node);
-      const auto start = std::chrono::steady_clock::now();
-      auto c = simulator.capacity(*one.pods[0]);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const std::string name = one.pods[0]->metadata.namespace_ + "/" + one.pods[0]->metadata.name;
-      if (f.output == "json") {
-        nlohmann::ordered_json j = {
-            {"kind", "CapacityResult"}, {"pod", name}, {"fits", c.fits}, {"seconds", seconds}};
-        if (c.next) {
-          j["next"] = {{"reason", c.next->reason},
-                       {"diagnosis",
-                        c.next->diagnosis.empty()
-                            ? nlohmann::ordered_json(nullptr)
-                            : nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false)}};
-        }
-        std::printf("%s\n", j.dump(2).c_str());
-      } else {
-        std::printf("%d more copies of %s fit.\n", c.fits, name.c_str());
-        if (c.next) {
-          std::printf("The next one does not: %s\n", c.next->reason.c_str());
-          auto d = nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false);
-          if (!d.is_discarded()) std::fputs(sim::diagnosisText(d, "  ").c_str(), stdout);
-        } else {
-          std::printf("(stopped at the limit)\n");
-        }
-      }
-      return 0;
-    }
-
-    nlohmann::ordered_json doc;
-    runOnce(options, doc);
-    if (!f.compareConfig.empty()) {
-      sim::Options other = options;
-      other.config = readAll(f.compareConfig);
-      other.configName = f.compareConfig;
-      nlohmann::ordered_json otherDoc;
-      runOnce(other, otherDoc);
-      sim::addComparison(doc, f.compareConfig, std::move(otherDoc));
-    }
-    if (!f.report.empty()) {
-      std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
-      out << sim::renderReport(doc);
-      if (!out) throw std::runtime_error(f.report + ": cannot be written");
-    }
-    if (f.output == "json") {
-      std::printf("%s\n", doc.dump(2).c_str());
-    } else {
-      std::fputs(sim::resultTable(doc).c_str(), stdout);
-    }
-    return 0;
+    Setup s;
+    s.cluster = loadCluster(f);
+    s.work = loadWork(f);
+    for (const auto& spec : f.addNodes) addNodes(spec, s.cluster);
+    addWorkObjects(s.work, s.cluster);
+    sim::checkCluster(s.cluster);
+    if (!f.quiet) printSkipped(s.cluster.skipped, 0);
+    const sim::Options options = simulatorOptions(f);
+    s.drain = nodesToDrain(f, parsed.selector, s.cluster);
+    if (!f.capacity.empty()) return runCapacity(f, s, options, outOfTree);
+    return runScheduling(f, s, options, outOfTree);
   } catch (const sim::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -172,42 +172,46 @@ Feature gates (docs/compatibility.md says what each does in ksched):
   return out;
 }
 
-ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
-  ParsedCommandLine out;
-  CommandLine& f = out.flags;
-  auto& errs = out.errors;
+namespace {
 
-  using Setter = std::function<void(const std::string& flag, const std::string& value)>;
-  auto str = [](std::string& dst) -> Setter {
+using Setter = std::function<void(const std::string& flag, const std::string& value)>;
+using Setters = std::map<std::string, Setter>;
+
+// Setters of the common kinds of flag: how a value becomes a field, or an error.
+class Values {
+ public:
+  explicit Values(std::vector<std::string>& errors) : errs_(errors) {}
+
+  static Setter str(std::string& dst) {
     return [&dst](const std::string&, const std::string& v) { dst = v; };
-  };
-  auto optStr = [](std::optional<std::string>& dst) -> Setter {
+  }
+  static Setter optStr(std::optional<std::string>& dst) {
     return [&dst](const std::string&, const std::string& v) { dst = v; };
-  };
-  auto dur = [&errs](std::optional<Duration>& dst) -> Setter {
-    return [&dst, &errs](const std::string& flag, const std::string& v) {
+  }
+  Setter dur(std::optional<Duration>& dst) {
+    return [&dst, this](const std::string& flag, const std::string& v) {
       if (auto d = parseDuration(v)) {
         dst = *d;
       } else {
-        errs.push_back(flag + ": invalid duration \"" + v + "\"");
+        errs_.push_back(flag + ": invalid duration \"" + v + "\"");
       }
     };
-  };
-  auto required = [&errs](Duration& dst) -> Setter {
-    return [&dst, &errs](const std::string& flag, const std::string& v) {
+  }
+  // A duration that may not be negative.
+  Setter required(Duration& dst) {
+    return [&dst, this](const std::string& flag, const std::string& v) {
       if (auto d = parseDuration(v); d && d->count() >= 0) {
         dst = *d;
       } else {
-        errs.push_back(flag + ": invalid duration \"" + v + "\"");
+        errs_.push_back(flag + ": invalid duration \"" + v + "\"");
       }
     };
-  };
+  }
   // pflag's stringSlice: comma-separated; the first use replaces the default, later uses append.
-  std::map<std::string, bool> sliceSeen;
-  auto strings = [&sliceSeen](std::vector<std::string>& dst) -> Setter {
-    return [&dst, &sliceSeen](const std::string& flag, const std::string& v) {
-      if (!sliceSeen[flag]) dst.clear();
-      sliceSeen[flag] = true;
+  Setter strings(std::vector<std::string>& dst) {
+    return [&dst, this](const std::string& flag, const std::string& v) {
+      if (!sliceSeen_[flag]) dst.clear();
+      sliceSeen_[flag] = true;
       size_t start = 0;
       while (start <= v.size()) {
         size_t comma = v.find(',', start);
@@ -217,116 +221,168 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
         start = comma + 1;
       }
     };
-  };
-  auto& authn = f.serving.authentication;
-  auto& authz = f.serving.authorization;
-  const std::map<std::string, Setter> valued = {
-      {"config", str(f.configFile)},
-      {"write-config-to", str(f.writeConfigTo)},
-      {"policy-config-file", str(f.policyConfigFile)},
-      {"policy-configmap", str(f.policyConfigMap)},
-      {"policy-configmap-namespace",
-       [&](const std::string&, const std::string& v) {
-         f.policyConfigMapNamespace = v.empty() ? "kube-system" : v;
-       }},
-      {"scheduler-name", optStr(f.schedulerName)},
-      {"master", str(f.master)},
-      {"kubeconfig", optStr(f.kubeconfig)},
-      {"cert-dir", str(f.serving.certDir)},
-      {"tls-cert-file", str(f.serving.tlsCertFile)},
-      {"tls-private-key-file", str(f.serving.tlsPrivateKeyFile)},
+  }
+  std::vector<std::string>& errors() { return errs_; }
+
+ private:
+  std::vector<std::string>& errs_;
+  std::map<std::string, bool> sliceSeen_;
+};
+
+// The HTTPS endpoint's flags, with its delegated authentication and authorization.
+void addServingFlags(Setters& out, ServingOptions& s, Values& v) {
+  auto& errs = v.errors();
+  auto& authn = s.authentication;
+  auto& authz = s.authorization;
+  out.insert({
+      {"cert-dir", Values::str(s.certDir)},
+      {"tls-cert-file", Values::str(s.tlsCertFile)},
+      {"tls-private-key-file", Values::str(s.tlsPrivateKeyFile)},
       {"tls-min-version",
-       [&](const std::string& flag, const std::string& v) {
-         if (v == "VersionTLS10" || v == "VersionTLS11" || v == "VersionTLS12" ||
-             v == "VersionTLS13") {
-           f.serving.tlsMinVersion = v;
+       [&s, &errs](const std::string& flag, const std::string& value) {
+         if (value == "VersionTLS10" || value == "VersionTLS11" || value == "VersionTLS12" ||
+             value == "VersionTLS13") {
+           s.tlsMinVersion = value;
          } else {
-           errs.push_back(flag + ": unknown TLS version \"" + v +
+           errs.push_back(flag + ": unknown TLS version \"" + value +
                           "\" (allowed: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13)");
          }
        }},
-      {"tls-cipher-suites", strings(f.serving.tlsCipherSuites)},
-      {"authentication-kubeconfig", str(authn.kubeconfig)},
-      {"authentication-token-webhook-cache-ttl", required(authn.tokenCacheTTL)},
-      {"client-ca-file", str(authn.clientCAFile)},
-      {"requestheader-client-ca-file", str(authn.requestheaderClientCAFile)},
-      {"requestheader-allowed-names", strings(authn.requestheaderAllowedNames)},
-      {"requestheader-username-headers", strings(authn.requestheaderUsernameHeaders)},
-      {"requestheader-group-headers", strings(authn.requestheaderGroupHeaders)},
-      {"requestheader-extra-headers-prefix", strings(authn.requestheaderExtraHeadersPrefix)},
-      {"authorization-kubeconfig", str(authz.kubeconfig)},
-      {"authorization-always-allow-paths", strings(authz.alwaysAllowPaths)},
-      {"authorization-webhook-cache-authorized-ttl", required(authz.allowCacheTTL)},
-      {"authorization-webhook-cache-unauthorized-ttl", required(authz.denyCacheTTL)},
-      {"shutdown-grace-period", required(f.shutdownGracePeriod)},
-      {"leader-elect-lease-duration", dur(f.leaseDuration)},
-      {"leader-elect-renew-deadline", dur(f.renewDeadline)},
-      {"leader-elect-retry-period", dur(f.retryPeriod)},
-      {"leader-elect-resource-lock", optStr(f.resourceLock)},
-      {"leader-elect-resource-name", optStr(f.resourceName)},
-      {"leader-elect-resource-namespace", optStr(f.resourceNamespace)},
+      {"tls-cipher-suites", v.strings(s.tlsCipherSuites)},
+      {"authentication-kubeconfig", Values::str(authn.kubeconfig)},
+      {"authentication-token-webhook-cache-ttl", v.required(authn.tokenCacheTTL)},
+      {"client-ca-file", Values::str(authn.clientCAFile)},
+      {"requestheader-client-ca-file", Values::str(authn.requestheaderClientCAFile)},
+      {"requestheader-allowed-names", v.strings(authn.requestheaderAllowedNames)},
+      {"requestheader-username-headers", v.strings(authn.requestheaderUsernameHeaders)},
+      {"requestheader-group-headers", v.strings(authn.requestheaderGroupHeaders)},
+      {"requestheader-extra-headers-prefix", v.strings(authn.requestheaderExtraHeadersPrefix)},
+      {"authorization-kubeconfig", Values::str(authz.kubeconfig)},
+      {"authorization-always-allow-paths", v.strings(authz.alwaysAllowPaths)},
+      {"authorization-webhook-cache-authorized-ttl", v.required(authz.allowCacheTTL)},
+      {"authorization-webhook-cache-unauthorized-ttl", v.required(authz.denyCacheTTL)},
       {"bind-address",
-       [&](const std::string& flag, const std::string& v) {
-         if (isIP(v)) {
-           f.serving.bindAddress = v;
+       [&s, &errs](const std::string& flag, const std::string& value) {
+         if (isIP(value)) {
+           s.bindAddress = value;
          } else {
-           errs.push_back(flag + ": \"" + v + "\" is not a valid IP address");
+           errs.push_back(flag + ": \"" + value + "\" is not a valid IP address");
          }
        }},
       {"secure-port",
-       [&](const std::string& flag, const std::string& v) {
-         auto n = parseInteger(v);
+       [&s, &errs](const std::string& flag, const std::string& value) {
+         auto n = parseInteger(value);
          if (!n) {
-           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+           errs.push_back(flag + ": \"" + value + "\" is not an integer");
          } else if (*n < 0 || *n > 65535) {
-           errs.push_back(flag + " " + v +
+           errs.push_back(flag + " " + value +
                           " must be between 0 and 65535, inclusive. 0 for turning off secure "
                           "port");
          } else {
-           f.serving.securePort = static_cast<int>(*n);
+           s.securePort = static_cast<int>(*n);
          }
        }},
+  });
+}
+
+// The flags of the configuration, the legacy Policy, the client, leader election, the feature
+// gates and logging.
+void addSchedulerFlags(Setters& out, CommandLine& f, Values& v) {
+  auto& errs = v.errors();
+  out.insert({
+      {"config", Values::str(f.configFile)},
+      {"write-config-to", Values::str(f.writeConfigTo)},
+      {"policy-config-file", Values::str(f.policyConfigFile)},
+      {"policy-configmap", Values::str(f.policyConfigMap)},
+      {"policy-configmap-namespace",
+       [&f](const std::string&, const std::string& value) {
+         f.policyConfigMapNamespace = value.empty() ? "kube-system" : value;
+       }},
+      {"scheduler-name", Values::optStr(f.schedulerName)},
+      {"master", Values::str(f.master)},
+      {"kubeconfig", Values::optStr(f.kubeconfig)},
+      {"shutdown-grace-period", v.required(f.shutdownGracePeriod)},
+      {"leader-elect-lease-duration", v.dur(f.leaseDuration)},
+      {"leader-elect-renew-deadline", v.dur(f.renewDeadline)},
+      {"leader-elect-retry-period", v.dur(f.retryPeriod)},
+      {"leader-elect-resource-lock", Values::optStr(f.resourceLock)},
+      {"leader-elect-resource-name", Values::optStr(f.resourceName)},
+      {"leader-elect-resource-namespace", Values::optStr(f.resourceNamespace)},
       {"kube-api-qps",
-       [&](const std::string& flag, const std::string& v) {
-         if (auto n = parseNumber(v)) {
+       [&f, &errs](const std::string& flag, const std::string& value) {
+         if (auto n = parseNumber(value)) {
            f.kubeApiQps = *n;
          } else {
-           errs.push_back(flag + ": \"" + v + "\" is not a number");
+           errs.push_back(flag + ": \"" + value + "\" is not a number");
          }
        }},
       {"kube-api-burst",
-       [&](const std::string& flag, const std::string& v) {
-         auto n = parseInteger(v);
+       [&f, &errs](const std::string& flag, const std::string& value) {
+         auto n = parseInteger(value);
          if (n && *n >= INT32_MIN && *n <= INT32_MAX) {
            f.kubeApiBurst = static_cast<int32_t>(*n);
          } else {
-           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+           errs.push_back(flag + ": \"" + value + "\" is not an integer");
          }
        }},
       {"feature-gates",
-       [&](const std::string&, const std::string& v) {
-         if (auto err = f.featureGates.set(v)) {
-           errs.push_back("invalid argument \"" + v + "\" for \"--feature-gates\" flag: " + *err);
+       [&f, &errs](const std::string&, const std::string& value) {
+         if (auto err = f.featureGates.set(value)) {
+           errs.push_back("invalid argument \"" + value +
+                          "\" for \"--feature-gates\" flag: " + *err);
          }
        }},
       {"v",
-       [&](const std::string& flag, const std::string& v) {
-         auto n = parseInteger(v);
+       [&f, &errs](const std::string& flag, const std::string& value) {
+         auto n = parseInteger(value);
          if (n && *n >= 0 && *n <= 100) {
            f.verbosity = static_cast<int>(*n);
          } else {
-           errs.push_back(flag + ": \"" + v + "\" is not an integer");
+           errs.push_back(flag + ": \"" + value + "\" is not an integer");
          }
        }},
-  };
+  });
+}
 
-  const std::map<std::string, std::function<void(bool)>> booleans = {
-      {"leader-elect", [&](bool v) { f.leaderElect = v; }},
-      {"diagnosis-annotation", [&](bool v) { f.diagnosisAnnotation = v; }},
-      {"use-legacy-policy-config", [&](bool v) { f.useLegacyPolicyConfig = v; }},
-      {"authentication-skip-lookup", [&](bool v) { authn.skipLookup = v; }},
-      {"authentication-tolerate-lookup-failure", [&](bool v) { authn.tolerateLookupFailure = v; }},
+std::map<std::string, std::function<void(bool)>> booleanFlags(CommandLine& f) {
+  auto& authn = f.serving.authentication;
+  return {
+      {"leader-elect", [&f](bool v) { f.leaderElect = v; }},
+      {"diagnosis-annotation", [&f](bool v) { f.diagnosisAnnotation = v; }},
+      {"use-legacy-policy-config", [&f](bool v) { f.useLegacyPolicyConfig = v; }},
+      {"authentication-skip-lookup", [&authn](bool v) { authn.skipLookup = v; }},
+      {"authentication-tolerate-lookup-failure",
+       [&authn](bool v) { authn.tolerateLookupFailure = v; }},
   };
+}
+
+// What the flags say together that none says alone.
+void checkCombinations(const CommandLine& f, std::vector<std::string>& errs) {
+  if (f.useLegacyPolicyConfig && f.policyConfigFile.empty()) {
+    errs.push_back("--policy-config-file: required when --use-legacy-policy-config is true");
+  }
+  if (f.serving.tlsCertFile.empty() != f.serving.tlsPrivateKeyFile.empty()) {
+    errs.push_back("--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  for (const auto& p : f.serving.authorization.alwaysAllowPaths) {
+    if (auto star = p.find('*'); star != std::string::npos && star + 1 != p.size()) {
+      errs.push_back("--authorization-always-allow-paths: \"" + p +
+                     "\": only a trailing * is allowed");
+    }
+  }
+}
+
+}  // namespace
+
+ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
+  ParsedCommandLine out;
+  CommandLine& f = out.flags;
+  auto& errs = out.errors;
+  Values values(errs);
+  Setters valued;
+  addSchedulerFlags(valued, f, values);
+  addServingFlags(valued, f.serving, values);
+  const auto booleans = booleanFlags(f);
 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -374,18 +430,7 @@ ParsedCommandLine parseCommandLine(const std::vector<std::string>& args) {
     }
     it->second(name == "v" ? "-v" : flag, *value);
   }
-  if (f.useLegacyPolicyConfig && f.policyConfigFile.empty()) {
-    errs.push_back("--policy-config-file: required when --use-legacy-policy-config is true");
-  }
-  if (f.serving.tlsCertFile.empty() != f.serving.tlsPrivateKeyFile.empty()) {
-    errs.push_back("--tls-cert-file and --tls-private-key-file must be given together");
-  }
-  for (const auto& p : authz.alwaysAllowPaths) {
-    if (auto star = p.find('*'); star != std::string::npos && star + 1 != p.size()) {
-      errs.push_back("--authorization-always-allow-paths: \"" + p +
-                     "\": only a trailing * is allowed");
-    }
-  }
+  checkCombinations(f, errs);
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-#include "extender/extender.h"
+#include "extender/extenders.h"
 
 namespace ksched::scheduler {
 namespace {

@@ -23,11 +23,11 @@
 #include <ksched/registry.h>
 
 #include "client/rest_client.h"
-#include "framework/cluster_api.h"
 #include "informer/informer.h"
 #include "scheduler/event_recorder.h"
 #include "scheduler/informer_listers.h"
 #include "scheduler/object_informer.h"
+#include "scheduler/rest_cluster_api.h"
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
@@ -89,7 +89,7 @@ class Scheduler {
   // destroyed (stopped) before them.
   client::RestClient& client_;
   client::RestClient& eventsClient_;
-  framework::RestClusterApi api_;
+  RestClusterApi api_;
   ApiEventRecorder events_;
   informer::Informer<api::Pod> pods_;
   informer::Informer<api::Node> nodes_;

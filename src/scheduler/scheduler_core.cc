@@ -11,6 +11,7 @@
 
 #include <ksched/api/features.h>
 
+#include "extender/http_extender.h"
 #include "queue/pod_update.h"
 
 namespace ksched::scheduler {

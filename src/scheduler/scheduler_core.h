@@ -64,13 +64,13 @@
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/cluster_api.h>
+#include <ksched/extender.h>
 #include <ksched/registry.h>
 
 #include "cache/cache.h"
 #include "cache/snapshot.h"
 #include "config/profile.h"
 #include "config/scheduler_config.h"
-#include "extender/extender.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
 #include "metrics/metrics.h"

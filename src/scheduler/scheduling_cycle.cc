@@ -7,6 +7,7 @@
 
 #include <ksched/api/pod.h>
 
+#include "extender/extenders.h"
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {

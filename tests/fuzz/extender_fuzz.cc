@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "extender/extender.h"
+#include "extender/http_extender.h"
 #include "tests/fuzz/fuzz_util.h"
 
 using namespace ksched;

@@ -9,7 +9,7 @@
 #include "config/policy.h"
 #include "config/scheduler_config.h"
 #include "config/wiring.h"
-#include "extender/extender.h"
+#include "extender/http_extender.h"
 #include "plugins/registry.h"
 #include "tests/fuzz/fuzz_util.h"
 

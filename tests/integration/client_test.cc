@@ -9,8 +9,8 @@
 
 #include "client/rest_client.h"
 #include "cluster.h"
-#include "framework/cluster_api.h"
 #include "objects.h"
+#include "scheduler/rest_cluster_api.h"
 
 namespace ksched::testing {
 namespace {
@@ -195,7 +195,7 @@ TEST(ClientIntegration, ABindingAnswered409IsCheckedAgainstThePod) {
   pod.metadata.uid = created["metadata"]["uid"];
 
   RestClient sched(TestCluster::get().config("scheduler"));
-  framework::RestClusterApi api(sched);
+  scheduler::RestClusterApi api(sched);
   EXPECT_FALSE(api.bindPod(pod, "rebind-node"));
   // The same binding again, as a retry after a lost answer: the apiserver says 409, the pod
   // says it is bound there.

@@ -16,8 +16,8 @@
 #include "client/rest_client.h"
 #include "cluster.h"
 #include "dra.h"
-#include "framework/cluster_api.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
+#include "scheduler/rest_cluster_api.h"
 #include "scheduling.h"
 #include "tests/support/plugin_test_util.h"
 
@@ -134,7 +134,7 @@ class DraPlugin : public ::testing::Test {
     return plugin.preBind(s, pod, "n1");
   }
 
-  framework::RestClusterApi api_{TestCluster::get().admin()};
+  scheduler::RestClusterApi api_{TestCluster::get().admin()};
   plugins::testutil::FakeHandle handle_;
 };
 

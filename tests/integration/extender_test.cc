@@ -1,7 +1,5 @@
 // HTTP extenders end to end: a small extender served on loopback by the test process, an
 // in-process scheduler configured to call it, and the real apiserver.
-#include "extender/extender.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -20,6 +18,8 @@
 #include <ksched/testing/fakes.h>
 
 #include "cluster.h"
+#include "extender/extenders.h"
+#include "extender/http_extender.h"
 #include "objects.h"
 #include "running_scheduler.h"
 #include "scheduling.h"

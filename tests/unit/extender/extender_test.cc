@@ -1,5 +1,3 @@
-#include "extender/extender.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +7,8 @@
 #include <ksched/api/pod.h>
 
 #include "extender/encode.h"
+#include "extender/extenders.h"
+#include "extender/http_extender.h"
 
 namespace ksched::extender {
 namespace {

@@ -1,11 +1,13 @@
-// The ClusterApi plugins get (include/ksched/cluster_api.h), over the scheduler's RestClient.
+// RestClusterApi: the ClusterApi (include/ksched/cluster_api.h) of the live daemon, over the
+// scheduler's RestClient. The Scheduler (scheduler.h) gives it to the core, and so to plugins
+// through Handle::api(); the framework sees only the interface.
 #pragma once
 
 #include <ksched/cluster_api.h>
 
 #include "client/rest_client.h"
 
-namespace ksched::framework {
+namespace ksched::scheduler {
 
 class RestClusterApi final : public ClusterApi {
  public:
@@ -32,4 +34,4 @@ class RestClusterApi final : public ClusterApi {
   client::RestClient& client_;
 };
 
-}  // namespace ksched::framework
+}  // namespace ksched::scheduler

@@ -1,11 +1,11 @@
-#include "framework/cluster_api.h"
+#include "scheduler/rest_cluster_api.h"
 
 #include <exception>
 #include <utility>
 
 #include "client/errors.h"
 
-namespace ksched::framework {
+namespace ksched::scheduler {
 namespace {
 
 // Runs one request; a thrown client::ApiError becomes its typed copy.
@@ -104,4 +104,4 @@ ApiResult RestClusterApi::remove(const std::string& path, const nlohmann::json& 
   });
 }
 
-}  // namespace ksched::framework
+}  // namespace ksched::scheduler

@@ -1,9 +1,10 @@
-// HTTP scheduler extenders (upstream HTTPExtender, extender/v1 wire types): the `extenders` of
-// KubeSchedulerConfiguration, called by the scheduling algorithm (Filter after the Filter
-// plugins, Prioritize added to the plugin scores), by the binding cycle (Bind instead of the
-// Bind plugins) and by DefaultPreemption (ProcessPreemption on its candidates).
+// HttpExtender: the Extender (<ksched/extender.h>) over HTTP (upstream HTTPExtender, extender/v1
+// wire types), one per entry of KubeSchedulerConfiguration's `extenders`. The scheduler calls
+// them through the interface (extenders.h: Filter after the Filter plugins, Prioritize added to
+// the plugin scores, Bind instead of the Bind plugins), and DefaultPreemption
+// (ProcessPreemption on its candidates).
 //
-// An Extender is built once from its configuration and is immutable: every call opens its own
+// An HttpExtender is built once from its configuration and is immutable: every call opens its own
 // HTTP(S) connection, so calls from several threads run concurrently. Calls do network I/O and
 // return a Status: Error with upstream's message when the extender cannot be reached, answers
 // other than 200, returns malformed JSON or reports an error itself.
@@ -23,12 +24,12 @@
 #pragma once
 
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,13 +44,6 @@
 
 namespace ksched::extender {
 
-// Highest score an extender gives (extender/v1 MaxExtenderPriority).
-inline constexpr int64_t kMaxExtenderPriority = 10;
-// Upstream framework.MaxNodeScore.
-inline constexpr int64_t kMaxNodeScore = 100;
-// The name recorded among a pod's unschedulable plugins when extenders rejected nodes
-// (upstream framework.ExtenderName): any cluster event retries the pod.
-inline constexpr std::string_view kExtenderName = "Extender";
 // httpTimeout when the configuration leaves it 0 (upstream DefaultExtenderTimeout).
 inline constexpr std::chrono::seconds kDefaultHTTPTimeout{5};
 
@@ -89,24 +83,6 @@ struct MetaVictims {
                                                   const std::map<std::string, Victims>& victims,
                                                   bool nodeCacheCapable);
 [[nodiscard]] std::map<std::string, MetaVictims> decodePreemptionResult(const nlohmann::json& j);
-
-// An extender's score in the plugin score range: score × weight × (MaxNodeScore /
-// MaxExtenderPriority), saturated at the int64 bounds (an extender may answer any integer).
-[[nodiscard]] constexpr int64_t combinedScore(int64_t score, int64_t weight) {
-  int64_t out = 0;
-  if (__builtin_mul_overflow(score, weight, &out) ||
-      __builtin_mul_overflow(out, kMaxNodeScore / kMaxExtenderPriority, &out)) {
-    return (score < 0) != (weight < 0) ? INT64_MIN : INT64_MAX;
-  }
-  return out;
-}
-
-// a + b, saturated at the int64 bounds.
-[[nodiscard]] constexpr int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) return b < 0 ? INT64_MIN : INT64_MAX;
-  return out;
-}
 
 // Invalid extender configuration (URL, TLS files or data).
 class ExtenderError : public std::runtime_error {
@@ -169,24 +145,5 @@ class HttpExtender final : public Extender {
 
 // Builds every configured extender (throws ExtenderError naming "extenders[i]").
 [[nodiscard]] ExtenderList buildExtenders(const std::vector<config::Extender>& configs);
-
-// Upstream findNodesThatPassExtenders: each interested extender with a filterVerb, in order,
-// filters the nodes the previous one kept; rejections are added to `statuses` (reasons of a
-// node rejected several times are aggregated; failedAndUnresolvable wins). An error of a
-// non-ignorable extender is returned; ignorable ones are skipped.
-Status findNodesThatPassExtenders(const ExtenderList& extenders, const api::Pod& pod,
-                                  std::vector<const NodeInfo*>& feasible, NodeToStatus& statuses);
-
-// Upstream prioritizeNodes' extender part: the interested extenders with a prioritizeVerb run
-// concurrently; each node's scores gain combinedScore(score, weight). Errors are logged and
-// ignored (the extender gives no score). `scores` is parallel to `nodes`.
-void addExtenderScores(const ExtenderList& extenders, const api::Pod& pod,
-                       const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& scores);
-
-// Upstream extendersBinding: the first interested binder extender binds the pod. Returns
-// nullopt when none did (the Bind plugins then run); an ignorable binder's error passes on to
-// the next.
-[[nodiscard]] std::optional<Status> bindWithExtenders(const ExtenderList& extenders,
-                                                      const api::Pod& pod, const std::string& node);
 
 }  // namespace ksched::extender

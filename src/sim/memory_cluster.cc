@@ -1,0 +1,362 @@
+#include "sim/memory_cluster.h"
+
+#include <cctype>
+#include <cstddef>
+
+namespace ksched::sim {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The objects of `others` a watch of `path` ("/apis/<group>/<version>/<plural>",
+// "/api/v1/<plural>", optionally "/namespaces/<ns>/" before the plural) would list.
+std::vector<UnstructuredPtr> watchedObjects(const Cluster& cluster, const std::string& path,
+                                            std::set<std::string>& kinds) {
+  std::string rest = path;
+  std::string apiVersion;
+  if (rest.starts_with("/apis/")) {
+    rest = rest.substr(6);
+    const size_t g = rest.find('/');
+    const size_t v = g == std::string::npos ? g : rest.find('/', g + 1);
+    if (v == std::string::npos) return {};
+    apiVersion = rest.substr(0, v);
+    rest = rest.substr(v + 1);
+  } else if (rest.starts_with("/api/v1/")) {
+    apiVersion = "v1";
+    rest = rest.substr(8);
+  } else {
+    return {};
+  }
+  std::string ns;
+  if (rest.starts_with("namespaces/")) {
+    rest = rest.substr(11);
+    const size_t s = rest.find('/');
+    if (s == std::string::npos) return {};
+    ns = rest.substr(0, s);
+    rest = rest.substr(s + 1);
+  }
+  std::vector<UnstructuredPtr> out;
+  for (const auto& [key, objects] : cluster.others) {
+    if (!key.starts_with(apiVersion + "/")) continue;
+    const std::string kind = lower(key.substr(apiVersion.size() + 1));
+    if (rest != kind + "s" && rest != kind + "es" && rest != kind) continue;
+    kinds.insert(key);
+    for (const auto& o : objects) {
+      if (ns.empty() || o->metadata.namespace_ == ns) out.push_back(o);
+    }
+  }
+  return out;
+}
+
+ApiError notFound(const api::Pod& pod) {
+  return ApiError{404, "NotFound", "pods \"" + keyOf(pod) + "\" not found"};
+}
+
+// JSON patch operations "test" and "remove" on /status/conditions/<i>[/<field>]; the error,
+// if one fails or is of another kind.
+std::optional<std::string> applyConditionOps(api::Pod& pod, const nlohmann::json& ops) {
+  static constexpr std::string_view kPrefix = "/status/conditions/";
+  for (const auto& op : ops) {
+    if (!op.is_object()) return "a JSON patch operation must be an object";
+    const std::string kind = op.value("op", "");
+    const std::string path = op.value("path", "");
+    if (!path.starts_with(kPrefix)) return "unsupported path " + path;
+    std::string rest = path.substr(kPrefix.size());
+    const std::string field =
+        rest.find('/') == std::string::npos ? "" : rest.substr(rest.find('/') + 1);
+    rest = rest.substr(0, rest.find('/'));
+    size_t i = 0;
+    if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos ||
+        (i = std::stoul(rest)) >= pod.status.conditions.size()) {
+      return "no condition at " + path;
+    }
+    auto& c = pod.status.conditions[i];
+    if (kind == "remove" && field.empty()) {
+      pod.status.conditions.erase(pod.status.conditions.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (kind == "test") {
+      const std::string* have = field == "type"      ? &c.type
+                                : field == "status"  ? &c.status
+                                : field == "reason"  ? &c.reason
+                                : field == "message" ? &c.message
+                                                     : nullptr;
+      const auto want = op.find("value");
+      if (have == nullptr || want == op.end() || !want->is_string() ||
+          want->get<std::string>() != *have) {
+        return "test failed at " + path;
+      }
+    } else {
+      return "unsupported operation " + kind + " at " + path;
+    }
+  }
+  return std::nullopt;
+}
+
+// A merge patch of the scheduler's status writes (nominatedNodeName, the extended resource
+// claim's status, conditions, annotations) applied to `pod`. Throws nlohmann::json::exception
+// on a malformed one.
+void applyStatusPatch(api::Pod& pod, const nlohmann::json& patch) {
+  if (auto s = patch.find("status"); s != patch.end() && s->is_object()) {
+    if (auto n = s->find("nominatedNodeName"); n != s->end()) {
+      pod.status.nominatedNodeName = n->is_string() ? n->get<std::string>() : "";
+    }
+    if (auto e = s->find("extendedResourceClaimStatus"); e != s->end() && e->is_object()) {
+      api::PodExtendedResourceClaimStatus ext;
+      ext.resourceClaimName = e->value("resourceClaimName", "");
+      for (const auto& m : e->value("requestMappings", nlohmann::json::array())) {
+        ext.requestMappings.push_back({m.value("containerName", ""), m.value("resourceName", ""),
+                                       m.value("requestName", "")});
+      }
+      pod.status.extendedResourceClaimStatus = std::move(ext);
+    }
+    if (auto cs = s->find("conditions"); cs != s->end() && cs->is_array()) {
+      for (const auto& c : *cs) {
+        api::PodCondition pc;
+        pc.type = c.value("type", "");
+        pc.status = c.value("status", "");
+        pc.reason = c.value("reason", "");
+        pc.message = c.value("message", "");
+        std::erase_if(pod.status.conditions,
+                      [&](const api::PodCondition& x) { return x.type == pc.type; });
+        pod.status.conditions.push_back(std::move(pc));
+      }
+    }
+  }
+  if (auto m = patch.find("metadata"); m != patch.end() && m->is_object()) {
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+      for (const auto& [k, v] : a->items()) {
+        if (v.is_string()) pod.metadata.annotations[k] = v.get<std::string>();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string keyOf(const api::Pod& p) { return p.metadata.namespace_ + "/" + p.metadata.name; }
+
+MemoryCluster::MemoryCluster(const Cluster& cluster, bool victimsBecomePending, uint64_t& recreated,
+                             std::function<void(const std::string& uid)> onRecreated)
+    : cluster_(cluster),
+      victimsBecomePending_(victimsBecomePending),
+      recreated_(recreated),
+      onRecreated_(std::move(onRecreated)) {}
+
+void MemoryCluster::deliverFeed() {
+  for (;;) {
+    std::vector<std::function<void()>> batch;
+    {
+      std::lock_guard lock(mu_);
+      if (feed_.empty()) break;
+      batch.swap(feed_);
+    }
+    for (auto& f : batch) f();
+  }
+}
+
+std::function<void(std::function<void()>)> MemoryCluster::deliverer() {
+  return [this](std::function<void()> f) { enqueue(std::move(f)); };
+}
+
+std::shared_ptr<const ObjectStore> MemoryCluster::watch(const ObjectWatch& w,
+                                                        ObjectEventHandlers handlers) {
+  std::lock_guard lock(mu_);
+  // Files may hold any served version of the kind: every one is watched.
+  auto objects = watchedObjects(cluster_, w.path, watchedKinds_);
+  std::vector<std::string> paths{w.path};
+  for (const auto& alt : w.alternatives) {
+    auto more = watchedObjects(cluster_, alt, watchedKinds_);
+    objects.insert(objects.end(), more.begin(), more.end());
+    paths.push_back(alt);
+  }
+  // The resourceclaim controller's part (claims from templates) reads the templates.
+  if (w.path.ends_with("/resourceclaims")) {
+    for (const auto& [key, kindObjects] : cluster_.others) {
+      if (key.starts_with("resource.k8s.io/") && key.ends_with("/ResourceClaimTemplate")) {
+        watchedKinds_.insert(key);
+      }
+    }
+  }
+  return watched_.watch(std::move(paths), std::move(objects), std::move(handlers));
+}
+
+PodPtr MemoryCluster::insert(const PodPtr& given) {
+  PodPtr p = given;
+  // Outside the lock: the claims' watches see them added at once, and their handlers may read.
+  if (!p->spec.resourceClaims.empty()) {
+    auto copy = std::make_shared<api::Pod>(*p);
+    if (watched_.generateClaims(*copy, cluster_.others)) p = std::move(copy);
+  }
+  std::lock_guard lock(mu_);
+  pods_[p->metadata.uid] = p;
+  keys_[p->metadata.uid] = keyOf(*p);
+  order_.push_back(p->metadata.uid);
+  return p;
+}
+
+std::string MemoryCluster::freeUid(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  const std::string base = "sim-" + pod.metadata.namespace_ + "-" + pod.metadata.name;
+  std::string uid = base;
+  for (int i = 1; pods_.contains(uid); ++i) uid = base + "-" + std::to_string(i);
+  return uid;
+}
+
+bool MemoryCluster::contains(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  return pods_.contains(uid);
+}
+
+PodPtr MemoryCluster::latest(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  if (auto it = pods_.find(uid); it != pods_.end()) return it->second;
+  if (auto it = lastSeen_.find(uid); it != lastSeen_.end()) return it->second;
+  return nullptr;
+}
+
+bool MemoryCluster::gone(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  return gone_.contains(uid);
+}
+
+bool MemoryCluster::placed(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  return it != pods_.end() && !it->second->spec.nodeName.empty();
+}
+
+std::string MemoryCluster::key(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  auto it = keys_.find(uid);
+  return it == keys_.end() ? "" : it->second;
+}
+
+std::vector<std::string> MemoryCluster::devicesOf(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  return watched_.devicesOf(pod);
+}
+
+std::vector<std::pair<std::string, Victim>> MemoryCluster::victims() const {
+  std::lock_guard lock(mu_);
+  return victims_;
+}
+
+std::vector<std::pair<std::string, size_t>> MemoryCluster::unreadKinds() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const auto& [kind, objects] : cluster_.others) {
+    if (!watchedKinds_.contains(kind)) out.emplace_back(kind, objects.size());
+  }
+  return out;
+}
+
+void MemoryCluster::writeBack(Cluster& out) const {
+  std::lock_guard lock(mu_);
+  std::vector<PodPtr> pods;
+  pods.reserve(order_.size());
+  for (const auto& uid : order_) {
+    if (auto it = pods_.find(uid); it != pods_.end()) pods.push_back(it->second);
+  }
+  out.pods = std::move(pods);
+  watched_.writeBack(out.others);
+}
+
+ApiResult MemoryCluster::bindPod(const api::Pod& pod, const std::string& nodeName) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(pod.metadata.uid);
+  if (it == pods_.end()) return notFound(pod);
+  if (!it->second->spec.nodeName.empty()) {
+    return ApiError{
+        409, "Conflict",
+        "pod " + keyOf(pod) + " is already assigned to node \"" + it->second->spec.nodeName + "\""};
+  }
+  auto bound = std::make_shared<api::Pod>(*it->second);
+  bound->spec.nodeName = nodeName;
+  bound->status.nominatedNodeName.clear();
+  std::erase_if(bound->status.conditions,
+                [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
+  bound->status.conditions.push_back({"PodScheduled", "True", "", "", ""});
+  PodPtr old = it->second;
+  it->second = bound;
+  enqueue([this, old, bound] { core_->onPodUpdate(old, bound); });
+  return std::nullopt;
+}
+
+ApiResult MemoryCluster::deletePod(const api::Pod& pod) {
+  std::string recreatedUid;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(pod.metadata.uid);
+    if (it == pods_.end()) return notFound(pod);
+    PodPtr old = it->second;
+    pods_.erase(it);
+    lastSeen_[old->metadata.uid] = old;
+    gone_.insert(old->metadata.uid);
+    victims_.emplace_back(old->metadata.uid, Victim{old->metadata.namespace_, old->metadata.name,
+                                                    old->spec.nodeName, ""});
+    enqueue([this, old] { core_->onPodDelete(old); });
+    if (victimsBecomePending_) {
+      auto again = std::make_shared<api::Pod>(*old);
+      again->spec.nodeName.clear();
+      again->metadata.uid = old->metadata.uid + "-r" + std::to_string(++recreated_);
+      again->metadata.deletionTimestamp.reset();
+      again->status = api::PodStatus{};
+      again->status.phase = "Pending";
+      pods_[again->metadata.uid] = again;
+      keys_[again->metadata.uid] = keys_[old->metadata.uid];
+      order_.push_back(again->metadata.uid);
+      recreatedUid = again->metadata.uid;
+      enqueue([this, again] { core_->onPodAdd(again); });
+    }
+  }
+  if (!recreatedUid.empty() && onRecreated_) onRecreated_(recreatedUid);
+  return std::nullopt;
+}
+
+ApiResult MemoryCluster::patchPodStatus(const api::Pod& pod, const nlohmann::json& patch,
+                                        std::string_view /*contentType*/) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(pod.metadata.uid);
+  if (it == pods_.end()) return notFound(pod);
+  auto next = std::make_shared<api::Pod>(*it->second);
+  if (patch.is_array()) {
+    // A JSON patch: the scheduler's removal of a condition, guarded by tests.
+    if (auto error = applyConditionOps(*next, patch)) return ApiError{422, "Invalid", *error};
+  } else {
+    try {
+      applyStatusPatch(*next, patch);
+    } catch (const nlohmann::json::exception& e) {
+      return ApiError{422, "Invalid", e.what()};
+    }
+  }
+  PodPtr old = it->second;
+  it->second = next;
+  enqueue([this, old, next] { core_->onPodUpdate(old, next); });
+  return std::nullopt;
+}
+
+ApiResult MemoryCluster::get(const std::string& path, nlohmann::json* out) {
+  std::lock_guard lock(mu_);
+  return watched_.get(path, out);
+}
+
+ApiResult MemoryCluster::patch(const std::string& path, const nlohmann::json& patch,
+                               nlohmann::json* out, std::string_view /*contentType*/) {
+  std::lock_guard lock(mu_);
+  return watched_.patch(path, patch, out, deliverer());
+}
+
+ApiResult MemoryCluster::create(const std::string& path, const nlohmann::json& object,
+                                nlohmann::json* out) {
+  std::lock_guard lock(mu_);
+  return watched_.create(path, object, out, deliverer());
+}
+
+ApiResult MemoryCluster::remove(const std::string& path, const nlohmann::json& preconditions) {
+  std::lock_guard lock(mu_);
+  return watched_.remove(path, preconditions, deliverer());
+}
+
+}  // namespace ksched::sim
