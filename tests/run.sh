@@ -28,7 +28,9 @@ shift || true
 # same machine, take seconds. Paths are taken relative to the repo so clones share entries.
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then
-  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
+  # pch_defines,time_macros: the test binaries' precompiled headers (tests/CMakeLists.txt).
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G} \
+    CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 

@@ -230,7 +230,7 @@ bool parseSemver(std::string_view s, Semver* out, std::string* error) {
 namespace {
 
 bool isDigitChar(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) {
+bool isSemverIdentChar(char c) {
   return isDigitChar(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
 }
 
@@ -253,7 +253,7 @@ bool validIdentifiers(std::string_view s, bool numeric) {
     if (part.empty()) return false;
     bool digits = true;
     for (char c : part) {
-      if (!isIdentChar(c)) return false;
+      if (!isSemverIdentChar(c)) return false;
       digits = digits && isDigitChar(c);
     }
     if (numeric && digits && !validNumber(part)) return false;

@@ -52,7 +52,7 @@ bool containsToken(std::string_view value, std::string_view token) {
   return false;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trimSpaceAndTab(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -150,7 +150,7 @@ ResponseParser::State ResponseParser::onHeader(std::string_view line) {
     return fail("malformed header line \"" + std::string(line.substr(0, 64)) + "\"");
   }
   const std::string_view name = line.substr(0, colon);
-  const std::string_view value = trim(line.substr(colon + 1));
+  const std::string_view value = trimSpaceAndTab(line.substr(colon + 1));
   if (equalsIgnoreCase(name, "content-length")) {
     size_t length = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
@@ -241,7 +241,7 @@ ResponseParser::State ResponseParser::feed(std::string_view data) {
             onHeader(line);
             break;
           case Phase::kChunkSize: {
-            std::string_view size = trim(line.substr(0, line.find(';')));
+            std::string_view size = trimSpaceAndTab(line.substr(0, line.find(';')));
             size_t n = 0;
             const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), n, 16);
             if (size.empty() || ec != std::errc() || end != size.data() + size.size()) {

@@ -14,8 +14,6 @@
 namespace ksched::scheduler {
 namespace {
 
-bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
-
 void warnFailed(const api::Pod& pod, std::string_view what, const ApiResult& r) {
   if (r && !r->isNotFound()) {
     spdlog::warn("updating {} of {}/{}: {}", what, pod.metadata.namespace_, pod.metadata.name,

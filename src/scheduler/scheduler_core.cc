@@ -17,8 +17,6 @@
 namespace ksched::scheduler {
 namespace {
 
-bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
-
 const StaticClusterListers kNoListers;
 
 }  // namespace

@@ -83,6 +83,9 @@
 
 namespace ksched::scheduler {
 
+// Bound, or on its way to be: the pod names a node.
+inline bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
+
 struct Options {
   std::vector<config::Profile> profiles{config::defaultProfile()};
   int parallelism = 16;                  // Filter/Score threads (capped by the machine's cores)

@@ -11,12 +11,6 @@
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
-namespace {
-
-bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
-
-}  // namespace
-
 struct SchedulerCore::BindTask {
   framework::Framework* fwk = nullptr;
   std::unique_ptr<QueuedPodInfo> qpi;

@@ -12,6 +12,8 @@ namespace ksched::sim {
 namespace {
 
 using namespace report;
+// sim::Victim (<ksched/sim.h>) is the simulation's; the report reads its own.
+using report::Victim;
 
 constexpr std::size_t kMaxNodeBars = 200;  // past this, a histogram of nodes per band
 constexpr std::size_t kMaxTableRows = 500;
