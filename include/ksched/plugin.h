@@ -114,6 +114,21 @@ class FilterPlugin : public virtual Plugin {
                                       const NodeInfo& nodeInfo) const = 0;
 };
 
+// Explain, the diagnosis annotation and `ksched simulate`: a Filter plugin may say what in the
+// pod, the node or another pod made its Filter reject a node ("taint dedicated=gpu:NoSchedule not
+// tolerated"), one sentence each, in a stable order; upstream's reasons name none of it. Called
+// only after this plugin's Filter rejected `nodeInfo`, with the CycleState the cycle's PreFilter
+// filled (a PreFilter that rejected the pod or skipped leaves its state out: fall back to the
+// pod and the node), on the explaining or the scheduling thread; never on the scheduling path
+// itself, so the Filter pays nothing for it. Return what the plugin can still find: empty when
+// the cause is gone (the node changed, or a pod nominated to the node caused it). A Filter that
+// knows the cause cheaply may attach it instead (Status::withDetails); details attached there win.
+class FilterExplainer : public virtual Plugin {
+ public:
+  [[nodiscard]] virtual std::vector<std::string> explainRejection(
+      const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo) const = 0;
+};
+
 // node name -> the status that rejected it.
 using NodeToStatus = std::unordered_map<std::string, Status>;
 

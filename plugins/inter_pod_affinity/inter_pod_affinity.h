@@ -63,6 +63,7 @@ struct InterPodAffinityArgs {
 class InterPodAffinity final : public PreFilterPlugin,
                                public PreFilterExtensions,
                                public FilterPlugin,
+                               public FilterExplainer,
                                public PreScorePlugin,
                                public ScorePlugin,
                                public EnqueueExtensions,
@@ -99,6 +100,13 @@ class InterPodAffinity final : public PreFilterPlugin,
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
 
+  // With the terms PreFilter resolved, over the handle's snapshot: each required affinity
+  // term with no pod matching the terms in the node's domain, the pod each required
+  // anti-affinity term finds there, and the existing pods there whose required anti-affinity
+  // selects the pod.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   // Thread-safe; needs the PreScore state.

@@ -578,5 +578,61 @@ TEST(InterPodAffinityAddRemove, WithoutStateIsAnError) {
   EXPECT_EQ(s.message(), "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them: the term,
+// and the pod found (or missing) in the node's domain.
+TEST(InterPodAffinityExplain, NamesTheTermAndThePod) {
+  using testutil::NodeWrapper;
+  using testutil::PodWrapper;
+  auto term = [](std::string key, std::string value, std::string topologyKey) {
+    api::PodAffinityTerm t;
+    t.labelSelector.emplace().matchLabels[std::move(key)] = std::move(value);
+    t.topologyKey = std::move(topologyKey);
+    return t;
+  };
+  auto withTerm = [](api::Pod p, bool anti, api::PodAffinityTerm t) {
+    if (!p.spec.affinity) p.spec.affinity.emplace();
+    auto& a = anti ? p.spec.affinity->podAntiAffinity : p.spec.affinity->podAffinity;
+    if (!a) a.emplace();
+    a->requiredDuringSchedulingIgnoredDuringExecution.push_back(std::move(t));
+    return p;
+  };
+  auto node = [](std::string name) {
+    return NodeWrapper(name).label("kubernetes.io/hostname", name);
+  };
+  {
+    testutil::SnapshotHandle h(
+        {PodWrapper("web-2").uid("web-2").label("app", "web").nodeName("n1").ptr()},
+        {node("n1").ptr()});
+    auto pl = makePlugin(interPodAffinityFactory(), nullptr, h);
+    const api::Pod pod = withTerm(PodWrapper("p").uid("p").obj(), true,
+                                  term("app", "web", "kubernetes.io/hostname"));
+    EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "n1"),
+              std::vector<std::string>{"anti-affinity term app=web on kubernetes.io/hostname: pod "
+                                       "default/web-2 is on this node"});
+  }
+  {
+    const api::Pod db = withTerm(PodWrapper("db-0").uid("db-0").nodeName("n2").obj(), true,
+                                 term("app", "web", "zone"));
+    testutil::SnapshotHandle h(
+        {std::make_shared<const api::Pod>(db)},
+        {node("n1").label("zone", "a").ptr(), node("n2").label("zone", "a").ptr()});
+    auto pl = makePlugin(interPodAffinityFactory(), nullptr, h);
+    EXPECT_EQ(
+        testutil::explainAfterFilter(*pl, h.snapshot(),
+                                     PodWrapper("p").uid("p").label("app", "web").obj(), "n1"),
+        std::vector<std::string>{"pod default/db-0 on node n2 (zone=a) has anti-affinity term "
+                                 "app=web on zone that selects this pod"});
+  }
+  {
+    testutil::SnapshotHandle h(
+        {PodWrapper("db-0").uid("db-0").label("app", "db").nodeName("n2").ptr()},
+        {node("n1").label("zone", "c").ptr(), node("n2").label("zone", "a").ptr()});
+    auto pl = makePlugin(interPodAffinityFactory(), nullptr, h);
+    const api::Pod pod = withTerm(PodWrapper("p").uid("p").obj(), false, term("app", "db", "zone"));
+    EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "n1"),
+              std::vector<std::string>{"affinity term app=db on zone: no matching pod in zone=c"});
+  }
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -44,6 +44,7 @@ struct NodeAffinityArgs {
 
 class NodeAffinity final : public PreFilterPlugin,
                            public FilterPlugin,
+                           public FilterExplainer,
                            public PreScorePlugin,
                            public ScorePlugin,
                            public EnqueueExtensions,
@@ -73,6 +74,11 @@ class NodeAffinity final : public PreFilterPlugin,
   // Thread-safe; does not need the PreFilter data.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each nodeSelector entry the node does not match, the first failing requirement of each
+  // required term (the pod's, then addedAffinity's), with the node's value of that label.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Skip when neither the pod nor addedAffinity has preferred terms.
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;

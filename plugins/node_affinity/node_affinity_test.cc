@@ -583,5 +583,35 @@ TEST(NodeAffinityArgsTest, Validation) {
       "operators, values set can't be empty");
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them: the pod's
+// nodeSelector and required terms, and the profile's addedAffinity.
+TEST(NodeAffinityExplain, NamesTheSelectorOrTermAndTheNodesLabel) {
+  using testutil::NodeWrapper;
+  using testutil::PodWrapper;
+  testutil::SnapshotHandle h(
+      {}, {NodeWrapper("hdd").label("disktype", "hdd").ptr(), NodeWrapper("bare").ptr(),
+           NodeWrapper("zone-c").label("zone", "c").ptr()});
+  auto pl = makePlugin(nodeAffinityFactory(), nullptr, h);
+  const api::Pod ssd = PodWrapper("p").uid("p").nodeSelector({{"disktype", "ssd"}}).obj();
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), ssd, "hdd"),
+            std::vector<std::string>{"nodeSelector disktype=ssd: node has disktype=hdd"});
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), ssd, "bare"),
+            std::vector<std::string>{"nodeSelector disktype=ssd: label disktype missing"});
+  const api::Pod zones =
+      PodWrapper("p").uid("p").nodeAffinity("zone", api::SelectorOperator::kIn, {"a", "b"}).obj();
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), zones, "zone-c"),
+            std::vector<std::string>{"requiredDuringScheduling term 0: zone In [a,b]: node has "
+                                     "zone=c"});
+
+  auto added = makePlugin(nodeAffinityFactory(), json::parse(R"({"addedAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}]}}})"),
+                          h);
+  EXPECT_EQ(
+      testutil::explainAfterFilter(*added, h.snapshot(), PodWrapper("p").uid("p").obj(), "bare"),
+      std::vector<std::string>{
+          "the profile's addedAffinity term 0: pool In [batch]: label pool missing"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -48,6 +48,24 @@ Status NodeDeclaredFeatures::filter(const CycleState& state, const api::Pod& /*p
   return {};
 }
 
+std::vector<std::string> NodeDeclaredFeatures::explainRejection(const CycleState& state,
+                                                                const api::Pod& pod,
+                                                                const NodeInfo& nodeInfo) const {
+  std::vector<std::string> out;
+  const PreFilterState* s = state.read(kPreFilterKey);
+  const helper::FeatureSet required = s != nullptr ? s->required : helper::requiredFeatures(pod);
+  const auto missing = required.minus(nodeInfo.declaredFeatures());
+  const auto registry = helper::declaredFeatureRegistry();
+  const bool none = nodeInfo.node() == nullptr || nodeInfo.node()->status.declaredFeatures.empty();
+  for (size_t i = 0; i < registry.size(); ++i) {
+    if (!missing.contains(i)) continue;
+    out.push_back("node does not declare " + std::string(registry[i].name) + " (the pod has " +
+                  std::string(registry[i].neededWhen) + ")" +
+                  (none ? "; the node declares no features (a kubelet older than 1.35?)" : ""));
+  }
+  return out;
+}
+
 std::vector<ClusterEventWithHint> NodeDeclaredFeatures::eventsToRegister() const {
   if (!enabled_) return {};
   return {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,7 @@ namespace ksched::plugins {
 
 class NodeDeclaredFeatures final : public PreFilterPlugin,
                                    public FilterPlugin,
+                                   public FilterExplainer,
                                    public EnqueueExtensions,
                                    public SignPlugin {
  public:
@@ -45,6 +47,11 @@ class NodeDeclaredFeatures final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each feature the pod needs (PreFilter's set) that the node does not declare, with what in
+  // the pod needs it.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Node added or its declared features changed (isSchedulableAfterNodeChange); the pod itself
   // updated (isSchedulableAfterPodUpdate). None when disabled.
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;

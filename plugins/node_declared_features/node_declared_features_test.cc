@@ -208,5 +208,32 @@ TEST(NodeDeclaredFeaturesTest, FactoryReadsTheGate) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them.
+TEST(NodeDeclaredFeaturesExplain, NamesTheFeatureTheNodeDoesNotDeclare) {
+  api::Node declares = NodeWrapper("n2").obj();
+  declares.status.declaredFeatures = {"RestartAllContainersOnContainerExits"};
+  testutil::SnapshotHandle h(
+      {}, {NodeWrapper("n1").ptr(), std::make_shared<const api::Node>(std::move(declares))});
+  auto pl = makePlugin(nodeDeclaredFeaturesFactory(), nullptr, h);
+
+  api::Pod restarts = testutil::PodWrapper("p").uid("p").obj();
+  api::Container c;
+  c.name = "main";
+  c.restartPolicyRules.push_back({"RestartAllContainers"});
+  restarts.spec.containers.push_back(std::move(c));
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), restarts, "n1"),
+            std::vector<std::string>{
+                "node does not declare RestartAllContainersOnContainerExits (the pod has a "
+                "restartPolicyRules action RestartAllContainers); the node declares no features "
+                "(a kubelet older than 1.35?)"});
+
+  api::Pod hostNetwork = testutil::PodWrapper("p").uid("p").obj();
+  hostNetwork.spec.hostNetwork = true;
+  hostNetwork.spec.hostUsers = false;
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), hostNetwork, "n2"),
+            std::vector<std::string>{"node does not declare UserNamespacesHostNetworkSupport (the "
+                                     "pod has hostNetwork with hostUsers false)"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

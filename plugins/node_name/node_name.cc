@@ -18,6 +18,13 @@ Status NodeName::filter(const CycleState& /*state*/, const api::Pod& pod,
   return {};
 }
 
+std::vector<std::string> NodeName::explainRejection(const CycleState& /*state*/,
+                                                    const api::Pod& pod,
+                                                    const NodeInfo& /*nodeInfo*/) const {
+  if (pod.spec.nodeName.empty()) return {};
+  return {"pod asks for node " + pod.spec.nodeName};
+}
+
 std::vector<ClusterEventWithHint> NodeName::eventsToRegister() const {
   return {{EventResource::kNode, kAdd}};
 }

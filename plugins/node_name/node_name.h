@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,7 +14,10 @@
 
 namespace ksched::plugins {
 
-class NodeName final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
+class NodeName final : public FilterPlugin,
+                       public FilterExplainer,
+                       public EnqueueExtensions,
+                       public SignPlugin {
  public:
   // Opportunistic batching: its answers on a node depend on the pod and that node only.
   [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
@@ -24,6 +28,10 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions, public Sig
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // "pod asks for node <spec.nodeName>".
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Node added (no hint: any new node is worth a retry).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 

@@ -77,5 +77,14 @@ TEST(NodeNameTest, QueueingHints) {
       });
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them.
+TEST(NodeNameExplain, NamesTheNodeThePodAsksFor) {
+  testutil::SnapshotHandle h({}, {NodeWrapper("n1").ptr()});
+  auto pl = makePlugin(nodeNameFactory(), nullptr, h);
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(),
+                                         PodWrapper("p").uid("p").nodeName("other").obj(), "n1"),
+            std::vector<std::string>{"pod asks for node other"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -56,6 +56,28 @@ Status NodePorts::preFilter(CycleState& state, const api::Pod& pod, const NodeIn
   return {};
 }
 
+std::vector<std::string> NodePorts::explainRejection(const CycleState& state, const api::Pod& pod,
+                                                     const NodeInfo& nodeInfo) const {
+  std::vector<std::string> out;
+  const PreFilterState* s = state.read(kPreFilterKey);
+  for (const auto& p : s != nullptr ? s->ports : hostPorts(pod)) {
+    if (!nodeInfo.usedPorts().conflicts(p.hostIP, p.protocol, p.hostPort)) continue;
+    std::string text = "hostPort " + std::to_string(p.hostPort) + "/" +
+                       (p.protocol.empty() ? std::string(api::kProtocolTCP) : p.protocol) + " on " +
+                       (p.hostIP.empty() ? "0.0.0.0" : p.hostIP) + " is in use";
+    for (const auto& existing : nodeInfo.pods()) {
+      HostPortInfo held;
+      for (const auto& q : hostPorts(*existing->pod)) held.add(q.hostIP, q.protocol, q.hostPort);
+      if (held.conflicts(p.hostIP, p.protocol, p.hostPort)) {
+        text += " by pod " + existing->pod->metadata.key();
+        break;
+      }
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
 Status NodePorts::filter(const CycleState& state, const api::Pod& /*pod*/,
                          const NodeInfo& nodeInfo) const {
   const PreFilterState* s = state.read(kPreFilterKey);

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,7 @@ namespace ksched::plugins {
 
 class NodePorts final : public PreFilterPlugin,
                         public FilterPlugin,
+                        public FilterExplainer,
                         public EnqueueExtensions,
                         public SignPlugin {
  public:
@@ -37,6 +39,10 @@ class NodePorts final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each wanted port (PreFilter's list) in use on the node, and the first pod there holding it.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Pod deleted (isSchedulableAfterPodDeleted); node added (no hint). Host ports cannot change
   // in a pod update.
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;

@@ -269,5 +269,24 @@ TEST(NodePortsTest, QueueingHints) {
           });
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them.
+TEST(NodePortsExplain, NamesThePortAndThePodHoldingIt) {
+  auto withHostPort = [](api::Pod p, int32_t port) {
+    api::Container c;
+    c.name = "c";
+    c.ports.push_back({"http", 80, port, "", "TCP"});
+    p.spec.containers.push_back(std::move(c));
+    return std::make_shared<const api::Pod>(std::move(p));
+  };
+  testutil::SnapshotHandle h(
+      {withHostPort(PodWrapper("web-1").uid("web-1").nodeName("n1").obj(), 8080)},
+      {NodeWrapper("n1").ptr()});
+  auto pl = makePlugin(nodePortsFactory(), nullptr, h);
+  EXPECT_EQ(
+      testutil::explainAfterFilter(*pl, h.snapshot(),
+                                   *withHostPort(PodWrapper("p").uid("p").obj(), 8080), "n1"),
+      std::vector<std::string>{"hostPort 8080/TCP on 0.0.0.0 is in use by pod default/web-1"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

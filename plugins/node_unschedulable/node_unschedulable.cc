@@ -27,6 +27,13 @@ Status NodeUnschedulable::filter(const CycleState& /*state*/, const api::Pod& po
   return Status::unresolvable(std::string(kErrReasonUnschedulable));
 }
 
+std::vector<std::string> NodeUnschedulable::explainRejection(const CycleState& /*state*/,
+                                                             const api::Pod& /*pod*/,
+                                                             const NodeInfo& nodeInfo) const {
+  if (nodeInfo.node() == nullptr || !nodeInfo.node()->spec.unschedulable) return {};
+  return {"node is cordoned (spec.unschedulable)"};
+}
+
 std::vector<ClusterEventWithHint> NodeUnschedulable::eventsToRegister() const {
   return {
       {EventResource::kNode, kAdd | kUpdateNodeTaint, &isSchedulableAfterNodeChange},

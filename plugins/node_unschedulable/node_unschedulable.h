@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,7 +15,10 @@
 
 namespace ksched::plugins {
 
-class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
+class NodeUnschedulable final : public FilterPlugin,
+                                public FilterExplainer,
+                                public EnqueueExtensions,
+                                public SignPlugin {
  public:
   // Opportunistic batching: its answers on a node depend on the pod and that node only.
   [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
@@ -28,6 +32,10 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions, p
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // "node is cordoned (spec.unschedulable)".
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Node added or its taints changed, which includes spec.unschedulable turning false
   // (isSchedulableAfterNodeChange); a pod's tolerations changed
   // (isSchedulableAfterPodTolerationChange).

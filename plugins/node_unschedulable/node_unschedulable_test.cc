@@ -123,5 +123,13 @@ TEST(NodeUnschedulableTest, QueueingHints) {
       });
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them.
+TEST(NodeUnschedulableExplain, SaysTheNodeIsCordoned) {
+  testutil::SnapshotHandle h({}, {NodeWrapper("n1").unschedulable().ptr()});
+  auto pl = makePlugin(nodeUnschedulableFactory(), nullptr, h);
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), PodWrapper("p").uid("p").obj(), "n1"),
+            std::vector<std::string>{"node is cordoned (spec.unschedulable)"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -46,6 +46,20 @@ struct PreFilterState final : StateData {
 
 constexpr StateKey<PreFilterState> kPreFilterKey{NodeVolumeLimits::kPreFilterStateKey};
 
+// A driver's limit that the pod's new volumes would exceed on a node: `attached` unique volumes
+// there, `added` of the pod not attached yet, the node's `limit` (by the driver's limit key).
+struct OverLimit {
+  std::string_view key;
+  int attached = 0;
+  int added = 0;
+  int64_t limit = 0;
+};
+
+// The limits the pod's volumes would exceed on the node; with `firstOnly`, the first one alone
+// (Filter needs no more).
+std::vector<OverLimit> overLimits(const PreFilterState* s, const NodeInfo& nodeInfo,
+                                  bool firstOnly);
+
 bool usesClaims(const api::Pod& pod) {
   return std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
                      [](const api::Volume& v) { return v.persistentVolumeClaim || v.ephemeral; });
@@ -195,7 +209,38 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
                          "\" from cycleState: not found");
   }
   if (s->newVolumes.empty()) return {};
+  return overLimits(s, nodeInfo, true).empty()
+             ? Status()
+             : Status::unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
+}
 
+std::vector<std::string> NodeVolumeLimits::explainRejection(const CycleState& state,
+                                                            const api::Pod& /*pod*/,
+                                                            const NodeInfo& nodeInfo) const {
+  std::vector<std::string> out;
+  const PreFilterState* s = state.read(kPreFilterKey);
+  if (s == nullptr) return out;
+  for (const OverLimit& o : overLimits(s, nodeInfo, false)) {
+    // The driver is the unique name's first part ("<driver>/<volumeHandle>").
+    std::string driver(o.key);
+    for (const auto& [unique, key] : s->newVolumes) {
+      if (key == o.key) {
+        driver = unique.substr(0, unique.find('/'));
+        break;
+      }
+    }
+    out.push_back(std::to_string(o.attached) + " volumes of driver " + driver +
+                  " attached, the pod adds " + std::to_string(o.added) + ", limit " +
+                  std::to_string(o.limit));
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<OverLimit> overLimits(const PreFilterState* s, const NodeInfo& nodeInfo,
+                                  bool firstOnly) {
+  std::vector<OverLimit> out;
   std::map<std::string, int64_t, std::less<>> limits;
   for (const auto& [name, value] : nodeInfo.allocatable().scalar) {
     if (name.starts_with(kAttachableVolumesPrefix)) limits[name] = value;
@@ -204,12 +249,12 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
     if (auto it = s->csiNodes->find(nodeInfo.name()); it != s->csiNodes->end()) {
       for (const auto& d : it->second->spec.drivers) {
         if (d.allocatable && d.allocatable->count) {
-          limits[csiAttachLimitKey(d.name)] = *d.allocatable->count;
+          limits[NodeVolumeLimits::csiAttachLimitKey(d.name)] = *d.allocatable->count;
         }
       }
     }
   }
-  if (limits.empty()) return {};
+  if (limits.empty()) return out;
 
   std::map<std::string_view, std::string_view> attached;  // unique name -> limit key
   for (const auto& existing : nodeInfo.pods()) {
@@ -217,7 +262,7 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
     for (const auto& v : p.spec.volumes) {
       auto claim = claimName(p, v);
       if (!claim) continue;
-      const CSIVolume* vol = s->find(p.metadata.namespace_ + "/" + *claim);
+      const NodeVolumeLimits::CSIVolume* vol = s->find(p.metadata.namespace_ + "/" + *claim);
       if (vol != nullptr && !vol->uniqueName.empty()) attached[vol->uniqueName] = vol->limitKey;
     }
   }
@@ -231,11 +276,14 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
     auto limit = limits.find(key);
     if (limit == limits.end()) continue;
     if (attachedCount[key] + count > limit->second) {
-      return Status::unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
+      out.push_back({key, attachedCount[key], count, limit->second});
+      if (firstOnly) break;
     }
   }
-  return {};
+  return out;
 }
+
+}  // namespace
 
 std::vector<ClusterEventWithHint> NodeVolumeLimits::eventsToRegister() const {
   return {

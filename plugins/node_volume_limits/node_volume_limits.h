@@ -34,6 +34,7 @@ namespace ksched::plugins {
 
 class NodeVolumeLimits final : public PreFilterPlugin,
                                public FilterPlugin,
+                               public FilterExplainer,
                                public PreFilterExtensions,
                                public EnqueueExtensions,
                                public SignPlugin {
@@ -61,6 +62,11 @@ class NodeVolumeLimits final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each driver whose limit the pod's volumes would exceed on the node: "2 volumes of driver
+  // ebs.csi.aws.com attached, the pod adds 1, limit 2".
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // CSINode added; pod deleted (podDeletedHint); PVC added (pvcAddedHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 

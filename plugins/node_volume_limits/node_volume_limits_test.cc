@@ -450,5 +450,27 @@ TEST(NodeVolumeLimitsTest, QueueingHints) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer): the driver whose limit the pod's
+// volumes would exceed, the volumes attached, those the pod adds, and the limit.
+TEST(NodeVolumeLimitsExplain, NamesTheDriverItsCountAndItsLimit) {
+  testutil::FakeHandle h;
+  addObjects(h.mutableListers());
+  h.mutableListers().add(csiNode("node", {{kDriver, 2}, {kOtherDriver, 10}}));
+  NodeVolumeLimits pl(h.listers(), "prefix");
+  auto ni = testutil::makeNodeInfo(NodeWrapper("node"));
+  ni->addPod(infoOf(podWith({"pvc:csi-1"}, "existing0")));
+  ni->addPod(infoOf(podWith({"pvc:csi-2", "pvc:gce-0"}, "existing1")));
+  FakeLister lister({ni});
+  EXPECT_EQ(testutil::explainAfterFilter(pl, lister, podWith({"pvc:csi-0", "pvc:csi-3"}), "node"),
+            std::vector<std::string>{
+                "2 volumes of driver ebs.csi.aws.com attached, the pod adds 2, limit 2"});
+  // A volume of the pod already attached there (shared is bound to csi-0's PV) is not added.
+  ni->addPod(infoOf(podWith({"pvc:csi-0"}, "existing2")));
+  FakeLister full({ni});
+  EXPECT_EQ(testutil::explainAfterFilter(pl, full, podWith({"pvc:shared", "pvc:csi-3"}), "node"),
+            std::vector<std::string>{
+                "3 volumes of driver ebs.csi.aws.com attached, the pod adds 1, limit 2"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -180,12 +180,31 @@ Status NonCSIVolumeLimits::collectVolumes(const std::vector<api::Volume>& volume
 
 Status NonCSIVolumeLimits::filter(const CycleState& /*state*/, const api::Pod& pod,
                                   const NodeInfo& nodeInfo) const {
-  if (pod.spec.volumes.empty()) return {};
+  Usage u;
+  if (Status s = usage(pod, nodeInfo, u); !s.ok()) return s.isSkip() ? Status() : s;
+  if (u.attached + u.added > u.limit) {
+    return Status::unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
+  }
+  return {};
+}
+
+std::vector<std::string> NonCSIVolumeLimits::explainRejection(const CycleState& /*state*/,
+                                                              const api::Pod& pod,
+                                                              const NodeInfo& nodeInfo) const {
+  Usage u;
+  if (!usage(pod, nodeInfo, u).ok() || u.attached + u.added <= u.limit) return {};
+  return {std::to_string(u.attached) + " volumes of driver " + std::string(provisioner(type_)) +
+          " attached, the pod adds " + std::to_string(u.added) + ", limit " +
+          std::to_string(u.limit) + " (" + u.limitFrom + ")"};
+}
+
+Status NonCSIVolumeLimits::usage(const api::Pod& pod, const NodeInfo& nodeInfo, Usage& out) const {
+  if (pod.spec.volumes.empty()) return Status::skip();
   std::set<std::string> newVolumes;
   if (Status s = collectVolumes(pod.spec.volumes, pod.metadata.namespace_, newVolumes); !s.ok()) {
     return s;
   }
-  if (newVolumes.empty()) return {};
+  if (newVolumes.empty()) return Status::skip();
   const api::Node* node = nodeInfo.node();
   if (node == nullptr) return Status::error("node not found");
 
@@ -196,17 +215,15 @@ Status NonCSIVolumeLimits::filter(const CycleState& /*state*/, const api::Pod& p
       return s;
     }
   }
-  const int64_t numNew =
-      std::count_if(newVolumes.begin(), newVolumes.end(),
-                    [&](const std::string& id) { return !existing.contains(id); });
-
-  int64_t maxVolumes = maxVolumesOverride_.value_or(defaultMaxVolumes(type_, *node));
+  out.attached = static_cast<int64_t>(existing.size());
+  out.added = std::count_if(newVolumes.begin(), newVolumes.end(),
+                            [&](const std::string& id) { return !existing.contains(id); });
+  out.limit = maxVolumesOverride_.value_or(defaultMaxVolumes(type_, *node));
+  out.limitFrom = maxVolumesOverride_ ? std::string(kMaxPDVolsEnv) : "default";
   const auto& scalar = nodeInfo.allocatable().scalar;
   if (auto it = scalar.find(std::string(limitKey(type_))); it != scalar.end()) {
-    maxVolumes = it->second;
-  }
-  if (static_cast<int64_t>(existing.size()) + numNew > maxVolumes) {
-    return Status::unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
+    out.limit = it->second;
+    out.limitFrom = "node allocatable " + it->first;
   }
   return {};
 }

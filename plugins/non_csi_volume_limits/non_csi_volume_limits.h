@@ -40,7 +40,10 @@ namespace ksched::plugins {
 
 enum class InTreeVolumeType : uint8_t { kAWSEBS, kGCEPD, kAzureDisk, kCinder };
 
-class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions, public SignPlugin {
+class NonCSIVolumeLimits final : public FilterPlugin,
+                                 public FilterExplainer,
+                                 public EnqueueExtensions,
+                                 public SignPlugin {
  public:
   // Opportunistic batching: its answers on a node depend on the pod and that node only.
   [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
@@ -70,6 +73,12 @@ class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions, 
   // Thread-safe; reads the listers.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // The count against the limit and where the limit comes from: "3 volumes of driver
+  // kubernetes.io/aws-ebs attached, the pod adds 1, limit 3 (node allocatable
+  // attachable-volumes-aws-ebs)".
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Node added or its allocatable/labels changed; pod deleted (podDeletedHint); PVC added or
   // updated (queueIfClaimOfPod).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
@@ -92,6 +101,15 @@ class NonCSIVolumeLimits final : public FilterPlugin, public EnqueueExtensions, 
                                             const EventObject& newObj) const;
 
  private:
+  // The unique volumes of the type on the node, those of the pod not there yet, and the limit.
+  struct Usage {
+    int64_t attached = 0;
+    int64_t added = 0;
+    int64_t limit = 0;
+    std::string limitFrom;  // "node allocatable <key>", "KUBE_MAX_PD_VOLS" or "default"
+  };
+  // Skip when the pod has no volume of the type; Error as Filter's.
+  [[nodiscard]] Status usage(const api::Pod& pod, const NodeInfo& nodeInfo, Usage& out) const;
   // Adds the IDs of `volumes` of the type to `ids`; Error for a claim without a name.
   [[nodiscard]] Status collectVolumes(const std::vector<api::Volume>& volumes,
                                       const std::string& ns, std::set<std::string>& ids) const;

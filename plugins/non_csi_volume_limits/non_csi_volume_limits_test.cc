@@ -602,5 +602,40 @@ TEST(NonCSIVolumeLimitsTest, QueueingHints) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer): the volumes attached, those the pod
+// adds, the limit and where it comes from.
+TEST(NonCSIVolumeLimitsExplain, NamesTheCountTheLimitAndItsSource) {
+  testutil::FakeHandle h;
+  const api::Pod pod = podWith({"ebs:new", "ebs:a"});
+  const CycleState state;
+  const std::vector<api::Pod> two{podWith({"ebs:a"}), podWith({"ebs:b"})};
+  auto allocatable =
+      nodeWithPods(NodeWrapper("n").capacity({{"attachable-volumes-aws-ebs", "2"}}), two);
+  auto plain = nodeWithPods(NodeWrapper("n"), two);
+
+  NonCSIVolumeLimits byDefault(kEBS, h.listers());
+  ASSERT_EQ(byDefault.filter(state, pod, *allocatable).code(), Code::kUnschedulable);
+  EXPECT_EQ(byDefault.explainRejection(state, pod, *allocatable),
+            std::vector<std::string>{"2 volumes of driver kubernetes.io/aws-ebs attached, the pod "
+                                     "adds 1, limit 2 (node allocatable "
+                                     "attachable-volumes-aws-ebs)"});
+  EXPECT_TRUE(byDefault.explainRejection(state, pod, *plain).empty()) << "it fits: nothing to say";
+
+  NonCSIVolumeLimits overridden(kEBS, h.listers(), 2);
+  ASSERT_EQ(overridden.filter(state, pod, *plain).code(), Code::kUnschedulable);
+  EXPECT_EQ(overridden.explainRejection(state, pod, *plain),
+            std::vector<std::string>{"2 volumes of driver kubernetes.io/aws-ebs attached, the pod "
+                                     "adds 1, limit 2 (KUBE_MAX_PD_VOLS)"});
+
+  std::vector<api::Pod> many;
+  for (int i = 0; i < 25; ++i) many.push_back(podWith({"ebs:vol-" + std::to_string(i)}));
+  auto nitro =
+      nodeWithPods(NodeWrapper("n").label("node.kubernetes.io/instance-type", "m5.large"), many);
+  ASSERT_EQ(byDefault.filter(state, pod, *nitro).code(), Code::kUnschedulable);
+  EXPECT_EQ(byDefault.explainRejection(state, pod, *nitro),
+            std::vector<std::string>{"25 volumes of driver kubernetes.io/aws-ebs attached, the "
+                                     "pod adds 2, limit 25 (default)"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -52,6 +52,7 @@ namespace ksched::plugins {
 class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public FilterPlugin,
+                                public FilterExplainer,
                                 public PreScorePlugin,
                                 public ScorePlugin,
                                 public EnqueueExtensions,
@@ -87,6 +88,11 @@ class PodTopologySpread final : public PreFilterPlugin,
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
 
+  // From the PreFilter counts: the constraints whose topology key the node lacks, else those
+  // whose skew placing the pod there exceeds maxSkew, with the domain's count and the minimum.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   // Thread-safe. Error when the PreScore state is missing.

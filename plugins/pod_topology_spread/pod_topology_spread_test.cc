@@ -550,5 +550,44 @@ TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer), from its PreFilter counts.
+TEST(PodTopologySpreadExplain, NamesTheSkewOrTheMissingLabel) {
+  using testutil::NodeWrapper;
+  auto web = [](std::string name) {
+    return testutil::PodWrapper(name).uid(name).label("app", "web");
+  };
+  testutil::SnapshotHandle h({web("a-1").nodeName("a1").ptr(), web("a-2").nodeName("a1").ptr(),
+                              web("a-3").nodeName("a1").ptr(), web("b-1").nodeName("b1").ptr()},
+                             {NodeWrapper("a1").label("zone", "a").ptr(),
+                              NodeWrapper("b1").label("zone", "b").ptr(), NodeWrapper("x1").ptr()});
+  auto pl = makePlugin(podTopologySpreadFactory(), nullptr, h);
+  api::LabelSelector s;
+  s.matchLabels["app"] = "web";
+  const api::Pod pod = web("p").spreadConstraint(1, "zone", kDoNotSchedule, s).obj();
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "a1"),
+            std::vector<std::string>{"topologyKey zone, maxSkew 1: placing here makes skew 3 (a "
+                                     "has 3 matching pods, min 1)"});
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "x1"),
+            std::vector<std::string>{"topologyKey zone: node has no label zone"});
+}
+
+// Fewer domains than minDomains: the minimum counts as 0, and the details say why.
+TEST(PodTopologySpreadExplain, NamesTooFewDomains) {
+  auto web = [](std::string name) {
+    return testutil::PodWrapper(name).uid(name).label("app", "web");
+  };
+  testutil::SnapshotHandle h({web("a-1").nodeName("a1").ptr()},
+                             {testutil::NodeWrapper("a1").label("zone", "a").ptr()});
+  auto pl = makePlugin(podTopologySpreadFactory(), nullptr, h);
+  api::LabelSelector s;
+  s.matchLabels["app"] = "web";
+  api::Pod pod = web("p").spreadConstraint(1, "zone", kDoNotSchedule, s).obj();
+  pod.spec.topologySpreadConstraints[0].minDomains = 3;
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "a1"),
+            std::vector<std::string>{"topologyKey zone, maxSkew 1: placing here makes skew 2 (a "
+                                     "has 1 matching pods, min 0: 1 domains, fewer than "
+                                     "minDomains 3)"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

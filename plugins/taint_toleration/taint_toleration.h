@@ -25,6 +25,7 @@ inline constexpr std::string_view kUntoleratedTaintReason = "node(s) had untoler
 class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
+                              public FilterExplainer,
                               public EnqueueExtensions,
                               public SignPlugin {
  public:
@@ -38,6 +39,11 @@ class TaintToleration final : public FilterPlugin,
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each untolerated NoSchedule/NoExecute taint, and why a Gt/Lt toleration of the pod
+  // that names it did not tolerate it ("taint k=v:NoSchedule not tolerated").
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Stores the pod's tolerations that can tolerate PreferNoSchedule taints.
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;

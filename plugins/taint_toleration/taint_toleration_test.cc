@@ -367,5 +367,27 @@ TEST(TaintTolerationTest, QueueingHints) {
       });
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them.
+TEST(TaintTolerationExplain, NamesTheTaintAndWhyAComparisonDidNotTolerateIt) {
+  testutil::SnapshotHandle h({}, {NodeWrapper("n1").taint("dedicated", "gpu", "NoSchedule").ptr(),
+                                  NodeWrapper("n2").taint("sla", "999", "NoSchedule").ptr(),
+                                  NodeWrapper("n3").taint("sla", "high", "NoSchedule").ptr()});
+  auto pl = makePlugin(taintTolerationFactory(), nullptr, h);
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), PodWrapper("p").uid("p").obj(), "n1"),
+            std::vector<std::string>{"taint dedicated=gpu:NoSchedule not tolerated"});
+  const api::Pod gt = PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj();
+  {
+    features::ScopedGates off(features::Feature::kTaintTolerationComparisonOperators, false);
+    EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), gt, "n2"),
+              std::vector<std::string>{
+                  "taint sla=999:NoSchedule not tolerated (toleration operator Gt needs the "
+                  "TaintTolerationComparisonOperators feature gate)"});
+  }
+  features::ScopedGates on(features::Feature::kTaintTolerationComparisonOperators, true);
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), gt, "n3"),
+            std::vector<std::string>{"taint sla=high:NoSchedule not tolerated (toleration sla Gt "
+                                     "950 compares integers; the taint's value is not one)"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -100,6 +100,7 @@ inline constexpr StateKey<State> kStateKey{names::kVolumeBinding};
 
 class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
+                            public FilterExplainer,
                             public ReservePlugin,
                             public PreBindPlugin,
                             public EnqueueExtensions,
@@ -130,6 +131,13 @@ class VolumeBinding final : public PreFilterPlugin,
   // Thread-safe; records the node's decision in the (shared) state.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // From PreFilter's claims, each one that keeps the pod off the node: a bound claim whose PV
+  // is missing or whose node affinity does not match the node, a claim provisioned for another
+  // node, a claim that no available PV matches on the node and whose class cannot provision
+  // there.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // Skip when the pod's claims are all bound already (or it has none), else Success.

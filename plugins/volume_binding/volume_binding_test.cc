@@ -604,5 +604,66 @@ TEST(VolumeBindingTest, QueueingHints) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer): per claim, the PV whose node
+// affinity does not match, the PV that does not exist, the class that cannot provision, the
+// node a claim is provisioned for.
+TEST(VolumeBindingExplain, NamesTheClaimAndItsPVOrClass) {
+  struct Case {
+    std::string name;
+    std::vector<PVCSpec> claims;
+    std::vector<PVSpec> pvs;
+    std::string zone = "a";
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"boundPVOnAnotherNode",
+       {{.name = "data", .volumeName = "pv-b"}},
+       {{.name = "pv-b",
+         .hostname = "node-b",
+         .phase = std::string(api::kVolumeBound),
+         .claimRef = "default/data"}},
+       "a",
+       {"claim default/data: the node affinity of its PV pv-b does not match the node"}},
+      {"boundPVMissing",
+       {{.name = "data", .volumeName = "pv-gone"}},
+       {},
+       "a",
+       {"claim default/data is bound to PV pv-gone, which does not exist"}},
+      {"noPVAndNoProvisioner",
+       {{.name = "data"}},
+       {{.name = "pv-b", .hostname = "node-b"}},
+       "a",
+       {"claim default/data: no available PV of class \"wait\" matches it here, and class "
+        "\"wait\" does not provision volumes"}},
+      {"provisionerOutsideItsTopology",
+       {{.name = "data", .cls = std::string(kTopologyClass)}},
+       {},
+       "b",
+       {"claim default/data: no available PV of class \"provision-zone-a\" matches it here, and "
+        "class \"provision-zone-a\" does not provision on this node (allowedTopologies)"}},
+      {"provisionedForAnotherNode",
+       {{.name = "data", .cls = std::string(kProvisionClass), .selectedNode = "node-b"}},
+       {},
+       "a",
+       {"claim default/data is being provisioned for node node-b"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    std::vector<std::string> names;
+    for (const PVCSpec& pvc : c.claims) {
+      f.listers().add(makePVC(pvc));
+      names.push_back(pvc.name);
+    }
+    for (const PVSpec& pv : c.pvs) f.listers().add(makePV(pv));
+    const api::Pod pod = podWithClaims(names);
+    CycleState state;
+    ASSERT_TRUE(f.preFilter(pod, state).ok());
+    auto node = nodeInfo("node-a", c.zone);
+    ASSERT_TRUE(f.plugin().filter(state, pod, *node).isRejected());
+    EXPECT_EQ(f.plugin().explainRejection(state, pod, *node), c.want);
+  }
+}
+
 }  // namespace
 }  // namespace ksched::plugins

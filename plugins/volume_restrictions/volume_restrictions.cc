@@ -42,6 +42,24 @@ bool needsRestrictionsCheck(const api::Volume& v) {
   return v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi;
 }
 
+// "GCE PD pd-1": a disk volume as its details name it; "" for other volumes.
+std::string volumeSource(const api::Volume& v) {
+  if (v.gcePersistentDisk) return "GCE PD " + v.gcePersistentDisk->pdName;
+  if (v.awsElasticBlockStore) return "AWS EBS " + v.awsElasticBlockStore->volumeID;
+  if (v.rbd) return "RBD " + v.rbd->pool + "/" + v.rbd->image;
+  if (v.iscsi) return "iSCSI " + v.iscsi->iqn;
+  return "";
+}
+
+// The "<namespace>/<claim>" of a volume's PVC (generic ephemeral volumes too), or "".
+std::string claimKey(const api::Pod& pod, const api::Volume& v) {
+  if (v.persistentVolumeClaim) {
+    return pod.metadata.namespace_ + "/" + v.persistentVolumeClaim->claimName;
+  }
+  if (v.ephemeral) return pod.metadata.namespace_ + "/" + api::ephemeralVolumeClaimName(pod, v);
+  return "";
+}
+
 Status stateNotFound() {
   return Status::error("cannot read \"" + std::string(VolumeRestrictions::kPreFilterStateKey) +
                        "\" from cycleState");
@@ -112,6 +130,56 @@ Status VolumeRestrictions::filter(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
+std::vector<std::string> VolumeRestrictions::explainRejection(const CycleState& state,
+                                                              const api::Pod& pod,
+                                                              const NodeInfo& nodeInfo) const {
+  std::vector<std::string> out;
+  for (const auto& v : pod.spec.volumes) {
+    const std::string source = volumeSource(v);
+    if (source.empty()) continue;
+    for (const auto& existing : nodeInfo.pods()) {
+      if (!isVolumeConflict(v, *existing->pod)) continue;
+      out.push_back("volume " + v.name + " (" + source + ") is in use by pod " +
+                    existing->pod->metadata.key());
+      break;
+    }
+  }
+  // ReadWriteOncePod claims used anywhere: PreFilter's set of them, else the claims' access
+  // modes from the listers.
+  if (handle_ == nullptr) return out;
+  const NodeInfoLister& snapshot = handle_->snapshot();
+  const PreFilterState* s = state.read(kPreFilterKey);
+  for (const auto& v : pod.spec.volumes) {
+    if (!v.persistentVolumeClaim) continue;
+    const std::string& claim = v.persistentVolumeClaim->claimName;
+    const std::string key = claimKey(pod, v);
+    if (!snapshot.isPVCUsedByPods(key)) continue;
+    if (s != nullptr) {
+      if (!s->readWriteOncePodPVCs.contains(claim)) continue;
+    } else {
+      auto pvc = listers_.getPersistentVolumeClaim(pod.metadata.namespace_, claim);
+      if (pvc == nullptr) continue;
+      const auto& modes = pvc->spec.accessModes;
+      if (std::find(modes.begin(), modes.end(), api::kReadWriteOncePod) == modes.end()) continue;
+    }
+    std::string text = "PVC " + key + " (ReadWriteOncePod) is in use";
+    for (const NodeInfo* ni : snapshot.list()) {
+      if (!ni->pvcRefCounts().contains(key)) continue;
+      for (const auto& p : ni->pods()) {
+        const auto& vs = p->pod->spec.volumes;
+        if (std::any_of(vs.begin(), vs.end(),
+                        [&](const api::Volume& w) { return claimKey(*p->pod, w) == key; })) {
+          text += " by pod " + p->pod->metadata.key() + " on node " + ni->name();
+          break;
+        }
+      }
+      break;
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
 std::vector<ClusterEventWithHint> VolumeRestrictions::eventsToRegister() const {
   return {
       {EventResource::kPod, kDelete, &VolumeRestrictions::podDeletedHint},
@@ -147,8 +215,9 @@ QueueingHint VolumeRestrictions::pvcAddedHint(const api::Pod& pod, const EventOb
 }
 
 PluginFactory volumeRestrictionsFactory() {
-  return makePluginFactory<VolumeRestrictions>(
-      [](Handle& handle) { return std::make_unique<VolumeRestrictions>(handle.listers()); });
+  return makePluginFactory<VolumeRestrictions>([](Handle& handle) {
+    return std::make_unique<VolumeRestrictions>(handle.listers(), &handle);
+  });
 }
 
 bool VolumeRestrictions::signPod(const api::Pod& pod) const {

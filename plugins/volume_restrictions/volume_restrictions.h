@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +28,7 @@ namespace ksched::plugins {
 
 class VolumeRestrictions final : public PreFilterPlugin,
                                  public FilterPlugin,
+                                 public FilterExplainer,
                                  public PreFilterExtensions,
                                  public EnqueueExtensions,
                                  public SignPlugin {
@@ -40,8 +42,10 @@ class VolumeRestrictions final : public PreFilterPlugin,
       "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
       "already in-use by another pod";
 
-  // `listers` must outlive the plugin.
-  explicit VolumeRestrictions(const ClusterListers& listers) : listers_(listers) {}
+  // `listers` must outlive the plugin; so must `handle` (may be null: no ReadWriteOncePod
+  // details then), whose snapshot explainRejection searches for the pod holding a claim.
+  explicit VolumeRestrictions(const ClusterListers& listers, const Handle* handle = nullptr)
+      : listers_(listers), handle_(handle) {}
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
@@ -54,6 +58,11 @@ class VolumeRestrictions final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each disk volume of the pod that a pod on the node uses, and each ReadWriteOncePod claim of
+  // the pod (PreFilter's set) that a pod uses, with that pod and its node.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // Pod deleted (podDeletedHint); node added; PVC added (pvcAddedHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
@@ -71,6 +80,7 @@ class VolumeRestrictions final : public PreFilterPlugin,
 
  private:
   const ClusterListers& listers_;
+  const Handle* const handle_;
 };
 
 // Takes no args (ignored).

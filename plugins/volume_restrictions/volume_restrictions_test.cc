@@ -406,5 +406,45 @@ TEST(VolumeRestrictionsTest, QueueingHints) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them: the disk and
+// the pod using it, the ReadWriteOncePod claim and the pod holding it.
+TEST(VolumeRestrictionsExplain, NamesTheVolumeAndThePodUsingIt) {
+  auto withVolume = [](api::Pod p, api::Volume v) {
+    p.spec.volumes.push_back(std::move(v));
+    return p;
+  };
+  api::Volume disk;
+  disk.name = "disk";
+  disk.gcePersistentDisk.emplace().pdName = "pd-1";
+  api::Volume data = disk;
+  data.name = "data";
+  {
+    testutil::SnapshotHandle h({std::make_shared<const api::Pod>(withVolume(
+                                   PodWrapper("db-0").uid("db-0").nodeName("n1").obj(), disk))},
+                               {NodeWrapper("n1").ptr()});
+    auto pl = makePlugin(volumeRestrictionsFactory(), nullptr, h);
+    EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(),
+                                           withVolume(PodWrapper("p").uid("p").obj(), data), "n1"),
+              std::vector<std::string>{"volume data (GCE PD pd-1) is in use by pod default/db-0"});
+  }
+  api::Volume claim;
+  claim.name = "data";
+  claim.persistentVolumeClaim.emplace().claimName = "data";
+  testutil::SnapshotHandle h({std::make_shared<const api::Pod>(withVolume(
+                                 PodWrapper("db-0").uid("db-0").nodeName("n2").obj(), claim))},
+                             {NodeWrapper("n1").ptr(), NodeWrapper("n2").ptr()});
+  api::PersistentVolumeClaim pvc;
+  pvc.metadata.namespace_ = "default";
+  pvc.metadata.name = "data";
+  pvc.spec.volumeName = "pv-0";
+  pvc.spec.accessModes = {std::string(api::kReadWriteOncePod)};
+  h.mutableListers().add(pvc);
+  auto pl = makePlugin(volumeRestrictionsFactory(), nullptr, h);
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(),
+                                         withVolume(PodWrapper("p").uid("p").obj(), claim), "n1"),
+            std::vector<std::string>{
+                "PVC default/data (ReadWriteOncePod) is in use by pod default/db-0 on node n2"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -139,6 +139,46 @@ Status VolumeZone::filter(const CycleState& state, const api::Pod& pod,
   return {};
 }
 
+std::vector<std::string> VolumeZone::explainRejection(const CycleState& /*state*/,
+                                                      const api::Pod& pod,
+                                                      const NodeInfo& nodeInfo) const {
+  std::vector<std::string> out;
+  const api::Node* node = nodeInfo.node();
+  if (node == nullptr) return out;
+  // Zones before regions, each key with the GA key a beta one also matches.
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kKeys{{
+      {kZone, kZone},
+      {kBetaZone, kZone},
+      {kRegion, kRegion},
+      {kBetaRegion, kRegion},
+  }};
+  const api::Labels& labels = node->metadata.labels;
+  for (const auto& v : pod.spec.volumes) {
+    if (!v.persistentVolumeClaim) continue;
+    auto pvc = listers_.getPersistentVolumeClaim(pod.metadata.namespace_,
+                                                 v.persistentVolumeClaim->claimName);
+    if (pvc == nullptr || pvc->spec.volumeName.empty()) continue;
+    auto pv = listers_.getPersistentVolume(pvc->spec.volumeName);
+    if (pv == nullptr) continue;
+    for (const auto& [key, ga] : kKeys) {
+      auto want = pv->metadata.labels.find(std::string(key));
+      if (want == pv->metadata.labels.end()) continue;
+      auto have = labels.find(std::string(key));
+      if (have == labels.end()) have = labels.find(std::string(ga));
+      // A "__"-separated value is a set of zones.
+      const std::string set = "__" + want->second + "__";
+      if (have != labels.end() && set.find("__" + have->second + "__") != std::string::npos) {
+        continue;
+      }
+      out.push_back("volume " + v.name + ": PV " + pv->metadata.name + " is in " +
+                    std::string(key) + "=" + want->second + ", " +
+                    (have == labels.end() ? "node has no " + std::string(ga) + " label"
+                                          : "node has " + have->first + "=" + have->second));
+    }
+  }
+  return out;
+}
+
 std::vector<ClusterEventWithHint> VolumeZone::eventsToRegister() const {
   return {
       {EventResource::kStorageClass, kAdd, &VolumeZone::storageClassAddedHint},

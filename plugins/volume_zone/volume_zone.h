@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +30,7 @@ namespace ksched::plugins {
 
 class VolumeZone final : public PreFilterPlugin,
                          public FilterPlugin,
+                         public FilterExplainer,
                          public EnqueueExtensions,
                          public SignPlugin {
  public:
@@ -47,6 +49,11 @@ class VolumeZone final : public PreFilterPlugin,
   // Reads the PreFilter data (Error when absent and the pod has volumes). Thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
+  // Each bound PV of the pod's claims whose zone or region the node is not in, with the node's
+  // value of that label (looked up again in the listers: PreFilter keeps no volume names).
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const override;
   // StorageClass added (storageClassAddedHint); node added or its labels updated; PVC added
   // or updated (pvcChangeHint); PV added or updated (pvChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;

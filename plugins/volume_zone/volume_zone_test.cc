@@ -339,5 +339,30 @@ TEST(VolumeZoneTest, QueueingHints) {
   }
 }
 
+// What the plugin says of its rejections (FilterExplainer), as explain shows them: the PV's
+// zone and the node's.
+TEST(VolumeZoneExplain, NamesThePVsZoneAndTheNodes) {
+  testutil::SnapshotHandle h({},
+                             {NodeWrapper("n1").label("topology.kubernetes.io/zone", "c").ptr()});
+  api::PersistentVolumeClaim pvc;
+  pvc.metadata.namespace_ = "default";
+  pvc.metadata.name = "data";
+  pvc.spec.volumeName = "pv-1";
+  api::PersistentVolume pv;
+  pv.metadata.name = "pv-1";
+  pv.metadata.labels["topology.kubernetes.io/zone"] = "a";
+  h.mutableListers().add(pvc);
+  h.mutableListers().add(pv);
+  auto pl = makePlugin(volumeZoneFactory(), nullptr, h);
+  api::Pod pod = PodWrapper("p").uid("p").obj();
+  api::Volume v;
+  v.name = "data";
+  v.persistentVolumeClaim.emplace().claimName = "data";
+  pod.spec.volumes.push_back(std::move(v));
+  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), pod, "n1"),
+            std::vector<std::string>{"volume data: PV pv-1 is in topology.kubernetes.io/zone=a, "
+                                     "node has topology.kubernetes.io/zone=c"});
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -122,6 +122,20 @@ const ScorePlugin* Framework::scorePlugin(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> Framework::explainRejection(const CycleState& state,
+                                                     const Status& rejection, const api::Pod& pod,
+                                                     const NodeInfo& node) const {
+  if (!rejection.details().empty()) return rejection.details();
+  if (rejection.plugin().empty() || node.node() == nullptr) return {};
+  for (const auto& p : owned_) {
+    if (p->name() != rejection.plugin()) continue;
+    const auto* explainer = dynamic_cast<const FilterExplainer*>(p.get());
+    return explainer != nullptr ? explainer->explainRejection(state, pod, node)
+                                : std::vector<std::string>{};
+  }
+  return {};
+}
+
 void Framework::start() {
   for (auto& p : owned_) p->start();
 }

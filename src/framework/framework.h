@@ -183,6 +183,15 @@ class Framework final : public Handle {
   [[nodiscard]] bool signPod(const api::Pod& pod) const;
   // The Score plugin of that name, or nullptr.
   [[nodiscard]] const ScorePlugin* scorePlugin(std::string_view name) const;
+  // What made `rejection` (a PreFilter or Filter status; rejection.plugin() names the plugin)
+  // reject `node` for `pod`, one sentence each: the details the plugin attached
+  // (Status::withDetails), else what its FilterExplainer finds over `state` (the CycleState the
+  // cycle's PreFilter filled), else none. For explain, the diagnosis annotation and the
+  // simulator: never called on the scheduling path of a pod that fits.
+  [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
+                                                          const Status& rejection,
+                                                          const api::Pod& pod,
+                                                          const NodeInfo& node) const;
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, a rejection, or Wait (the pod is registered as waiting; see onPermitDecided and

@@ -6,11 +6,9 @@
 #include <sstream>
 
 #include <ksched/api/pod_resources.h>
-#include <ksched/plugin_names.h>
 
 #include "framework/fit_error.h"
 #include "scheduler/algorithm.h"
-#include "scheduler/rejection_details.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -26,16 +24,24 @@ int64_t amount(const api::Resource& r, const std::string& name) {
   return it == r.scalar.end() ? 0 : it->second;
 }
 
+constexpr std::string_view kInsufficient = "Insufficient ";
+
+// Whether a reason of `s` names a resource the node has too little of: a shortfall, not a cause
+// a plugin explains.
+bool hasShortfall(const Status& s) {
+  return std::any_of(s.reasons().begin(), s.reasons().end(),
+                     [](const std::string& r) { return r.starts_with(kInsufficient); });
+}
+
 // "Insufficient cpu" -> the pod's request (from its effective `requests`), the node's
 // allocatable and what is in use there.
 std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s,
                                                           const api::Resource& requests,
                                                           const NodeInfo& node) {
   std::vector<Explanation::Rejection::Shortfall> out;
-  const std::string prefix = "Insufficient ";
   for (const auto& reason : s.reasons()) {
-    if (reason.rfind(prefix, 0) != 0) continue;
-    const std::string resource = reason.substr(prefix.size());
+    if (!reason.starts_with(kInsufficient)) continue;
+    const std::string resource = reason.substr(kInsufficient.size());
     Explanation::Rejection::Shortfall f;
     f.resource = resource;
     f.requested = resource == "pods" ? 1 : amount(requests, resource);
@@ -49,23 +55,23 @@ std::vector<Explanation::Rejection::Shortfall> shortfalls(const Status& s,
 
 // What explainPod needs to say why a node is rejected.
 struct Context {
+  const framework::Framework& fwk;
+  const CycleState& state;
   const api::Pod& pod;
   api::Resource requests;
-  const NodeInfoLister& snapshot;
-  const ClusterListers* listers;
 };
 
+// A rejection that names resources the node lacks gets their shortfalls; any other, the details
+// its plugin gives (Framework::explainRejection).
 Explanation::Rejection rejection(const Status& s, const Context& c, const NodeInfo& node) {
   Explanation::Rejection r;
   r.plugin = s.plugin();
   r.code = std::string(codeName(s.code()));
   r.reasons = s.reasons();
-  if (r.plugin == names::kNodeResourcesFit) {
+  if (hasShortfall(s)) {
     r.shortfalls = shortfalls(s, c.requests, node);
-  } else if (!s.details().empty()) {
-    r.details = s.details();
-  } else if (!r.plugin.empty()) {
-    r.details = rejectionDetails(r.plugin, c.pod, node, c.snapshot, c.listers);
+  } else {
+    r.details = c.fwk.explainRejection(c.state, s, c.pod, node);
   }
   return r;
 }
@@ -152,10 +158,10 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
   }
 
-  const Context ctx{pod, api::schedulingRequestsResource(pod), snapshot, &fwk.listers()};
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
+  const Context ctx{fwk, state, pod, api::schedulingRequestsResource(pod)};
   PreFilterResult pre;
   std::set<std::string, std::less<>> pluginsWithNodes;
   Status s = fwk.runPreFilterPlugins(state, pod, pre, &pluginsWithNodes);
@@ -451,9 +457,10 @@ std::string toTable(const Explanation& e, size_t maxRows) {
   return out.str();
 }
 
-std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAllNodes,
+std::string diagnosisAnnotation(const framework::Framework& fwk, const CycleState& state,
+                                const framework::Diagnosis& diagnosis, int numAllNodes,
                                 const api::Pod& pod, const NodeInfoLister& snapshot,
-                                size_t maxBytes, const ClusterListers* listers) {
+                                size_t maxBytes) {
   struct Reason {
     std::string plugin, reason;
     int count = 0;
@@ -480,7 +487,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         if (entry.examples.size() > 5) entry.examples.pop_back();
       }
     }
-    if (status.plugin() != names::kNodeResourcesFit) continue;
+    if (!hasShortfall(status)) continue;
     const NodeInfo* ni = snapshot.get(node);
     if (ni == nullptr) continue;
     Close c{0, node, ""};
@@ -503,7 +510,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
   // The details of the example nodes only: the cost stays bounded by five nodes per reason.
   std::map<std::string, std::string, std::less<>> detailOf;
   for (auto& [key, r] : reasons) {
-    if (r.plugin.empty() || r.plugin == names::kNodeResourcesFit) continue;
+    if (r.plugin.empty() || r.reason.starts_with(kInsufficient)) continue;
     for (const auto& node : r.examples) {
       auto known = detailOf.find(node);
       if (known == detailOf.end()) {
@@ -513,7 +520,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         if (st != diagnosis.nodeToStatus.end() && !st->second.details().empty()) {
           text = joined(st->second.details(), "; ");
         } else if (ni != nullptr && st != diagnosis.nodeToStatus.end()) {
-          text = joined(rejectionDetails(st->second.plugin(), pod, *ni, snapshot, listers), "; ");
+          text = joined(fwk.explainRejection(state, st->second, pod, *ni), "; ");
         }
         known = detailOf.emplace(node, truncated(std::move(text), kMaxDetailBytes)).first;
       }

@@ -34,7 +34,7 @@ struct Explanation {
     std::string plugin;
     std::string code;  // Unschedulable, UnschedulableAndUnresolvable
     std::vector<std::string> reasons;
-    // For "Insufficient <resource>": what the pod asks and what the node has left.
+    // For "Insufficient <resource>" reasons: what the pod asks and what the node has left.
     struct Shortfall {
       std::string resource;
       int64_t requested = 0;    // by the pod (milli-units for cpu)
@@ -42,8 +42,9 @@ struct Explanation {
       int64_t inUse = 0;        // by the pods already there
     };
     std::vector<Shortfall> shortfalls;
-    // What in the pod, the node or another pod caused it, one sentence each (rejection_details.h):
-    // "taint dedicated=gpu:NoSchedule not tolerated". Empty for NodeResourcesFit (shortfalls).
+    // What in the pod, the node or another pod caused it, one sentence each, as the plugin says
+    // it (Framework::explainRejection: its Status details or its FilterExplainer):
+    // "taint dedicated=gpu:NoSchedule not tolerated". Empty when there are shortfalls.
     std::vector<std::string> details;
   };
   struct FilteredNode {
@@ -140,21 +141,19 @@ class SnapshotWithoutPod final : public NodeInfoLister {
 inline constexpr std::string_view kDiagnosisAnnotation = "ksched.io/diagnosis";
 
 // A compact diagnosis of a failed attempt, from what the cycle found (the first rejection per
-// node):
+// node), with the cycle's framework (its snapshot must be `snapshot`) and CycleState:
 //   {"nodes":N,"preFilter":"...",
 //    "reasons":[{"plugin","reason","count","examples":[<= 5 nodes],
 //                "details":{"<example node>":"<detail>; <detail>"}}],
 //    "closest":[{"node","shortfall"}...]}
-// "details" holds, for the example nodes that have any, what rejectionDetails() says (each
-// detail at most 200 characters); the closest nodes are those NodeResourcesFit rejected, least
-// missing first (at most 5). At most `maxBytes`: the closest nodes, then all examples but one,
-// then the details, then the examples are dropped to fit. `listers` (may be null) lets the
-// details look up namespaces, PVCs and PVs.
-[[nodiscard]] std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis,
-                                              int numAllNodes, const api::Pod& pod,
-                                              const NodeInfoLister& snapshot,
-                                              size_t maxBytes = 4096,
-                                              const ClusterListers* listers = nullptr);
+// "details" holds, for the example nodes that have any, what the rejecting plugin says of them
+// (Framework::explainRejection; the details joined, at most 320 bytes); the closest nodes are
+// those rejected for "Insufficient <resource>", least missing first (at most 5). At most
+// `maxBytes`: the closest nodes, then all examples but one, then the details, then the examples
+// are dropped to fit.
+[[nodiscard]] std::string diagnosisAnnotation(
+    const framework::Framework& fwk, const CycleState& state, const framework::Diagnosis& diagnosis,
+    int numAllNodes, const api::Pod& pod, const NodeInfoLister& snapshot, size_t maxBytes = 4096);
 
 // "2" for 2000 milli-cpu, "1.5" for 1500; bytes as Ki/Mi/Gi when exact, else plain.
 [[nodiscard]] std::string formatQuantity(const std::string& resource, int64_t value);

@@ -103,8 +103,8 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     const std::string msg = fitError.message();
     std::string diagnosis;
     if (options_.diagnosisAnnotation) {
-      diagnosis = diagnosisAnnotation(fitError.diagnosis, fitError.numAllNodes, *pod, snapshot_,
-                                      4096, &fwk->listers());
+      diagnosis = diagnosisAnnotation(*fwk, state, fitError.diagnosis, fitError.numAllNodes, *pod,
+                                      snapshot_);
     }
     qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
     fwk->setSnapshot(nullptr);

@@ -195,10 +195,12 @@ TEST(Explain, DiagnosisAnnotationCountsReasonsNamesExamplesAndTheClosestNodes) {
   nodes.push_back(NodeWrapper("t").capacity({{"cpu", "64"}}).ptr());
   d.nodeToStatus.emplace(
       "t", Status::unresolvable("node(s) had untolerated taint(s)").withPlugin("TaintToleration"));
-  cache::Snapshot snap = cache::Snapshot::fromForTest({}, nodes);
+  Env env({}, std::move(nodes));
+  const cache::Snapshot& snap = env.snapshot;
+  const CycleState state;
   auto pod = PodWrapper("p").req({{"cpu", "10"}}).obj();
 
-  auto j = nlohmann::json::parse(diagnosisAnnotation(d, 9, pod, snap));
+  auto j = nlohmann::json::parse(diagnosisAnnotation(env.fwk, state, d, 9, pod, snap));
   EXPECT_EQ(j["nodes"], 9);
   ASSERT_EQ(j["reasons"].size(), 2u);
   EXPECT_EQ(j["reasons"][0]["reason"], "Insufficient cpu");
@@ -209,7 +211,7 @@ TEST(Explain, DiagnosisAnnotationCountsReasonsNamesExamplesAndTheClosestNodes) {
   EXPECT_EQ(j["closest"][0],
             nlohmann::json({{"node", "n7"}, {"shortfall", "cpu: needs 10, free 8"}}));
 
-  const std::string small = diagnosisAnnotation(d, 9, pod, snap, 200);
+  const std::string small = diagnosisAnnotation(env.fwk, state, d, 9, pod, snap, 200);
   EXPECT_LE(small.size(), 200u);
   auto k = nlohmann::json::parse(small);
   EXPECT_FALSE(k.contains("closest")) << "the closest nodes go first";

@@ -1,8 +1,8 @@
-// The cause each Filter rejection names (rejection_details.h), one case per kind, through the
-// three outputs: explainPod's JSON and table over the real in-tree plugins (so the plugin did
-// reject the node), and the diagnosis annotation built from the same rejection.
-#include "scheduler/rejection_details.h"
-
+// The cause each Filter rejection names (the plugin's FilterExplainer, asked through
+// Framework::explainRejection), one case per kind, through the three outputs: explainPod's JSON
+// and table over the real in-tree plugins (so the plugin did reject the node), and the diagnosis
+// annotation built from the same rejection and the cycle's CycleState. Each plugin's own tests
+// check its explanation alone.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -362,7 +362,11 @@ TEST_P(RejectionDetails, NamedInTheJsonTheTableAndTheAnnotation) {
   // Table: under the reason, for the node.
   EXPECT_THAT(toTable(e), HasSubstr("\n    " + c.node + ": " + c.detail + "\n"));
 
-  // Annotation: the cycle's first rejection of the node, as a Diagnosis.
+  // Annotation: the cycle's first rejection of the node, as a Diagnosis, with the CycleState the
+  // cycle's PreFilter filled.
+  CycleState state;
+  PreFilterResult pre;
+  (void)env.fwk->runPreFilterPlugins(state, pod, pre);
   framework::Diagnosis d;
   std::string reason;
   for (const auto& r : e.filtered[0].rejections) {
@@ -370,8 +374,7 @@ TEST_P(RejectionDetails, NamedInTheJsonTheTableAndTheAnnotation) {
     reason = r.reasons.front();
     d.nodeToStatus.emplace(c.node, Status::unresolvable(reason).withPlugin(r.plugin));
   }
-  const json a =
-      json::parse(diagnosisAnnotation(d, 1, pod, env.snapshot, 4096, &env.fwk->listers()));
+  const json a = json::parse(diagnosisAnnotation(*env.fwk, state, d, 1, pod, env.snapshot));
   ASSERT_EQ(a["reasons"].size(), 1u);
   EXPECT_EQ(a["reasons"][0]["reason"], reason);
   EXPECT_EQ(a["reasons"][0]["details"], json({{c.node, c.detail}}));
@@ -406,11 +409,12 @@ TEST(ExplainDiagnosis, DetailsGoBeforeTheLastExampleAndAreCut) {
         name,
         Status::unresolvable("node(s) had untolerated taint(s)").withPlugin("TaintToleration"));
   }
-  cache::Snapshot snap = cache::Snapshot::fromForTest({}, nodes);
-  nodes.clear();
+  Env env({}, std::move(nodes), [](StaticClusterListers&) {});
+  const cache::Snapshot& snap = env.snapshot;
+  const CycleState state;
   auto pod = PodWrapper("p").obj();
 
-  const json full = json::parse(diagnosisAnnotation(d, 6, pod, snap));
+  const json full = json::parse(diagnosisAnnotation(*env.fwk, state, d, 6, pod, snap));
   const json& details = full["reasons"][0]["details"];
   ASSERT_EQ(details.size(), 5u) << "the five examples only";
   const std::string cut = details["n0"];
@@ -418,13 +422,13 @@ TEST(ExplainDiagnosis, DetailsGoBeforeTheLastExampleAndAreCut) {
   EXPECT_EQ(cut.substr(0, 10), "taint kkkk");
   EXPECT_EQ(cut.substr(317), "...");
 
-  const std::string small = diagnosisAnnotation(d, 6, pod, snap, 520);
+  const std::string small = diagnosisAnnotation(*env.fwk, state, d, 6, pod, snap, 520);
   EXPECT_LE(small.size(), 520u);
   const json k = json::parse(small);
   EXPECT_EQ(k["reasons"][0]["examples"], json({"n0"}));
   EXPECT_EQ(k["reasons"][0]["details"].size(), 1u) << "the kept example keeps its detail";
 
-  const std::string tiny = diagnosisAnnotation(d, 6, pod, snap, 150);
+  const std::string tiny = diagnosisAnnotation(*env.fwk, state, d, 6, pod, snap, 150);
   const json t = json::parse(tiny);
   EXPECT_FALSE(t["reasons"][0].contains("details"));
   EXPECT_EQ(t["reasons"][0]["count"], 6);
