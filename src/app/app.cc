@@ -130,8 +130,6 @@ int run(int argc, char** argv, const Registry& outOfTree) {
     for (const auto& e : gateErrors) std::fprintf(stderr, "%s\n", e.c_str());
     return 1;
   }
-  // Before the configuration: the default profile depends on the gates.
-  features::setCurrent(flags.featureGates);
   spdlog::set_pattern("%^%L%m%d %H:%M:%S.%f%$ %t %v");
   spdlog::set_level(flags.verbosity >= 6   ? spdlog::level::trace
                     : flags.verbosity >= 2 ? spdlog::level::debug
@@ -264,6 +262,7 @@ int run(int argc, char** argv, const Registry& outOfTree) {
   client::RestClient eventsRest(cfg);
   scheduler::Options opts;
   opts.instanceId = identity;
+  opts.features = componentConfig.featureGates;
   opts.profiles = config::frameworkProfiles(componentConfig);
   opts.parallelism = componentConfig.parallelism;
   opts.percentageOfNodesToScore = componentConfig.percentageOfNodesToScore;

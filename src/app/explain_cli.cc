@@ -124,6 +124,7 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
   client::RestClient& rest = *restClient;
 
   scheduler::Options opts;
+  opts.features = cc.featureGates;
   opts.profiles = config::frameworkProfiles(cc);
   opts.parallelism = cc.parallelism;
   opts.percentageOfNodesToScore = cc.percentageOfNodesToScore;

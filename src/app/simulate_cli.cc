@@ -272,7 +272,6 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
   }
   // The command's own messages go to stderr; the scheduler's logs are not for its user.
   spdlog::set_level(spdlog::level::err);
-  features::setCurrent(f.gates);
   for (const auto& w : gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   try {
@@ -286,13 +285,13 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
       client::RestClient::Options o;
       o.maxRetries = 2;
       client::RestClient rest(cfg, o);
-      sim::loadFromApiserver(rest,
-                             {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-                              "/apis/resource.k8s.io/v1/resourceslices",
-                              "/apis/resource.k8s.io/v1/deviceclasses",
-                              "/apis/resource.k8s.io/v1/resourceclaims",
-                              "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
-                             cluster);
+      sim::loadFromApiserver(
+          rest,
+          {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+           "/apis/resource.k8s.io/v1/resourceslices", "/apis/resource.k8s.io/v1/deviceclasses",
+           "/apis/resource.k8s.io/v1/resourceclaims",
+           "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
+          cluster);
     }
     for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
     // Work and new nodes.
@@ -358,6 +357,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
     options.seed = f.seed;
     options.preemption = f.preemption;
     options.maxAttempts = f.maxAttempts;
+    options.features = f.gates;
     if (!f.config.empty()) {
       options.config = readAll(f.config);
       options.configName = f.config;
@@ -400,6 +400,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
         in.profile += (in.profile.empty() ? "" : ", ") + name;
       }
       in.seed = f.seed;
+      in.features = simulator.options().features;
       doc = sim::resultDocument(in);
       return 0;
     };

@@ -53,6 +53,7 @@ struct Context {
   api::Resource requests;
   const NodeInfoLister& snapshot;
   const ClusterListers* listers;
+  const features::Gates& gates;
 };
 
 Explanation::Rejection rejection(const Status& s, const Context& c, const NodeInfo& node) {
@@ -65,7 +66,7 @@ Explanation::Rejection rejection(const Status& s, const Context& c, const NodeIn
   } else if (!s.details().empty()) {
     r.details = s.details();
   } else if (!r.plugin.empty()) {
-    r.details = rejectionDetails(r.plugin, c.pod, node, c.snapshot, c.listers);
+    r.details = rejectionDetails(r.plugin, c.pod, node, c.snapshot, c.listers, c.gates);
   }
   return r;
 }
@@ -152,7 +153,8 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
     throw ExplainError(404, "node \"" + onlyNode + "\" is not in the scheduler's cache");
   }
 
-  const Context ctx{pod, api::schedulingRequestsResource(pod), snapshot, &fwk.listers()};
+  const Context ctx{pod, api::schedulingRequestsResource(pod, fwk.features()), snapshot,
+                    &fwk.listers(), fwk.features()};
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
@@ -453,7 +455,8 @@ std::string toTable(const Explanation& e, size_t maxRows) {
 
 std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAllNodes,
                                 const api::Pod& pod, const NodeInfoLister& snapshot,
-                                size_t maxBytes, const ClusterListers* listers) {
+                                size_t maxBytes, const ClusterListers* listers,
+                                const features::Gates& gates) {
   struct Reason {
     std::string plugin, reason;
     int count = 0;
@@ -466,7 +469,7 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
     std::string node, text;
   };
   std::vector<Close> closest;
-  const api::Resource requests = api::schedulingRequestsResource(pod);
+  const api::Resource requests = api::schedulingRequestsResource(pod, gates);
   for (const auto& [node, status] : diagnosis.nodeToStatus) {
     for (const auto& r : status.reasons()) {
       auto& entry = reasons[{status.plugin(), r}];
@@ -513,7 +516,8 @@ std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis, int numAl
         if (st != diagnosis.nodeToStatus.end() && !st->second.details().empty()) {
           text = joined(st->second.details(), "; ");
         } else if (ni != nullptr && st != diagnosis.nodeToStatus.end()) {
-          text = joined(rejectionDetails(st->second.plugin(), pod, *ni, snapshot, listers), "; ");
+          text = joined(rejectionDetails(st->second.plugin(), pod, *ni, snapshot, listers, gates),
+                        "; ");
         }
         known = detailOf.emplace(node, truncated(std::move(text), kMaxDetailBytes)).first;
       }

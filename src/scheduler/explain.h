@@ -149,12 +149,13 @@ inline constexpr std::string_view kDiagnosisAnnotation = "ksched.io/diagnosis";
 // detail at most 200 characters); the closest nodes are those NodeResourcesFit rejected, least
 // missing first (at most 5). At most `maxBytes`: the closest nodes, then all examples but one,
 // then the details, then the examples are dropped to fit. `listers` (may be null) lets the
-// details look up namespaces, PVCs and PVs.
+// details look up namespaces, PVCs and PVs; `gates` are the profile's.
 [[nodiscard]] std::string diagnosisAnnotation(const framework::Diagnosis& diagnosis,
                                               int numAllNodes, const api::Pod& pod,
                                               const NodeInfoLister& snapshot,
                                               size_t maxBytes = 4096,
-                                              const ClusterListers* listers = nullptr);
+                                              const ClusterListers* listers = nullptr,
+                                              const features::Gates& gates = {});
 
 // "2" for 2000 milli-cpu, "1.5" for 1500; bytes as Ki/Mi/Gi when exact, else plain.
 [[nodiscard]] std::string formatQuantity(const std::string& resource, int64_t value);

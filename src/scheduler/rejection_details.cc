@@ -59,13 +59,13 @@ std::string taintText(const api::Taint& t) {
 
 // Why a Gt/Lt toleration of the pod that names the taint's key and effect does not tolerate
 // it: the gate is off, or a value is not an integer; "" when none applies.
-std::string comparisonNote(const api::Pod& pod, const api::Taint& t) {
+std::string comparisonNote(const api::Pod& pod, const api::Taint& t, bool comparisonOperators) {
   for (const auto& tol : pod.spec.tolerations) {
     if (tol.operator_ != api::kTolerationOpGt && tol.operator_ != api::kTolerationOpLt) continue;
     if ((!tol.key.empty() && tol.key != t.key) || (!tol.effect.empty() && tol.effect != t.effect)) {
       continue;
     }
-    if (!features::enabled(features::Feature::kTaintTolerationComparisonOperators)) {
+    if (!comparisonOperators) {
       return " (toleration operator " + tol.operator_ +
              " needs the TaintTolerationComparisonOperators feature gate)";
     }
@@ -81,12 +81,13 @@ std::string comparisonNote(const api::Pod& pod, const api::Taint& t) {
   return "";
 }
 
-Details taints(const api::Pod& pod, const api::Node& node) {
+Details taints(const api::Pod& pod, const api::Node& node, bool comparisonOperators) {
   Details out;
   for (const auto& t : node.spec.taints) {
     if (!api::isDoNotScheduleTaint(t)) continue;
-    if (api::tolerationsTolerateTaint(pod.spec.tolerations, t)) continue;
-    out.push_back("taint " + taintText(t) + " not tolerated" + comparisonNote(pod, t));
+    if (api::tolerationsTolerateTaint(pod.spec.tolerations, t, comparisonOperators)) continue;
+    out.push_back("taint " + taintText(t) + " not tolerated" +
+                  comparisonNote(pod, t, comparisonOperators));
   }
   return out;
 }
@@ -185,7 +186,8 @@ Details nodePorts(const api::Pod& pod, const NodeInfo& node) {
   return out;
 }
 
-Details topologySpread(const api::Pod& pod, const api::Node& node, const NodeInfoLister& snapshot) {
+Details topologySpread(const api::Pod& pod, const api::Node& node, const NodeInfoLister& snapshot,
+                       const features::Gates& gates) {
   struct Constraint {
     const api::TopologySpreadConstraint* spec;
     api::Selector selector;
@@ -198,7 +200,7 @@ Details topologySpread(const api::Pod& pod, const api::Node& node, const NodeInf
     if (c.whenUnsatisfiable != api::kDoNotSchedule) continue;
     api::Selector sel = api::Selector::compile(c.labelSelector);
     for (const auto& key : c.matchLabelKeys) {
-      if (!features::enabled(features::Feature::kMatchLabelKeysInPodTopologySpread)) break;
+      if (!gates.enabled(features::Feature::kMatchLabelKeysInPodTopologySpread)) break;
       auto it = pod.metadata.labels.find(key);
       if (it != pod.metadata.labels.end()) sel.add(key, SelectorOperator::kIn, {it->second});
     }
@@ -229,8 +231,11 @@ Details topologySpread(const api::Pod& pod, const api::Node& node, const NodeInf
       continue;
     }
     const bool affinity = plugins::helper::podMatchesNodeSelectorAndAffinityTerms(pod, *n);
-    const bool tolerated = api::findUntoleratedTaint(n->spec.taints, pod.spec.tolerations,
-                                                     api::isDoNotScheduleTaint) == nullptr;
+    const bool tolerated =
+        api::findUntoleratedTaint(
+            n->spec.taints, pod.spec.tolerations,
+            gates.enabled(features::Feature::kTaintTolerationComparisonOperators),
+            api::isDoNotScheduleTaint) == nullptr;
     for (auto& c : cs) {
       if ((c.honorAffinity && !affinity) || (c.honorTaints && !tolerated)) continue;
       int64_t matching = 0;
@@ -523,14 +528,18 @@ Details volumeZone(const api::Pod& pod, const api::Node& node, const ClusterList
 
 std::vector<std::string> rejectionDetails(std::string_view plugin, const api::Pod& pod,
                                           const NodeInfo& nodeInfo, const NodeInfoLister& snapshot,
-                                          const ClusterListers* listers) {
+                                          const ClusterListers* listers,
+                                          const features::Gates& gates) {
   const api::Node* node = nodeInfo.node();
   if (node == nullptr) return {};
-  if (plugin == names::kTaintToleration) return taints(pod, *node);
+  if (plugin == names::kTaintToleration) {
+    return taints(pod, *node,
+                  gates.enabled(features::Feature::kTaintTolerationComparisonOperators));
+  }
   if (plugin == names::kNodeDeclaredFeatures) return declaredFeatures(pod, nodeInfo);
   if (plugin == names::kNodeAffinity) return nodeAffinity(pod, *node);
   if (plugin == names::kNodePorts) return nodePorts(pod, nodeInfo);
-  if (plugin == names::kPodTopologySpread) return topologySpread(pod, *node, snapshot);
+  if (plugin == names::kPodTopologySpread) return topologySpread(pod, *node, snapshot, gates);
   if (plugin == names::kInterPodAffinity) return interPodAffinity(pod, *node, snapshot, listers);
   if (plugin == names::kVolumeRestrictions) {
     return volumeRestrictions(pod, nodeInfo, snapshot, listers);

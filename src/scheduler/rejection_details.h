@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/api/pod.h>
 #include <ksched/listers.h>
 #include <ksched/node_info.h>
@@ -35,6 +36,7 @@ namespace ksched::scheduler {
 [[nodiscard]] std::vector<std::string> rejectionDetails(std::string_view plugin,
                                                         const api::Pod& pod, const NodeInfo& node,
                                                         const NodeInfoLister& snapshot,
-                                                        const ClusterListers* listers = nullptr);
+                                                        const ClusterListers* listers = nullptr,
+                                                        const features::Gates& gates = {});
 
 }  // namespace ksched::scheduler

@@ -123,6 +123,7 @@ class Run final : public ClusterApi, public scheduler::EventSink {
       return watched_.watch(std::move(paths), std::move(objects), std::move(h));
     };
     scheduler::Options o;
+    o.features = st.config.featureGates;
     o.profiles = config::frameworkProfiles(st.config);
     if (!preemption) {
       for (auto& p : o.profiles) {
@@ -570,9 +571,11 @@ Simulator::Simulator(Cluster cluster, Options options, const Registry& outOfTree
   }
   if (state_->options.config.empty()) {
     state_->config = config::defaultConfiguration();
+    state_->config.featureGates = state_->options.features;
   } else {
-    auto loaded = config::loadConfig(state_->options.config, state_->options.configName,
-                                     config::wiringCheck(state_->registry));
+    auto loaded =
+        config::loadConfig(state_->options.config, state_->options.configName,
+                           config::wiringCheck(state_->registry), state_->options.features);
     if (!loaded.ok()) {
       std::string msg = "invalid configuration in " + state_->options.configName + ":";
       for (const auto& e : loaded.errors) msg += "\n  " + e;
