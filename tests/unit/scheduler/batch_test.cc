@@ -256,6 +256,9 @@ TEST(SameSchedulingInputsTest, IgnoresIdentityAndUnreadVolumes) {
   api::Pod nominated = base("b");
   nominated.status.nominatedNodeName = "n1";
   EXPECT_FALSE(api::sameSchedulingInputs(a, nominated));
+  api::Pod containerClaim = base("b");
+  containerClaim.spec.containers[0].resources.claims.push_back({.name = "gpu", .request = ""});
+  EXPECT_FALSE(api::sameSchedulingInputs(a, containerClaim));
 }
 
 }  // namespace
