@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/policy.h>
@@ -154,12 +155,14 @@ inline const ClusterEvent kForceActivate{EventResource::kWildcard, kAll, "ForceA
 // (labels, a request scaled down, tolerations, scheduling gates all removed), or one kUpdateOther
 // event if none of those; the resource is kAssignedPod if `newPod` has a node, else
 // kUnscheduledPod. Status and resourceVersion are not compared: callers skip updates that
-// changed nothing a scheduler reads.
+// changed nothing a scheduler reads. `gates`: the scheduler's (they say how requests count).
 [[nodiscard]] std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
-                                                                      const api::Pod& oldPod);
+                                                                      const api::Pod& oldPod,
+                                                                      const features::Gates& gates);
 // Some effective request of the pod went down or went away between `oldPod` and `newPod`, spec or
 // in-place resize status (upstream extractPodScaleDown): the kUpdatePodScaleDown change.
-[[nodiscard]] bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod);
+[[nodiscard]] bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod,
+                                 const features::Gates& gates);
 // How a node changed, as upstream's nodeSchedulingPropertiesChange: kUpdateNodeAllocatable,
 // kUpdateNodeLabel, kUpdateNodeTaint (taints, or spec.unschedulable turned false),
 // kUpdateNodeCondition (conditions compared as a type -> status map), kUpdateNodeAnnotation,

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/cluster_api.h>
 #include <ksched/cluster_event.h>
 #include <ksched/cycle_state.h>
@@ -90,6 +91,12 @@ class Handle {
   [[nodiscard]] virtual PluginMetrics& metrics() {
     static PluginMetrics none;
     return none;
+  }
+  // The profile's feature gates (the scheduler's --feature-gates). A plugin reads what it needs
+  // at construction; they do not change afterwards. A Handle that does not say has the defaults.
+  [[nodiscard]] virtual const features::Gates& features() const {
+    static const features::Gates kDefaults;
+    return kDefaults;
   }
   // nullptr when no pod with that uid waits at Permit.
   [[nodiscard]] virtual std::shared_ptr<WaitingPod> getWaitingPod(std::string_view uid) = 0;

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/resources.h>
@@ -33,7 +34,8 @@ using NodePtr = std::shared_ptr<const api::Node>;
 // hasAffinity: spec.affinity.podAffinity or podAntiAffinity has at least one required or
 // preferred term. hasRequiredAntiAffinity: podAntiAffinity has a required term.
 struct PodInfo {
-  explicit PodInfo(PodPtr p);
+  // `gates`: the scheduler's feature gates, which say how the requests are counted.
+  PodInfo(PodPtr p, const features::Gates& gates);
 
   PodPtr pod;
   // As the node counts the pod (api::nodePodRequests): the effective requests, pod-level

@@ -3,10 +3,11 @@
 // registration.
 //
 // A factory has two halves, called at different times:
-//   - decode(args JSON) -> typed args: pure, builds nothing, throws PluginArgsError. Configuration
-//     validation calls it for every plugin a profile enables (with the extension points the
-//     factory declares, that is all validation needs), so a bad config is rejected before anything
-//     is constructed.
+//   - decode(args JSON, feature gates) -> typed args: pure, builds nothing, throws
+//     PluginArgsError. Configuration validation calls it for every plugin a profile enables (with
+//     the extension points the factory declares, that is all validation needs), so a bad config
+//     is rejected before anything is constructed. The gates are the ones the profile will run
+//     with: args a gate forbids are rejected here.
 //   - create(typed args, Handle&) -> the plugin: called once per profile when the scheduler builds
 //     its frameworks, with the Handle's services (API, event recorder, parallelizer, informers)
 //     in place. The plugin may keep the Handle, register pod event handlers and watches here.
@@ -45,7 +46,7 @@ struct PluginFactory {
   // The extension points the plugin serves (extensionPointsOf<T>()).
   ExtensionPoints points;
   // args: JSON null when the profile has no pluginConfig for the plugin (use defaults).
-  std::function<PluginArgs(const nlohmann::json& args)> decode;
+  std::function<PluginArgs(const nlohmann::json& args, const features::Gates& gates)> decode;
   std::function<std::unique_ptr<Plugin>(const PluginArgs& args, Handle& handle)> create;
 };
 
@@ -58,21 +59,40 @@ template <typename A>
   return typed;
 }
 
-// A factory for plugin class P from `decode` (json -> A, throwing PluginArgsError) and `create`
-// ((const A&, Handle&) -> std::unique_ptr<P>).
+// The args type a decode returns: decode is (json) -> A, or (json, const features::Gates&) -> A
+// for args that a feature gate allows or forbids.
+template <typename Decode>
+auto decodedArgs() {
+  if constexpr (std::is_invocable_v<Decode&, const nlohmann::json&, const features::Gates&>) {
+    return std::type_identity<std::decay_t<
+        std::invoke_result_t<Decode&, const nlohmann::json&, const features::Gates&>>>{};
+  } else {
+    return std::type_identity<std::decay_t<std::invoke_result_t<Decode&, const nlohmann::json&>>>{};
+  }
+}
+template <typename Decode>
+using DecodedArgs = typename decltype(decodedArgs<Decode>())::type;
+
+// A factory for plugin class P from `decode` (json -> A, or (json, gates) -> A, throwing
+// PluginArgsError) and `create` ((const A&, Handle&) -> std::unique_ptr<P>).
 template <typename P, typename Decode, typename Create>
 [[nodiscard]] PluginFactory makePluginFactory(Decode decode, Create create) {
-  using A = std::decay_t<std::invoke_result_t<Decode&, const nlohmann::json&>>;
+  using A = DecodedArgs<Decode>;
   static_assert(std::is_base_of_v<Plugin, P>);
-  return PluginFactory{extensionPointsOf<P>(),
-                       [decode = std::move(decode)](const nlohmann::json& args) -> PluginArgs {
-                         return std::make_shared<const A>(decode(args));
-                       },
-                       [create = std::move(create)](const PluginArgs& args,
-                                                    Handle& handle) -> std::unique_ptr<Plugin> {
-                         return create(*std::any_cast<const std::shared_ptr<const A>&>(args),
-                                       handle);
-                       }};
+  return PluginFactory{
+      extensionPointsOf<P>(),
+      [decode = std::move(decode)](const nlohmann::json& args,
+                                   const features::Gates& gates) -> PluginArgs {
+        if constexpr (std::is_invocable_v<Decode&, const nlohmann::json&, const features::Gates&>) {
+          return std::make_shared<const A>(decode(args, gates));
+        } else {
+          return std::make_shared<const A>(decode(args));
+        }
+      },
+      [create = std::move(create)](const PluginArgs& args,
+                                   Handle& handle) -> std::unique_ptr<Plugin> {
+        return create(*std::any_cast<const std::shared_ptr<const A>&>(args), handle);
+      }};
 }
 
 // A factory for plugin class P that takes no args (any args given are ignored, as upstream does
@@ -81,17 +101,18 @@ template <typename P, typename Create>
 [[nodiscard]] PluginFactory makePluginFactory(Create create) {
   static_assert(std::is_base_of_v<Plugin, P>);
   return PluginFactory{extensionPointsOf<P>(),
-                       [](const nlohmann::json& /*args*/) -> PluginArgs { return {}; },
+                       [](const nlohmann::json& /*args*/,
+                          const features::Gates& /*gates*/) -> PluginArgs { return {}; },
                        [create = std::move(create)](const PluginArgs& /*args*/, Handle& handle)
                            -> std::unique_ptr<Plugin> { return create(handle); }};
 }
 
 // decode, then create: a plugin from its JSON args in one call, for tests and tools that build a
-// plugin outside a framework. Throws PluginArgsError.
+// plugin outside a framework; decoded with the handle's gates. Throws PluginArgsError.
 [[nodiscard]] inline std::unique_ptr<Plugin> makePlugin(const PluginFactory& factory,
                                                         const nlohmann::json& args,
                                                         Handle& handle) {
-  return factory.create(factory.decode(args), handle);
+  return factory.create(factory.decode(args, handle.features()), handle);
 }
 
 class Registry {
@@ -109,7 +130,7 @@ class Registry {
   // Shorthand for a plugin with args: add(name, makePluginFactory<P>(decode, create)).
   template <typename Decode, typename Create>
   void add(const std::string& name, Decode decode, Create create) {
-    using A = std::decay_t<std::invoke_result_t<Decode&, const nlohmann::json&>>;
+    using A = DecodedArgs<Decode>;
     using P = typename std::invoke_result_t<Create&, const A&, Handle&>::element_type;
     add(name, makePluginFactory<P>(std::move(decode), std::move(create)));
   }

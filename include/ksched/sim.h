@@ -84,6 +84,10 @@ struct Options {
   // called (they are HTTP servers of a live cluster) and are dropped with a warning.
   std::string config;
   std::string configName = "--config";  // names the configuration in errors
+  // The feature gates the simulated scheduler runs with (--feature-gates): its default plugins,
+  // the plugins' args and behaviour follow them. Two simulators with different gates run side
+  // by side in one process.
+  features::Gates features;
   // Seeds every random draw (the node among equal top scores, preemption's first candidate).
   uint64_t seed = 1;
   // PostFilter (preemption) runs; off, pods that do not fit stay unschedulable.

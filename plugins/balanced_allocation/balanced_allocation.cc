@@ -125,7 +125,8 @@ int64_t balancedResourceScore(const std::vector<int64_t>& requested,
 }
 
 std::vector<int64_t> NodeResourcesBalancedAllocation::podRequests(const api::Pod& pod) const {
-  return helper::requestVector(api::effectiveRequests(pod), resources_);
+  return helper::requestVector(api::effectiveRequests(pod, api::PodResourcesOptions(gates_)),
+                               resources_);
 }
 
 int64_t NodeResourcesBalancedAllocation::scoreNode(const NodeInfo& nodeInfo,
@@ -166,8 +167,8 @@ Status NodeResourcesBalancedAllocation::score(const CycleState& state, const api
 PluginFactory nodeResourcesBalancedAllocationFactory() {
   return makePluginFactory<NodeResourcesBalancedAllocation>(
       decodeAndValidate<NodeResourcesBalancedAllocationArgs>,
-      [](const NodeResourcesBalancedAllocationArgs& typed, Handle&) {
-        return std::make_unique<NodeResourcesBalancedAllocation>(typed);
+      [](const NodeResourcesBalancedAllocationArgs& typed, Handle& handle) {
+        return std::make_unique<NodeResourcesBalancedAllocation>(typed, handle.features());
       });
 }
 

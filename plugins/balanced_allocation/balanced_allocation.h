@@ -68,9 +68,10 @@ class NodeResourcesBalancedAllocation final : public PreScorePlugin,
   // CycleState key of the PreScore data.
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
 
-  // `args` must be valid.
-  explicit NodeResourcesBalancedAllocation(const NodeResourcesBalancedAllocationArgs& args)
-      : resources_(args.resources), v120_(args.formula == kBalancedFormulaV120) {}
+  // `args` must be valid; `gates` (the profile's) say how the pod's requests count.
+  NodeResourcesBalancedAllocation(const NodeResourcesBalancedAllocationArgs& args,
+                                  const features::Gates& gates)
+      : resources_(args.resources), v120_(args.formula == kBalancedFormulaV120), gates_(gates) {}
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   // Skip for best-effort pods (never with formula v1.20).
@@ -90,6 +91,7 @@ class NodeResourcesBalancedAllocation final : public PreScorePlugin,
  private:
   const std::vector<ResourceSpec> resources_;
   const bool v120_;  // formula v1.20
+  const features::Gates gates_;
 };
 
 // Decodes and validates NodeResourcesBalancedAllocationArgs (throws PluginArgsError).

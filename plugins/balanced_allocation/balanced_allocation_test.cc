@@ -275,8 +275,10 @@ TEST(BalancedAllocationTest, PodLevelRequests) {
   auto ni = testutil::makeNodeInfo(NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}}));
   for (const auto& [gate, want] : {std::pair{true, 75}, std::pair{false, 100}}) {
     SCOPED_TRACE(gate);
-    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
     testutil::FakeHandle h;
+    features::Gates gates;
+    gates.force(features::Feature::kPodLevelResources, gate);
+    h.setFeatures(gates);
     auto plugin = makePlugin(nodeResourcesBalancedAllocationFactory(), nullptr, h);
     auto& pl = dynamic_cast<NodeResourcesBalancedAllocation&>(*plugin);
     CycleState state;

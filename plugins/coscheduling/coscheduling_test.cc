@@ -50,7 +50,7 @@ PodPtr gangPod(const std::string& name, const std::string& group, const std::str
 
 QueuedPodInfo queued(const PodPtr& pod, std::chrono::steady_clock::time_point initial = {}) {
   QueuedPodInfo q;
-  q.podInfo = std::make_shared<const PodInfo>(pod);
+  q.podInfo = std::make_shared<const PodInfo>(pod, features::Gates{});
   q.initialAttemptTimestamp = initial;
   return q;
 }

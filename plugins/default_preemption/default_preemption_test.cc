@@ -30,7 +30,7 @@ PodPtr pod(const std::string& name, int32_t prio, const std::string& cpu,
   return std::make_shared<const api::Pod>(std::move(p));
 }
 
-PodInfoPtr info(const PodPtr& p) { return std::make_shared<const PodInfo>(p); }
+PodInfoPtr info(const PodPtr& p) { return std::make_shared<const PodInfo>(p, features::Gates{}); }
 
 NodePtr node(const std::string& name, const std::string& cpu) {
   return testutil::NodeWrapper(name)

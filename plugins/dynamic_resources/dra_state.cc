@@ -76,7 +76,7 @@ DraState::DraState(Handle& handle) : handle_(&handle) {
                           handlersFor(
                               "DeviceClass", [this](const nlohmann::json& j) { onClass(j); },
                               [this](const api::ObjectMeta& m) { onClassDelete(m.name); })));
-  if (features::current().enabled(features::Feature::kDRADeviceTaintRules)) {
+  if (handle.features().enabled(features::Feature::kDRADeviceTaintRules)) {
     ObjectWatch w;
     w.kind = "DeviceTaintRule";
     w.path = "/apis/resource.k8s.io/v1/devicetaintrules";

@@ -32,18 +32,18 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
                                    const DynamicResourcesArgs& args)
     : handle_(handle),
       state_(std::move(state)),
-      features_(dra::Features::fromGates(features::current())),
-      extendedResources_(features::current().enabled(features::Feature::kDRAExtendedResource)),
-      filterTimeout_(features::current().enabled(features::Feature::kDRASchedulerFilterTimeout)
+      features_(dra::Features::fromGates(handle.features())),
+      extendedResources_(handle.features().enabled(features::Feature::kDRAExtendedResource)),
+      filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)
                          ? args.filterTimeout
                          : std::chrono::nanoseconds(0)) {}
 
-DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j) {
+DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j,
+                                                    const features::Gates& gates) {
   DynamicResourcesArgs args;
   if (j.is_null()) return args;
   helper::expectObject(
       j, "", {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout"});
-  const auto& gates = features::current();
   std::vector<helper::FieldError> errs;
   auto duration = [&](std::string_view key, std::chrono::nanoseconds& out) -> bool {
     std::string text;
@@ -179,11 +179,13 @@ std::vector<ClusterEventWithHint> DynamicResources::eventsToRegister() const {
 
 PluginFactory dynamicResourcesFactory() {
   return makePluginFactory<DynamicResources>(
-      [](const nlohmann::json& args) { return DynamicResourcesArgs::fromJson(args); },
+      [](const nlohmann::json& args, const features::Gates& gates) {
+        return DynamicResourcesArgs::fromJson(args, gates);
+      },
       [](const DynamicResourcesArgs& args, Handle& h) {
         auto state = h.shared<dra::DraState>(names::kDynamicResources,
                                              [&h] { return std::make_shared<dra::DraState>(h); });
-        if (features::current().enabled(features::Feature::kDRAExtendedResource)) {
+        if (h.features().enabled(features::Feature::kDRAExtendedResource)) {
           helper::DeviceClassResolver::of(h)->set([state](std::string_view resource) {
             return dra::isDraExtendedResourceName(resource) &&
                    state->classForExtendedResource(resource) != nullptr;

@@ -60,8 +60,9 @@ struct DynamicResourcesArgs {
 
   // Decodes strictly (null: defaults; durations as Go writes them, "10s") and validates as
   // upstream, with its messages: a negative filterTimeout, a bindingTimeout under 1s, or either
-  // set while its gates are off. Throws PluginArgsError.
-  [[nodiscard]] static DynamicResourcesArgs fromJson(const nlohmann::json& j);
+  // set while its gates (in `gates`, the profile's) are off. Throws PluginArgsError.
+  [[nodiscard]] static DynamicResourcesArgs fromJson(const nlohmann::json& j,
+                                                     const features::Gates& gates);
 };
 
 class DynamicResources final : public PreEnqueuePlugin,

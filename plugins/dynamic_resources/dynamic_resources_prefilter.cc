@@ -30,7 +30,8 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
   };
   if (extendedResources_ && dra::requestsDraExtendedResourceName(pod)) {
     Cycle::Extended ext;
-    for (const auto& [name, quantity] : api::schedulingRequestsResource(pod).scalar) {
+    for (const auto& [name, quantity] :
+         api::schedulingRequestsResource(pod, handle_.features()).scalar) {
       if (quantity <= 0 || !dra::isDraExtendedResourceName(name)) continue;
       if (dra::ClassPtr c = state_->classForExtendedResource(name)) ext.classOf.emplace(name, c);
     }

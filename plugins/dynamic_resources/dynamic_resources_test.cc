@@ -15,6 +15,9 @@
 namespace ksched::plugins {
 namespace {
 
+// The default feature gates, for args decoded outside a profile.
+const features::Gates kDefaultGates;
+
 using nlohmann::json;
 using testutil::NodeWrapper;
 using testutil::PodWrapper;
@@ -419,7 +422,8 @@ TEST_F(DynamicResourcesTest, AFilterLongerThanFilterTimeoutRefusesTheNode) {
   c["spec"]["devices"]["requests"][0]["exactly"]["count"] = 20;
   c["spec"]["devices"]["constraints"] = json::array({{{"matchAttribute", "gpu.example.com/numa"}}});
   state->onClaim(c);
-  DynamicResources quick(handle, state, DynamicResourcesArgs::fromJson({{"filterTimeout", "1ms"}}));
+  DynamicResources quick(handle, state,
+                         DynamicResourcesArgs::fromJson({{"filterTimeout", "1ms"}}, kDefaultGates));
   const api::Pod pod = podWith("p", {byName("twenty")});
   CycleState s;
   PreFilterResult r;
@@ -430,11 +434,12 @@ TEST_F(DynamicResourcesTest, AFilterLongerThanFilterTimeoutRefusesTheNode) {
 }
 
 TEST(DynamicResourcesArgsTest, DecodesDurationsAndRefusesWhatUpstreamRefuses) {
-  const DynamicResourcesArgs defaults = DynamicResourcesArgs::fromJson(nullptr);
+  const DynamicResourcesArgs defaults = DynamicResourcesArgs::fromJson(nullptr, kDefaultGates);
   EXPECT_EQ(defaults.filterTimeout, std::chrono::seconds(10));
   EXPECT_EQ(defaults.bindingTimeout, std::chrono::seconds(600));
   const DynamicResourcesArgs set = DynamicResourcesArgs::fromJson(
-      {{"filterTimeout", "0"}, {"bindingTimeout", "1m30s"}, {"kind", "DynamicResourcesArgs"}});
+      {{"filterTimeout", "0"}, {"bindingTimeout", "1m30s"}, {"kind", "DynamicResourcesArgs"}},
+      kDefaultGates);
   EXPECT_EQ(set.filterTimeout, std::chrono::seconds(0));
   EXPECT_EQ(set.bindingTimeout, std::chrono::seconds(90));
   const struct {
@@ -451,11 +456,22 @@ TEST(DynamicResourcesArgsTest, DecodesDurationsAndRefusesWhatUpstreamRefuses) {
   };
   for (const auto& b : bad) {
     try {
-      (void)DynamicResourcesArgs::fromJson(b.args);
+      (void)DynamicResourcesArgs::fromJson(b.args, kDefaultGates);
       ADD_FAILURE() << b.args.dump() << " was accepted";
     } catch (const PluginArgsError& e) {
       EXPECT_NE(std::string(e.what()).find(b.error), std::string::npos) << e.what();
     }
+  }  // With DRASchedulerFilterTimeout off, the gates handed to decode forbid filterTimeout.
+  features::Gates noTimeout;
+  noTimeout.force(features::Feature::kDRASchedulerFilterTimeout, false);
+  try {
+    (void)DynamicResourcesArgs::fromJson({{"filterTimeout", "1s"}}, noTimeout);
+    ADD_FAILURE() << "filterTimeout accepted with its gate off";
+  } catch (const PluginArgsError& e) {
+    EXPECT_NE(std::string(e.what()).find("Forbidden: DRASchedulingFilterTimeout feature gate is "
+                                         "disabled"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -491,7 +491,7 @@ TEST_P(InterPodAffinityAddRemoveTest, AddThenRemove) {
   const auto original = InterPodAffinity::preFilterCountsForTest(state).value();
 
   const NodeInfo& node = h.nodeInfo(c.added->spec.nodeName);
-  const PodInfo added(c.added);
+  const PodInfo added(c.added, features::Gates{});
   const PreFilterExtensions* ext = pl->preFilterExtensions();
   ASSERT_NE(ext, nullptr);
   ASSERT_TRUE(ext->addPod(state, *c.pending, added, node).ok());
@@ -557,7 +557,8 @@ TEST(InterPodAffinityAddRemove, NominatedPodChangesFilter) {
   expectStatus(pl->filter(state, *incoming, h.nodeInfo("nodeA")), kOk, "before");
 
   const PodInfo nominated(
-      makePod("n", "", json::object(), "nodeA", {.requiredAnti = {in("app", {"web"}, "zone")}}));
+      makePod("n", "", json::object(), "nodeA", {.requiredAnti = {in("app", {"web"}, "zone")}}),
+      features::Gates{});
   ASSERT_TRUE(pl->addPod(state, *incoming, nominated, h.nodeInfo("nodeA")).ok());
   expectStatus(pl->filter(state, *incoming, h.nodeInfo("nodeA")), kRejectExisting, "added");
   expectStatus(pl->filter(state, *incoming, h.nodeInfo("nodeB")), kOk, "other zone");
@@ -572,7 +573,7 @@ TEST(InterPodAffinityAddRemove, WithoutStateIsAnError) {
   SnapshotHandle h({}, {makeNode("n", json::object())});
   auto pl = makePlugin(h);
   CycleState state;
-  const PodInfo pod(makePod("x", "", json::object(), "n"));
+  const PodInfo pod(makePod("x", "", json::object(), "n"), features::Gates{});
   Status s = pl->addPod(state, *makePod("p", "", json::object()), pod, h.nodeInfo("n"));
   EXPECT_EQ(s.code(), Code::kError);
   EXPECT_EQ(s.message(), "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");

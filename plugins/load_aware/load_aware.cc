@@ -216,7 +216,8 @@ LoadAwareBase::LoadAwareBase(std::string_view name, const ProviderConfig& config
 }
 
 Placement LoadAwareBase::placementOf(const api::Pod& pod, Clock::time_point at) const {
-  const api::Resource req = api::effectiveRequestsResource(pod);
+  const api::Resource req =
+      api::effectiveRequestsResource(pod, api::PodResourcesOptions(handle_.features()));
   return {pod.metadata.uid, predictedMilliCPU(pod, defaultMilliCPU_, multiplier_), req.milliCPU,
           req.memory, at};
 }
@@ -279,7 +280,8 @@ std::unique_ptr<CycleLoad> LoadAwareBase::read(const api::Pod& pod) const {
   c->source = source_->config().label();
   c->podUid = pod.metadata.uid;
   c->podPredictedMilliCPU = predictedMilliCPU(pod, defaultMilliCPU_, multiplier_);
-  const api::Resource req = api::effectiveRequestsResource(pod);
+  const api::Resource req =
+      api::effectiveRequestsResource(pod, api::PodResourcesOptions(handle_.features()));
   c->podMilliCPU = req.milliCPU;
   c->podMemory = req.memory;
   return c;

@@ -100,9 +100,9 @@ QueueingHint NodeDeclaredFeatures::isSchedulableAfterPodUpdate(const api::Pod& p
 }
 
 PluginFactory nodeDeclaredFeaturesFactory() {
-  return makePluginFactory<NodeDeclaredFeatures>([](Handle&) {
+  return makePluginFactory<NodeDeclaredFeatures>([](Handle& handle) {
     return std::make_unique<NodeDeclaredFeatures>(
-        features::enabled(features::Feature::kNodeDeclaredFeatures));
+        handle.features().enabled(features::Feature::kNodeDeclaredFeatures));
   });
 }
 

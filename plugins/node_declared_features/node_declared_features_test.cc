@@ -189,14 +189,17 @@ TEST(NodeDeclaredFeaturesTest, QueueingHints) {
 
 TEST(NodeDeclaredFeaturesTest, FactoryReadsTheGate) {
   testutil::FakeHandle h;
+  features::Gates gates;
   {
-    features::ScopedGates gate(features::Feature::kNodeDeclaredFeatures, true);
+    gates.force(features::Feature::kNodeDeclaredFeatures, true);
+    h.setFeatures(gates);
     auto pl = makePlugin(nodeDeclaredFeaturesFactory(), nullptr, h);
     EXPECT_EQ(pl->name(), "NodeDeclaredFeatures");
     EXPECT_EQ(dynamic_cast<EnqueueExtensions&>(*pl).eventsToRegister().size(), 2u);
   }
   {
-    features::ScopedGates gate(features::Feature::kNodeDeclaredFeatures, false);
+    gates.force(features::Feature::kNodeDeclaredFeatures, false);
+    h.setFeatures(gates);
     auto pl = makePlugin(nodeDeclaredFeaturesFactory(), nullptr, h);
     CycleState state;
     PreFilterResult result;

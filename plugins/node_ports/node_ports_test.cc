@@ -38,7 +38,7 @@ api::Pod podWithPorts(const std::vector<Port>& ports, const std::string& name = 
 std::shared_ptr<NodeInfo> nodeWithPodPorts(const std::vector<Port>& ports) {
   auto ni = testutil::makeNodeInfo(NodeWrapper("node"));
   ni->addPod(std::make_shared<const PodInfo>(
-      std::make_shared<const api::Pod>(podWithPorts(ports, "existing"))));
+      std::make_shared<const api::Pod>(podWithPorts(ports, "existing")), features::Gates{}));
   return ni;
 }
 

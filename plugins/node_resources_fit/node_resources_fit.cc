@@ -43,9 +43,10 @@ std::string NodeResourcesFit::insufficientReason(std::string_view resourceName) 
 NodeResourcesFit::NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle,
                                    std::function<bool(std::string_view)> draServes)
     : handle_(handle),
+      gates_(handle != nullptr ? handle->features() : features::Gates{}),
       ignoredResources_(args.ignoredResources.begin(), args.ignoredResources.end()),
       ignoredResourceGroups_(args.ignoredResourceGroups.begin(), args.ignoredResourceGroups.end()),
-      scorer_(args.scoringStrategy),
+      scorer_(args.scoringStrategy, gates_),
       draServes_(std::move(draServes)) {}
 
 std::vector<std::string> NodeResourcesFit::draServable(const api::Resource& podRequest) const {
@@ -57,8 +58,8 @@ std::vector<std::string> NodeResourcesFit::draServable(const api::Resource& podR
   return out;
 }
 
-api::Resource NodeResourcesFit::computePodResourceRequest(const api::Pod& pod) {
-  return api::schedulingRequestsResource(pod);
+api::Resource NodeResourcesFit::computePodResourceRequest(const api::Pod& pod) const {
+  return api::schedulingRequestsResource(pod, gates_);
 }
 
 bool NodeResourcesFit::ignored(const std::string& resourceName) const {
@@ -215,7 +216,7 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   // status (spec or status may have shrunk) and always with pod-level requests.
   if (modified->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
   if (modified->spec.nodeName.empty()) return QueueingHint::kSkip;
-  api::PodResourcesOptions options;
+  api::PodResourcesOptions options(gates_);
   options.skipPodLevelResources = false;
   const api::Resource before = api::effectiveRequestsResource(*original, options);
   const api::Resource after = api::effectiveRequestsResource(*modified, options);
@@ -336,7 +337,7 @@ namespace {
 // With DRAExtendedResource, the scheduler's DeviceClasses (as DynamicResources knows them) say
 // which extended resources DRA serves.
 std::function<bool(std::string_view)> draServesFor(Handle& handle) {
-  if (!features::current().enabled(features::Feature::kDRAExtendedResource)) return {};
+  if (!handle.features().enabled(features::Feature::kDRAExtendedResource)) return {};
   auto resolver = helper::DeviceClassResolver::of(handle);
   return [resolver](std::string_view resource) { return resolver->serves(resource); };
 }

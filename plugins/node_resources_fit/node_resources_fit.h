@@ -67,7 +67,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
 
   // `args` must be valid (NodeResourcesFitArgs::validate()). `handle` (may be null) gives the
   // queueing hints the cache's current node (Handle::currentNodeInfo); it must outlive the
-  // plugin.
+  // plugin; its feature gates (Handle::features()) are the plugin's, the defaults without one.
   // `draServes` (may be empty): whether a DeviceClass serves this extended resource (KEP 5004).
   explicit NodeResourcesFit(const NodeResourcesFitArgs& args, const Handle* handle = nullptr,
                             std::function<bool(std::string_view)> draServes = {});
@@ -90,7 +90,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The pod's requests as the Filter checks them (api::schedulingRequestsResource).
-  [[nodiscard]] static api::Resource computePodResourceRequest(const api::Pod& pod);
+  [[nodiscard]] api::Resource computePodResourceRequest(const api::Pod& pod) const;
   // Every resource of `podRequest` the node cannot fit, in upstream's order.
   [[nodiscard]] std::vector<InsufficientResource> fitsRequest(const api::Resource& podRequest,
                                                               const NodeInfo& nodeInfo) const;
@@ -134,6 +134,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
 
   // Constant after construction.
   const Handle* handle_;
+  const features::Gates gates_;
   const std::set<std::string, std::less<>> ignoredResources_;
   const std::set<std::string, std::less<>> ignoredResourceGroups_;
   const ResourceAllocationScorer scorer_;

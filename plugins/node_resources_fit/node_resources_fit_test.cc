@@ -345,10 +345,13 @@ TEST(NodeResourcesFitTest, PodLevelRequests) {
        kOK},
   };
   for (const bool gate : {true, false}) {
-    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
+    testutil::FakeHandle h;
+    features::Gates gates;
+    gates.force(features::Feature::kPodLevelResources, gate);
+    h.setFeatures(gates);
     for (const Case& c : cases) {
       SCOPED_TRACE(c.name + (gate ? "" : " (PodLevelResources off)"));
-      auto pl = makeFit();
+      auto pl = makeFit(nullptr, h);
       std::vector<PodWrapper> existing = c.existing;
       for (size_t i = 0; i < existing.size(); ++i) existing[i].name("e" + std::to_string(i));
       auto ni = testutil::makeNodeInfo(filterNode(), existing);
@@ -366,7 +369,7 @@ TEST(NodeResourcesFitTest, PodLevelRequests) {
   auto pl = makeFit();
   auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("5", "5")});
   auto got = pl->fitsRequest(
-      NodeResourcesFit::computePodResourceRequest(cpuMem("1", "1").podReq({{"cpu", "7m"}}).obj()),
+      pl->computePodResourceRequest(cpuMem("1", "1").podReq({{"cpu", "7m"}}).obj()),
       *ni);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].reason, "Insufficient cpu");
@@ -383,8 +386,11 @@ TEST(NodeResourcesFitTest, ScoreUsesPodLevelRequests) {
       NodeWrapper().capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}));
   for (const auto& [gate, want] : {std::pair{true, 50}, std::pair{false, 75}}) {
     SCOPED_TRACE(gate);
-    features::ScopedGates g(features::Feature::kPodLevelResources, gate);
-    auto pl = makeFit();
+    testutil::FakeHandle h;
+    features::Gates gates;
+    gates.force(features::Feature::kPodLevelResources, gate);
+    h.setFeatures(gates);
+    auto pl = makeFit(nullptr, h);
     CycleState state;
     ASSERT_TRUE(pl->preScore(state, pod, {ni.get()}).ok());
     int64_t score = -1;
@@ -412,7 +418,7 @@ TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
   auto pl = makeFit();
   auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("8", "0")});
   auto got =
-      pl->fitsRequest(NodeResourcesFit::computePodResourceRequest(cpuMem("3", "0").obj()), *ni);
+      pl->fitsRequest(pl->computePodResourceRequest(cpuMem("3", "0").obj()), *ni);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].resourceName, "cpu");
   EXPECT_EQ(got[0].reason, "Insufficient cpu");
@@ -606,7 +612,7 @@ TEST(NodeResourcesFitTest, QueueingHintsCountPodsNominatedToTheFreedNode) {
                                    PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})})}));
   api::Pod waiting = PodWrapper("waiting").req({{"cpu", "1"}}).priority(10).obj();
   waiting.status.nominatedNodeName = "n1";
-  cache.nominate("n1", std::make_shared<PodInfo>(std::make_shared<const api::Pod>(waiting)));
+  cache.nominate("n1", std::make_shared<PodInfo>(std::make_shared<const api::Pod>(waiting), features::Gates{}));
   auto fit = makeFit(nullptr, cache);
   const auto gone = PodWrapper("gone").nodeName("n1").req({{"cpu", "1"}});
   auto pending = [](int32_t priority) {

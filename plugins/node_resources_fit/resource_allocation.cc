@@ -27,8 +27,9 @@ int64_t weightedAverage(const std::vector<ResourceSpec>& resources,
 
 }  // namespace
 
-ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strategy)
-    : resources_(strategy.resources) {
+ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strategy,
+                                                   const features::Gates& gates)
+    : resources_(strategy.resources), gates_(gates) {
   if (strategy.type == kMostAllocated) {
     scorer_ = [res = resources_](const std::vector<int64_t>& req,
                                  const std::vector<int64_t>& alloc) {
@@ -73,7 +74,7 @@ ResourceAllocationScorer::ResourceAllocationScorer(const ScoringStrategy& strate
 }
 
 std::vector<int64_t> ResourceAllocationScorer::podRequests(const api::Pod& pod) const {
-  return requestVector(api::nonZeroRequests(pod), resources_);
+  return requestVector(api::nonZeroRequests(pod, gates_), resources_);
 }
 
 int64_t ResourceAllocationScorer::score(const NodeInfo& nodeInfo,

@@ -40,8 +40,9 @@ using helper::requestVector;
 // Immutable after construction; thread-safe.
 class ResourceAllocationScorer {
  public:
-  // `strategy` must be valid (NodeResourcesFitArgs::validate()).
-  explicit ResourceAllocationScorer(const ScoringStrategy& strategy);
+  // `strategy` must be valid (NodeResourcesFitArgs::validate()); `gates` say how the pod's
+  // requests count.
+  ResourceAllocationScorer(const ScoringStrategy& strategy, const features::Gates& gates);
 
   // The pod's request for each configured resource, in args order (cpu in millicores).
   [[nodiscard]] std::vector<int64_t> podRequests(const api::Pod& pod) const;
@@ -57,6 +58,7 @@ class ResourceAllocationScorer {
 
   std::vector<ResourceSpec> resources_;
   Scorer scorer_;
+  features::Gates gates_;
 };
 
 }  // namespace ksched::plugins

@@ -13,7 +13,10 @@ namespace {
 bool toleratesUnschedulable(const api::Pod& pod) {
   const api::Taint unschedulable{std::string(NodeUnschedulable::kTaintNodeUnschedulable), "",
                                  std::string(api::kTaintEffectNoSchedule), std::nullopt};
-  return api::tolerationsTolerateTaint(pod.spec.tolerations, unschedulable);
+  // No Gt/Lt toleration tolerates its empty value, with TaintTolerationComparisonOperators on or
+  // off: the gate changes nothing here.
+  return api::tolerationsTolerateTaint(pod.spec.tolerations, unschedulable,
+                                       /*comparisonOperators=*/false);
 }
 
 }  // namespace

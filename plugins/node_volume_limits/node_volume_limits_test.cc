@@ -45,7 +45,7 @@ api::Pod podWith(const std::vector<std::string>& volumes, std::string name = "po
 }
 
 PodInfoPtr infoOf(api::Pod p) {
-  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)));
+  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)), features::Gates{});
 }
 
 api::PersistentVolumeClaim pvc(std::string name, std::string volumeName,

@@ -73,7 +73,7 @@ std::shared_ptr<NodeInfo> nodeWithPods(const NodeWrapper& node, const std::vecto
     p.metadata.name = "existing-" + std::to_string(i);
     p.metadata.uid = "existing-uid-" + std::to_string(i++);
     p.spec.nodeName = node.obj().metadata.name;
-    ni->addPod(std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p))));
+    ni->addPod(std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)), features::Gates{}));
   }
   return ni;
 }

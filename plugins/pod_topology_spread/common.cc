@@ -3,7 +3,6 @@
 #include <string>
 #include <utility>
 
-#include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/helper/default_selector.h>
 
@@ -27,15 +26,16 @@ std::vector<api::TopologySpreadConstraint> systemDefaultConstraints() {
 }
 
 // Upstream filterTopologySpreadConstraints: compiles the constraints with that action.
+// `labelKeys`: the MatchLabelKeysInPodTopologySpread gate; `comparisonOperators`: the
+// TaintTolerationComparisonOperators gate.
 std::vector<Constraint> compileConstraints(
     const std::vector<api::TopologySpreadConstraint>& constraints, const api::Labels& podLabels,
-    std::string_view action) {
+    std::string_view action, bool labelKeys, bool comparisonOperators) {
   std::vector<Constraint> out;
   // matchLabelKeys are merged here whether or not the apiserver already merged them into the
   // labelSelector at creation (1.34+, MatchLabelKeysInPodTopologySpreadSelectorMerge): the same
   // "key In (value)" twice selects the same pods, and clusters before 1.34 leave it to the
   // scheduler (docs/compatibility.md).
-  const bool labelKeys = features::enabled(features::Feature::kMatchLabelKeysInPodTopologySpread);
   for (const api::TopologySpreadConstraint& c : constraints) {
     if (c.whenUnsatisfiable != action) continue;
     Constraint compiled;
@@ -55,6 +55,7 @@ std::vector<Constraint> compileConstraints(
         !c.nodeAffinityPolicy || *c.nodeAffinityPolicy == api::kNodeInclusionPolicyHonor;
     compiled.honorNodeTaints =
         c.nodeTaintsPolicy && *c.nodeTaintsPolicy == api::kNodeInclusionPolicyHonor;
+    compiled.comparisonOperators = comparisonOperators;
     out.push_back(std::move(compiled));
   }
   return out;
@@ -90,15 +91,20 @@ PodTopologySpread::PodTopologySpread(const PodTopologySpreadArgs& args, Handle& 
     : handle_(&handle),
       defaultConstraints_(args.defaultingType == kSystemDefaulting ? systemDefaultConstraints()
                                                                    : args.defaultConstraints),
-      systemDefaulted_(args.defaultingType == kSystemDefaulting) {}
+      systemDefaulted_(args.defaultingType == kSystemDefaulting),
+      matchLabelKeys_(
+          handle.features().enabled(features::Feature::kMatchLabelKeysInPodTopologySpread)),
+      comparisonOperators_(
+          handle.features().enabled(features::Feature::kTaintTolerationComparisonOperators)) {}
 
 std::vector<Constraint> PodTopologySpread::constraintsFor(const api::Pod& pod,
                                                           std::string_view action) const {
   if (!pod.spec.topologySpreadConstraints.empty()) {
-    return compileConstraints(pod.spec.topologySpreadConstraints, pod.metadata.labels, action);
+    return compileConstraints(pod.spec.topologySpreadConstraints, pod.metadata.labels, action,
+                              matchLabelKeys_, comparisonOperators_);
   }
-  std::vector<Constraint> constraints =
-      compileConstraints(defaultConstraints_, pod.metadata.labels, action);
+  std::vector<Constraint> constraints = compileConstraints(
+      defaultConstraints_, pod.metadata.labels, action, matchLabelKeys_, comparisonOperators_);
   if (constraints.empty()) return constraints;
   const api::Selector selector = helper::defaultSelector(pod, handle_->listers());
   if (selector.isEverything()) return {};

@@ -31,8 +31,9 @@ void forEachAdmitting(const std::vector<Constraint>& constraints, const api::Pod
       affinityComputed = true;
     }
     if (c.honorNodeTaints && !taintsComputed) {
-      taintsTolerated = api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
-                                                  api::isDoNotScheduleTaint) == nullptr;
+      taintsTolerated =
+          api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations, c.comparisonOperators,
+                                    api::isDoNotScheduleTaint) == nullptr;
       taintsComputed = true;
     }
     if (c.includesNode(affinityMatches, taintsTolerated)) admitted(i);

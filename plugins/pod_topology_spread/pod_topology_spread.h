@@ -160,6 +160,9 @@ class PodTopologySpread final : public PreFilterPlugin,
   const std::vector<api::TopologySpreadConstraint> defaultConstraints_;
   // defaultingType System: nodes without a zone label still get hostname spreading.
   const bool systemDefaulted_;
+  // The profile's MatchLabelKeysInPodTopologySpread and TaintTolerationComparisonOperators gates.
+  const bool matchLabelKeys_;
+  const bool comparisonOperators_;
 };
 
 // Decodes and validates PodTopologySpreadArgs (throws PluginArgsError).

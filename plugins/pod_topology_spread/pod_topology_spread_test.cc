@@ -510,7 +510,7 @@ namespace {
 // and with the gate off: zone1 holds two rev=1 pods, zone2 one rev=2 pod; the incoming pod is
 // rev=2.
 TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
-  auto run = [](api::LabelSelector selector) {
+  auto run = [](api::LabelSelector selector, const features::Gates& gates = {}) {
     const Pod pod = Pod()
                         .label("foo", "")
                         .label("rev", "2")
@@ -522,6 +522,7 @@ TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
         Pod("p-x1").nodeName("node-x").label("foo", "").label("rev", "2")};
     testutil::FakeHandle h(
         testutil::FakeLister(spread_test::makeNodeInfos(spread_test::fourNodes(), existing)));
+    h.setFeatures(gates);
     auto plugin =
         makePlugin(podTopologySpreadFactory(), nlohmann::json{{"defaultingType", "List"}}, h);
     auto& pl = dynamic_cast<PodTopologySpread&>(*plugin);
@@ -543,11 +544,10 @@ TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
   merged.matchExpressions.push_back({"rev", api::SelectorOperator::kIn, {"2"}});
   EXPECT_EQ(run(spread_test::exists("foo")), revisionOnly);
   EXPECT_EQ(run(merged), revisionOnly);  // merging again changes nothing
-  {
-    features::ScopedGates off(features::Feature::kMatchLabelKeysInPodTopologySpread, false);
-    EXPECT_EQ(run(spread_test::exists("foo")), allRevisions);  // keys ignored
-    EXPECT_EQ(run(merged), revisionOnly);                      // what the apiserver merged stays
-  }
+  features::Gates off;
+  off.force(features::Feature::kMatchLabelKeysInPodTopologySpread, false);
+  EXPECT_EQ(run(spread_test::exists("foo"), off), allRevisions);  // keys ignored
+  EXPECT_EQ(run(merged, off), revisionOnly);  // what the apiserver merged stays
 }
 
 // What the plugin says of its rejections (FilterExplainer), from its PreFilter counts.

@@ -42,6 +42,8 @@ struct Constraint {
   int32_t minDomains = 1;         // minDomains unset -> 1
   bool honorNodeAffinity = true;  // nodeAffinityPolicy unset or Honor
   bool honorNodeTaints = false;   // nodeTaintsPolicy Honor
+  // How honorNodeTaints matches tolerations: the TaintTolerationComparisonOperators gate.
+  bool comparisonOperators = false;
 
   // Upstream matchNodeInclusionPolicies, with the pod-vs-node checks precomputed by the caller:
   // `affinityMatches` = the pod's nodeSelector and required node affinity match the node,

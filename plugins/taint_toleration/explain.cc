@@ -1,5 +1,5 @@
 // TaintToleration's account of a rejection (FilterExplainer).
-#include <ksched/api/features.h>
+#include <ksched/api/taints.h>
 
 #include "plugins/taint_toleration/taint_toleration.h"
 
@@ -11,14 +11,14 @@ std::string taintText(const api::Taint& t) {
 }
 
 // Why a Gt/Lt toleration of the pod that names the taint's key and effect does not tolerate
-// it: the gate is off, or a value is not an integer; "" when none applies.
-std::string comparisonNote(const api::Pod& pod, const api::Taint& t) {
+// it: the gate is off (`comparisonOperators`), or a value is not an integer; "" when none applies.
+std::string comparisonNote(const api::Pod& pod, const api::Taint& t, bool comparisonOperators) {
   for (const auto& tol : pod.spec.tolerations) {
     if (tol.operator_ != api::kTolerationOpGt && tol.operator_ != api::kTolerationOpLt) continue;
     if ((!tol.key.empty() && tol.key != t.key) || (!tol.effect.empty() && tol.effect != t.effect)) {
       continue;
     }
-    if (!features::enabled(features::Feature::kTaintTolerationComparisonOperators)) {
+    if (!comparisonOperators) {
       return " (toleration operator " + tol.operator_ +
              " needs the TaintTolerationComparisonOperators feature gate)";
     }
@@ -44,8 +44,9 @@ std::vector<std::string> TaintToleration::explainRejection(const CycleState& /*s
   if (node == nullptr) return out;
   for (const auto& t : node->spec.taints) {
     if (!api::isDoNotScheduleTaint(t)) continue;
-    if (api::tolerationsTolerateTaint(pod.spec.tolerations, t)) continue;
-    out.push_back("taint " + taintText(t) + " not tolerated" + comparisonNote(pod, t));
+    if (api::tolerationsTolerateTaint(pod.spec.tolerations, t, comparisonOperators_)) continue;
+    out.push_back("taint " + taintText(t) + " not tolerated" +
+                  comparisonNote(pod, t, comparisonOperators_));
   }
   return out;
 }

@@ -31,11 +31,12 @@ std::vector<api::Toleration> tolerationsPreferNoSchedule(const std::vector<api::
 }
 
 int64_t countIntolerablePreferNoSchedule(const std::vector<api::Taint>& taints,
-                                         const std::vector<api::Toleration>& tolerations) {
+                                         const std::vector<api::Toleration>& tolerations,
+                                         bool comparisonOperators) {
   int64_t n = 0;
   for (const auto& taint : taints) {
     if (taint.effect != api::kTaintEffectPreferNoSchedule) continue;
-    if (!api::tolerationsTolerateTaint(tolerations, taint)) ++n;
+    if (!api::tolerationsTolerateTaint(tolerations, taint, comparisonOperators)) ++n;
   }
   return n;
 }
@@ -46,8 +47,8 @@ Status TaintToleration::filter(const CycleState& /*state*/, const api::Pod& pod,
                                const NodeInfo& nodeInfo) const {
   const api::Node* node = nodeInfo.node();
   if (node == nullptr) return Status::error("invalid nodeInfo");
-  const api::Taint* taint =
-      api::findUntoleratedTaint(node->spec.taints, pod.spec.tolerations, api::isDoNotScheduleTaint);
+  const api::Taint* taint = api::findUntoleratedTaint(
+      node->spec.taints, pod.spec.tolerations, comparisonOperators_, api::isDoNotScheduleTaint);
   if (taint == nullptr) return {};
   // The taint is not in the reason, as upstream; it is logged at -v 4.
   spdlog::debug("node {} had untolerated taint {}={}:{} for pod {}", node->metadata.name,
@@ -72,7 +73,8 @@ Status TaintToleration::score(const CycleState& state, const api::Pod& /*pod*/,
     return Status::error("failed to read \"" + std::string(kPreScoreStateKey) +
                          "\" from cycleState: not found");
   }
-  score = countIntolerablePreferNoSchedule(node->spec.taints, s->tolerationsPreferNoSchedule);
+  score = countIntolerablePreferNoSchedule(node->spec.taints, s->tolerationsPreferNoSchedule,
+                                           comparisonOperators_);
   return {};
 }
 
@@ -84,18 +86,23 @@ Status TaintToleration::normalizeScore(const CycleState& /*state*/, const api::P
 
 std::vector<ClusterEventWithHint> TaintToleration::eventsToRegister() const {
   return {
-      {EventResource::kNode, kAdd | kUpdateNodeTaint, &isSchedulableAfterNodeChange},
+      {EventResource::kNode, kAdd | kUpdateNodeTaint,
+       [comparisonOperators = comparisonOperators_](const api::Pod& pod, const EventObject& oldObj,
+                                                    const EventObject& newObj) {
+         return isSchedulableAfterNodeChange(comparisonOperators, pod, oldObj, newObj);
+       }},
       {EventResource::kPod, kUpdatePodTolerations, &isSchedulableAfterPodTolerationChange},
   };
 }
 
-QueueingHint TaintToleration::isSchedulableAfterNodeChange(const api::Pod& pod,
+QueueingHint TaintToleration::isSchedulableAfterNodeChange(bool comparisonOperators,
+                                                           const api::Pod& pod,
                                                            const EventObject& oldObj,
                                                            const EventObject& newObj) {
   const api::Node* modified = as<api::Node>(newObj);
   if (modified == nullptr) return QueueingHint::kQueue;
-  auto untolerated = [&pod](const api::Node& node) {
-    return api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
+  auto untolerated = [&pod, comparisonOperators](const api::Node& node) {
+    return api::findUntoleratedTaint(node.spec.taints, pod.spec.tolerations, comparisonOperators,
                                      api::isDoNotScheduleTaint) != nullptr;
   };
   if (untolerated(*modified)) return QueueingHint::kSkip;
@@ -113,8 +120,10 @@ QueueingHint TaintToleration::isSchedulableAfterPodTolerationChange(const api::P
 }
 
 PluginFactory taintTolerationFactory() {
-  return makePluginFactory<TaintToleration>(
-      [](Handle&) { return std::make_unique<TaintToleration>(); });
+  return makePluginFactory<TaintToleration>([](Handle& handle) {
+    return std::make_unique<TaintToleration>(
+        handle.features().enabled(features::Feature::kTaintTolerationComparisonOperators));
+  });
 }
 
 }  // namespace ksched::plugins

@@ -1,6 +1,6 @@
 // TaintToleration (Filter, PreScore, Score, NormalizeScore).
 //   Matching is api::Toleration::toleratesTaint: Equal, Exists, and Gt/Lt while the
-//   TaintTolerationComparisonOperators gate is on.
+//   TaintTolerationComparisonOperators gate is on (the profile's gates, read at construction).
 //   Filter: rejects a node with a NoSchedule/NoExecute taint the pod does not tolerate.
 //   Score:  the number of PreferNoSchedule taints the pod does not tolerate, normalized in
 //           reverse (fewest intolerable taints -> 100).
@@ -29,6 +29,8 @@ class TaintToleration final : public FilterPlugin,
                               public EnqueueExtensions,
                               public SignPlugin {
  public:
+  // `comparisonOperators`: the TaintTolerationComparisonOperators gate.
+  explicit TaintToleration(bool comparisonOperators) : comparisonOperators_(comparisonOperators) {}
   // Opportunistic batching: its answers on a node depend on the pod and that node only.
   [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
   static constexpr std::string_view kName = names::kTaintToleration;
@@ -60,12 +62,15 @@ class TaintToleration final : public FilterPlugin,
  private:
   // Queueing hints. kQueue if the pod tolerates the new node's NoSchedule/NoExecute taints and
   // (for an update) did not tolerate the old node's.
-  [[nodiscard]] static QueueingHint isSchedulableAfterNodeChange(const api::Pod& pod,
+  [[nodiscard]] static QueueingHint isSchedulableAfterNodeChange(bool comparisonOperators,
+                                                                 const api::Pod& pod,
                                                                  const EventObject& oldObj,
                                                                  const EventObject& newObj);
   // kQueue if the changed pod is `pod` itself.
   [[nodiscard]] static QueueingHint isSchedulableAfterPodTolerationChange(
       const api::Pod& pod, const EventObject& oldObj, const EventObject& newObj);
+
+  const bool comparisonOperators_;
 };
 
 // Takes no args (ignored).

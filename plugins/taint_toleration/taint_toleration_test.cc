@@ -28,7 +28,7 @@ class TaintTolerationFilterTest : public ::testing::TestWithParam<FilterCase> {}
 
 TEST_P(TaintTolerationFilterTest, Filter) {
   const FilterCase& c = GetParam();
-  TaintToleration pl;
+  TaintToleration pl(/*comparisonOperators=*/false);
   CycleState state;
   auto ni = testutil::makeNodeInfo(c.node);
   Status s = pl.filter(state, c.pod.obj(), *ni);
@@ -202,10 +202,10 @@ TEST(TaintTolerationTest, FilterWithComparisonOperators) {
        PodWrapper().toleration(sla, "Equal", "900", "").toleration(sla, "Gt", "900", ""),
        {false, true, true, false}},
   };
-  TaintToleration pl;
   CycleState state;
   for (const bool gate : {true, false}) {
-    features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, gate);
+    // The TaintTolerationComparisonOperators gate, as the plugin reads it from its Handle.
+    TaintToleration pl(gate);
     for (const auto& c : cases) {
       for (size_t i = 0; i < nodes.size(); ++i) {
         SCOPED_TRACE(c.name + " on " + nodes[i].name() + (gate ? ", gate on" : ", gate off"));
@@ -228,8 +228,7 @@ TEST(TaintTolerationTest, ScoreWithComparisonOperators) {
                                           NodeWrapper("b").taint("sla", "850", "PreferNoSchedule")};
   for (const bool gate : {true, false}) {
     SCOPED_TRACE(gate ? "gate on" : "gate off");
-    features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, gate);
-    TaintToleration pl;
+    TaintToleration pl(gate);
     CycleState state;
     std::vector<std::shared_ptr<NodeInfo>> infos;
     std::vector<const NodeInfo*> ptrs;
@@ -253,9 +252,8 @@ TEST(TaintTolerationTest, QueueingHintsWithComparisonOperators) {
   using testutil::kWantQueue;
   using testutil::kWantSkip;
   using testutil::obj;
-  features::ScopedGates g(features::Feature::kTaintTolerationComparisonOperators, true);
   const api::Pod pod = PodWrapper("pod").toleration("sla", "Gt", "950", "").obj();
-  TaintToleration pl;
+  TaintToleration pl(/*comparisonOperators=*/true);
   testutil::expectHints(
       pl,
       {
@@ -278,7 +276,7 @@ TEST(TaintTolerationTest, QueueingHintsWithComparisonOperators) {
 }
 
 TEST(TaintTolerationTest, ScoreWithoutPreScoreIsError) {
-  TaintToleration pl;
+  TaintToleration pl(/*comparisonOperators=*/false);
   CycleState state;
   auto ni = testutil::makeNodeInfo(NodeWrapper());
   int64_t score = 0;
@@ -302,7 +300,7 @@ TEST(TaintTolerationTest, QueueingHints) {
   const auto taintBPrefer = NodeWrapper("n1").taint("b", "1", "PreferNoSchedule");
   const auto tolerating = PodWrapper("pod").toleration("b", "Exists", "", "");
 
-  TaintToleration pl;
+  TaintToleration pl(/*comparisonOperators=*/false);
   testutil::expectHints(
       pl,
       {
@@ -377,14 +375,14 @@ TEST(TaintTolerationExplain, NamesTheTaintAndWhyAComparisonDidNotTolerateIt) {
             std::vector<std::string>{"taint dedicated=gpu:NoSchedule not tolerated"});
   const api::Pod gt = PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj();
   {
-    features::ScopedGates off(features::Feature::kTaintTolerationComparisonOperators, false);
-    EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), gt, "n2"),
+    TaintToleration off(/*comparisonOperators=*/false);
+    EXPECT_EQ(testutil::explainAfterFilter(off, h.snapshot(), gt, "n2"),
               std::vector<std::string>{
                   "taint sla=999:NoSchedule not tolerated (toleration operator Gt needs the "
                   "TaintTolerationComparisonOperators feature gate)"});
   }
-  features::ScopedGates on(features::Feature::kTaintTolerationComparisonOperators, true);
-  EXPECT_EQ(testutil::explainAfterFilter(*pl, h.snapshot(), gt, "n3"),
+  TaintToleration on(/*comparisonOperators=*/true);
+  EXPECT_EQ(testutil::explainAfterFilter(on, h.snapshot(), gt, "n3"),
             std::vector<std::string>{"taint sla=high:NoSchedule not tolerated (toleration sla Gt "
                                      "950 compares integers; the taint's value is not one)"});
 }

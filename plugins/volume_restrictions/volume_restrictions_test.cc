@@ -63,7 +63,7 @@ api::Pod podWith(std::vector<api::Volume> volumes, std::string name = "pod") {
 }
 
 PodInfoPtr infoOf(api::Pod p) {
-  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)));
+  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)), features::Gates{});
 }
 
 api::PersistentVolumeClaim pvc(std::string name, std::vector<std::string> modes) {

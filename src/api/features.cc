@@ -103,11 +103,6 @@ std::optional<bool> parseBool(std::string_view s) {
 
 std::string boolText(bool v) { return v ? "true" : "false"; }
 
-Gates& currentGates() noexcept {
-  static Gates gates;
-  return gates;
-}
-
 }  // namespace
 
 std::string_view stageName(Stage stage) noexcept {
@@ -239,9 +234,5 @@ std::vector<std::string> knownFeatures() {
   }
   return out;
 }
-
-const Gates& current() noexcept { return currentGates(); }
-
-void setCurrent(const Gates& gates) noexcept { currentGates() = gates; }
 
 }  // namespace ksched::features

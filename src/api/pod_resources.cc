@@ -164,8 +164,8 @@ ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& option
   return reqs;
 }
 
-ResourceList nonZeroRequests(const Pod& pod) {
-  PodResourcesOptions options;
+ResourceList nonZeroRequests(const Pod& pod, const features::Gates& gates) {
+  PodResourcesOptions options(gates);
   options.nonMissingContainerRequests = nonZeroDefaults();
   return effectiveRequests(pod, options);
 }
@@ -174,8 +174,8 @@ Resource effectiveRequestsResource(const Pod& pod, const PodResourcesOptions& op
   return Resource::fromList(effectiveRequests(pod, options));
 }
 
-NodePodRequests nodePodRequests(const Pod& pod) {
-  PodResourcesOptions options;
+NodePodRequests nodePodRequests(const Pod& pod, const features::Gates& gates) {
+  PodResourcesOptions options(gates);
   const ResourceList requests = effectiveRequests(pod, options);
   NodePodRequests out;
   out.requests = Resource::fromList(requests);
@@ -200,8 +200,8 @@ NodePodRequests nodePodRequests(const Pod& pod) {
   return out;
 }
 
-Resource schedulingRequestsResource(const Pod& pod) {
-  PodResourcesOptions options;
+Resource schedulingRequestsResource(const Pod& pod, const features::Gates& gates) {
+  PodResourcesOptions options(gates);
   options.useStatusResources = false;
   Resource r;
   for (const auto& [name, q] : effectiveRequests(pod, options)) {

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include <ksched/api/decode.h>
-#include <ksched/api/features.h>
 #include <ksched/api/taints.h>
 
 namespace ksched::api {
@@ -18,14 +17,14 @@ std::optional<int64_t> parseTolerationInteger(std::string_view s) noexcept {
   return v;
 }
 
-bool Toleration::toleratesTaint(const Taint& taint) const noexcept {
+bool Toleration::toleratesTaint(const Taint& taint, bool comparisonOperators) const noexcept {
   if (!effect.empty() && effect != taint.effect) return false;
   if (!key.empty() && key != taint.key) return false;
   if (operator_.empty() || operator_ == kTolerationOpEqual) return value == taint.value;
   if (operator_ == kTolerationOpExists) return true;
   const bool lt = operator_ == kTolerationOpLt;
   if (!lt && operator_ != kTolerationOpGt) return false;
-  if (!features::enabled(features::Feature::kTaintTolerationComparisonOperators)) return false;
+  if (!comparisonOperators) return false;
   const auto mine = parseTolerationInteger(value);
   const auto theirs = parseTolerationInteger(taint.value);
   if (!mine || !theirs) return false;
@@ -47,18 +46,19 @@ void from_json(const nlohmann::json& j, Toleration& t) {
   readField(j, "tolerationSeconds", t.tolerationSeconds);
 }
 
-bool tolerationsTolerateTaint(std::span<const Toleration> tolerations,
-                              const Taint& taint) noexcept {
-  return std::any_of(tolerations.begin(), tolerations.end(),
-                     [&](const Toleration& t) { return t.toleratesTaint(taint); });
+bool tolerationsTolerateTaint(std::span<const Toleration> tolerations, const Taint& taint,
+                              bool comparisonOperators) noexcept {
+  return std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
+    return t.toleratesTaint(taint, comparisonOperators);
+  });
 }
 
 const Taint* findUntoleratedTaint(std::span<const Taint> taints,
-                                  std::span<const Toleration> tolerations,
+                                  std::span<const Toleration> tolerations, bool comparisonOperators,
                                   const TaintFilter& filter) {
   for (const Taint& taint : taints) {
     if (filter && !filter(taint)) continue;
-    if (!tolerationsTolerateTaint(tolerations, taint)) return &taint;
+    if (!tolerationsTolerateTaint(tolerations, taint, comparisonOperators)) return &taint;
   }
   return nullptr;
 }

@@ -48,8 +48,8 @@ std::optional<int> runCommand(int argc, char** argv, const Registry& registry,
   return std::nullopt;
 }
 
-// Applies --feature-gates (before the configuration: the default profile depends on the gates)
-// and -v. False, with the errors printed, when the gates cannot be applied.
+// Checks --feature-gates (the configuration carries them on: config::resolveConfiguration) and
+// applies -v. False, with the errors printed, when the gates cannot be run with.
 bool applyGatesAndLogging(const config::CommandLine& flags) {
   std::vector<std::string> gateErrors;
   std::vector<std::string> gateWarnings;
@@ -58,7 +58,6 @@ bool applyGatesAndLogging(const config::CommandLine& flags) {
     for (const auto& e : gateErrors) std::fprintf(stderr, "%s\n", e.c_str());
     return false;
   }
-  features::setCurrent(flags.featureGates);
   spdlog::set_pattern("%^%L%m%d %H:%M:%S.%f%$ %t %v");
   spdlog::set_level(flags.verbosity >= 6   ? spdlog::level::trace
                     : flags.verbosity >= 2 ? spdlog::level::debug

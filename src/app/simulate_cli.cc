@@ -27,6 +27,7 @@ namespace {
 struct Flags {
   std::vector<std::string> files, podFiles, addNodes, drain;
   std::string kubeconfig, selector, pod, config, compareConfig, capacity, output = "table", report;
+  std::string compareGates;  // --compare-feature-gates, applied over --feature-gates
   int replicas = 1;
   uint64_t seed = 1;
   int maxAttempts = 20;
@@ -138,6 +139,9 @@ What if:
   -l, --selector SELECTOR    drain every node matching the label selector (a=b,c!=d,e,!f)
       --config FILE          KubeSchedulerConfiguration (default: ksched's defaults)
       --compare-config FILE  run again with this configuration, and show what differs
+      --compare-feature-gates GATES
+                             run again with these gates set over --feature-gates (e.g.
+                             OpportunisticBatching=false), and show what differs
       --no-preemption        pods that do not fit do not preempt
       --capacity POD.yaml    how many more copies of the pod fit (nothing else is scheduled),
                              and why the next one does not
@@ -165,6 +169,7 @@ struct ParsedFlags {
   std::optional<Selector> selector;  // -l
   std::vector<std::string> errors;
   std::vector<std::string> gateWarnings;
+  std::optional<features::Gates> compareGates;  // --feature-gates, then --compare-feature-gates
 };
 
 // Applies the flag `name` (one that takes a value) with `value` to `f`; errors go to `errors`.
@@ -189,6 +194,8 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value,
     f.config = value;
   else if (name == "--compare-config")
     f.compareConfig = value;
+  else if (name == "--compare-feature-gates")
+    f.compareGates = value;
   else if (name == "--capacity")
     f.capacity = value;
   else if (name == "-o" || name == "--output")
@@ -228,10 +235,32 @@ void checkFlags(ParsedFlags& p) {
     p.selector = parseSelector(f.selector);
     if (!p.selector) errors.push_back("--selector: not a selector ksched reads: " + f.selector);
   }
-  if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty())) {
-    errors.emplace_back("--capacity: alone (not with --pod, --pods or --compare-config)");
+  if (!f.capacity.empty() && (!f.pod.empty() || !f.podFiles.empty() || !f.compareConfig.empty() ||
+                              !f.compareGates.empty())) {
+    errors.emplace_back(
+        "--capacity: alone (not with --pod, --pods, --compare-config or --compare-feature-gates)");
   }
   f.gates.check(errors, p.gateWarnings);
+  if (!f.compareGates.empty()) {
+    if (!f.compareConfig.empty()) {
+      errors.emplace_back(
+          "--compare-feature-gates: one comparison at a time (not with --compare-config)");
+    }
+    features::Gates other = f.gates;
+    if (auto err = other.set(f.compareGates)) {
+      errors.push_back("invalid argument \"" + f.compareGates +
+                       "\" for \"--compare-feature-gates\" flag: " + *err);
+    } else {
+      std::vector<std::string> warnings;
+      other.check(errors, warnings);
+      for (auto& w : warnings) {
+        if (std::find(p.gateWarnings.begin(), p.gateWarnings.end(), w) == p.gateWarnings.end()) {
+          p.gateWarnings.push_back(std::move(w));
+        }
+      }
+      p.compareGates = other;
+    }
+  }
 }
 
 ParsedFlags parseFlags(const std::vector<std::string>& args) {
@@ -247,6 +276,7 @@ ParsedFlags parseFlags(const std::vector<std::string>& args) {
                                                    "--selector",
                                                    "--config",
                                                    "--compare-config",
+                                                   "--compare-feature-gates",
                                                    "--capacity",
                                                    "-o",
                                                    "--output",
@@ -391,6 +421,7 @@ sim::Options simulatorOptions(const Flags& f) {
   options.seed = f.seed;
   options.preemption = f.preemption;
   options.maxAttempts = f.maxAttempts;
+  options.features = f.gates;
   if (!f.config.empty()) {
     options.config = readAll(f.config);
     options.configName = f.config;
@@ -481,19 +512,28 @@ nlohmann::ordered_json simulateOnce(const Flags& f, const Setup& s, sim::Options
     in.profile += (in.profile.empty() ? "" : ", ") + name;
   }
   in.seed = f.seed;
+  in.features = simulator.options().features;
   return sim::resultDocument(in);
 }
 
-// The simulation (and its comparison with --compare-config), as a table or JSON, and the
-// report; the exit code.
+// The simulation (and its comparison with --compare-config or --compare-feature-gates), as a
+// table or JSON, and the report; the exit code.
 int runScheduling(const Flags& f, const Setup& s, const sim::Options& options,
-                  const Registry& outOfTree) {
+                  const std::optional<features::Gates>& compareGates, const Registry& outOfTree) {
   nlohmann::ordered_json doc = simulateOnce(f, s, options, outOfTree);
   if (!f.compareConfig.empty()) {
     sim::Options other = options;
     other.config = readAll(f.compareConfig);
     other.configName = f.compareConfig;
     sim::addComparison(doc, f.compareConfig, simulateOnce(f, s, std::move(other), outOfTree));
+  }
+  if (compareGates) {
+    // The same run in the same process with the other gate set: the gates are a value each
+    // simulator carries, so the two never see each other's.
+    sim::Options other = options;
+    other.features = *compareGates;
+    sim::addComparison(doc, "--feature-gates " + f.compareGates,
+                       simulateOnce(f, s, std::move(other), outOfTree));
   }
   if (!f.report.empty()) {
     std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
@@ -524,7 +564,6 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
   const Flags& f = parsed.flags;
   // The command's own messages go to stderr; the scheduler's logs are not for its user.
   spdlog::set_level(spdlog::level::err);
-  features::setCurrent(f.gates);
   for (const auto& w : parsed.gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   try {
@@ -538,7 +577,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
     const sim::Options options = simulatorOptions(f);
     s.drain = nodesToDrain(f, parsed.selector, s.cluster);
     if (!f.capacity.empty()) return runCapacity(f, s, options, outOfTree);
-    return runScheduling(f, s, options, outOfTree);
+    return runScheduling(f, s, options, parsed.compareGates, outOfTree);
   } catch (const sim::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -111,7 +111,7 @@ Status Cache::addPod(PodPtr pod) {
   if (pod->spec.nodeName.empty()) {
     return Status::error("pod " + describe(*pod) + " is not bound, cannot be added");
   }
-  auto info = std::make_shared<const PodInfo>(std::move(pod));
+  auto info = std::make_shared<const PodInfo>(std::move(pod), options_.features);
   std::lock_guard lock(mu_);
   const std::string& uid = info->pod->metadata.uid;
   auto it = pods_.find(uid);
@@ -134,7 +134,7 @@ Status Cache::updatePod(const PodPtr& oldPod, PodPtr newPod) {
     return Status::error("pod " + describe(*newPod) + " is not bound, cannot be updated");
   }
   const std::string uid = oldPod ? oldPod->metadata.uid : newPod->metadata.uid;
-  auto info = std::make_shared<const PodInfo>(std::move(newPod));
+  auto info = std::make_shared<const PodInfo>(std::move(newPod), options_.features);
   std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end()) {

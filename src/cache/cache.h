@@ -54,6 +54,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <ksched/api/features.h>
 #include <ksched/node_info.h>
 #include <ksched/status.h>
 
@@ -74,6 +75,8 @@ struct CacheOptions {
   // having that image so its numNodes is current. Off: numNodes is as of each NodeInfo's last
   // copy (upstream behaviour; cheaper when nodes with common images come and go).
   bool refreshImageNumNodes = true;
+  // The scheduler's feature gates: how each pod's requests count on its node (PodInfo).
+  features::Gates features;
 };
 
 class Cache {

@@ -8,7 +8,8 @@
 
 namespace ksched::cache {
 
-Snapshot Snapshot::fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> nodes) {
+Snapshot Snapshot::fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> nodes,
+                               const features::Gates& gates) {
   std::map<std::string, int32_t, std::less<>> imageNodes;
   NodeTree tree;
   std::unordered_map<std::string, std::shared_ptr<NodeInfo>> infos;
@@ -20,7 +21,8 @@ Snapshot Snapshot::fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> no
   }
   for (auto& pod : pods) {
     auto it = infos.find(pod->spec.nodeName);
-    if (it != infos.end()) it->second->addPod(std::make_shared<const PodInfo>(std::move(pod)));
+    if (it != infos.end())
+      it->second->addPod(std::make_shared<const PodInfo>(std::move(pod), gates));
   }
   Snapshot snapshot;
   for (auto& [name, info] : infos) {

@@ -40,8 +40,9 @@ class Snapshot final : public NodeInfoLister {
 
   // Builds a snapshot directly: one NodeInfo per node, each pod added to the NodeInfo of its
   // spec.nodeName (pods of other nodes or without a node are dropped), image numNodes counted
-  // across the given nodes. For tests of plugins.
-  static Snapshot fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> nodes);
+  // across the given nodes, the pods' requests counted as `gates` say. For tests of plugins.
+  static Snapshot fromForTest(std::vector<PodPtr> pods, std::vector<NodePtr> nodes,
+                              const features::Gates& gates = {});
 
   [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
   [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {

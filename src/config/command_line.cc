@@ -509,6 +509,7 @@ LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wir
   if (flags.resourceLock) le.resourceLock = *flags.resourceLock;
   if (flags.resourceName) le.resourceName = *flags.resourceName;
   if (flags.resourceNamespace) le.resourceNamespace = *flags.resourceNamespace;
+  r.config->featureGates = flags.featureGates;
   r.errors = validateConfig(*r.config, wiring);
   if (!r.errors.empty()) r.config.reset();
   return r;

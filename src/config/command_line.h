@@ -71,7 +71,8 @@ struct CommandLine {
   // --shutdown-grace-period: on SIGTERM, the time bindings and queued events still get.
   Duration shutdownGracePeriod = std::chrono::seconds(5);
   ServingOptions serving;
-  // --feature-gates, applied over the defaults (features::current() is set from it at start-up).
+  // --feature-gates, applied over the defaults (the configuration's featureGates, handed down
+  // to the scheduler from there).
   features::Gates featureGates;
   // Flags that feed the configuration; nullopt when not given.
   std::optional<std::string> kubeconfig;         // --kubeconfig
@@ -117,7 +118,8 @@ using PolicyConfigMapReader =
 // ignored with a warning. Then the Policy, as v1.20: --use-legacy-policy-config or
 // --policy-config-file without --policy-configmap reads the file, else --policy-configmap
 // reads the ConfigMap through `readConfigMap`; it replaces the plugins of every profile, and is
-// an error when the --config file sets profiles of its own. Then validateConfig() with `wiring`.
+// an error when the --config file sets profiles of its own. Then validateConfig() with `wiring`,
+// the configuration's featureGates being --feature-gates.
 [[nodiscard]] LoadResult resolveConfiguration(const CommandLine& flags, const WiringCheck& wiring,
                                               std::vector<std::string>& warnings,
                                               const PolicyConfigMapReader& readConfigMap = {});

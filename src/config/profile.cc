@@ -5,7 +5,7 @@
 
 namespace ksched::config {
 
-PluginSet defaultMultiPoint() {
+PluginSet defaultMultiPoint(const features::Gates& gates) {
   using features::Feature;
   PluginSet s;
   auto add = [&s](std::string_view name, int32_t weight = 0) {
@@ -27,20 +27,20 @@ PluginSet defaultMultiPoint() {
   add(names::kPodTopologySpread, 2);
   add(names::kInterPodAffinity, 2);
   // Before DefaultPreemption: better to free an idle claim than to evict a pod.
-  if (features::enabled(Feature::kDynamicResourceAllocation)) add(names::kDynamicResources, 2);
+  if (gates.enabled(Feature::kDynamicResourceAllocation)) add(names::kDynamicResources, 2);
   add(names::kDefaultPreemption);
   add(names::kNodeResourcesBalancedAllocation, 1);
   add(names::kImageLocality, 1);
   add(names::kDefaultBinder);
   // Upstream applyFeatureGates, for the plugins ksched has.
-  if (features::enabled(Feature::kNodeDeclaredFeatures)) add(names::kNodeDeclaredFeatures);
+  if (gates.enabled(Feature::kNodeDeclaredFeatures)) add(names::kNodeDeclaredFeatures);
   return s;
 }
 
-Profile defaultProfile(std::string schedulerName) {
+Profile defaultProfile(const features::Gates& gates, std::string schedulerName) {
   Profile p;
   p.schedulerName = std::move(schedulerName);
-  p.plugins.multiPoint = defaultMultiPoint();
+  p.plugins.multiPoint = defaultMultiPoint(gates);
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/extension_point.h>
 
 namespace ksched::config {
@@ -89,10 +90,11 @@ struct Profile {
 
 // Upstream v1's default plugins (multiPoint, with score weights) restricted to the plugins
 // ksched implements, with the gated ones (DynamicResources, NodeDeclaredFeatures) in only while
-// their gate is on in features::current(); docs/plugins.md lists them.
-[[nodiscard]] PluginSet defaultMultiPoint();
+// their gate is on in `gates`; docs/plugins.md lists them.
+[[nodiscard]] PluginSet defaultMultiPoint(const features::Gates& gates);
 
-// A profile named `schedulerName` with the default plugins.
-[[nodiscard]] Profile defaultProfile(std::string schedulerName = kDefaultSchedulerName);
+// A profile named `schedulerName` with the default plugins of `gates`.
+[[nodiscard]] Profile defaultProfile(const features::Gates& gates,
+                                     std::string schedulerName = kDefaultSchedulerName);
 
 }  // namespace ksched::config

@@ -278,8 +278,8 @@ MergeOrigin mergeWithOrigin(const PluginSet& defaults, const PluginSet& custom) 
 
 }  // namespace
 
-PluginSet defaultMultiPointFor(std::string_view apiVersion) {
-  PluginSet s = defaultMultiPoint();
+PluginSet defaultMultiPointFor(std::string_view apiVersion, const features::Gates& gates) {
+  PluginSet s = defaultMultiPoint(gates);
   if (apiVersion == kApiVersionV1beta3) {
     auto it = std::find_if(s.enabled.begin(), s.enabled.end(),
                            [](const PluginRef& r) { return r.name == names::kSchedulingGates; });
@@ -302,29 +302,35 @@ PluginSet mergePluginSet(const PluginSet& defaults, const PluginSet& custom) {
   return mergeWithOrigin(defaults, custom).set;
 }
 
-std::vector<int> multiPointOrigins(const Profile& profile, std::string_view apiVersion) {
-  return mergeWithOrigin(defaultMultiPointFor(apiVersion), profile.plugins.multiPoint).origin;
+std::vector<int> multiPointOrigins(const Profile& profile, std::string_view apiVersion,
+                                   const features::Gates& gates) {
+  return mergeWithOrigin(defaultMultiPointFor(apiVersion, gates), profile.plugins.multiPoint)
+      .origin;
 }
 
-Profile effectiveProfile(const Profile& profile, std::string_view apiVersion) {
+Profile effectiveProfile(const Profile& profile, std::string_view apiVersion,
+                         const features::Gates& gates) {
   Profile p = profile;
   p.plugins.multiPoint =
-      mergePluginSet(defaultMultiPointFor(apiVersion), profile.plugins.multiPoint);
+      mergePluginSet(defaultMultiPointFor(apiVersion, gates), profile.plugins.multiPoint);
   for (const auto& f : kExtensionPoints) {
     p.plugins.*f.set = mergePluginSet(PluginSet{}, profile.plugins.*f.set);
   }
   return p;
 }
 
-Profile frameworkProfile(const Profile& profile, std::string_view apiVersion) {
-  Profile p = effectiveProfile(profile, apiVersion);
+Profile frameworkProfile(const Profile& profile, std::string_view apiVersion,
+                         const features::Gates& gates) {
+  Profile p = effectiveProfile(profile, apiVersion, gates);
   p.plugins.multiPoint.disabled.clear();
   return p;
 }
 
 std::vector<Profile> frameworkProfiles(const SchedulerConfiguration& config) {
   std::vector<Profile> out;
-  for (const auto& p : config.profiles) out.push_back(frameworkProfile(p, config.apiVersion));
+  for (const auto& p : config.profiles) {
+    out.push_back(frameworkProfile(p, config.apiVersion, config.featureGates));
+  }
   return out;
 }
 
@@ -459,9 +465,10 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
 }
 
 LoadResult loadConfig(std::string_view text, const std::string& sourceName,
-                      const WiringCheck& wiring) {
+                      const WiringCheck& wiring, const features::Gates& gates) {
   LoadResult r = decodeConfig(text, sourceName);
   if (!r.ok()) return r;
+  r.config->featureGates = gates;
   r.errors = validateConfig(*r.config, wiring);
   if (!r.errors.empty()) r.config.reset();
   return r;

@@ -137,6 +137,9 @@ struct SchedulerConfiguration {
   std::string policySource;
   // Conversion notes, in order; empty for a v1/v1beta3 file.
   std::vector<ConfigNote> notes;
+  // The feature gates the profiles run with (--feature-gates; not a field of the file): the
+  // default plugins and the plugins' args follow them. Not written by toJson()/toYaml().
+  features::Gates featureGates;
 };
 
 // Either a configuration or the errors that prevent one (never both).
@@ -151,9 +154,10 @@ struct LoadResult {
 [[nodiscard]] SchedulerConfiguration defaultConfiguration(
     std::string_view apiVersion = kApiVersionV1);
 
-// The default plugins of `apiVersion`, as multiPoint. v1: defaultMultiPoint(); v1beta3: the
-// same plugins with SchedulingGates last (upstream appends it behind a feature gate).
-[[nodiscard]] PluginSet defaultMultiPointFor(std::string_view apiVersion);
+// The default plugins of `apiVersion` with `gates`, as multiPoint. v1: defaultMultiPoint();
+// v1beta3: the same plugins with SchedulingGates last (upstream appends it behind a feature gate).
+[[nodiscard]] PluginSet defaultMultiPointFor(std::string_view apiVersion,
+                                             const features::Gates& gates);
 
 // Upstream mergePluginSet: defaults minus the disabled ones ("*": all), a default that is
 // enabled again is replaced in place (its weight wins), other enabled plugins follow in order.
@@ -172,32 +176,40 @@ struct WiringResult {
   std::string errors;
   std::string queueSort;
 };
-// Wires `profile` (a frameworkProfile()) whose config path is `path`, e.g. "profiles[0]".
-using WiringCheck = std::function<WiringResult(const Profile& profile, const std::string& path)>;
+// Wires `profile` (a frameworkProfile()) whose config path is `path`, e.g. "profiles[0]", its
+// plugins' args decoded with `gates`.
+using WiringCheck = std::function<WiringResult(const Profile& profile, const std::string& path,
+                                               const features::Gates& gates)>;
 
 // Upstream ValidateKubeSchedulerConfiguration plus, when `wiring` is set, the wiring of every
-// profile (and one queueSort, with the same args, across profiles). Empty when valid.
+// profile (and one queueSort, with the same args, across profiles), with config.featureGates.
+// Empty when valid.
 [[nodiscard]] std::vector<std::string> validateConfig(const SchedulerConfiguration& config,
                                                       const WiringCheck& wiring = {});
 
-// decodeConfig + validateConfig.
+// decodeConfig + validateConfig, the configuration's featureGates set to `gates`.
 [[nodiscard]] LoadResult loadConfig(std::string_view text, const std::string& sourceName,
-                                    const WiringCheck& wiring = {});
+                                    const WiringCheck& wiring = {},
+                                    const features::Gates& gates = {});
 // Reads `path` and decodes it (no validation); an unreadable file is one error
 // "<path>: cannot read: <reason>".
 [[nodiscard]] LoadResult decodeConfigFile(const std::string& path);
 
-// `profile` with its plugins merged into the defaults of `apiVersion` (upstream mergePlugins
-// per extension point): what kube-scheduler runs and prints. Merging twice changes nothing.
-[[nodiscard]] Profile effectiveProfile(const Profile& profile, std::string_view apiVersion);
+// `profile` with its plugins merged into the defaults of `apiVersion` with `gates` (upstream
+// mergePlugins per extension point): what kube-scheduler runs and prints. Merging twice changes
+// nothing.
+[[nodiscard]] Profile effectiveProfile(const Profile& profile, std::string_view apiVersion,
+                                       const features::Gates& gates);
 // The profile to hand to framework::Framework: effectiveProfile() without multiPoint.disabled,
 // which the merge already applied (upstream's framework ignores it as well).
-[[nodiscard]] Profile frameworkProfile(const Profile& profile, std::string_view apiVersion);
+[[nodiscard]] Profile frameworkProfile(const Profile& profile, std::string_view apiVersion,
+                                       const features::Gates& gates);
 // For each entry of effectiveProfile().plugins.multiPoint.enabled, its index in
 // profile.plugins.multiPoint.enabled, or -1 for a default plugin (errors name the file's entry).
 [[nodiscard]] std::vector<int> multiPointOrigins(const Profile& profile,
-                                                 std::string_view apiVersion);
-// frameworkProfile() of every profile of `config`.
+                                                 std::string_view apiVersion,
+                                                 const features::Gates& gates);
+// frameworkProfile() of every profile of `config`, with its featureGates.
 [[nodiscard]] std::vector<Profile> frameworkProfiles(const SchedulerConfiguration& config);
 
 // The effective configuration as kube-scheduler's --write-config-to writes it (apiVersion v1,

@@ -131,7 +131,7 @@ json toJson(const SchedulerConfiguration& c) {
   out["podMaxBackoffSeconds"] = c.podMaxBackoffSeconds;
   json profiles = json::array();
   for (const auto& p : c.profiles)
-    profiles.push_back(profileJson(effectiveProfile(p, c.apiVersion)));
+    profiles.push_back(profileJson(effectiveProfile(p, c.apiVersion, c.featureGates)));
   out["profiles"] = std::move(profiles);
   if (!c.extenders.empty()) {
     json extenders = json::array();

@@ -219,9 +219,11 @@ std::vector<std::string> validateConfig(const SchedulerConfiguration& c,
       }
       names.emplace(c.profiles[i].schedulerName, i);
       if (!wiring) continue;
-      WiringResult w = wiring(frameworkProfile(c.profiles[i], c.apiVersion), path);
+      WiringResult w = wiring(frameworkProfile(c.profiles[i], c.apiVersion, c.featureGates), path,
+                              c.featureGates);
       if (!w.errors.empty()) {
-        addFrameworkErrors(w.errors, path, multiPointOrigins(c.profiles[i], c.apiVersion), errs);
+        addFrameworkErrors(w.errors, path,
+                           multiPointOrigins(c.profiles[i], c.apiVersion, c.featureGates), errs);
       } else {
         sorts[i] = std::move(w.queueSort);
       }

@@ -7,7 +7,8 @@
 
 namespace ksched::config {
 
-Wiring wire(const Profile& profile, const Registry& registry, const std::string& prefix) {
+Wiring wire(const Profile& profile, const Registry& registry, const std::string& prefix,
+            const features::Gates& gates) {
   Wiring w;
   std::vector<std::string>& errors = w.errors;
   std::map<std::string, size_t> argsIndex;
@@ -38,7 +39,7 @@ Wiring wire(const Profile& profile, const Registry& registry, const std::string&
       wp.argsPath = prefix + ".pluginConfig[" + std::to_string(it->second) + "].args";
     }
     try {
-      wp.args = factory->decode(args);
+      wp.args = factory->decode(args, gates);
       wp.factory = factory;
     } catch (const PluginArgsError& e) {
       errors.push_back(wp.argsPath + "." + e.what());
@@ -190,8 +191,8 @@ Wiring wire(const Profile& profile, const Registry& registry, const std::string&
 }
 
 WiringCheck wiringCheck(const Registry& registry) {
-  return [registry](const Profile& profile, const std::string& path) {
-    Wiring w = wire(profile, registry, path);
+  return [registry](const Profile& profile, const std::string& path, const features::Gates& gates) {
+    Wiring w = wire(profile, registry, path, gates);
     WiringResult r;
     for (const auto& e : w.errors) r.errors += (r.errors.empty() ? "" : "\n") + e;
     if (w.errors.empty()) r.queueSort = w.plugins[w.at(ExtensionPoint::kQueueSort)[0].plugin].name;

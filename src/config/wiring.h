@@ -53,8 +53,9 @@ struct Wiring {
 // PreFilter (Score: PreScore; PostFilter: PreEnqueue) unless disabled there; one QueueSort, at
 // least one Bind; Score weights in [1, 100] (v1.20 profiles: any positive weight whose total
 // cannot overflow).
+// Plugins' args are decoded with `gates` (PluginFactory::decode).
 [[nodiscard]] Wiring wire(const Profile& profile, const Registry& registry,
-                          const std::string& prefix);
+                          const std::string& prefix, const features::Gates& gates);
 
 // The validation's WiringCheck over `registry` (copied): wire() and report.
 [[nodiscard]] WiringCheck wiringCheck(const Registry& registry);

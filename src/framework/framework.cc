@@ -25,7 +25,7 @@ Framework::~Framework() {
 
 void Framework::build(const config::Profile& profile, const Registry& registry,
                       const std::string& prefix) {
-  const config::Wiring wiring = config::wire(profile, registry, prefix);
+  const config::Wiring wiring = config::wire(profile, registry, prefix, services_.features);
   std::vector<std::string> errors = wiring.errors;
   // Each plugin once, with the services in place.
   std::vector<Plugin*> built(wiring.plugins.size(), nullptr);
@@ -91,7 +91,7 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
   }
   instrumentation_ = std::make_unique<Instrumentation>(services_.metrics, profileName_, all);
   // Opportunistic batching needs a signature from every plugin that filters or scores.
-  batching_ = features::current().enabled(features::Feature::kOpportunisticBatching);
+  batching_ = services_.features.enabled(features::Feature::kOpportunisticBatching);
   std::set<const Plugin*> signing;
   for (const auto* p : plugins<ExtensionPoint::kPreFilter>()) signing.insert(p);
   for (const auto* p : plugins<ExtensionPoint::kFilter>()) signing.insert(p);

@@ -87,6 +87,9 @@ struct Services {
   std::function<void(const ClusterEvent&, const EventObject&, const EventObject&)> clusterEvent;
   // Handle::sharedObject(): one store for every profile; null: nothing is shared.
   std::shared_ptr<SharedObjects> shared;
+  // The feature gates: plugins' args are decoded with them and plugins read them through
+  // Handle::features(); opportunistic batching follows OpportunisticBatching.
+  features::Gates features;
 };
 
 class Framework final : public Handle {
@@ -246,6 +249,7 @@ class Framework final : public Handle {
   [[nodiscard]] const ExtenderList& extenders() const override {
     return services_.extenders != nullptr ? *services_.extenders : Handle::extenders();
   }
+  [[nodiscard]] const features::Gates& features() const override { return services_.features; }
   // Without services (explain, unit tests), handlers are never called and the store returned is
   // empty and synced.
   void addPodEventHandlers(PodEventHandlers handlers) override;

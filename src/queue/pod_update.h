@@ -3,8 +3,8 @@
 // changed. A scheduler's own status writes (PodScheduled condition, nominatedNodeName) must not
 // count, otherwise every rejected pod would be retried right after its failure is reported.
 //
-// Compares the fields ksched decodes (src/api/pod.h); a field added there must be added to the
-// comparison in pod_update.cc too.
+// The comparison is the object model's (api::samePod with PodComparison::kUpdate), which reads
+// every field ksched decodes but the exceptions it lists.
 #pragma once
 
 #include <ksched/api/pod.h>

@@ -91,7 +91,7 @@ void SchedulingQueue::flushLoop(std::stop_token st) {
 }
 
 void SchedulingQueue::add(PodPtr pod) {
-  auto podInfo = std::make_shared<const PodInfo>(std::move(pod));
+  auto podInfo = std::make_shared<const PodInfo>(std::move(pod), options_.features);
   std::lock_guard lock(mu_);
   auto info = newInfo(std::move(podInfo));
   if (Entry* old = find(info->pod().metadata.uid)) destroy(old);
@@ -181,7 +181,7 @@ void SchedulingQueue::recordInFlight(const ClusterEvent& event, const EventObjec
 }
 
 void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
-  auto podInfo = std::make_shared<const PodInfo>(std::move(newPod));
+  auto podInfo = std::make_shared<const PodInfo>(std::move(newPod), options_.features);
   const api::Pod& pod = *podInfo->pod;
   const api::Pod& old = oldPod ? *oldPod : pod;
   const bool changed = oldPod == nullptr || isPodUpdated(*oldPod, pod);
@@ -191,7 +191,8 @@ void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
     if (inFlightPods_.contains(pod.metadata.uid)) {
       // Being scheduled: judged with the other events when its attempt fails.
       if (changed && oldPod != nullptr) {
-        for (const ClusterEvent& ev : podSchedulingPropertiesChange(pod, *oldPod)) {
+        for (const ClusterEvent& ev :
+             podSchedulingPropertiesChange(pod, *oldPod, options_.features)) {
           recordInFlight(ev, oldPod, podInfo->pod);
         }
       }
@@ -214,7 +215,8 @@ void SchedulingQueue::update(const PodPtr& oldPod, PodPtr newPod) {
       bool move = oldPod == nullptr || e->gated();
       std::string label(kEventPodUpdate);
       if (!move) {
-        for (const ClusterEvent& ev : podSchedulingPropertiesChange(pod, *oldPod)) {
+        for (const ClusterEvent& ev :
+             podSchedulingPropertiesChange(pod, *oldPod, options_.features)) {
           if (worthRequeuing(*e->info, ev, oldPod, podInfo->pod)) {
             move = true;
             label = ev.label();

@@ -72,6 +72,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <ksched/api/features.h>
 #include <ksched/cluster_event.h>
 #include <ksched/node_info.h>
 #include <ksched/plugin.h>
@@ -116,6 +117,8 @@ struct Options {
   // Returns whether it was reported; if not, the pod's last reported message stays as it was.
   // Null: nothing is reported.
   std::function<bool(const PodPtr& pod, const std::string& message)> onPreEnqueueRejection;
+  // The scheduler's feature gates: how a pod's requests count (PodInfo, a scale-down).
+  features::Gates features;
 };
 
 // QueueSort: true if `a` pops before `b`.

@@ -161,7 +161,7 @@ Explanation explainPod(framework::Framework& fwk, const api::Pod& pod,
   framework::FitError fit;
   fit.numAllNodes = e.numNodes;
   CycleState state;
-  const Context ctx{fwk, state, pod, api::schedulingRequestsResource(pod)};
+  const Context ctx{fwk, state, pod, api::schedulingRequestsResource(pod, fwk.features())};
   PreFilterResult pre;
   std::set<std::string, std::less<>> pluginsWithNodes;
   Status s = fwk.runPreFilterPlugins(state, pod, pre, &pluginsWithNodes);
@@ -473,7 +473,7 @@ std::string diagnosisAnnotation(const framework::Framework& fwk, const CycleStat
     std::string node, text;
   };
   std::vector<Close> closest;
-  const api::Resource requests = api::schedulingRequestsResource(pod);
+  const api::Resource requests = api::schedulingRequestsResource(pod, fwk.features());
   for (const auto& [node, status] : diagnosis.nodeToStatus) {
     for (const auto& r : status.reasons()) {
       auto& entry = reasons[{status.plugin(), r}];

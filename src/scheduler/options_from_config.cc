@@ -7,6 +7,7 @@ namespace ksched::scheduler {
 Options optionsFromConfig(const config::SchedulerConfiguration& config,
                           const config::CommandLine& flags) {
   Options o;
+  o.features = config.featureGates;
   o.profiles = config::frameworkProfiles(config);
   o.parallelism = config.parallelism;
   o.percentageOfNodesToScore = config.percentageOfNodesToScore;

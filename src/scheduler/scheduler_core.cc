@@ -24,11 +24,17 @@ const StaticClusterListers kNoListers;
 SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options options)
     : env_(std::move(env)),
       options_(std::move(options)),
-      preEnqueueStatus_(features::enabled(features::Feature::kSchedulerPreEnqueuePodStatus)),
+      preEnqueueStatus_(
+          options_.features.enabled(features::Feature::kSchedulerPreEnqueuePodStatus)),
       nominateForExpectation_(
-          features::enabled(features::Feature::kNominatedNodeNameForExpectation)),
+          options_.features.enabled(features::Feature::kNominatedNodeNameForExpectation)),
       parallelizer_(
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
+      cache_([this] {
+        cache::CacheOptions o;
+        o.features = options_.features;
+        return o;
+      }()),
       registry_(registry),
       statusWrites_(StatusWrites::Options{
           .run =
@@ -70,6 +76,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   services.clusterEvent = [this](const ClusterEvent& ev, const EventObject& o,
                                  const EventObject& n) { onClusterEvent(ev, o, n); };
   services.shared = shared_;
+  services.features = options_.features;
   if (options_.synchronous) {
     services.runAsync = [this](std::function<void()> task) { return handOn(std::move(task)); };
   }
@@ -103,6 +110,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   }
   const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
   queue::Options queueOptions = options_.queue;
+  queueOptions.features = options_.features;
   if (preEnqueueStatus_) {
     queueOptions.onPreEnqueueRejection = [this](const PodPtr& pod, const std::string& message) {
       return onPreEnqueueRejection(pod, message);
@@ -207,6 +215,7 @@ Explanation SchedulerCore::explain(const std::string& ns, const std::string& nam
     // The scheduler's shared state (DRA's claims, slices and classes as watched): explain sees
     // what the scheduling cycle sees.
     services.shared = shared_;
+    services.features = options_.features;
     for (size_t i = 0; i < options_.profiles.size(); ++i) {
       if (options_.profiles[i].schedulerName != pod->spec.schedulerName) continue;
       fwk = std::make_unique<framework::Framework>(options_.profiles[i], registry_, services,
@@ -400,10 +409,12 @@ void SchedulerCore::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
     // Of a status update (the kubelet's) only an in-place resize reported there can help a
     // pending pod: the room it frees.
     if (queue::isPodUpdated(*oldPod, *newPod)) {
-      for (const ClusterEvent& ev : podSchedulingPropertiesChange(*newPod, *oldPod)) {
+      for (const ClusterEvent& ev :
+           podSchedulingPropertiesChange(*newPod, *oldPod, options_.features)) {
         queue_->moveAllToActiveOrBackoffQueue(ev, oldPod, newPod);
       }
-    } else if (queue::podResizeStatusChanged(*oldPod, *newPod) && podScaledDown(*newPod, *oldPod)) {
+    } else if (queue::podResizeStatusChanged(*oldPod, *newPod) &&
+               podScaledDown(*newPod, *oldPod, options_.features)) {
       queue_->moveAllToActiveOrBackoffQueue(
           ClusterEvent{EventResource::kAssignedPod, kUpdatePodScaleDown, {}}, oldPod, newPod);
     }

@@ -87,7 +87,12 @@ namespace ksched::scheduler {
 inline bool assigned(const api::Pod& p) { return !p.spec.nodeName.empty(); }
 
 struct Options {
-  std::vector<config::Profile> profiles{config::defaultProfile()};
+  // The feature gates the core and its frameworks run with (--feature-gates). `profiles` are
+  // built with the same gates (config::frameworkProfiles of a configuration whose featureGates
+  // they are, or config::defaultProfile(features)).
+  features::Gates features;
+  // Default: one default profile with the default gates.
+  std::vector<config::Profile> profiles{config::defaultProfile(features::Gates{})};
   int parallelism = 16;                  // Filter/Score threads (capped by the machine's cores)
   int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
   queue::Options queue;

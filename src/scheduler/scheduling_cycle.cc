@@ -61,7 +61,7 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
       !node.empty() && node != qpi->pod().status.nominatedNodeName) {
     auto withNomination = std::make_shared<api::Pod>(qpi->pod());
     withNomination->status.nominatedNodeName = std::move(node);
-    qpi->podInfo = std::make_shared<const PodInfo>(std::move(withNomination));
+    qpi->podInfo = std::make_shared<const PodInfo>(std::move(withNomination), options_.features);
   }
   const PodPtr pod = qpi->podInfo->pod;
   attempts_.fetch_add(1);
@@ -124,7 +124,7 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   // Assume: the cache counts the pod on its node before the binding is confirmed.
   auto assumedPod = std::make_shared<api::Pod>(*pod);
   assumedPod->spec.nodeName = result.suggestedHost;
-  auto assumedInfo = std::make_shared<const PodInfo>(assumedPod);
+  auto assumedInfo = std::make_shared<const PodInfo>(assumedPod, options_.features);
   if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
     algorithm_.placementFailed(*fwk);
     errors_.fetch_add(1);
@@ -254,7 +254,7 @@ void SchedulerCore::bindingCycle(std::shared_ptr<BindTask> task) {
     spdlog::info("binding {}/{} to {} refused: {}", pod.metadata.namespace_, pod.metadata.name,
                  task->node, msg);
     if (PodPtr latest = pendingVersion(pod)) {
-      task->qpi->podInfo = std::make_shared<const PodInfo>(latest);
+      task->qpi->podInfo = std::make_shared<const PodInfo>(latest, options_.features);
       queue_->addUnschedulableIfNotPresent(std::move(task->qpi), task->cycle);
     } else {
       queue_->done(pod.metadata.uid);
@@ -285,7 +285,7 @@ void SchedulerCore::handleFailure(framework::Framework& fwk, std::unique_ptr<Que
     queue_->done(pod->metadata.uid);
     return;
   }
-  qpi->podInfo = std::make_shared<const PodInfo>(latest);
+  qpi->podInfo = std::make_shared<const PodInfo>(latest, options_.features);
   auto podInfo = qpi->podInfo;
   queue_->addUnschedulableIfNotPresent(std::move(qpi), cycle);
   // Requeueing follows status.nominatedNodeName, which the apiserver does not have yet: keep

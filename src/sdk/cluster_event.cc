@@ -96,10 +96,10 @@ std::map<std::string_view, std::string_view> conditionMap(const api::Node& n) {
 
 }  // namespace
 
-bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod) {
+bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod, const features::Gates& gates) {
   // Upstream extractPodScaleDown: resize status per InPlacePodVerticalScaling, pod-level requests
   // always, pod-level status totals not read.
-  api::PodResourcesOptions options;
+  api::PodResourcesOptions options(gates);
   options.skipPodLevelResources = false;
   options.podLevelStatusResources = false;
   const api::ResourceList before = api::effectiveRequests(oldPod, options);
@@ -113,7 +113,8 @@ bool podScaledDown(const api::Pod& newPod, const api::Pod& oldPod) {
 }
 
 std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
-                                                        const api::Pod& oldPod) {
+                                                        const api::Pod& oldPod,
+                                                        const features::Gates& gates) {
   const EventResource r =
       newPod.spec.nodeName.empty() ? EventResource::kUnscheduledPod : EventResource::kAssignedPod;
   std::vector<ClusterEvent> out;
@@ -121,7 +122,7 @@ std::vector<ClusterEvent> podSchedulingPropertiesChange(const api::Pod& newPod,
     if (changed) out.push_back(ClusterEvent{r, a, {}});
   };
   add(newPod.metadata.labels != oldPod.metadata.labels, kUpdatePodLabel);
-  add(podScaledDown(newPod, oldPod), kUpdatePodScaleDown);
+  add(podScaledDown(newPod, oldPod, gates), kUpdatePodScaleDown);
   add(newPod.spec.schedulingGates.empty() && !oldPod.spec.schedulingGates.empty(),
       kUpdatePodSchedulingGatesEliminated);
   // The API only lets tolerations be added, so a different count is a change.

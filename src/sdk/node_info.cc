@@ -42,9 +42,9 @@ int64_t nextGeneration() noexcept {
   return generationCounter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-PodInfo::PodInfo(PodPtr p) : pod(std::move(p)) {
+PodInfo::PodInfo(PodPtr p, const features::Gates& gates) : pod(std::move(p)) {
   if (!pod) return;
-  api::NodePodRequests amounts = api::nodePodRequests(*pod);
+  api::NodePodRequests amounts = api::nodePodRequests(*pod, gates);
   requests = std::move(amounts.requests);
   nonZeroMilliCPU = amounts.nonZeroMilliCPU;
   nonZeroMemory = amounts.nonZeroMemory;

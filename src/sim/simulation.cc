@@ -26,9 +26,11 @@ Simulator::Simulator(Cluster cluster, Options options, const Registry& outOfTree
   }
   if (state_->options.config.empty()) {
     state_->config = config::defaultConfiguration();
+    state_->config.featureGates = state_->options.features;
   } else {
-    auto loaded = config::loadConfig(state_->options.config, state_->options.configName,
-                                     config::wiringCheck(state_->registry));
+    auto loaded =
+        config::loadConfig(state_->options.config, state_->options.configName,
+                           config::wiringCheck(state_->registry), state_->options.features);
     if (!loaded.ok()) {
       std::string msg = "invalid configuration in " + state_->options.configName + ":";
       for (const auto& e : loaded.errors) msg += "\n  " + e;

@@ -33,7 +33,7 @@ struct Usage {
 };
 
 // Requests of the pods bound to each node (pods that hold resources: not finished).
-std::unordered_map<std::string, Usage> usageByNode(const Cluster& c) {
+std::unordered_map<std::string, Usage> usageByNode(const Cluster& c, const features::Gates& gates) {
   std::unordered_map<std::string, Usage> out;
   for (const auto& p : c.pods) {
     if (p->spec.nodeName.empty() || p->status.phase == "Succeeded" || p->status.phase == "Failed") {
@@ -41,7 +41,7 @@ std::unordered_map<std::string, Usage> usageByNode(const Cluster& c) {
     }
     Usage& u = out[p->spec.nodeName];
     ++u.pods;
-    for (const auto& [name, q] : api::effectiveRequests(*p)) {
+    for (const auto& [name, q] : api::effectiveRequests(*p, api::PodResourcesOptions(gates))) {
       if (name == "cpu" || name == "memory") u.requested[name] += amount(name, q);
     }
   }
@@ -123,8 +123,8 @@ ojson resultDocument(const SummaryInput& in) {
   doc["resources"] = kResources;
 
   // Nodes, utilization, zones.
-  const auto before = usageByNode(*in.before);
-  const auto after = usageByNode(*in.after);
+  const auto before = usageByNode(*in.before, in.features);
+  const auto after = usageByNode(*in.after, in.features);
   std::map<std::string, int64_t> allocTotal, beforeTotal, afterTotal;
   struct Zone {
     int64_t before = 0, after = 0;

@@ -34,6 +34,8 @@ struct SummaryInput {
   const Result* result = nullptr;
   std::string profile;
   uint64_t seed = 0;
+  // The gates the simulation ran with: how the pods' requests count.
+  features::Gates features;
 };
 
 [[nodiscard]] nlohmann::ordered_json resultDocument(const SummaryInput& in);

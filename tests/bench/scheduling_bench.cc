@@ -77,7 +77,7 @@ struct DefaultProfileOver {
     framework::Services services;
     services.events = &rec;
     services.parallelizer = &*par;
-    fwk = std::make_unique<framework::Framework>(config::defaultProfile(),
+    fwk = std::make_unique<framework::Framework>(config::defaultProfile(features::Gates{}),
                                                  plugins::inTreeRegistry(), services);
     fwk->setSnapshot(&snap);
   }

@@ -60,10 +60,11 @@ void pod(const json& j) {
   api::Pod p;
   if (!informerDecode(j, p)) return;
   useMeta(p.metadata);
-  (void)api::nonZeroRequests(p);
-  (void)api::effectiveRequestsResource(p);
-  (void)api::nodePodRequests(p);
-  (void)api::schedulingRequestsResource(p);
+  const features::Gates gates;
+  (void)api::nonZeroRequests(p, gates);
+  (void)api::effectiveRequestsResource(p, api::PodResourcesOptions(gates));
+  (void)api::nodePodRequests(p, gates);
+  (void)api::schedulingRequestsResource(p, gates);
   fuzz::dump(extender::encodePod(p));
 }
 

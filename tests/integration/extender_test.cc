@@ -378,7 +378,7 @@ PodInfoPtr podInfo(const std::string& name) {
   p->metadata.name = name;
   p->metadata.namespace_ = "default";
   p->metadata.uid = "uid-" + name;
-  return std::make_shared<const PodInfo>(p);
+  return std::make_shared<const PodInfo>(p, features::Gates{});
 }
 
 std::shared_ptr<NodeInfo> nodeInfo(const std::string& name,

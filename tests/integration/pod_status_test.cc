@@ -75,11 +75,13 @@ class PodStatusIntegration : public NamespacedTest {
     admin.post("/api/v1/nodes", sizedNode("status-0", "4", "8Gi"));
   }
 
-  static std::unique_ptr<RunningScheduler> start() {
+  // A scheduler with the test plugins, running with `gates`.
+  static std::unique_ptr<RunningScheduler> start(const features::Gates& gates = {}) {
     Registry registry = plugins::inTreeRegistry();
     registry.add("TestHold", [](Handle&) { return std::make_unique<TestHold>(); });
     registry.add("TestWait", [](Handle& h) { return std::make_unique<TestWait>(h); });
     auto opts = RunningScheduler::defaultOptions();
+    opts.features = gates;
     opts.profiles[0].plugins.preEnqueue.enabled.push_back({"TestHold", 0});
     opts.profiles[0].plugins.permit.enabled.push_back({"TestWait", 0});
     return std::make_unique<RunningScheduler>(opts, registry);
@@ -171,8 +173,9 @@ TEST_F(PodStatusIntegration, APodHeldAtPreEnqueueSaysWhyUntilItIsBound) {
 
 TEST_F(PodStatusIntegration, WithTheGateOffAHeldPodGetsNoStatus) {
   nsName_ = useNamespace("status-preenqueue-off");
-  features::ScopedGates off(features::Feature::kSchedulerPreEnqueuePodStatus, false);
-  auto sched = start();
+  features::Gates off;
+  off.force(features::Feature::kSchedulerPreEnqueuePodStatus, false);
+  auto sched = start(off);
   create("held", kHold, "waiting");
   std::this_thread::sleep_for(7s);
   EXPECT_EQ(scheduled("held"), "");
@@ -202,8 +205,9 @@ TEST_F(PodStatusIntegration, APodWaitingAtPermitIsNominatedUntilItIsBound) {
 
 TEST_F(PodStatusIntegration, WithTheGateOffNoNominationIsWritten) {
   nsName_ = useNamespace("status-nominated-off");
-  features::ScopedGates off(features::Feature::kNominatedNodeNameForExpectation, false);
-  auto sched = start();
+  features::Gates off;
+  off.force(features::Feature::kNominatedNodeNameForExpectation, false);
+  auto sched = start(off);
   create("waiting", kWait, "1");
   std::this_thread::sleep_for(2s);
   const api::Pod p = get("waiting");

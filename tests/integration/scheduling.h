@@ -91,7 +91,7 @@ inline std::vector<std::string> overcommittedLimits(RestClient& c) {
     auto p = api::decode<api::Pod>(j);
     if (p.spec.nodeName.empty()) continue;
     auto& u = used[p.spec.nodeName];
-    u.add(api::effectiveRequestsResource(p));
+    u.add(api::effectiveRequestsResource(p, api::PodResourcesOptions(features::Gates{})));
     ++u.allowedPodNumber;
   }
   std::vector<std::string> over;

@@ -123,5 +123,49 @@ TEST_F(SimulateFiles, MissingFileOrInvalidConfigExitsOneSayingWhy) {
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
+// --compare-feature-gates runs the same files again in the same process with another gate set:
+// pods that ask for 3 cpus at the pod level (their container asks for nothing) fit one per
+// 4-cpu node; with PodLevelResources off only the containers' requests count, and all fit.
+TEST_F(SimulateFiles, CompareFeatureGatesRunsAgainWithTheOtherGatesAndShowsWhatDiffers) {
+  const std::string cluster = file("cluster.yaml", node("n1", "4") + "---\n" + node("n2", "4"));
+  std::string pods;
+  for (const char* name : {"a", "b", "c"}) {
+    pods += std::string(pods.empty() ? "" : "---\n") +
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+            "\n  namespace: shop\nspec:\n  resources:\n    requests:\n      cpu: \"3\"\n"
+            "  containers:\n  - name: c\n    image: app\n";
+  }
+  const std::string work = file("pods.yaml", pods);
+  const auto r = simulate({"-f", cluster, "--pods", work, "-o", "json", "-q",
+                           "--compare-feature-gates", "PodLevelResources=false"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("stats").at("scheduled"), 2) << r.out;
+  EXPECT_EQ(j.at("comparison").at("config"), "--feature-gates PodLevelResources=false");
+  EXPECT_EQ(j.at("comparison").at("result").at("stats").at("scheduled"), 3) << r.out;
+  bool cMoved = false;  // unschedulable here, placed there
+  for (const auto& m : j.at("comparison").at("moved")) {
+    cMoved =
+        cMoved || (m.at("name") == "c" && m.at("node").is_null() && m.at("otherNode").is_string());
+  }
+  EXPECT_TRUE(cMoved) << r.out;
+
+  const auto table = simulate(
+      {"-f", cluster, "--pods", work, "-q", "--compare-feature-gates", "PodLevelResources=false"});
+  ASSERT_EQ(table.exitCode, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("With --feature-gates PodLevelResources=false:\n"
+                                   "  scheduled 3 of 3 pods"));
+
+  const auto bogus = simulate({"-f", cluster, "--compare-feature-gates", "Bogus=true"});
+  EXPECT_EQ(bogus.exitCode, 1);
+  EXPECT_THAT(bogus.err, HasSubstr("invalid argument \"Bogus=true\" for "
+                                   "\"--compare-feature-gates\" flag: unrecognized feature gate: "
+                                   "Bogus"));
+  const auto both = simulate({"-f", cluster, "--compare-config", cluster, "--compare-feature-gates",
+                              "PodLevelResources=false"});
+  EXPECT_EQ(both.exitCode, 1);
+  EXPECT_THAT(both.err, HasSubstr("--compare-feature-gates: one comparison at a time"));
+}
+
 }  // namespace
 }  // namespace ksched::testing

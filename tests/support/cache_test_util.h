@@ -93,7 +93,7 @@ class PodBuilder {
   }
   [[nodiscard]] api::Pod object() const { return pod_; }
   [[nodiscard]] PodPtr build() const { return std::make_shared<const api::Pod>(pod_); }
-  [[nodiscard]] PodInfoPtr info() const { return std::make_shared<const PodInfo>(build()); }
+  [[nodiscard]] PodInfoPtr info() const { return std::make_shared<const PodInfo>(build(), features::Gates{}); }
 
  private:
   api::Affinity& affinity() {

@@ -29,7 +29,7 @@ namespace ksched::plugins::testutil {
   const std::string name = plugin != nullptr ? std::string(plugin->name()) : "PluginUnderTest";
   const queue::QueueingHintMap hints{{pod.spec.schedulerName, {{name, ext.eventsToRegister()}}}};
   QueuedPodInfo info;
-  info.podInfo = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(pod));
+  info.podInfo = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(pod), features::Gates{});
   info.unschedulablePlugins.insert(name);
   return queue::judge(queue::judgesFor(info, hints), pod, event, oldObj, newObj);
 }

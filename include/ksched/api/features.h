@@ -5,8 +5,10 @@
 // it). A gate ksched implements switches behaviour; the others are accepted so that a
 // kube-scheduler command line keeps working, and docs/compatibility.md says what ksched does.
 //
-// The process has one set of gates (current()), fixed at start-up before any thread reads it,
-// as upstream's DefaultFeatureGate. Reading a gate is an array lookup.
+// A set of gates is a value (Gates), not a process-wide setting: the daemon parses its
+// --feature-gates into one and hands it down (the scheduler core, each framework and through the
+// Handle its plugins, the configuration's default plugins), so one process can run two
+// simulations with different gates side by side. Reading a gate is an array lookup.
 #pragma once
 
 #include <array>
@@ -133,27 +135,5 @@ class Gates {
 // each alpha and beta gate "Name=true|false (BETA - default=true)", as upstream (GA and
 // deprecated gates are accepted but not listed).
 [[nodiscard]] std::vector<std::string> knownFeatures();
-
-// The process's gates. Set once at start-up, before any thread that reads them starts.
-[[nodiscard]] const Gates& current() noexcept;
-void setCurrent(const Gates& gates) noexcept;
-[[nodiscard]] inline bool enabled(Feature feature) noexcept { return current().enabled(feature); }
-
-// Sets the process's gates for a scope and restores the previous ones (tests).
-class ScopedGates {
- public:
-  explicit ScopedGates(const Gates& gates) : saved_(current()) { setCurrent(gates); }
-  ScopedGates(Feature feature, bool value) : saved_(current()) {
-    Gates g = saved_;
-    g.force(feature, value);
-    setCurrent(g);
-  }
-  ~ScopedGates() { setCurrent(saved_); }
-  ScopedGates(const ScopedGates&) = delete;
-  ScopedGates& operator=(const ScopedGates&) = delete;
-
- private:
-  Gates saved_;
-};
 
 }  // namespace ksched::features

@@ -31,6 +31,8 @@ struct OwnerReference {
   std::string name;
   std::string uid;
   bool controller = false;
+
+  friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
 };
 
 struct ObjectMeta {
@@ -50,6 +52,8 @@ struct ObjectMeta {
   [[nodiscard]] std::string key() const {
     return namespace_.empty() ? name : namespace_ + "/" + name;
   }
+
+  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
 void from_json(const nlohmann::json& j, OwnerReference& o);

@@ -286,6 +286,8 @@ struct PodSpec {
   // ports, so nothing else looks at them.
   std::vector<Container> ephemeralContainers;
   std::vector<PodResourceClaim> resourceClaims;
+
+  friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
 struct PodCondition {
@@ -294,6 +296,8 @@ struct PodCondition {
   std::string reason;
   std::string message;
   std::string lastTransitionTime;  // RFC 3339; empty when unset
+
+  friend bool operator==(const PodCondition&, const PodCondition&) = default;
 };
 
 // status.containerStatuses[] / initContainerStatuses[]: what the kubelet allocated to a
@@ -324,6 +328,8 @@ struct PodStatus {
   std::string resize;
   std::vector<PodResourceClaimStatus> resourceClaimStatuses;
   std::optional<PodExtendedResourceClaimStatus> extendedResourceClaimStatus;
+
+  friend bool operator==(const PodStatus&, const PodStatus&) = default;
 };
 
 struct Pod {
@@ -339,13 +345,25 @@ struct Pod {
 
 // spec.priority, or 0 when unset (upstream corev1helpers.PodPriority).
 [[nodiscard]] int32_t podPriority(const Pod& pod) noexcept;
-// Whether two pods are the same to every scheduling decision that reads only the pod's
-// namespace, labels, spec and status (opportunistic batching, KEP 5598): their names, uids,
-// annotations and owners are not compared, nor the names of volumes that no plugin reads
-// (projected, secret, configMap, emptyDir...) and of the mounts, which admission makes unique
-// per pod. A pod with a generic ephemeral volume (its claim is named after the pod) is like
-// no other.
-[[nodiscard]] bool sameSchedulingInputs(const Pod& a, const Pod& b);
+// What two pods are compared for. Both comparisons read the whole pod with the object model's
+// defaulted operator== (a field added to the object model is compared by both), less the
+// exceptions listed once, each with its reason, in src/api/pod_compare.cc.
+enum class PodComparison : uint8_t {
+  // An update of a pod: did it change anything that can change scheduling it (the queue's
+  // upstream isPodUpdated)? Its metadata and spec; not its status.
+  kUpdate,
+  // Two pods: is every scheduling decision that reads only the pod's namespace, labels, spec
+  // and status the same for both (opportunistic batching, KEP 5598)? Not their identity
+  // (names, uids, annotations, owners), nor the names of volumes and mounts.
+  kSchedulingInputs,
+};
+[[nodiscard]] bool samePod(const Pod& a, const Pod& b, PodComparison purpose);
+
+// samePod(a, b, PodComparison::kSchedulingInputs). A pod with a generic ephemeral volume (its
+// claim is named after the pod) is like no other.
+[[nodiscard]] inline bool sameSchedulingInputs(const Pod& a, const Pod& b) {
+  return samePod(a, b, PodComparison::kSchedulingInputs);
+}
 // The PVC name of a generic ephemeral volume: "<pod name>-<volume name>".
 [[nodiscard]] std::string ephemeralVolumeClaimName(const Pod& pod, const Volume& volume);
 

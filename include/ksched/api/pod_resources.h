@@ -44,24 +44,30 @@ namespace ksched::api {
 inline constexpr int64_t kDefaultMilliCPURequest = 100;                // 0.1 core
 inline constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;  // 200 MiB
 
-// Upstream PodResourcesOptions. A default-constructed value reads the process's feature gates
-// (features::current()), so callers that take the defaults agree with each other.
+// Upstream PodResourcesOptions. The gate-derived fields come from the caller's feature gates,
+// so that callers with the same gates agree with each other.
 struct PodResourcesOptions {
+  explicit PodResourcesOptions(const features::Gates& gates) noexcept
+      : skipPodLevelResources(!gates.enabled(features::Feature::kPodLevelResources)),
+        useStatusResources(gates.enabled(features::Feature::kInPlacePodVerticalScaling)),
+        podLevelStatusResources(
+            gates.enabled(features::Feature::kInPlacePodLevelResourcesVerticalScaling)) {}
+
   // Leave spec.overhead out of the result.
   bool excludeOverhead = false;
   // For each container or init container that has no request for one of these names, use this
   // amount instead (upstream NonMissingContainerRequests). An explicit zero request is kept.
   ResourceList nonMissingContainerRequests;
-  // Ignore spec.resources (upstream SkipPodLevelResources). Default: PodLevelResources off.
-  bool skipPodLevelResources = !features::enabled(features::Feature::kPodLevelResources);
-  // Count in-place resize status (upstream UseStatusResources). Default:
+  // Ignore spec.resources (upstream SkipPodLevelResources). From the gates: PodLevelResources
+  // off.
+  bool skipPodLevelResources;
+  // Count in-place resize status (upstream UseStatusResources). From the gates:
   // InPlacePodVerticalScaling on.
-  bool useStatusResources = features::enabled(features::Feature::kInPlacePodVerticalScaling);
+  bool useStatusResources;
   // Read the pod-level status totals too (upstream
-  // InPlacePodLevelResourcesVerticalScalingEnabled); only with useStatusResources. Default:
-  // InPlacePodLevelResourcesVerticalScaling on.
-  bool podLevelStatusResources =
-      features::enabled(features::Feature::kInPlacePodLevelResourcesVerticalScaling);
+  // InPlacePodLevelResourcesVerticalScalingEnabled); only with useStatusResources. From the
+  // gates: InPlacePodLevelResourcesVerticalScaling on.
+  bool podLevelStatusResources;
 };
 
 // cpu, memory and hugepages-<size>: the resources spec.resources may set (upstream
@@ -74,20 +80,19 @@ struct PodResourcesOptions {
 
 // Step 1 alone (upstream AggregateContainerRequests; overhead and pod level left out).
 [[nodiscard]] ResourceList aggregateContainerRequests(const Pod& pod,
-                                                      const PodResourcesOptions& options = {});
+                                                      const PodResourcesOptions& options);
 
 // The pod's effective requests (see above; upstream PodRequests).
-[[nodiscard]] ResourceList effectiveRequests(const Pod& pod,
-                                             const PodResourcesOptions& options = {});
+[[nodiscard]] ResourceList effectiveRequests(const Pod& pod, const PodResourcesOptions& options);
 
 // effectiveRequests with cpu 100m and memory 200Mi for containers that lack those requests,
 // pod-level requests still replacing the aggregate: the requests the scoring plugins use for
 // the pod being scheduled (upstream resourceAllocationScorer.calculatePodResourceRequest).
-[[nodiscard]] ResourceList nonZeroRequests(const Pod& pod);
+[[nodiscard]] ResourceList nonZeroRequests(const Pod& pod, const features::Gates& gates);
 
 // effectiveRequests as integers (Resource::fromList).
 [[nodiscard]] Resource effectiveRequestsResource(const Pod& pod,
-                                                 const PodResourcesOptions& options = {});
+                                                 const PodResourcesOptions& options);
 
 // What a node's aggregates count for one of its pods (upstream PodInfo.calculateResource):
 // the effective requests, and the cpu and memory with the 100m / 200Mi defaults for scoring.
@@ -98,12 +103,12 @@ struct NodePodRequests {
   int64_t nonZeroMilliCPU = 0;
   int64_t nonZeroMemory = 0;
 };
-[[nodiscard]] NodePodRequests nodePodRequests(const Pod& pod);
+[[nodiscard]] NodePodRequests nodePodRequests(const Pod& pod, const features::Gates& gates);
 
 // The requests NodeResourcesFit checks for a pod being scheduled (upstream
 // computePodResourceRequest): effectiveRequests from the spec (a pod not on a node has no resize
 // status), each amount at least zero, scalar resources of zero left out. The Filter and
 // explanations of its rejections both use this.
-[[nodiscard]] Resource schedulingRequestsResource(const Pod& pod);
+[[nodiscard]] Resource schedulingRequestsResource(const Pod& pod, const features::Gates& gates);
 
 }  // namespace ksched::api

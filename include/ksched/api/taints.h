@@ -41,10 +41,10 @@ struct Toleration {
   // non-empty key must equal the taint's; then Equal (or empty) compares values and Exists
   // matches. Gt tolerates a taint whose value is greater than the toleration's, Lt one whose
   // value is smaller, both as int64 in canonical form (parseTolerationInteger; anything else on
-  // either side tolerates nothing), and only while the TaintTolerationComparisonOperators gate
-  // is on (features::enabled, read only for these two operators); with the gate off they
-  // tolerate nothing. Any other operator tolerates nothing.
-  [[nodiscard]] bool toleratesTaint(const Taint& taint) const noexcept;
+  // either side tolerates nothing), and only with `comparisonOperators` (the caller's
+  // TaintTolerationComparisonOperators gate); without it they tolerate nothing. Any other
+  // operator tolerates nothing.
+  [[nodiscard]] bool toleratesTaint(const Taint& taint, bool comparisonOperators) const noexcept;
 
   friend bool operator==(const Toleration&, const Toleration&) = default;
 };
@@ -57,17 +57,18 @@ struct Toleration {
 void from_json(const nlohmann::json& j, Taint& t);
 void from_json(const nlohmann::json& j, Toleration& t);
 
-// True when any toleration tolerates the taint.
+// True when any toleration tolerates the taint (`comparisonOperators`: as toleratesTaint).
 [[nodiscard]] bool tolerationsTolerateTaint(std::span<const Toleration> tolerations,
-                                            const Taint& taint) noexcept;
+                                            const Taint& taint, bool comparisonOperators) noexcept;
 
 // Selects which taints findUntoleratedTaint considers; an empty filter considers all.
 using TaintFilter = std::function<bool(const Taint&)>;
 
 // The first taint (in node order) that passes the filter and that no toleration tolerates, or
-// nullptr. The pointer refers into `taints`.
+// nullptr. The pointer refers into `taints`. `comparisonOperators`: as toleratesTaint.
 [[nodiscard]] const Taint* findUntoleratedTaint(std::span<const Taint> taints,
                                                 std::span<const Toleration> tolerations,
+                                                bool comparisonOperators,
                                                 const TaintFilter& filter = {});
 
 // Upstream's filter for scheduling: NoSchedule and NoExecute taints (not PreferNoSchedule).

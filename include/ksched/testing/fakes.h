@@ -172,7 +172,10 @@ class PodWrapper {
 
   [[nodiscard]] const api::Pod& obj() const { return pod_; }
   [[nodiscard]] PodPtr ptr() const { return std::make_shared<const api::Pod>(pod_); }
-  [[nodiscard]] PodInfoPtr info() const { return std::make_shared<const PodInfo>(ptr()); }
+  // Its requests counted as `gates` say (the defaults unless given).
+  [[nodiscard]] PodInfoPtr info(const features::Gates& gates = {}) const {
+    return std::make_shared<const PodInfo>(ptr(), gates);
+  }
 
  private:
   api::Pod pod_;
@@ -421,6 +424,9 @@ class HandleBase : public Handle {
   }
   // Runs parallel work on `p` (not owned) instead of inline.
   void setParallelizer(Parallelizer* p) { parallelizer_ = p; }
+  // The feature gates plugins see (Handle::features()); the defaults unless set.
+  [[nodiscard]] const features::Gates& features() const override { return features_; }
+  void setFeatures(const features::Gates& gates) { features_ = gates; }
   // Waiting pods are the ones addWaitingPod() added.
   std::shared_ptr<FakeWaitingPod> addWaitingPod(const api::Pod& pod) {
     std::lock_guard lock(mu_);
@@ -518,6 +524,7 @@ class HandleBase : public Handle {
   InlineParallelizer inline_;
   Parallelizer* parallelizer_ = nullptr;
   ClusterApi* api_ = nullptr;
+  features::Gates features_;
 };
 
 // The snapshot is a FakeLister.

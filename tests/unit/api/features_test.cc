@@ -85,13 +85,14 @@ TEST(FeatureGates, KnownFeaturesListsAlphaAndBetaAsUpstream) {
   EXPECT_FALSE(has("InPlacePodVerticalScaling=true|false (GA - default=true)"));
 }
 
-TEST(FeatureGates, ScopedGatesRestore) {
-  ASSERT_FALSE(enabled(Feature::kTaintTolerationComparisonOperators));
-  {
-    ScopedGates on(Feature::kTaintTolerationComparisonOperators, true);
-    EXPECT_TRUE(enabled(Feature::kTaintTolerationComparisonOperators));
-  }
-  EXPECT_FALSE(enabled(Feature::kTaintTolerationComparisonOperators));
+// Gates are values: changing a copy leaves the original as it was.
+TEST(FeatureGates, CopiesAreIndependent) {
+  const Gates defaults;
+  Gates on = defaults;
+  on.force(Feature::kTaintTolerationComparisonOperators, true);
+  EXPECT_TRUE(on.enabled(Feature::kTaintTolerationComparisonOperators));
+  EXPECT_FALSE(defaults.enabled(Feature::kTaintTolerationComparisonOperators));
+  EXPECT_NE(on, defaults);
   EXPECT_EQ(find("PodLevelResources")->feature, Feature::kPodLevelResources);
   EXPECT_EQ(find("Nope"), nullptr);
 }

@@ -18,6 +18,9 @@ using testing::decodeString;
 using testing::Expected;
 using testing::expectList;
 
+// The default gates: what every case here expects unless it says otherwise.
+const features::Gates kDefaults;
+
 struct Case {
   std::string name;
   std::string spec;  // PodSpec JSON
@@ -118,11 +121,11 @@ TEST(PodResourcesTest, EffectiveAndNonZeroRequests) {
     pod.spec = decodeString<PodSpec>(c.spec);
     {
       SCOPED_TRACE("effectiveRequests");
-      expectList(effectiveRequests(pod), c.requests);
+      expectList(effectiveRequests(pod, PodResourcesOptions(kDefaults)), c.requests);
     }
     {
       SCOPED_TRACE("nonZeroRequests");
-      expectList(nonZeroRequests(pod), c.nonZero);
+      expectList(nonZeroRequests(pod, kDefaults), c.nonZero);
     }
   }
 }
@@ -132,11 +135,11 @@ TEST(PodResourcesTest, Options) {
   pod.spec = decodeString<PodSpec>(
       R"({"containers": [{"resources": {"requests": {"cpu": "1"}}}, {"name": "none"}],
           "overhead": {"cpu": "250m"}})");
-  PodResourcesOptions noOverhead;
+  PodResourcesOptions noOverhead(kDefaults);
   noOverhead.excludeOverhead = true;
   expectList(effectiveRequests(pod, noOverhead), {{"cpu", "1"}});
 
-  PodResourcesOptions fill;
+  PodResourcesOptions fill(kDefaults);
   fill.nonMissingContainerRequests.emplace("example.com/gpu", Quantity::parse("1"));
   expectList(effectiveRequests(pod, fill), {{"cpu", "1250m"}, {"example.com/gpu", "2"}});
 }
@@ -147,13 +150,13 @@ TEST(PodResourcesTest, AsResource) {
       R"({"containers": [{"resources": {"requests": {"cpu": "1.5", "memory": "1Gi",
                                                       "nvidia.com/gpu": "1"}}}],
           "initContainers": [{"resources": {"requests": {"cpu": "2"}}}]})");
-  EXPECT_EQ(effectiveRequestsResource(pod),
+  EXPECT_EQ(effectiveRequestsResource(pod, PodResourcesOptions(kDefaults)),
             (Resource{2000, 1'073'741'824, 0, 0, {{"nvidia.com/gpu", 1}}}));
   EXPECT_EQ(kDefaultMemoryRequest, 209'715'200);
   EXPECT_EQ(kDefaultMilliCPURequest, 100);
 }
 
-// The options a caller does not set follow the process's gates.
+// The options a caller does not set follow the gates it passes.
 TEST(PodResourcesTest, DefaultsFollowFeatureGates) {
   const Pod pod = decodeString<Pod>(
       R"({"spec": {"resources": {"requests": {"cpu": "3"}},
@@ -162,20 +165,21 @@ TEST(PodResourcesTest, DefaultsFollowFeatureGates) {
           "status": {"containerStatuses": [{"name": "c1",
                                             "allocatedResources": {"memory": "2Gi"}}],
                      "allocatedResources": {"cpu": "4"}}})");
-  expectList(effectiveRequests(pod), {{"cpu", "4"}, {"memory", "2Gi"}});
-  {
-    features::ScopedGates g(features::Feature::kInPlacePodLevelResourcesVerticalScaling, false);
-    expectList(effectiveRequests(pod), {{"cpu", "3"}, {"memory", "2Gi"}});
-  }
-  {
-    features::ScopedGates g(features::Feature::kPodLevelResources, false);
-    expectList(effectiveRequests(pod), {{"cpu", "1"}, {"memory", "2Gi"}});
-  }
-  {
-    // InPlacePodVerticalScaling is locked on in a real process; the option still works.
-    features::ScopedGates g(features::Feature::kInPlacePodVerticalScaling, false);
-    expectList(effectiveRequests(pod), {{"cpu", "3"}, {"memory", "1Gi"}});
-  }
+  auto with = [](features::Feature feature, bool value) {
+    features::Gates g;
+    g.force(feature, value);
+    return PodResourcesOptions(g);
+  };
+  expectList(effectiveRequests(pod, PodResourcesOptions(kDefaults)),
+             {{"cpu", "4"}, {"memory", "2Gi"}});
+  expectList(effectiveRequests(
+                 pod, with(features::Feature::kInPlacePodLevelResourcesVerticalScaling, false)),
+             {{"cpu", "3"}, {"memory", "2Gi"}});
+  expectList(effectiveRequests(pod, with(features::Feature::kPodLevelResources, false)),
+             {{"cpu", "1"}, {"memory", "2Gi"}});
+  // InPlacePodVerticalScaling is locked on in a real process; the option still works.
+  expectList(effectiveRequests(pod, with(features::Feature::kInPlacePodVerticalScaling, false)),
+             {{"cpu", "3"}, {"memory", "1Gi"}});
 }
 
 // What NodeInfo counts (upstream TestCalculatePodResourcesWithResize and the pod-level cases of
@@ -275,7 +279,7 @@ TEST(PodResourcesTest, NodePodRequests) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const NodePodRequests got = nodePodRequests(decodeString<Pod>(c.pod));
+    const NodePodRequests got = nodePodRequests(decodeString<Pod>(c.pod), kDefaults);
     EXPECT_EQ(got.requests, c.requests);
     EXPECT_EQ(got.nonZeroMilliCPU, c.nonZeroMilliCPU);
     EXPECT_EQ(got.nonZeroMemory, c.nonZeroMemory);
@@ -283,9 +287,10 @@ TEST(PodResourcesTest, NodePodRequests) {
 
   // The scoring requests of a pending pod fill every container, pod level replacing cpu.
   expectList(nonZeroRequests(decodeString<Pod>(
-                 R"({"spec": {"resources": {"requests": {"cpu": "1"}},
+                                 R"({"spec": {"resources": {"requests": {"cpu": "1"}},
                               "containers": [{"resources": {"requests": {"memory": "1Gi"}}},
-                                             {}]}})")),
+                                             {}]}})"),
+                             kDefaults),
              {{"cpu", "1"}, {"memory", "1224Mi"}});
 }
 
@@ -297,10 +302,11 @@ TEST(PodResourcesTest, SchedulingRequestsIgnoreStatusAndKeepPodLevel) {
                      "nvidia.com/gpu": "1"}}}]},
           "status": {"containerStatuses": [{"name": "c",
                                             "allocatedResources": {"memory": "4Gi"}}]}})");
-  EXPECT_EQ(schedulingRequestsResource(pod),
+  EXPECT_EQ(schedulingRequestsResource(pod, kDefaults),
             (Resource{3000, 1LL << 30, 0, 0, {{"nvidia.com/gpu", 1}}}));
-  features::ScopedGates g(features::Feature::kPodLevelResources, false);
-  EXPECT_EQ(schedulingRequestsResource(pod).milliCPU, 1000);
+  features::Gates noPodLevel;
+  noPodLevel.force(features::Feature::kPodLevelResources, false);
+  EXPECT_EQ(schedulingRequestsResource(pod, noPodLevel).milliCPU, 1000);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using testing::Expected;
 using testing::expectList;
 
 // Options are spelled out, upstream's zero value by default (no pod-level skip, no status),
-// whatever the process's gates.
+// whatever the gates.
 struct Opts {
   bool skipPodLevel = false;
   bool useStatus = false;
@@ -30,7 +30,7 @@ struct Opts {
 };
 
 PodResourcesOptions options(const Opts& o) {
-  PodResourcesOptions out;
+  PodResourcesOptions out{features::Gates{}};
   out.skipPodLevelResources = o.skipPodLevel;
   out.useStatusResources = o.useStatus;
   out.podLevelStatusResources = o.podLevelStatus;

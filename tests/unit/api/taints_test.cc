@@ -46,7 +46,7 @@ TEST(TolerationTest, ToleratesTaint) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(c.toleration.toleratesTaint(c.taint), c.tolerates);
+    EXPECT_EQ(c.toleration.toleratesTaint(c.taint, false), c.tolerates);
   }
 }
 
@@ -107,43 +107,49 @@ const std::vector<ComparisonCase> kComparisonCases = {
 };
 
 TEST(TolerationTest, ComparisonOperatorsWithTheGateOn) {
-  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
+  // The TaintTolerationComparisonOperators gate, on.
+  constexpr bool kGateOn = true;
   for (const auto& c : kComparisonCases) {
     SCOPED_TRACE(c.name);
     const Toleration t{"node.kubernetes.io/sla", c.op, c.tolerationValue, "NoSchedule", {}};
-    EXPECT_EQ(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}),
+    EXPECT_EQ(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}, kGateOn),
               c.tolerates);
     // Key and effect are matched first, as for every operator.
-    EXPECT_FALSE(t.toleratesTaint({"other", c.taintValue, "NoSchedule", {}}));
-    EXPECT_FALSE(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoExecute", {}}));
+    EXPECT_FALSE(t.toleratesTaint({"other", c.taintValue, "NoSchedule", {}}, kGateOn));
+    EXPECT_FALSE(
+        t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoExecute", {}}, kGateOn));
   }
 }
 
 TEST(TolerationTest, ComparisonOperatorsWithTheGateOffTolerateNothing) {
-  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, false);
+  // The TaintTolerationComparisonOperators gate, off.
+  constexpr bool kGateOff = false;
   ASSERT_FALSE(features::spec(features::Feature::kTaintTolerationComparisonOperators).defaultValue);
   for (const auto& c : kComparisonCases) {
     SCOPED_TRACE(c.name);
     const Toleration t{"node.kubernetes.io/sla", c.op, c.tolerationValue, "NoSchedule", {}};
-    EXPECT_FALSE(t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}));
+    EXPECT_FALSE(
+        t.toleratesTaint({"node.kubernetes.io/sla", c.taintValue, "NoSchedule", {}}, kGateOff));
   }
   // The other operators do not depend on the gate.
-  EXPECT_TRUE(
-      (Toleration{"k", "Equal", "800", "", {}}).toleratesTaint({"k", "800", "NoSchedule", {}}));
-  EXPECT_TRUE(
-      (Toleration{"k", "Exists", "", "", {}}).toleratesTaint({"k", "800", "NoSchedule", {}}));
+  EXPECT_TRUE((Toleration{"k", "Equal", "800", "", {}})
+                  .toleratesTaint({"k", "800", "NoSchedule", {}}, kGateOff));
+  EXPECT_TRUE((Toleration{"k", "Exists", "", "", {}})
+                  .toleratesTaint({"k", "800", "NoSchedule", {}}, kGateOff));
 }
 
 TEST(TolerationTest, ComparisonAppliesToEveryEffect) {
-  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
+  // The TaintTolerationComparisonOperators gate, on.
+  constexpr bool kGateOn = true;
   const Toleration anyEffect{"sla", "Gt", "900", "", {}};
   for (const char* effect : {"NoSchedule", "PreferNoSchedule", "NoExecute"}) {
     SCOPED_TRACE(effect);
-    EXPECT_TRUE(anyEffect.toleratesTaint({"sla", "950", effect, {}}));
-    EXPECT_FALSE(anyEffect.toleratesTaint({"sla", "850", effect, {}}));
+    EXPECT_TRUE(anyEffect.toleratesTaint({"sla", "950", effect, {}}, kGateOn));
+    EXPECT_FALSE(anyEffect.toleratesTaint({"sla", "850", effect, {}}, kGateOn));
   }
   // An empty key with Gt compares with every taint's value.
-  EXPECT_TRUE((Toleration{"", "Gt", "5", "", {}}).toleratesTaint({"a", "6", "NoSchedule", {}}));
+  EXPECT_TRUE(
+      (Toleration{"", "Gt", "5", "", {}}).toleratesTaint({"a", "6", "NoSchedule", {}}, kGateOn));
 }
 
 TEST(TolerationTest, ParseTolerationInteger) {
@@ -180,7 +186,7 @@ TEST(TolerationTest, FindUntoleratedTaint) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const Taint* t = findUntoleratedTaint(taints, c.tolerations, c.filter);
+    const Taint* t = findUntoleratedTaint(taints, c.tolerations, false, c.filter);
     if (c.expectedKey.empty()) {
       EXPECT_EQ(t, nullptr);
     } else {
@@ -190,9 +196,9 @@ TEST(TolerationTest, FindUntoleratedTaint) {
       EXPECT_LT(t, taints.data() + taints.size());
     }
   }
-  EXPECT_TRUE(tolerationsTolerateTaint(tolerateGpu, taints[1]));
-  EXPECT_FALSE(tolerationsTolerateTaint(tolerateGpu, taints[2]));
-  EXPECT_FALSE(tolerationsTolerateTaint({}, taints[2]));
+  EXPECT_TRUE(tolerationsTolerateTaint(tolerateGpu, taints[1], false));
+  EXPECT_FALSE(tolerationsTolerateTaint(tolerateGpu, taints[2], false));
+  EXPECT_FALSE(tolerationsTolerateTaint({}, taints[2], false));
 }
 
 TEST(TolerationTest, DoNotScheduleFilter) {

@@ -87,7 +87,7 @@ TEST(LegacyConfigTest, V1beta1DefaultsAreV120s) {
   ASSERT_NE(ba, nullptr);
   EXPECT_EQ(ba->args, nlohmann::json({{"formula", "v1.20"}}));
   // The effective (framework) profile is the same: v1's multiPoint defaults are all disabled.
-  const Profile eff = frameworkProfile(p, c.apiVersion);
+  const Profile eff = frameworkProfile(p, c.apiVersion, features::Gates{});
   EXPECT_THAT(names(eff.plugins.multiPoint), IsEmpty());
   EXPECT_EQ(names(eff.plugins.score), names(p.plugins.score));
 }
@@ -193,8 +193,8 @@ TEST(LegacyConfigTest, WrittenAsV1WithNotes) {
   LoadResult back = decodeConfig(yaml, "written.yaml");
   ASSERT_TRUE(back.ok()) << ::testing::PrintToString(back.errors);
   EXPECT_EQ(back.config->apiVersion, kApiVersionV1);
-  const Profile a = frameworkProfile(c.profiles[0], c.apiVersion);
-  const Profile b = frameworkProfile(back.config->profiles[0], back.config->apiVersion);
+  const Profile a = frameworkProfile(c.profiles[0], c.apiVersion, features::Gates{});
+  const Profile b = frameworkProfile(back.config->profiles[0], back.config->apiVersion, features::Gates{});
   // ... but for the in-tree volume limits, which v1 rejects.
   std::vector<std::string> filtersInV1;
   for (const auto& n : names(a.plugins.filter)) {

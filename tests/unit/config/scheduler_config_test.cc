@@ -21,6 +21,9 @@
 namespace ksched::config {
 namespace {
 
+// The default feature gates, which every configuration here runs with unless it says otherwise.
+const features::Gates kDefaultGates;
+
 using ::testing::ElementsAre;
 
 const std::string kHeader =
@@ -83,7 +86,7 @@ std::vector<std::string> names(const std::vector<PluginRef>& refs) {
 // The default multiPoint names, edited: `drop` removed, `reweight` name -> new weight.
 std::vector<std::string> defaultsWith(const std::vector<std::string>& drop,
                                       const std::map<std::string, int32_t>& reweight = {}) {
-  PluginSet d = defaultMultiPoint();
+  PluginSet d = defaultMultiPoint(kDefaultGates);
   std::vector<PluginRef> kept;
   for (auto r : d.enabled) {
     if (std::find(drop.begin(), drop.end(), r.name) != drop.end()) continue;
@@ -408,8 +411,8 @@ TEST(SchedulerConfigTest, EmptyConfigGetsUpstreamDefaults) {
   ASSERT_EQ(c.profiles.size(), 1u);
   EXPECT_EQ(c.profiles[0].schedulerName, "default-scheduler");
   EXPECT_FALSE(c.profiles[0].percentageOfNodesToScore.has_value());
-  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion);
-  EXPECT_EQ(names(eff.plugins.multiPoint.enabled), names(defaultMultiPoint().enabled));
+  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion, kDefaultGates);
+  EXPECT_EQ(names(eff.plugins.multiPoint.enabled), names(defaultMultiPoint(kDefaultGates).enabled));
   EXPECT_THAT(names(eff.plugins.multiPoint.enabled),
               ::testing::IsSupersetOf(
                   {"SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
@@ -486,7 +489,7 @@ TEST(SchedulerConfigTest, PluginsMergeIntoTheDefaultsLikeUpstream) {
                "    multiPoint:\n      enabled:\n      - {name: NodeAffinity, weight: 7}\n"
                "      disabled:\n      - name: ImageLocality\n"
                "    score:\n      disabled:\n      - name: NodeResourcesBalancedAllocation\n");
-  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion);
+  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion, kDefaultGates);
   // Re-enabled default keeps its place with the new weight; the disabled one is gone.
   EXPECT_EQ(names(eff.plugins.multiPoint.enabled),
             defaultsWith({"ImageLocality"}, {{"NodeAffinity", 7}}));
@@ -494,7 +497,7 @@ TEST(SchedulerConfigTest, PluginsMergeIntoTheDefaultsLikeUpstream) {
   EXPECT_THAT(names(eff.plugins.multiPoint.disabled), ElementsAre("ImageLocality"));
   EXPECT_THAT(names(eff.plugins.score.disabled), ElementsAre("NodeResourcesBalancedAllocation"));
   // Merging is idempotent.
-  EXPECT_EQ(names(effectiveProfile(eff, c.apiVersion).plugins.multiPoint.enabled),
+  EXPECT_EQ(names(effectiveProfile(eff, c.apiVersion, kDefaultGates).plugins.multiPoint.enabled),
             names(eff.plugins.multiPoint.enabled));
 }
 
@@ -504,12 +507,12 @@ TEST(SchedulerConfigTest, DisableAllMultiPointKeepsOnlyTheEnabledOnes) {
                "profiles:\n- plugins:\n    multiPoint:\n"
                "      enabled: [{name: PrioritySort}, {name: NodeName}, {name: DefaultBinder}]\n"
                "      disabled: [{name: '*'}]\n");
-  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion);
+  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion, kDefaultGates);
   EXPECT_THAT(names(eff.plugins.multiPoint.enabled),
               ElementsAre("PrioritySort", "NodeName", "DefaultBinder"));
   EXPECT_THAT(names(eff.plugins.multiPoint.disabled), ElementsAre("*"));
   // The framework gets them although "*" is disabled (enabled wins over disabled upstream).
-  const Profile fw = frameworkProfile(c.profiles[0], c.apiVersion);
+  const Profile fw = frameworkProfile(c.profiles[0], c.apiVersion, kDefaultGates);
   EXPECT_TRUE(fw.plugins.multiPoint.disabled.empty());
   EXPECT_THAT(names(fw.plugins.multiPoint.enabled),
               ElementsAre("PrioritySort", "NodeName", "DefaultBinder"));
@@ -518,11 +521,11 @@ TEST(SchedulerConfigTest, DisableAllMultiPointKeepsOnlyTheEnabledOnes) {
 TEST(SchedulerConfigTest, V1beta3DefaultsPutSchedulingGatesLast) {
   SchedulerConfiguration c = mustLoad(kHeaderV1beta3);
   EXPECT_EQ(c.apiVersion, kApiVersionV1beta3);
-  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion);
+  const Profile eff = effectiveProfile(c.profiles[0], c.apiVersion, kDefaultGates);
   std::vector<std::string> want = defaultsWith({"SchedulingGates"});
   want.push_back("SchedulingGates");
   EXPECT_EQ(names(eff.plugins.multiPoint.enabled), want);
-  EXPECT_NE(names(eff.plugins.multiPoint.enabled), names(defaultMultiPoint().enabled));
+  EXPECT_NE(names(eff.plugins.multiPoint.enabled), names(defaultMultiPoint(kDefaultGates).enabled));
   // Removed plugins are only flagged for v1; v1beta3 accepts them (they are registered).
   EXPECT_THAT(errorsOf(kHeaderV1beta3 +
                        "profiles:\n- plugins:\n    filter:\n      enabled: [{name: EBSLimits}]\n"),
@@ -570,7 +573,7 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
   {
     LoadResult r = loadFile("bin-packing.yaml");
     ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
-    const Profile eff = effectiveProfile(r.config->profiles[0], r.config->apiVersion);
+    const Profile eff = effectiveProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates);
     EXPECT_EQ(names(eff.plugins.multiPoint.enabled),
               defaultsWith({"NodeResourcesBalancedAllocation"}));
     EXPECT_THAT(names(eff.plugins.score.enabled), ElementsAre("NodeResourcesFit:5"));
@@ -579,13 +582,13 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
     // What the scheduler runs: the explicit Score entry comes first and its weight wins over
     // multiPoint's; balanced allocation is gone; the other default Score plugins stay in order.
     const Registry registry = plugins::inTreeRegistry();
-    framework::Framework defaults(defaultProfile(), registry, framework::Services{});
+    framework::Framework defaults(defaultProfile(kDefaultGates), registry, framework::Services{});
     std::vector<std::string> want = {"NodeResourcesFit:5"};
     auto defaultPoints = defaults.pluginsPerExtensionPoint();
     for (const auto& s : defaultPoints["Score"]) {
       if (s != "NodeResourcesFit:1" && s != "NodeResourcesBalancedAllocation:1") want.push_back(s);
     }
-    framework::Framework fwk(frameworkProfile(r.config->profiles[0], r.config->apiVersion),
+    framework::Framework fwk(frameworkProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates),
                              registry, framework::Services{});
     EXPECT_EQ(fwk.pluginsPerExtensionPoint()["Score"], want);
     EXPECT_THAT(want, ::testing::IsSupersetOf({"TaintToleration:3", "ImageLocality:1"}));
@@ -598,7 +601,7 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
     EXPECT_EQ(r.config->profiles[1].schedulerName, "no-image-locality");
     EXPECT_EQ(r.config->profiles[1].percentageOfNodesToScore, 50);
     EXPECT_THAT(
-        names(effectiveProfile(r.config->profiles[1], kApiVersionV1).plugins.score.disabled),
+        names(effectiveProfile(r.config->profiles[1], kApiVersionV1, kDefaultGates).plugins.score.disabled),
         ElementsAre("ImageLocality"));
   }
   {
@@ -676,25 +679,27 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
                                          "ImageLocality:1",
                                          "DefaultBinder",
                                          "NodeDeclaredFeatures"};
-  EXPECT_EQ(names(defaultMultiPoint().enabled), v137);
-  EXPECT_EQ(names(effectiveProfile(defaultProfile(), kApiVersionV1).plugins.multiPoint.enabled),
+  EXPECT_EQ(names(defaultMultiPoint(kDefaultGates).enabled), v137);
+  EXPECT_EQ(names(effectiveProfile(defaultProfile(kDefaultGates), kApiVersionV1, kDefaultGates).plugins.multiPoint.enabled),
             v137);
   {
-    features::ScopedGates off(features::Feature::kNodeDeclaredFeatures, false);
+    features::Gates off;
+    off.force(features::Feature::kNodeDeclaredFeatures, false);
     std::vector<std::string> want = v137;
     want.pop_back();
-    EXPECT_EQ(names(defaultMultiPoint().enabled), want);
+    EXPECT_EQ(names(defaultMultiPoint(off).enabled), want);
   }
   {
-    features::ScopedGates off(features::Feature::kDynamicResourceAllocation, false);
+    features::Gates off;
+    off.force(features::Feature::kDynamicResourceAllocation, false);
     std::vector<std::string> want = v137;
     std::erase(want, "DynamicResources:2");
-    EXPECT_EQ(names(defaultMultiPoint().enabled), want);
+    EXPECT_EQ(names(defaultMultiPoint(off).enabled), want);
   }
   // What the default profile runs where: DynamicResources at PreEnqueue (after SchedulingGates),
   // PostFilter before DefaultPreemption, Reserve and PreBind after VolumeBinding, Score with
   // weight 2 after InterPodAffinity; NodeDeclaredFeatures at PreFilter and Filter, last in both.
-  framework::Framework fwk(defaultProfile(), plugins::inTreeRegistry(), framework::Services{});
+  framework::Framework fwk(defaultProfile(kDefaultGates), plugins::inTreeRegistry(), framework::Services{});
   auto points = fwk.pluginsPerExtensionPoint();
   EXPECT_THAT(points["PreEnqueue"],
               ElementsAre("SchedulingGates", "DynamicResources", "DefaultPreemption"));

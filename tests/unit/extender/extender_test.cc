@@ -210,7 +210,7 @@ TEST(ExtenderProtocol, BindingArgsAndResult) {
 }
 
 TEST(ExtenderProtocol, PreemptionArgsAndResult) {
-  auto victim = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(pod()));
+  auto victim = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(pod()), features::Gates{});
   std::map<std::string, Victims> victims{{"n1", Victims{{victim}, 2}}};
   const json meta = encodePreemptionArgs(pod(), victims, true);
   EXPECT_FALSE(meta.contains("nodeNameToVictims"));

@@ -153,7 +153,7 @@ TEST(FrameworkWiringTest, ValidationBuildsNothingAndTheFrameworkBuildsOnce) {
   auto check = config::wiringCheck(r);
   auto p = profile({{"Sort", 0}, {"Watcher", 0}, {"Binder", 0}});
   p.schedulerName = "one";
-  config::WiringResult w = check(p, "profiles[0]");
+  config::WiringResult w = check(p, "profiles[0]", features::Gates{});
   EXPECT_TRUE(w.errors.empty()) << w.errors;
   EXPECT_EQ(w.queueSort, "Sort");
   EXPECT_EQ(seen->decoded, 1);
@@ -161,7 +161,7 @@ TEST(FrameworkWiringTest, ValidationBuildsNothingAndTheFrameworkBuildsOnce) {
   // Args errors are found by decoding alone.
   auto bad = profile({{"Sort", 0}, {"A", 0}, {"Binder", 0}});
   bad.pluginConfig.push_back({"A", nlohmann::json{{"bad", true}}});
-  EXPECT_EQ(check(bad, "profiles[1]").errors,
+  EXPECT_EQ(check(bad, "profiles[1]", features::Gates{}).errors,
             "profiles[1].pluginConfig[0].args.bad: must not be set");
   EXPECT_EQ(seen->built, 0);
 

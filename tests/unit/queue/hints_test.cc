@@ -33,7 +33,7 @@ QueuedPodInfo rejectedBy(std::vector<std::string> plugins, std::string gate = ""
   pod->metadata.name = "p";
   pod->spec.schedulerName = kProfile;
   QueuedPodInfo info;
-  info.podInfo = std::make_shared<const PodInfo>(pod);
+  info.podInfo = std::make_shared<const PodInfo>(pod, features::Gates{});
   info.unschedulablePlugins.insert(plugins.begin(), plugins.end());
   info.gatingPlugin = std::move(gate);
   return info;

@@ -20,7 +20,7 @@ PodPtr makePod(const std::string& name, const std::string& nominated = "") {
   return p;
 }
 
-PodInfoPtr info(const PodPtr& pod) { return std::make_shared<PodInfo>(pod); }
+PodInfoPtr info(const PodPtr& pod) { return std::make_shared<PodInfo>(pod, features::Gates{}); }
 
 std::vector<std::string> names(const std::vector<PodInfoPtr>& pods) {
   std::vector<std::string> out;

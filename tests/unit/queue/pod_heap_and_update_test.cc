@@ -120,6 +120,9 @@ TEST(QueuePodUpdateTest, OnlySchedulingRelevantChangesCount) {
          p.spec.resourceClaims.push_back({.name = "gpu", .resourceClaimName = "gpu-claim"});
        },
        true},
+      {"container resource claim",
+       [](api::Pod& p) { p.spec.containers[0].resources.claims.push_back({.name = "gpu"}); },
+       true},
       {"resource claim status",
        [](api::Pod& p) {
          p.status.resourceClaimStatuses.push_back({.name = "gpu", .resourceClaimName = "g-1"});

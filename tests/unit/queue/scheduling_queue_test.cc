@@ -555,7 +555,7 @@ TEST(PodSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
   for (const auto& c : cases) {
     api::Pod changed = base;
     c.change(changed);
-    EXPECT_EQ(labels(podSchedulingPropertiesChange(changed, base)), c.want) << c.name;
+    EXPECT_EQ(labels(podSchedulingPropertiesChange(changed, base, features::Gates{})), c.want) << c.name;
   }
 }
 
@@ -580,15 +580,15 @@ TEST(PodSchedulingPropertiesChangeTest, ResizeStatusScaleDown) {
 
   api::Pod specDown = bound;
   specDown.spec.containers[0].resources.requests = cpu("1");
-  EXPECT_FALSE(podScaledDown(specDown, bound)) << "spec down, still allocated at 2";
+  EXPECT_FALSE(podScaledDown(specDown, bound, features::Gates{})) << "spec down, still allocated at 2";
 
   api::Pod allocatedDown = specDown;
   allocatedDown.status.containerStatuses[0].allocatedResources = cpu("1");
-  EXPECT_TRUE(podScaledDown(allocatedDown, specDown)) << "allocated down";
+  EXPECT_TRUE(podScaledDown(allocatedDown, specDown, features::Gates{})) << "allocated down";
 
   api::Pod actualDown = specDown;
   actualDown.status.containerStatuses[0].resources.emplace().requests = cpu("1");
-  EXPECT_FALSE(podScaledDown(actualDown, specDown)) << "actual down, allocated still 2";
+  EXPECT_FALSE(podScaledDown(actualDown, specDown, features::Gates{})) << "actual down, allocated still 2";
 
   // A resize up that turns out infeasible: spec 4, allocated 2. Counted at 4 while pending,
   // at 2 once the kubelet says Infeasible.
@@ -597,13 +597,13 @@ TEST(PodSchedulingPropertiesChangeTest, ResizeStatusScaleDown) {
   api::Pod infeasible = specUp;
   infeasible.status.conditions.push_back(
       {.type = "PodResizePending", .status = "True", .reason = "Infeasible"});
-  EXPECT_TRUE(podScaledDown(infeasible, specUp));
-  EXPECT_EQ(labels(podSchedulingPropertiesChange(infeasible, specUp)),
+  EXPECT_TRUE(podScaledDown(infeasible, specUp, features::Gates{}));
+  EXPECT_EQ(labels(podSchedulingPropertiesChange(infeasible, specUp, features::Gates{})),
             Keys{"AssignedPodUpdatePodScaleDown"});
   api::Pod deferred = specUp;
   deferred.status.conditions.push_back(
       {.type = "PodResizePending", .status = "True", .reason = "Deferred"});
-  EXPECT_FALSE(podScaledDown(deferred, specUp));
+  EXPECT_FALSE(podScaledDown(deferred, specUp, features::Gates{}));
 }
 
 TEST(NodeSchedulingPropertiesChangeTest, ClassifiesLikeUpstream) {
@@ -668,7 +668,7 @@ TEST_F(SchedulingQueueTest, UpdateOfAnInFlightPodIsJudgedWhenItFails) {
   q->update(p, p2);
   EXPECT_EQ(q->counts().active, 0u) << "not queued twice";
   EXPECT_EQ(q->counts().inFlightEvents, 1u);
-  inFlight->podInfo = std::make_shared<PodInfo>(p2);
+  inFlight->podInfo = std::make_shared<PodInfo>(p2, features::Gates{});
   inFlight->unschedulablePlugins = {kTaints};
   ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(inFlight), q->schedulingCycle()));
   EXPECT_EQ(keys(*q, Kind::kBackoff), Keys{"ns/p"});
@@ -706,7 +706,7 @@ TEST_F(SchedulingQueueTest, RemoveFromEveryQueue) {
   popAndFail(*q, "unsched", {kFit});
   q->add(active);
   q->add(gated);
-  q->addNominatedPod(std::make_shared<PodInfo>(active), "node-1");
+  q->addNominatedPod(std::make_shared<PodInfo>(active, features::Gates{}), "node-1");
   auto c = q->counts();
   EXPECT_EQ(c.active + c.backoff + c.unschedulable + c.gated, 4u);
   for (const auto& p : {active, backoff, unsched, gated}) q->remove(*p);

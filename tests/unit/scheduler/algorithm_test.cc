@@ -212,7 +212,7 @@ TEST(AlgorithmTest, NominatedPodsOfHigherPriorityReserveRoom) {
   auto nominated = std::make_shared<api::Pod>();
   nominated->metadata.uid = "nom";
   nominated->spec.priority = 100;
-  auto nominatedInfo = std::make_shared<const PodInfo>(nominated);
+  auto nominatedInfo = std::make_shared<const PodInfo>(nominated, features::Gates{});
   auto services = env.services();
   services.nominatedPodsForNode = [&](const std::string&) {
     return std::vector<PodInfoPtr>{nominatedInfo};

@@ -38,13 +38,21 @@ PodPtr pod(const std::string& name, const std::string& cpu) {
   return PodWrapper(name).req({{"cpu", cpu}, {"memory", "100Mi"}}).ptr();
 }
 
+framework::Services withGates(framework::Services s, const features::Gates& gates) {
+  s.features = gates;
+  return s;
+}
+
 // The default profile over a snapshot rebuilt after each placement (as the cache would show the
-// assumed pod), with one Algorithm that batches and one that never does (the reference).
+// assumed pod), with one Algorithm that batches and one that never does (the reference); the
+// framework runs with `gates`.
 struct Bench {
   frameworktest::Env env;
   metrics::SchedulerMetrics metrics;
   Registry registry = plugins::inTreeRegistry();
-  framework::Framework fwk{config::defaultProfile(), registry, env.services()};
+  features::Gates gates;
+  framework::Framework fwk{config::defaultProfile(gates), registry,
+                           withGates(env.services(), gates)};
   Algorithm batching{1};
   Algorithm reference{2};
   std::vector<NodePtr> nodes;
@@ -52,13 +60,14 @@ struct Bench {
   cache::Snapshot snap;
   int64_t cycle = 0;
 
-  explicit Bench(std::vector<NodePtr> n) : nodes(std::move(n)) {
+  explicit Bench(std::vector<NodePtr> n, const features::Gates& g = {})
+      : gates(g), nodes(std::move(n)) {
     batching.enableBatching(&metrics);
     reference.recordTies(true);
     rebuild();
   }
   void rebuild() {
-    snap = cache::Snapshot::fromForTest(placed, nodes);
+    snap = cache::Snapshot::fromForTest(placed, nodes, gates);
     fwk.setSnapshot(&snap);
   }
   // The nodes a full cycle rates best for `p` now: the one it picks and those tied with it.
@@ -196,11 +205,12 @@ TEST(OpportunisticBatchTest, FlushRulesFollowUpstream) {
 }
 
 TEST(OpportunisticBatchTest, TheGateTurnsItOff) {
-  ASSERT_TRUE(features::current().enabled(features::Feature::kOpportunisticBatching));
-  features::ScopedGates off(features::Feature::kOpportunisticBatching, false);
+  ASSERT_TRUE(features::Gates{}.enabled(features::Feature::kOpportunisticBatching));
+  features::Gates off;
+  off.force(features::Feature::kOpportunisticBatching, false);
   std::vector<NodePtr> nodes;
   for (int i = 0; i < 4; ++i) nodes.push_back(node("n" + std::to_string(i), "8"));
-  Bench b(nodes);
+  Bench b(nodes, off);
   for (int i = 0; i < 6; ++i) b.schedule(pod(podName(i), "500m"));
   EXPECT_EQ(b.batching.batchedPods(b.fwk), 0);
 }
@@ -246,6 +256,9 @@ TEST(SameSchedulingInputsTest, IgnoresIdentityAndUnreadVolumes) {
   api::Pod nominated = base("b");
   nominated.status.nominatedNodeName = "n1";
   EXPECT_FALSE(api::sameSchedulingInputs(a, nominated));
+  api::Pod containerClaim = base("b");
+  containerClaim.spec.containers[0].resources.claims.push_back({.name = "gpu", .request = ""});
+  EXPECT_FALSE(api::sameSchedulingInputs(a, containerClaim));
 }
 
 }  // namespace

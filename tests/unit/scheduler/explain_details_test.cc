@@ -41,14 +41,15 @@ struct Env {
   cache::Snapshot snapshot;
 
   Env(std::vector<PodPtr> pods, std::vector<NodePtr> nodes,
-      const std::function<void(StaticClusterListers&)>& fill)
-      : snapshot(cache::Snapshot::fromForTest(std::move(pods), std::move(nodes))) {
+      const std::function<void(StaticClusterListers&)>& fill, const features::Gates& gates = {})
+      : snapshot(cache::Snapshot::fromForTest(std::move(pods), std::move(nodes), gates)) {
     fill(listers);
     framework::Services s;
     s.events = &events;
     s.parallelizer = &parallelizer;
     s.listers = &listers;
-    fwk = std::make_unique<framework::Framework>(config::defaultProfile(),
+    s.features = gates;
+    fwk = std::make_unique<framework::Framework>(config::defaultProfile(gates),
                                                  plugins::inTreeRegistry(), s);
     fwk->setSnapshot(&snapshot);
   }
@@ -385,14 +386,17 @@ INSTANTIATE_TEST_SUITE_P(Explain, RejectionDetails, ::testing::ValuesIn(cases())
 
 // With the gate on, a Gt toleration against a taint whose value is not an integer.
 TEST(ExplainComparisonOperators, NonIntegerTaintValueIsNamed) {
-  features::ScopedGates gate(features::Feature::kTaintTolerationComparisonOperators, true);
-  Env env({}, {node("n1").taint("sla", "high", "NoSchedule").ptr()}, [](StaticClusterListers&) {});
+  features::Gates on;
+  on.force(features::Feature::kTaintTolerationComparisonOperators, true);
+  Env env({}, {node("n1").taint("sla", "high", "NoSchedule").ptr()}, [](StaticClusterListers&) {},
+          on);
   const api::Pod pod = PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj();
   const Explanation e = explainPod(*env.fwk, pod, env.snapshot, 0, "n1");
   EXPECT_THAT(toTable(e), HasSubstr("n1: taint sla=high:NoSchedule not tolerated (toleration sla "
                                     "Gt 950 compares integers; the taint's value is not one)"));
   // A value that is an integer and above the threshold is tolerated.
-  Env ok({}, {node("n1").taint("sla", "999", "NoSchedule").ptr()}, [](StaticClusterListers&) {});
+  Env ok({}, {node("n1").taint("sla", "999", "NoSchedule").ptr()}, [](StaticClusterListers&) {},
+         on);
   const Explanation fits = explainPod(*ok.fwk, pod, ok.snapshot, 0, "n1");
   EXPECT_TRUE(fits.filtered.empty()) << toTable(fits);
   ASSERT_EQ(fits.feasible.size(), 1u) << toTable(fits);

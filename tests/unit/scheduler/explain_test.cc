@@ -35,7 +35,7 @@ struct Env {
   cache::Snapshot snapshot;
 
   Env(std::vector<PodPtr> pods, std::vector<NodePtr> nodes)
-      : fwk(config::defaultProfile(), plugins::inTreeRegistry(), services()),
+      : fwk(config::defaultProfile(features::Gates{}), plugins::inTreeRegistry(), services()),
         snapshot(cache::Snapshot::fromForTest(std::move(pods), std::move(nodes))) {
     fwk.setSnapshot(&snapshot);
   }

@@ -33,7 +33,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using features::Feature;
-using features::ScopedGates;
 using ksched::testing::FakeClusterApi;
 using ksched::testing::NodeWrapper;
 using ksched::testing::PodWrapper;
@@ -135,9 +134,9 @@ class TestPreBind final : public PreBindPlugin {
 };
 
 // A core with the default profile plus the test plugins, a 100 ms delay for PreEnqueue verdicts,
-// and one node. Build it inside the ScopedGates of a test.
+// and one node, running with `gates`.
 struct Core {
-  Core() {
+  explicit Core(const features::Gates& gates = {}) {
     Registry registry = plugins::inTreeRegistry();
     registry.add(std::string(TestHold::kName),
                  [](Handle&) { return std::make_unique<TestHold>(); });
@@ -157,6 +156,8 @@ struct Core {
       return p;
     });
     Options o;
+    o.features = gates;
+    o.profiles = {config::defaultProfile(gates)};
     o.binderThreads = 2;
     o.parallelism = 2;
     o.queue.podInitialBackoff = 60s;
@@ -344,8 +345,9 @@ TEST(SchedulerCoreStatusTest, NothingIsWrittenBeforeTheCoreSchedules) {
 }
 
 TEST(SchedulerCoreStatusTest, WithTheGateOffAHeldPodGetsNoStatus) {
-  ScopedGates off(Feature::kSchedulerPreEnqueuePodStatus, false);
-  Core c;
+  features::Gates off;
+  off.force(Feature::kSchedulerPreEnqueuePodStatus, false);
+  Core c(off);
   c.core->onPodAdd(pod("p").label("hold", "waiting").ptr());
   std::this_thread::sleep_for(400ms);
   EXPECT_TRUE(c.patchesOf("p").empty());
@@ -446,8 +448,9 @@ TEST(SchedulerCoreStatusTest, ARejectedWaitClearsTheNomination) {
 }
 
 TEST(SchedulerCoreStatusTest, WithTheGateOffNoNominationIsWritten) {
-  ScopedGates off(Feature::kNominatedNodeNameForExpectation, false);
-  Core c;
+  features::Gates off;
+  off.force(Feature::kNominatedNodeNameForExpectation, false);
+  Core c(off);
   const PodPtr p = pod("p").label("wait", "1").ptr();
   c.core->onPodAdd(p);
   c.core->onPodAdd(pod("q").label("prebind", "work").ptr());

@@ -36,18 +36,18 @@ std::string constructionError(std::vector<config::Profile> profiles) {
 }
 
 TEST(SchedulerProfilesTest, ProfilesAreValidatedTogether) {
-  EXPECT_EQ(constructionError({config::defaultProfile("a"), config::defaultProfile("b")}), "");
-  EXPECT_EQ(constructionError({config::defaultProfile("a"), config::defaultProfile("a")}),
+  EXPECT_EQ(constructionError({config::defaultProfile(features::Gates{}, "a"), config::defaultProfile(features::Gates{}, "b")}), "");
+  EXPECT_EQ(constructionError({config::defaultProfile(features::Gates{}, "a"), config::defaultProfile(features::Gates{}, "a")}),
             "profiles[1].schedulerName: Duplicate value: \"a\"");
   EXPECT_EQ(constructionError({}), "profiles: at least one is needed");
-  auto noSort = config::defaultProfile("b");
+  auto noSort = config::defaultProfile(features::Gates{}, "b");
   noSort.plugins.queueSort.disabled = {{"*", 0}};
-  EXPECT_EQ(constructionError({config::defaultProfile("a"), noSort}),
+  EXPECT_EQ(constructionError({config::defaultProfile(features::Gates{}, "a"), noSort}),
             "profiles[1].plugins.queueSort: no queue sort plugin is enabled");
-  auto otherSort = config::defaultProfile("b");
+  auto otherSort = config::defaultProfile(features::Gates{}, "b");
   otherSort.plugins.queueSort.enabled = {{"OtherSort", 0}};
   otherSort.plugins.queueSort.disabled = {{"PrioritySort", 0}};
-  EXPECT_EQ(constructionError({config::defaultProfile("a"), otherSort}),
+  EXPECT_EQ(constructionError({config::defaultProfile(features::Gates{}, "a"), otherSort}),
             "profiles[1].plugins.queueSort: queueSort must be the same for all profiles");
 }
 

@@ -45,7 +45,7 @@ TEST(NodeInfoPodInfoTest, PrecomputedFields) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const PodInfo info(c.pod.build());
+    const PodInfo info(c.pod.build(), features::Gates{});
     EXPECT_EQ(info.requests.milliCPU, c.milliCPU);
     EXPECT_EQ(info.requests.memory, c.memory);
     EXPECT_EQ(info.nonZeroMilliCPU, c.nonZeroCPU);
@@ -59,7 +59,7 @@ TEST(NodeInfoPodInfoTest, AffinityWithoutTermsIsNoAffinity) {
   api::Pod pod = PodBuilder("p").object();
   pod.spec.affinity.emplace().podAffinity.emplace();
   pod.spec.affinity->podAntiAffinity.emplace();
-  const PodInfo info(std::make_shared<const api::Pod>(pod));
+  const PodInfo info(std::make_shared<const api::Pod>(pod), features::Gates{});
   EXPECT_FALSE(info.hasAffinity);
   EXPECT_FALSE(info.hasRequiredAntiAffinity);
 }
@@ -259,7 +259,7 @@ TEST(NodeInfoTest, SidecarPortsAreHeldAndPlainInitContainerPortsAreNot) {
   init.ports.push_back({.containerPort = 7000, .hostPort = 7000, .protocol = "TCP"});
   p.spec.initContainers = {init, sidecar};
   NodeInfo info(NodeBuilder("n1").build());
-  info.addPod(std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(p)));
+  info.addPod(std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(p), features::Gates{}));
   EXPECT_TRUE(info.usedPorts().conflicts("0.0.0.0", "TCP", 15001));
   EXPECT_FALSE(info.usedPorts().conflicts("0.0.0.0", "TCP", 7000));
   ASSERT_TRUE(info.removePod(p.metadata.uid));
@@ -273,7 +273,7 @@ TEST(NodeInfoTest, PVCRefCountsFollowPods) {
   const auto b = PodBuilder("b").node("n1").pvc("data").ephemeral("scratch").info();
   auto other = PodBuilder("c").node("n1").pvc("data").object();
   other.metadata.namespace_ = "other";
-  const auto c = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(other));
+  const auto c = std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(other), features::Gates{});
 
   info.addPod(a);
   EXPECT_EQ(info.pvcRefCounts(), (Counts{{"default/data", 1}, {"default/logs", 1}}));

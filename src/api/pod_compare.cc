@@ -1,0 +1,82 @@
+// The one comparison of two pods (samePod): the object model's defaulted operator==, less the
+// exceptions below. Each exception is listed once, here, with the reason it is one.
+#include <algorithm>
+#include <optional>
+
+#include <ksched/api/pod.h>
+
+namespace ksched::api {
+namespace {
+
+// A volume that some plugin reads: one of the sources the decoder keeps.
+bool hasSource(const Volume& v) {
+  return v.persistentVolumeClaim || v.gcePersistentDisk || v.awsElasticBlockStore || v.azureDisk ||
+         v.cinder || v.rbd || v.iscsi || v.ephemeral || v.csi;
+}
+
+// `pod` with what `purpose` does not compare cleared; nullopt for a pod that is like no other.
+std::optional<Pod> comparable(const Pod& pod, PodComparison purpose) {
+  Pod p;
+  p.metadata = pod.metadata;
+  // Both: every write of the pod changes its resourceVersion, and generation counts spec
+  // writes; neither says anything the spec does not.
+  p.metadata.resourceVersion.clear();
+  p.metadata.generation = 0;
+  p.spec = pod.spec;
+  if (purpose == PodComparison::kUpdate) {
+    // The status, whole: the scheduler writes it itself (PodScheduled, nominatedNodeName), and
+    // counting its own writes would retry every rejected pod as soon as its failure is
+    // reported. The in-place resize status of a node's pods is judged apart
+    // (queue::podResizeStatusChanged).
+    return p;
+  }
+
+  // kSchedulingInputs.
+  // A generic ephemeral volume: its claim is named after the pod ("<pod>-<volume>"), so no
+  // other pod asks for the same claim.
+  if (std::ranges::any_of(pod.spec.volumes, [](const Volume& v) { return v.ephemeral; })) {
+    return std::nullopt;
+  }
+  // The metadata but the namespace and labels: who the pod is (name, uid, owners,
+  // annotations, timestamps), not what it asks for; no Filter or Score plugin reads them.
+  p.metadata = ObjectMeta{};
+  p.metadata.namespace_ = pod.metadata.namespace_;
+  p.metadata.labels = pod.metadata.labels;
+  // terminationGracePeriodSeconds: read only of a preemption victim, never of the pod placed.
+  p.spec.terminationGracePeriodSeconds.reset();
+  // Volumes without a source the decoder keeps (projected, secret, configMap, emptyDir...): no
+  // plugin reads them. The names of the others and of every mount: admission makes them unique
+  // per pod (kube-api-access-<random>), and plugins read a volume by its source, a mount by
+  // its path and options.
+  std::erase_if(p.spec.volumes, [](const Volume& v) { return !hasSource(v); });
+  for (Volume& v : p.spec.volumes) v.name.clear();
+  for (auto* containers :
+       {&p.spec.containers, &p.spec.initContainers, &p.spec.ephemeralContainers}) {
+    for (Container& c : *containers) {
+      for (VolumeMount& m : c.volumeMounts) m.name.clear();
+    }
+  }
+  p.status = pod.status;
+  // The phase, startTime and the pre-1.33 resize status: read by no scheduling decision.
+  p.status.phase.clear();
+  p.status.startTime.reset();
+  p.status.resize.clear();
+  // A condition's reason, message and time: the words of whoever wrote it (the scheduler's own
+  // PodScheduled message changes with each failed attempt); decisions read its type and status.
+  for (PodCondition& c : p.status.conditions) {
+    c.reason.clear();
+    c.message.clear();
+    c.lastTransitionTime.clear();
+  }
+  return p;
+}
+
+}  // namespace
+
+bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
+  const std::optional<Pod> x = comparable(a, purpose);
+  const std::optional<Pod> y = comparable(b, purpose);
+  return x && y && x->metadata == y->metadata && x->spec == y->spec && x->status == y->status;
+}
+
+}  // namespace ksched::api

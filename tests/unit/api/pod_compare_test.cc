@@ -1,0 +1,155 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <ksched/api/pod.h>
+
+#include "queue/pod_update.h"
+
+namespace ksched::api {
+namespace {
+
+// A pending pod with a container that uses a DRA claim, a volume of each kind the two
+// comparisons treat apart (a PVC, a projected token without a source the decoder keeps) and a
+// condition written by the scheduler.
+Pod base() {
+  Pod p;
+  p.metadata.name = "p";
+  p.metadata.namespace_ = "ns";
+  p.metadata.uid = "u";
+  p.metadata.resourceVersion = "1";
+  p.metadata.labels["app"] = "web";
+  p.spec.resourceClaims.push_back({.name = "gpu", .resourceClaimName = "gpu-claim"});
+  Container c;
+  c.name = "c";
+  c.resources.requests["cpu"] = Quantity::parse("1");
+  c.resources.claims.push_back({.name = "gpu", .request = ""});
+  c.volumeMounts.push_back({.name = "kube-api-access-x", .mountPath = "/var/run/secrets"});
+  c.volumeMounts.push_back({.name = "data", .mountPath = "/data"});
+  p.spec.containers.push_back(c);
+  Volume pvc;
+  pvc.name = "data";
+  pvc.persistentVolumeClaim = PersistentVolumeClaimVolumeSource{"data-claim", false};
+  p.spec.volumes.push_back(pvc);
+  p.spec.volumes.push_back({.name = "kube-api-access-x"});
+  p.status.phase = "Pending";
+  p.status.conditions.push_back(
+      {.type = "PodScheduled", .status = "False", .reason = "Unschedulable", .message = "0/3"});
+  return p;
+}
+
+// The bug this comparison exists to prevent: a change of a container's resources.claims was
+// missed by the queue's own field list. Both callers see it now.
+TEST(PodCompareTest, ContainerResourceClaimsAreSeenByBoth) {
+  const Pod a = base();
+  Pod b = base();
+  b.spec.containers[0].resources.claims[0].request = "big";
+  EXPECT_FALSE(samePod(a, b, PodComparison::kUpdate));
+  EXPECT_FALSE(samePod(a, b, PodComparison::kSchedulingInputs));
+  EXPECT_TRUE(queue::isPodUpdated(a, b));
+  EXPECT_FALSE(sameSchedulingInputs(a, b));
+  Pod dropped = base();
+  dropped.spec.containers[0].resources.claims.clear();
+  EXPECT_TRUE(queue::isPodUpdated(a, dropped));
+  EXPECT_FALSE(sameSchedulingInputs(a, dropped));
+}
+
+struct ExceptionCase {
+  std::string name;
+  void (*mutate)(Pod&);
+};
+
+// What both comparisons leave out.
+TEST(PodCompareTest, BothIgnoreResourceVersionAndGeneration) {
+  const std::vector<ExceptionCase> cases = {
+      {"resourceVersion", [](Pod& p) { p.metadata.resourceVersion = "2"; }},
+      {"generation", [](Pod& p) { p.metadata.generation = 7; }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Pod changed = base();
+    c.mutate(changed);
+    EXPECT_TRUE(samePod(base(), changed, PodComparison::kUpdate));
+    EXPECT_TRUE(samePod(base(), changed, PodComparison::kSchedulingInputs));
+  }
+}
+
+// The queue's exception: the status, which the scheduler writes itself.
+TEST(PodCompareTest, UpdateIgnoresTheStatus) {
+  Pod changed = base();
+  changed.status.nominatedNodeName = "n1";
+  changed.status.conditions[0].message = "0/4";
+  changed.status.containerStatuses.push_back(
+      {.name = "c", .allocatedResources = {}, .resources = {}});
+  changed.status.resourceClaimStatuses.push_back({.name = "gpu", .resourceClaimName = "g-1"});
+  EXPECT_TRUE(samePod(base(), changed, PodComparison::kUpdate));
+  EXPECT_FALSE(queue::isPodUpdated(base(), changed));
+  // What batching reads of the status (the nomination) is a difference to it.
+  EXPECT_FALSE(sameSchedulingInputs(base(), changed));
+}
+
+// Batching's exceptions: each is a difference to the queue (it is in the pod's metadata or
+// spec), none is one to batching.
+TEST(PodCompareTest, SchedulingInputsIgnoreIdentityAndUnreadFields) {
+  const std::vector<ExceptionCase> metadataOrSpec = {
+      {"name", [](Pod& p) { p.metadata.name = "q"; }},
+      {"uid", [](Pod& p) { p.metadata.uid = "v"; }},
+      {"annotations", [](Pod& p) { p.metadata.annotations["note"] = "x"; }},
+      {"owners",
+       [](Pod& p) {
+         p.metadata.ownerReferences.push_back({.apiVersion = "apps/v1",
+                                               .kind = "ReplicaSet",
+                                               .name = "rs",
+                                               .uid = "r",
+                                               .controller = true});
+       }},
+      {"creationTimestamp", [](Pod& p) { p.metadata.creationTimestamp = "2026-01-01T00:00:00Z"; }},
+      {"deletionTimestamp", [](Pod& p) { p.metadata.deletionTimestamp = "2026-01-01T00:00:00Z"; }},
+      {"deletionGracePeriodSeconds", [](Pod& p) { p.metadata.deletionGracePeriodSeconds = 30; }},
+      {"terminationGracePeriodSeconds", [](Pod& p) { p.spec.terminationGracePeriodSeconds = 5; }},
+      {"volume without a source", [](Pod& p) { p.spec.volumes.push_back({.name = "cache"}); }},
+      {"name of a volume without a source",
+       [](Pod& p) { p.spec.volumes[1].name = "kube-api-access-y"; }},
+      {"name of a volume with a source", [](Pod& p) { p.spec.volumes[0].name = "other"; }},
+      {"name of a mount", [](Pod& p) { p.spec.containers[0].volumeMounts[0].name = "token"; }},
+  };
+  for (const auto& c : metadataOrSpec) {
+    SCOPED_TRACE(c.name);
+    Pod changed = base();
+    c.mutate(changed);
+    EXPECT_TRUE(sameSchedulingInputs(base(), changed));
+    EXPECT_TRUE(queue::isPodUpdated(base(), changed));
+  }
+  const std::vector<ExceptionCase> status = {
+      {"phase", [](Pod& p) { p.status.phase = "Running"; }},
+      {"startTime", [](Pod& p) { p.status.startTime = "2026-01-01T00:00:00Z"; }},
+      {"resize", [](Pod& p) { p.status.resize = "InProgress"; }},
+      {"condition reason", [](Pod& p) { p.status.conditions[0].reason = "SchedulerError"; }},
+      {"condition message", [](Pod& p) { p.status.conditions[0].message = "0/4"; }},
+      {"condition time",
+       [](Pod& p) { p.status.conditions[0].lastTransitionTime = "2026-01-01T00:00:00Z"; }},
+  };
+  for (const auto& c : status) {
+    SCOPED_TRACE(c.name);
+    Pod changed = base();
+    c.mutate(changed);
+    EXPECT_TRUE(sameSchedulingInputs(base(), changed));
+    EXPECT_FALSE(queue::isPodUpdated(base(), changed));
+  }
+  // What is not an exception still counts: a condition's status, the namespace, a label.
+  Pod condition = base();
+  condition.status.conditions[0].status = "True";
+  EXPECT_FALSE(sameSchedulingInputs(base(), condition));
+  Pod label = base();
+  label.metadata.labels["tier"] = "x";
+  EXPECT_FALSE(sameSchedulingInputs(base(), label));
+  // A generic ephemeral volume: its claim is the pod's own, so the pod is like no other.
+  Pod ephemeral = base();
+  ephemeral.spec.volumes.push_back({.name = "scratch", .ephemeral = true});
+  EXPECT_FALSE(sameSchedulingInputs(ephemeral, ephemeral));
+  EXPECT_TRUE(samePod(ephemeral, ephemeral, PodComparison::kUpdate));
+}
+
+}  // namespace
+}  // namespace ksched::api
