@@ -10,7 +10,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/deploy/local/install-deps.sh"
 # The first run builds kube-apiserver (Go) and ksched (C++) side by side: each leaves cores idle
 # while it links or waits. Later runs find both built (the compiler cache keeps ksched's objects
-# across clones and clean builds).
+# across clones and clean builds). build/ is configured as tests/run.sh configures it, so the
+# test command that follows reuses every object built here.
 K8S_LOG=$(mktemp)
 "$ROOT/deploy/local/build-k8s.sh" kube-apiserver >"$K8S_LOG" 2>&1 &
 K8S_PID=$!
@@ -19,7 +20,8 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S "$ROOT" -B "$ROOT/build" "${LAUNCHER[@]}" >/dev/null
+cmake -S "$ROOT" -B "$ROOT/build" -DKSCHED_WERROR=ON -DKSCHED_BUILD_TESTS=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "${LAUNCHER[@]}" >/dev/null
 cmake --build "$ROOT/build" -j"$(nproc)" --target ksched
 if ! wait $K8S_PID; then
   cat "$K8S_LOG" >&2
