@@ -18,6 +18,7 @@
 #include "framework/parallelizer.h"
 #include "plugins/registry.h"
 #include "scheduler/explain.h"
+#include "tests/support/framework_test_plugins.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -27,14 +28,8 @@ using ksched::testing::PodWrapper;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-class NoEvents final : public EventRecorder {
- public:
-  void event(const api::Pod&, std::string_view, std::string_view, std::string_view,
-             std::string) override {}
-};
-
 struct Env {
-  NoEvents events;
+  frameworktest::NullRecorder events;
   framework::ThreadPoolParallelizer parallelizer{2};
   StaticClusterListers listers;
   std::unique_ptr<framework::Framework> fwk;
@@ -388,15 +383,15 @@ INSTANTIATE_TEST_SUITE_P(Explain, RejectionDetails, ::testing::ValuesIn(cases())
 TEST(ExplainComparisonOperators, NonIntegerTaintValueIsNamed) {
   features::Gates on;
   on.force(features::Feature::kTaintTolerationComparisonOperators, true);
-  Env env({}, {node("n1").taint("sla", "high", "NoSchedule").ptr()}, [](StaticClusterListers&) {},
-          on);
+  Env env(
+      {}, {node("n1").taint("sla", "high", "NoSchedule").ptr()}, [](StaticClusterListers&) {}, on);
   const api::Pod pod = PodWrapper("p").uid("p").toleration("sla", "Gt", "950", "").obj();
   const Explanation e = explainPod(*env.fwk, pod, env.snapshot, 0, "n1");
   EXPECT_THAT(toTable(e), HasSubstr("n1: taint sla=high:NoSchedule not tolerated (toleration sla "
                                     "Gt 950 compares integers; the taint's value is not one)"));
   // A value that is an integer and above the threshold is tolerated.
-  Env ok({}, {node("n1").taint("sla", "999", "NoSchedule").ptr()}, [](StaticClusterListers&) {},
-         on);
+  Env ok(
+      {}, {node("n1").taint("sla", "999", "NoSchedule").ptr()}, [](StaticClusterListers&) {}, on);
   const Explanation fits = explainPod(*ok.fwk, pod, ok.snapshot, 0, "n1");
   EXPECT_TRUE(fits.filtered.empty()) << toTable(fits);
   ASSERT_EQ(fits.feasible.size(), 1u) << toTable(fits);

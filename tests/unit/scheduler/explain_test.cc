@@ -13,6 +13,7 @@
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
 #include "plugins/registry.h"
+#include "tests/support/framework_test_plugins.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -22,14 +23,8 @@ using ksched::testing::PodWrapper;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class NoEvents final : public EventRecorder {
- public:
-  void event(const api::Pod&, std::string_view, std::string_view, std::string_view,
-             std::string) override {}
-};
-
 struct Env {
-  NoEvents events;
+  frameworktest::NullRecorder events;
   framework::ThreadPoolParallelizer parallelizer{2};
   framework::Framework fwk;
   cache::Snapshot snapshot;
