@@ -14,24 +14,21 @@ bool hasSource(const Volume& v) {
          v.cinder || v.rbd || v.iscsi || v.ephemeral || v.csi;
 }
 
-// `pod` with what `purpose` does not compare cleared; nullopt for a pod that is like no other.
-std::optional<Pod> comparable(const Pod& pod, PodComparison purpose) {
-  Pod p;
-  p.metadata = pod.metadata;
-  // Both: every write of the pod changes its resourceVersion, and generation counts spec
-  // writes; neither says anything the spec does not.
-  p.metadata.resourceVersion.clear();
-  p.metadata.generation = 0;
-  p.spec = pod.spec;
-  if (purpose == PodComparison::kUpdate) {
-    // The status, whole: the scheduler writes it itself (PodScheduled, nominatedNodeName), and
-    // counting its own writes would retry every rejected pod as soon as its failure is
-    // reported. The in-place resize status of a node's pods is judged apart
-    // (queue::podResizeStatusChanged).
-    return p;
-  }
+// The metadata as both purposes compare it.
+ObjectMeta comparableMeta(const ObjectMeta& m) {
+  ObjectMeta out = m;
+  // Every write of the pod changes its resourceVersion, and generation counts spec writes;
+  // neither says anything the spec does not.
+  out.resourceVersion.clear();
+  out.generation = 0;
+  return out;
+}
 
-  // kSchedulingInputs.
+// `pod` as kSchedulingInputs compares it; nullopt for a pod that is like no other.
+std::optional<Pod> comparable(const Pod& pod) {
+  Pod p;
+  p.metadata = comparableMeta(pod.metadata);
+  p.spec = pod.spec;
   // A generic ephemeral volume: its claim is named after the pod ("<pod>-<volume>"), so no
   // other pod asks for the same claim.
   if (std::ranges::any_of(pod.spec.volumes, [](const Volume& v) { return v.ephemeral; })) {
@@ -74,8 +71,16 @@ std::optional<Pod> comparable(const Pod& pod, PodComparison purpose) {
 }  // namespace
 
 bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
-  const std::optional<Pod> x = comparable(a, purpose);
-  const std::optional<Pod> y = comparable(b, purpose);
+  if (purpose == PodComparison::kUpdate) {
+    // The status, whole: the scheduler writes it itself (PodScheduled, nominatedNodeName), and
+    // counting its own writes would retry every rejected pod as soon as its failure is
+    // reported. The in-place resize status of a node's pods is judged apart
+    // (queue::podResizeStatusChanged). Asked on every update of a pending pod: the spec is
+    // compared in place, only the metadata is copied.
+    return a.spec == b.spec && comparableMeta(a.metadata) == comparableMeta(b.metadata);
+  }
+  const std::optional<Pod> x = comparable(a);
+  const std::optional<Pod> y = comparable(b);
   return x && y && x->metadata == y->metadata && x->spec == y->spec && x->status == y->status;
 }
 
