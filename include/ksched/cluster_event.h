@@ -18,6 +18,7 @@
 #include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
+#include <ksched/api/pod_group.h>
 #include <ksched/api/policy.h>
 #include <ksched/api/resource.h>
 #include <ksched/api/storage.h>
@@ -44,6 +45,9 @@ enum class EventResource : uint8_t {
   kResourceClaim,
   kResourceSlice,
   kDeviceClass,
+  // The Workload API (scheduling.k8s.io), reported by the plugin that watches them.
+  kPodGroup,
+  kCompositePodGroup,
   kWildcard,  // matches every resource
 };
 
@@ -109,7 +113,8 @@ using EventObject = std::variant<
     std::shared_ptr<const api::StorageClass>, std::shared_ptr<const api::CSINode>,
     std::shared_ptr<const api::PodDisruptionBudget>, std::shared_ptr<const api::Namespace>,
     std::shared_ptr<const api::Service>, std::shared_ptr<const api::ResourceClaim>,
-    std::shared_ptr<const api::ResourceSlice>, std::shared_ptr<const api::DeviceClass>>;
+    std::shared_ptr<const api::ResourceSlice>, std::shared_ptr<const api::DeviceClass>,
+    std::shared_ptr<const api::PodGroup>, std::shared_ptr<const api::CompositePodGroup>>;
 
 // The object if it is a T, else nullptr: `if (const api::Node* n = as<api::Node>(newObj))`.
 template <typename T>

@@ -192,6 +192,10 @@ void from_json(const nlohmann::json& j, PodExtendedResourceClaimStatus& s) {
   readField(j, "resourceClaimName", s.resourceClaimName);
 }
 
+void from_json(const nlohmann::json& j, PodSchedulingGroup& g) {
+  readField(j, "podGroupName", g.podGroupName);
+}
+
 void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "nodeName", s.nodeName);
   readField(j, "resources", s.resources);
@@ -217,6 +221,7 @@ void from_json(const nlohmann::json& j, PodSpec& s) {
   readField(j, "hostUsers", s.hostUsers);
   readField(j, "ephemeralContainers", s.ephemeralContainers);
   readField(j, "resourceClaims", s.resourceClaims);
+  readField(j, "schedulingGroup", s.schedulingGroup);
 }
 
 void from_json(const nlohmann::json& j, PodCondition& c) {

@@ -35,6 +35,10 @@ std::string_view resourceName(EventResource r) noexcept {
       return "resource.k8s.io/ResourceSlice";
     case EventResource::kDeviceClass:
       return "resource.k8s.io/DeviceClass";
+    case EventResource::kPodGroup:
+      return "scheduling.k8s.io/PodGroup";
+    case EventResource::kCompositePodGroup:
+      return "scheduling.k8s.io/CompositePodGroup";
     case EventResource::kWildcard:
       return "*";
   }

@@ -262,6 +262,14 @@ struct PodExtendedResourceClaimStatus {
                          const PodExtendedResourceClaimStatus&) = default;
 };
 
+// spec.schedulingGroup (GenericWorkload): the PodGroup the pod belongs to, in its namespace.
+// Immutable; the PodGroup may be created after the pod.
+struct PodSchedulingGroup {
+  std::optional<std::string> podGroupName;
+
+  friend bool operator==(const PodSchedulingGroup&, const PodSchedulingGroup&) = default;
+};
+
 struct PodSpec {
   std::string nodeName;
   // Pod-level requests and limits (KEP 2837, spec.resources); nullopt when not set.
@@ -286,7 +294,13 @@ struct PodSpec {
   // ports, so nothing else looks at them.
   std::vector<Container> ephemeralContainers;
   std::vector<PodResourceClaim> resourceClaims;
+  std::optional<PodSchedulingGroup> schedulingGroup;
 
+  // The PodGroup's name, or nullptr when the pod belongs to none.
+  [[nodiscard]] const std::string* podGroupName() const noexcept {
+    return schedulingGroup && schedulingGroup->podGroupName ? &*schedulingGroup->podGroupName
+                                                            : nullptr;
+  }
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
@@ -389,6 +403,7 @@ void from_json(const nlohmann::json& j, PodResourceClaim& c);
 void from_json(const nlohmann::json& j, PodResourceClaimStatus& s);
 void from_json(const nlohmann::json& j, ContainerExtendedResourceRequest& r);
 void from_json(const nlohmann::json& j, PodExtendedResourceClaimStatus& s);
+void from_json(const nlohmann::json& j, PodSchedulingGroup& g);
 void from_json(const nlohmann::json& j, PodSpec& s);
 void from_json(const nlohmann::json& j, PodCondition& c);
 void from_json(const nlohmann::json& j, ContainerStatus& s);
