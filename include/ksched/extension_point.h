@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <ksched/plugin.h>
+#include <ksched/pod_group_plugin.h>
 
 namespace ksched {
 
@@ -29,14 +30,17 @@ enum class ExtensionPoint : uint8_t {
   kPreBind,
   kBind,
   kPostBind,
+  // Pod-group points (GenericWorkload), after multiPoint in upstream's Plugins.
+  kPlacementFeasible,
 };
-inline constexpr size_t kNumExtensionPoints = 12;
+inline constexpr size_t kNumExtensionPoints = 13;
 
 inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPoints = {
     ExtensionPoint::kPreEnqueue, ExtensionPoint::kQueueSort,  ExtensionPoint::kPreFilter,
     ExtensionPoint::kFilter,     ExtensionPoint::kPostFilter, ExtensionPoint::kPreScore,
     ExtensionPoint::kScore,      ExtensionPoint::kReserve,    ExtensionPoint::kPermit,
     ExtensionPoint::kPreBind,    ExtensionPoint::kBind,       ExtensionPoint::kPostBind,
+    ExtensionPoint::kPlacementFeasible,
 };
 
 [[nodiscard]] constexpr size_t indexOf(ExtensionPoint p) { return static_cast<size_t>(p); }
@@ -45,7 +49,8 @@ inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPo
 [[nodiscard]] constexpr std::string_view extensionPointName(ExtensionPoint p) {
   constexpr std::array<std::string_view, kNumExtensionPoints> kNames = {
       "PreEnqueue", "QueueSort", "PreFilter", "Filter",  "PostFilter", "PreScore",
-      "Score",      "Reserve",   "Permit",    "PreBind", "Bind",       "PostBind"};
+      "Score",      "Reserve",   "Permit",    "PreBind", "Bind",       "PostBind",
+      "PlacementFeasible"};
   return kNames[indexOf(p)];
 }
 
@@ -101,6 +106,10 @@ struct PointInterface<ExtensionPoint::kBind> {
 template <>
 struct PointInterface<ExtensionPoint::kPostBind> {
   using type = PostBindPlugin;
+};
+template <>
+struct PointInterface<ExtensionPoint::kPlacementFeasible> {
+  using type = PlacementFeasiblePlugin;
 };
 }  // namespace detail
 

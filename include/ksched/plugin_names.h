@@ -31,6 +31,8 @@ inline constexpr std::string_view kNodeResourcesBalancedAllocation =
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
+// The Workload API's gang scheduling (GenericWorkload).
+inline constexpr std::string_view kGangScheduling = "GangScheduling";
 
 // Kept from kube-scheduler v1.20 for v1beta1 and Policy profiles; in no default profile.
 inline constexpr std::string_view kSelectorSpread = "SelectorSpread";

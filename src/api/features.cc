@@ -33,7 +33,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kDRASchedulerFilterTimeout, "DRASchedulerFilterTimeout", kBeta, true, false, kSwitches},
     {F::kDRAWorkloadResourceClaims, "DRAWorkloadResourceClaims", kBeta, false, false, kRefusedOn},
     {F::kDynamicResourceAllocation, "DynamicResourceAllocation", kGA, true, true, kAlwaysOn},
-    {F::kGenericWorkload, "GenericWorkload", kBeta, false, false, kRefusedOn},
+    {F::kGenericWorkload, "GenericWorkload", kBeta, false, false, kSwitches},
     {F::kInPlacePodLevelResourcesVerticalScaling, "InPlacePodLevelResourcesVerticalScaling", kBeta,
      true, false, kSwitches},
     {F::kInPlacePodVerticalScaling, "InPlacePodVerticalScaling", kGA, true, true, kSwitches},

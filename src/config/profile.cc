@@ -34,6 +34,7 @@ PluginSet defaultMultiPoint(const features::Gates& gates) {
   add(names::kDefaultBinder);
   // Upstream applyFeatureGates, for the plugins ksched has.
   if (gates.enabled(Feature::kNodeDeclaredFeatures)) add(names::kNodeDeclaredFeatures);
+  if (gates.enabled(Feature::kGenericWorkload)) add(names::kGangScheduling);
   return s;
 }
 

@@ -29,7 +29,7 @@ struct PluginSet {
 
 struct Plugins {
   PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
-      preBind, bind, postBind, multiPoint;
+      preBind, bind, postBind, multiPoint, placementFeasible;
 };
 
 // An extension point as a profile names it: the SDK's point (include/ksched/extension_point.h),
@@ -64,6 +64,8 @@ inline constexpr std::array<ExtensionPointField, kNumExtensionPoints> kExtension
     detail::field(ExtensionPoint::kPreBind, "preBind", &Plugins::preBind),
     detail::field(ExtensionPoint::kBind, "bind", &Plugins::bind),
     detail::field(ExtensionPoint::kPostBind, "postBind", &Plugins::postBind),
+    detail::field(ExtensionPoint::kPlacementFeasible, "placementFeasible",
+                  &Plugins::placementFeasible),
 }};
 static_assert([] {
   for (size_t i = 0; i < kNumExtensionPoints; ++i) {

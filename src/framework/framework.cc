@@ -85,7 +85,7 @@ void Framework::build(const config::Profile& profile, const Registry& registry,
     const ExtensionPoints points = extensionPointsOf(*p);
     if (points.has(ExtensionPoint::kPreEnqueue) || points.has(ExtensionPoint::kPreFilter) ||
         points.has(ExtensionPoint::kFilter) || points.has(ExtensionPoint::kReserve) ||
-        points.has(ExtensionPoint::kPermit)) {
+        points.has(ExtensionPoint::kPermit) || points.has(ExtensionPoint::kPlacementFeasible)) {
       enqueueCandidates_.push_back(p.get());
     }
   }

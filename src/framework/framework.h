@@ -116,11 +116,14 @@ class Framework final : public Handle {
   [[nodiscard]] bool hasPostFilterPlugins() const {
     return !lists_.at<ExtensionPoint::kPostFilter>().empty();
   }
+  [[nodiscard]] bool hasPlacementFeasiblePlugins() const {
+    return !lists_.at<ExtensionPoint::kPlacementFeasible>().empty();
+  }
   [[nodiscard]] bool hasScorePlugins() const {
     return !lists_.at<ExtensionPoint::kScore>().empty();
   }
   // Plugin name -> events it registered (EnqueueExtensions), for every Filter/PreFilter/
-  // Reserve/Permit/PreEnqueue plugin; plugins without EnqueueExtensions get a wildcard.
+  // Reserve/Permit/PreEnqueue/PlacementFeasible plugin; plugins without EnqueueExtensions get a wildcard.
   [[nodiscard]] std::map<std::string, std::vector<ClusterEventWithHint>> enqueueEvents() const;
   // Names per extension point, for /configz and tests.
   [[nodiscard]] std::map<std::string, std::vector<std::string>> pluginsPerExtensionPoint() const;
@@ -197,6 +200,10 @@ class Framework final : public Handle {
                                                           const NodeInfo& node) const;
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
+  // The pod-group cycle's question (pod_group_plugin.h): the first rejection or error of the
+  // plugins in order, else Wait when one says Wait, else Success (also with no plugin).
+  Status runPlacementFeasiblePlugins(CycleState& state, const PodGroupInfo& group,
+                                     const PlacementProgress& progress);
   // Success, a rejection, or Wait (the pod is registered as waiting; see onPermitDecided and
   // waitOnPermit).
   Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);

@@ -243,6 +243,11 @@ void SchedulingQueue::moveAllToActiveOrBackoffQueue(const ClusterEvent& event,
                                                     const EventObject& oldObj,
                                                     const EventObject& newObj) {
   std::lock_guard lock(mu_);
+  moveAllLocked(event, oldObj, newObj);
+}
+
+void SchedulingQueue::moveAllLocked(const ClusterEvent& event, const EventObject& oldObj,
+                                    const EventObject& newObj) {
   recordInFlight(event, oldObj, newObj);
   std::vector<Entry*> toMove;
   for (const auto& [uid, e] : unschedulable_) {
@@ -457,16 +462,20 @@ std::unique_ptr<QueuedPodInfo> SchedulingQueue::popLocked() {
     return nullptr;
   }
   std::unique_ptr<QueuedPodInfo> info = std::move(e->info);
-  const std::string uid = info->pod().metadata.uid;
-  entries_.erase(uid);
-  ++info->attempts;
+  entries_.erase(info->pod().metadata.uid);
   ++schedulingCycle_;
-  info->unschedulablePlugins.clear();
-  if (info->initialAttemptTimestamp == Clock::time_point{}) info->initialAttemptTimestamp = now();
+  startFlight(*info);
+  return info;
+}
+
+void SchedulingQueue::startFlight(QueuedPodInfo& info) {
+  const std::string& uid = info.pod().metadata.uid;
+  ++info.attempts;
+  info.unschedulablePlugins.clear();
+  if (info.initialAttemptTimestamp == Clock::time_point{}) info.initialAttemptTimestamp = now();
   if (!inFlightPods_.contains(uid)) {
     inFlightPods_[uid] = inFlight_.insert(inFlight_.end(), InFlightItem{uid, {}, {}, {}});
   }
-  return info;
 }
 
 void SchedulingQueue::detach(Entry* e) {

@@ -177,6 +177,17 @@ class SchedulingQueue {
   // The cycle of the last pop(); read it right after pop() (single scheduling thread).
   [[nodiscard]] int64_t schedulingCycle() const;
 
+  // GenericWorkload (pod_group_queue.cc). A new unscheduled pod of a PodGroup: add(), then the
+  // UnscheduledPod/Add event for the pods held back (its siblings waiting at PreEnqueue for
+  // minCount), under the same lock, so that the scheduling loop never pops the pod that
+  // completes a gang before its siblings are let in.
+  void addGroupMember(PodPtr pod);
+  // The other queued pods of `member`'s PodGroup (activeQ, backoffQ and unschedulablePods, not
+  // those a PreEnqueue plugin holds back), taken out as pop() takes a pod (attempts counted,
+  // in flight), in no particular order. The scheduling cycle advances by one per pod taken: the
+  // pod-group cycle numbers its pods' attempts from the cycle of the pop() that began it.
+  std::vector<std::unique_ptr<QueuedPodInfo>> popGroupMembers(const api::Pod& member);
+
   // Hands back a pod whose attempt failed. The caller sets unschedulablePlugins (empty for
   // errors) and must not hand back a pod that was deleted meanwhile. Records the failure time
   // (timestamp) as the backoff base, counts the failure (unschedulable or error), judges the
@@ -274,6 +285,10 @@ class SchedulingQueue {
                                     const EventObject& newObj) const;
   // Whether some plugin registered an event matching `event` (else it is not recorded).
   [[nodiscard]] bool ofInterest(const ClusterEvent& event) const;
+  void moveAllLocked(const ClusterEvent& event, const EventObject& oldObj,
+                     const EventObject& newObj);
+  // popLocked()'s bookkeeping of a pod taken out of the queue.
+  void startFlight(QueuedPodInfo& info);
   void recordInFlight(const ClusterEvent& event, const EventObject& oldObj,
                       const EventObject& newObj);
   // Removes the pod's in-flight marker and the events no pod in flight needs any more.

@@ -46,6 +46,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
           .held = [this](const StatusWrites::Write& w) { return heldByFeed(w); },
           .clock = {},
           .timerThread = !options_.synchronous}),
+      podGroupCycles_(options_.features.enabled(features::Feature::kGenericWorkload)),
       binders_("binder", options_.synchronous ? 0 : options_.binderThreads),
       statusWriters_("status", options_.synchronous ? 0 : 2) {
   try {
@@ -108,6 +109,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
       hints[profile.schedulerName][plugin] = std::move(evs);
     }
   }
+  watchPodGroups();
   const QueueSortPlugin* sort = &frameworks_.front()->queueSort();
   queue::Options queueOptions = options_.queue;
   queueOptions.features = options_.features;
@@ -376,7 +378,12 @@ void SchedulerCore::onPodAdd(const PodPtr& pod) {
     queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd, {}, pod);
     return;
   }
-  if (responsibleFor(*pod) && !pod->metadata.deletionTimestamp) queue_->add(pod);
+  if (!responsibleFor(*pod) || pod->metadata.deletionTimestamp) return;
+  if (podGroupCycles_ && pod->spec.podGroupName() != nullptr) {
+    queue_->addGroupMember(pod);
+  } else {
+    queue_->add(pod);
+  }
 }
 
 void SchedulerCore::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {

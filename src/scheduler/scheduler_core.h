@@ -55,6 +55,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -242,6 +243,20 @@ class SchedulerCore {
   void scheduleOne(std::unique_ptr<QueuedPodInfo> qpi);
   // scheduleOne, where an exception fails the attempt as an error instead of the scheduler.
   void scheduleGuarded(std::unique_ptr<QueuedPodInfo> qpi);
+  // Assumes `pod` on `node` in the cache (`assumed`: its assumed PodInfo) and runs Reserve;
+  // a Reserve failure is unreserved again (the pod stays assumed: failPlaced forgets it).
+  Status assumeAndReserve(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
+                          const std::string& node, PodInfoPtr& assumed);
+  // Permit for an assumed, reserved pod; a rejection is unreserved.
+  Status runPermit(framework::Framework& fwk, CycleState& state, const api::Pod& assumed,
+                   const std::string& node);
+  // A placed pod that failed assume, Reserve or Permit: forgotten (if assumed) and requeued.
+  void failPlaced(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi, const Status& s,
+                  bool wasAssumed, int64_t cycle, std::chrono::steady_clock::time_point start);
+  // Starts the binding cycle of a pod through Permit: now, or once its wait (`waits`) is decided.
+  void handToBinding(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                     PodInfoPtr assumed, const std::string& node, CycleState state, int64_t cycle,
+                     std::chrono::steady_clock::time_point start, bool waits);
   void bindingCycle(std::shared_ptr<BindTask> task);
   // Hands the binding cycle to the binder pool (or, shutting down, forgets the assumed pod).
   void submitBinding(std::shared_ptr<BindTask> task);
@@ -260,6 +275,20 @@ class SchedulerCore {
   // Counts an attempt of a pod of `fwk`'s profile that began at `start`.
   void observeAttempt(const framework::Framework& fwk, metrics::Result result,
                       std::chrono::steady_clock::time_point start) const;
+
+  // pod_group_cycle.cc (GenericWorkload)
+  // Keeps podGroups_ from the PodGroup watch (shared with the plugins that ask for it).
+  void watchPodGroups();
+  [[nodiscard]] std::shared_ptr<const api::PodGroup> podGroupOf(const std::string& ns,
+                                                                const std::string& name) const;
+  // The pod-group cycle of `first`'s PodGroup: its other queued pods are taken out of the queue
+  // and all are placed on one snapshot, or none (pod_group_plugin.h).
+  void schedulePodGroup(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> first,
+                        int64_t cycle);
+  // The PodGroup's PodGroupInitiallyScheduled condition (never turned back from True), written
+  // on a status thread when it changes.
+  void writePodGroupCondition(const api::PodGroup& pg, std::string status, std::string reason,
+                              std::string message);
 
   // pod_status.cc
   // Performs one status write (StatusWrites::Options::send), on a status-N thread or, for the
@@ -320,6 +349,13 @@ class SchedulerCore {
 
   // Declared before statusWriters_, whose tasks use it until the pool is drained.
   StatusWrites statusWrites_;
+  // GenericWorkload: pods of a PodGroup are scheduled in pod-group cycles.
+  const bool podGroupCycles_;
+  mutable std::mutex podGroupsMu_;
+  std::unordered_map<std::string, std::shared_ptr<const api::PodGroup>>
+      podGroups_;  // guarded by podGroupsMu_; "<namespace>/<name>"
+  std::set<std::string> podGroupsScheduled_;  // guarded by podGroupsMu_: uids turned True
+  std::shared_ptr<const ObjectStore> podGroupWatch_;
   util::TaskPool binders_;
   util::TaskPool statusWriters_;
   // Options::synchronous: work handed on, run by runHandedOn() (the permit timer may add to it).

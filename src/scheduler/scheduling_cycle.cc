@@ -54,6 +54,10 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     queue_->done(qpi->pod().metadata.uid);
     return;
   }
+  if (podGroupCycles_ && qpi->pod().spec.podGroupName() != nullptr) {
+    schedulePodGroup(*fwk, std::move(qpi), cycle);
+    return;
+  }
   // A nomination this scheduler made may not have reached the feed yet (status writes are
   // asynchronous): the cycle sees the pod as the apiserver will, or a pod waiting for its
   // victims would look eligible to preempt again elsewhere.
@@ -121,56 +125,74 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
     return;
   }
 
-  // Assume: the cache counts the pod on its node before the binding is confirmed.
-  auto assumedPod = std::make_shared<api::Pod>(*pod);
-  assumedPod->spec.nodeName = result.suggestedHost;
-  auto assumedInfo = std::make_shared<const PodInfo>(assumedPod, options_.features);
-  if (Status s = cache_.assumePod(assumedInfo); !s.ok()) {
-    algorithm_.placementFailed(*fwk);
-    errors_.fetch_add(1);
-    fwk->setSnapshot(nullptr);
-    handleFailure(*fwk, std::move(qpi), Status::error(s.message()), s.message(), cycle, start,
-                  clearNomination);
-    return;
-  }
-  queue_->deleteNominatedPodIfExists(*pod);
-  Status s = fwk->runReservePluginsReserve(state, *assumedPod, result.suggestedHost);
-  if (s.ok()) {
-    s = fwk->runPermitPlugins(state, *assumedPod, result.suggestedHost);
-    if (!s.ok() && !s.isWait()) {
-      fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
-    }
-  } else {
-    fwk->runReservePluginsUnreserve(state, *assumedPod, result.suggestedHost);
-  }
+  PodInfoPtr assumed;
+  Status s = assumeAndReserve(*fwk, state, *pod, result.suggestedHost, assumed);
+  if (s.ok()) s = runPermit(*fwk, state, *assumed->pod, result.suggestedHost);
   fwk->setSnapshot(nullptr);
   if (!s.ok() && !s.isWait()) {
-    algorithm_.placementFailed(*fwk);
-    (void)cache_.forgetPod(pod->metadata.uid);
-    if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
-    if (s.isError()) errors_.fetch_add(1);
-    handleFailure(*fwk, std::move(qpi), s, s.message(), cycle, start, clearNomination);
+    failPlaced(*fwk, std::move(qpi), s, assumed != nullptr, cycle, start);
     return;
   }
+  handToBinding(*fwk, std::move(qpi), std::move(assumed), result.suggestedHost, std::move(state),
+                cycle, start, s.isWait());
+}
 
+Status SchedulerCore::assumeAndReserve(framework::Framework& fwk, CycleState& state,
+                                       const api::Pod& pod, const std::string& node,
+                                       PodInfoPtr& assumed) {
+  // Assume: the cache counts the pod on its node before the binding is confirmed.
+  auto assumedPod = std::make_shared<api::Pod>(pod);
+  assumedPod->spec.nodeName = node;
+  auto info = std::make_shared<const PodInfo>(assumedPod, options_.features);
+  if (Status s = cache_.assumePod(info); !s.ok()) return Status::error(s.message());
+  assumed = info;
+  queue_->deleteNominatedPodIfExists(pod);
+  Status s = fwk.runReservePluginsReserve(state, *assumedPod, node);
+  if (!s.ok()) fwk.runReservePluginsUnreserve(state, *assumedPod, node);
+  return s;
+}
+
+Status SchedulerCore::runPermit(framework::Framework& fwk, CycleState& state,
+                                const api::Pod& assumed, const std::string& node) {
+  Status s = fwk.runPermitPlugins(state, assumed, node);
+  if (!s.ok() && !s.isWait()) fwk.runReservePluginsUnreserve(state, assumed, node);
+  return s;
+}
+
+void SchedulerCore::failPlaced(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                               const Status& s, bool wasAssumed, int64_t cycle,
+                               std::chrono::steady_clock::time_point start) {
+  algorithm_.placementFailed(fwk);
+  if (wasAssumed) (void)cache_.forgetPod(qpi->pod().metadata.uid);
+  if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
+  if (s.isError()) errors_.fetch_add(1);
+  // Errors and Reserve/Permit rejections clear the pod's nomination, as upstream.
+  handleFailure(fwk, std::move(qpi), s, s.message(), cycle, start, std::string());
+}
+
+void SchedulerCore::handToBinding(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                                  PodInfoPtr assumed, const std::string& node, CycleState state,
+                                  int64_t cycle, std::chrono::steady_clock::time_point start,
+                                  bool waits) {
+  const PodPtr pod = qpi->podInfo->pod;
   auto task = std::make_shared<BindTask>();
-  task->fwk = fwk;
+  task->fwk = &fwk;
   task->qpi = std::move(qpi);
-  task->assumed = assumedInfo;
-  task->node = result.suggestedHost;
+  task->assumed = std::move(assumed);
+  task->node = node;
   task->state = std::move(state);
   task->cycle = cycle;
   task->start = start;
-  if (s.isWait()) {
+  if (waits) {
     // Where the pod is going, for other components while it waits (upstream sets it at the
     // start of the binding cycle, before WaitOnPermit).
     if (nominateForExpectation_) {
-      task->nominated = statusWrites_.submit(
-          pod->metadata.uid, StatusWrites::Write::nomination(pod, result.suggestedHost));
+      task->nominated =
+          statusWrites_.submit(pod->metadata.uid, StatusWrites::Write::nomination(pod, node));
     }
     // A pod that waits at Permit holds no binder thread: its binding cycle starts once the wait
     // is decided (allowed, rejected or timed out).
-    fwk->onPermitDecided(pod->metadata.uid, [this, task] { submitBinding(task); });
+    fwk.onPermitDecided(pod->metadata.uid, [this, task] { submitBinding(task); });
     return;
   }
   submitBinding(std::move(task));

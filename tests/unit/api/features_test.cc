@@ -111,12 +111,12 @@ TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
   EXPECT_TRUE(warnings.empty());
 
   Gates g;
-  ASSERT_EQ(g.set("GenericWorkload=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
+  ASSERT_EQ(g.set("CompositePodGroup=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
                   "TaintTolerationComparisonOperators=true"),
             std::nullopt);
   g.check(errors, warnings);
   EXPECT_EQ(errors, std::vector<std::string>{
-                        "feature gate GenericWorkload=true is not supported by ksched yet: the "
+                        "feature gate CompositePodGroup=true is not supported by ksched yet: the "
                         "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
   EXPECT_EQ(warnings,
             (std::vector<std::string>{

@@ -1,0 +1,355 @@
+// The pod-group cycle (GenericWorkload, KEP-4671): the pods of one PodGroup are placed together,
+// or none of them is. Upstream's rules (schedule_one_podgroup.go):
+//   - the members are taken out of the queue together, checked for one scheduler, one priority
+//     (the PodGroup's) and one preemption policy, and ordered by priority, then first attempt;
+//   - each is placed with PreFilter, Filter and Score on the snapshot, assumed and reserved, so
+//     the next sees it; single-pod PostFilter (preemption) does not run;
+//   - the PlacementFeasible plugins (GangScheduling: minCount) are asked before the first pod
+//     and after each; a rejection stops the cycle, a Wait lets it go on;
+//   - a group whose last answer is Success binds every pod placed (the others fail on their
+//     own); otherwise every placed pod is taken back and every pod fails with the group's
+//     message (or its own, when Filter rejected it);
+//   - the PodGroup's PodGroupInitiallyScheduled condition says how it went, and is never turned
+//     back once True.
+// Unlike upstream, a member is assumed in the cache (not the snapshot alone) when placed, and the
+// snapshot is brought up to date before the next: the scheduling thread is the only one that
+// assumes, so the difference is only that changes of other nodes meanwhile are seen too.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ksched/api/decode.h>
+#include <ksched/api/pod_group.h>
+#include <ksched/api/rfc3339.h>
+
+#include "scheduler/scheduler_core.h"
+
+namespace ksched::scheduler {
+namespace {
+
+int32_t groupPodPriority(const api::Pod& p) { return p.spec.priority.value_or(0); }
+
+std::string groupPodPreemptionPolicy(const api::Pod& p) {
+  return p.spec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
+}
+
+// Upstream validatePodGroup's messages: "" when the members may be placed together.
+std::string validateGroup(const api::PodGroup& pg,
+                          const std::vector<std::unique_ptr<QueuedPodInfo>>& members,
+                          bool groupPolicy) {
+  const api::Pod& first = members.front()->pod();
+  const std::string key = api::groupKey(pg.metadata.namespace_, pg.metadata.name);
+  const int32_t rootPriority = pg.spec.priority.value_or(0);
+  const std::string rootPolicy =
+      pg.spec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
+  for (const auto& m : members) {
+    const api::Pod& p = m->pod();
+    if (p.spec.schedulerName != first.spec.schedulerName) {
+      return fmt::format(
+          "all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "
+          "{:?} ({:?}) and {:?} ({:?})",
+          p.spec.schedulerName, p.metadata.name, first.spec.schedulerName, first.metadata.name);
+    }
+    if (groupPodPriority(p) != rootPriority) {
+      return fmt::format(
+          "all pods in a pod group hierarchy should have the same priority as the root pod "
+          "group's priority, got {} ({:?}) and {} ({:?})",
+          groupPodPriority(p), p.metadata.name, rootPriority, key);
+    }
+    if (groupPolicy && groupPodPreemptionPolicy(p) != rootPolicy) {
+      return fmt::format(
+          "all pods in a pod group hierarchy should have the same preemption policy as the root "
+          "pod group's preemption policy, got {} ({:?}) and {} ({:?})",
+          groupPodPreemptionPolicy(p), p.metadata.name, rootPolicy, key);
+    }
+    if (!groupPolicy && groupPodPreemptionPolicy(p) != groupPodPreemptionPolicy(first)) {
+      return fmt::format(
+          "all pods in a pod group hierarchy should have the same preemption policy, got {} "
+          "({:?}) and {} ({:?})",
+          groupPodPreemptionPolicy(p), p.metadata.name, groupPodPreemptionPolicy(first),
+          first.metadata.name);
+    }
+  }
+  return "";
+}
+
+// One pod of the cycle.
+struct GroupMember {
+  std::unique_ptr<QueuedPodInfo> qpi;
+  CycleState state;
+  int64_t cycle = 0;
+  std::string node;
+  PodInfoPtr assumed;
+  bool evaluated = false;
+  bool placed = false;
+  Status own;  // why it was not placed (evaluated, not placed)
+  std::set<std::string, std::less<>> plugins;
+};
+
+}  // namespace
+
+void SchedulerCore::watchPodGroups() {
+  if (!podGroupCycles_ || !env_.watchObjects) return;
+  auto put = [this](const UnstructuredPtr& o) {
+    try {
+      auto pg = std::make_shared<const api::PodGroup>(api::decode<api::PodGroup>(o->object));
+      std::lock_guard lock(podGroupsMu_);
+      podGroups_[api::groupKey(pg->metadata.namespace_, pg->metadata.name)] = std::move(pg);
+    } catch (const api::DecodeError& e) {
+      spdlog::warn("PodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
+                   e.what());
+    }
+  };
+  ObjectEventHandlers h;
+  h.onAdd = put;
+  h.onUpdate = [put](const UnstructuredPtr&, const UnstructuredPtr& n) { put(n); };
+  h.onDelete = [this](const UnstructuredPtr& o) {
+    std::lock_guard lock(podGroupsMu_);
+    podGroups_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
+  };
+  podGroupWatch_ = env_.watchObjects(ObjectWatch{.kind = "PodGroup",
+                                                 .path = std::string(api::kPodGroupsV1beta1),
+                                                 .labelSelector = "",
+                                                 .alternatives = {std::string(
+                                                     api::kPodGroupsV1alpha2)},
+                                                 .optional = true},
+                                     std::move(h));
+}
+
+std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string& ns,
+                                                               const std::string& name) const {
+  std::lock_guard lock(podGroupsMu_);
+  auto it = podGroups_.find(api::groupKey(ns, name));
+  return it == podGroups_.end() ? nullptr : it->second;
+}
+
+void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
+                                     std::unique_ptr<QueuedPodInfo> first, int64_t cycle) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string ns = first->pod().metadata.namespace_;
+  const std::string name = *first->pod().spec.podGroupName();
+  std::vector<std::unique_ptr<QueuedPodInfo>> queued = queue_->popGroupMembers(first->pod());
+  queued.push_back(std::move(first));
+  // Pods deleted, bound or assumed meanwhile are not attempted (upstream
+  // skipPodGroupPodSchedule).
+  std::erase_if(queued, [this](const std::unique_ptr<QueuedPodInfo>& q) {
+    const api::Pod& p = q->pod();
+    if (!p.metadata.deletionTimestamp && !assigned(p) && !cache_.isAssumed(p.metadata.uid)) {
+      return false;
+    }
+    queue_->done(p.metadata.uid);
+    return true;
+  });
+  if (queued.empty()) return;
+  std::stable_sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
+    if (groupPodPriority(a->pod()) != groupPodPriority(b->pod())) {
+      return groupPodPriority(a->pod()) > groupPodPriority(b->pod());
+    }
+    return a->initialAttemptTimestamp < b->initialAttemptTimestamp;
+  });
+  attempts_.fetch_add(queued.size());
+  spdlog::debug("attempting to schedule pod group {}/{} ({} pods)", ns, name, queued.size());
+
+  // Checks before any placement: a failure is the scheduler's error for every pod.
+  const std::shared_ptr<const api::PodGroup> pg = podGroupOf(ns, name);
+  std::string invalid;
+  if (!pg) {
+    invalid = fmt::format("failed to get pod group state: pod group {:?} not found", name);
+  } else {
+    invalid = validateGroup(
+        *pg, queued, options_.features.enabled(features::Feature::kPodGroupPreemptionPolicy));
+  }
+  if (!invalid.empty()) {
+    errors_.fetch_add(queued.size());
+    for (auto& q : queued) {
+      handleFailure(fwk, std::move(q), Status::error(invalid), invalid, cycle, start,
+                    std::string());
+    }
+    if (pg) {
+      writePodGroupCondition(*pg, "False", std::string(api::kPodGroupReasonSchedulerError),
+                             invalid);
+    }
+    return;
+  }
+
+  std::vector<GroupMember> members(queued.size());
+  PodGroupInfo info{.ns = ns, .name = name, .podGroup = pg, .pods = {}};
+  for (size_t i = 0; i < queued.size(); ++i) {
+    members[i].cycle = cycle + static_cast<int64_t>(i);
+    info.pods.push_back(queued[i]->podInfo->pod);
+    members[i].qpi = std::move(queued[i]);
+  }
+
+  cache_.updateSnapshot(snapshot_);
+  fwk.setSnapshot(&snapshot_);
+  if (options_.metrics != nullptr) fwk.setRecordPluginMetrics(sampler_() % 100 < 10);
+  CycleState groupState;
+  PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(members.size())};
+  // The group's verdict so far: a Wait counts as a rejection until a later answer says Success.
+  auto verdict = [](Status s) {
+    if (s.isWait()) return Status::unschedulable(s.message()).withPlugin(s.plugin());
+    if (s.isError() && s.plugin().empty()) return s;
+    if (s.isError()) {
+      return Status::error("failed to evaluate placement feasibility: " + s.message())
+          .withPlugin(s.plugin());
+    }
+    return s;
+  };
+  Status feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
+  Status group = verdict(feasible);
+  bool stop = !feasible.ok() && !feasible.isWait();
+  for (size_t i = 0; i < members.size() && !stop; ++i) {
+    GroupMember& m = members[i];
+    const PodPtr pod = m.qpi->podInfo->pod;
+    ScheduleResult result;
+    FitError fitError;
+    Status error;
+    const auto outcome =
+        algorithm_.schedulePod(fwk, m.state, pod, m.cycle, snapshot_,
+                               options_.percentageOfNodesToScore, result, fitError, error);
+    m.evaluated = true;
+    if (outcome == Algorithm::Outcome::kScheduled) {
+      m.own = assumeAndReserve(fwk, m.state, *pod, result.suggestedHost, m.assumed);
+      m.node = result.suggestedHost;
+      m.placed = m.own.ok();
+      if (!m.placed) {
+        algorithm_.placementFailed(fwk);
+        if (m.assumed) (void)cache_.forgetPod(pod->metadata.uid);
+        m.assumed.reset();
+        if (m.own.isRejected() && !m.own.plugin().empty()) m.plugins.insert(m.own.plugin());
+      } else {
+        ++progress.scheduled;
+        cache_.updateSnapshot(snapshot_);
+      }
+    } else if (outcome == Algorithm::Outcome::kUnschedulable) {
+      m.own = Status::unschedulable(fitError.message());
+      m.plugins = fitError.diagnosis.unschedulablePlugins;
+    } else {
+      m.own = error;
+    }
+    if (m.own.isError()) {
+      group = Status::error("failed to schedule other pod from a pod group: " + m.own.message());
+      break;
+    }
+    --progress.remaining;
+    feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
+    group = verdict(feasible);
+    stop = !feasible.ok() && !feasible.isWait();
+  }
+  if (group.ok() && progress.scheduled == 0) {
+    group = Status::unschedulable("no pods were schedulable");
+  }
+
+  if (group.ok()) {
+    // Every pod placed goes to binding (through Permit); the others fail on their own.
+    std::vector<Status> permits(members.size());
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (members[i].placed) {
+        permits[i] = runPermit(fwk, members[i].state, *members[i].assumed->pod, members[i].node);
+      }
+    }
+    fwk.setSnapshot(nullptr);
+    for (size_t i = 0; i < members.size(); ++i) {
+      GroupMember& m = members[i];
+      if (m.placed && (permits[i].ok() || permits[i].isWait())) {
+        handToBinding(fwk, std::move(m.qpi), std::move(m.assumed), m.node, std::move(m.state),
+                      m.cycle, start, permits[i].isWait());
+      } else if (m.placed) {
+        failPlaced(fwk, std::move(m.qpi), permits[i], true, m.cycle, start);
+      } else {
+        (m.own.isError() ? errors_ : unschedulable_).fetch_add(1);
+        m.qpi->unschedulablePlugins = std::move(m.plugins);
+        handleFailure(fwk, std::move(m.qpi), m.own, m.own.message(), m.cycle, start,
+                      std::string());
+      }
+    }
+    spdlog::debug("scheduled pod group {}/{}", ns, name);
+    writePodGroupCondition(*pg, "True", std::string(api::kPodGroupReasonScheduled), "");
+    return;
+  }
+
+  // Rejected: nothing of the group stays placed. Each pod may come back on any event that
+  // could have helped one of them, so they come back together.
+  std::set<std::string, std::less<>> plugins;
+  if (!group.isError()) {
+    for (const auto& m : members) plugins.insert(m.plugins.begin(), m.plugins.end());
+    if (!group.plugin().empty()) plugins.insert(group.plugin());
+  }
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    if (!it->placed) continue;
+    fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
+    (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
+  }
+  if (progress.scheduled > 0) algorithm_.placementFailed(fwk);
+  fwk.setSnapshot(nullptr);
+  spdlog::info("pod group {}/{} not scheduled: {}", ns, name, group.message());
+  for (auto& m : members) {
+    // A pod Filter rejected says why in its own words; the others carry the group's.
+    const bool ownWords = m.evaluated && !m.placed && (m.own.isRejected() || m.own.isError());
+    const Status& s = ownWords ? m.own : group;
+    (s.isError() ? errors_ : unschedulable_).fetch_add(1);
+    if (!s.isError()) m.qpi->unschedulablePlugins = plugins;
+    handleFailure(fwk, std::move(m.qpi), s, s.message(), m.cycle, start, std::string());
+  }
+  writePodGroupCondition(
+      *pg, "False",
+      std::string(group.isError() ? api::kPodGroupReasonSchedulerError
+                                  : api::kPodGroupReasonUnschedulable),
+      group.message());
+}
+
+void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
+                                           std::string reason, std::string message) {
+  const std::string type(pg.initiallyScheduledType());
+  {
+    // The watch may not show this scheduler's own True yet.
+    std::lock_guard lock(podGroupsMu_);
+    if (status == "True") {
+      podGroupsScheduled_.insert(pg.metadata.uid);
+    } else if (podGroupsScheduled_.contains(pg.metadata.uid)) {
+      return;
+    }
+  }
+  std::vector<api::Condition> conditions = pg.status.conditions;
+  auto it = std::ranges::find_if(conditions,
+                                 [&](const api::Condition& c) { return c.type == type; });
+  if (it != conditions.end() && it->status == "True" && status != "True") return;
+  api::Condition next{.type = type,
+                      .status = status,
+                      .reason = std::move(reason),
+                      .message = std::move(message),
+                      .lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now()),
+                      .observedGeneration = pg.metadata.generation != 0
+                                                ? std::optional<int64_t>(pg.metadata.generation)
+                                                : std::nullopt};
+  if (it != conditions.end()) {
+    if (it->status == next.status) next.lastTransitionTime = it->lastTransitionTime;
+    if (*it == next) return;
+    *it = next;
+  } else {
+    conditions.push_back(next);
+  }
+  if (!scheduling_.load()) return;  // a follower writes nothing
+  nlohmann::json patch = {{"status", {{"conditions", conditions}}}};
+  const std::string path = "/apis/" + pg.apiVersion + "/namespaces/" + pg.metadata.namespace_ +
+                           "/podgroups/" + pg.metadata.name + "/status";
+  auto task = [this, path, patch = std::move(patch)] {
+    // A strategic merge patch, as upstream writes it; a PodGroup served as a custom resource
+    // takes only a merge patch (415), which with the whole list of conditions says the same.
+    ApiResult r = env_.api->patch(path, patch, nullptr, "application/strategic-merge-patch+json");
+    if (r && r->code == 415) r = env_.api->patch(path, patch, nullptr);
+    if (r) spdlog::warn("Failed to update PodGroup status {}: {}", path, r->message);
+  };
+  if (options_.synchronous) {
+    handOn(std::move(task));
+  } else {
+    statusWriters_.submit(std::move(task));
+  }
+}
+
+}  // namespace ksched::scheduler
