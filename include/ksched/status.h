@@ -36,6 +36,8 @@ class [[nodiscard]] Status {
     return {Code::kUnschedulableAndUnresolvable, {std::move(reason)}};
   }
   static Status wait() { return {Code::kWait, {}}; }
+  // A Wait that says what it waits for (PlacementFeasible).
+  static Status wait(std::string reason) { return {Code::kWait, {std::move(reason)}}; }
   static Status skip() { return {Code::kSkip, {}}; }
 
   [[nodiscard]] Code code() const noexcept { return code_; }

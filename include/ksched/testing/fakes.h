@@ -126,6 +126,11 @@ class PodWrapper {
         {std::move(key), std::move(op), std::move(value), std::move(effect), std::nullopt});
     return *this;
   }
+  // spec.schedulingGroup.podGroupName.
+  PodWrapper& podGroup(std::string name) {
+    pod_.spec.schedulingGroup = api::PodSchedulingGroup{std::move(name)};
+    return *this;
+  }
   PodWrapper& schedulingGates(std::vector<std::string> gates) {
     pod_.spec.schedulingGates = std::move(gates);
     return *this;
