@@ -25,6 +25,7 @@
 #include "plugins/selector_spread/selector_spread.h"
 #include "plugins/service_affinity/service_affinity.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "plugins/topology_placement/topology_placement.h"
 #include "plugins/volume_binding/volume_binding.h"
 #include "plugins/volume_restrictions/volume_restrictions.h"
 #include "plugins/volume_zone/volume_zone.h"
@@ -37,6 +38,8 @@ Registry inTreeRegistry() {
   r.add(std::string(SchedulingGates::kName), schedulingGatesFactory());
   r.add(std::string(NodeUnschedulable::kName), nodeUnschedulableFactory());
   r.add(std::string(NodeName::kName), nodeNameFactory());
+  r.add(std::string(TopologyPlacementGenerator::kName), topologyPlacementGeneratorFactory());
+  r.add(std::string(PodGroupPodsCount::kName), podGroupPodsCountFactory());
   r.add(std::string(TaintToleration::kName), taintTolerationFactory());
   r.add(std::string(NodeResourcesFit::kName), nodeResourcesFitFactory());
   r.add(std::string(NodeAffinity::kName), nodeAffinityFactory());

@@ -31,15 +31,27 @@ enum class ExtensionPoint : uint8_t {
   kBind,
   kPostBind,
   // Pod-group points (GenericWorkload), after multiPoint in upstream's Plugins.
+  kPlacementGenerate,
+  kPlacementScore,
   kPlacementFeasible,
 };
-inline constexpr size_t kNumExtensionPoints = 13;
+inline constexpr size_t kNumExtensionPoints = 15;
 
 inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPoints = {
-    ExtensionPoint::kPreEnqueue, ExtensionPoint::kQueueSort,  ExtensionPoint::kPreFilter,
-    ExtensionPoint::kFilter,     ExtensionPoint::kPostFilter, ExtensionPoint::kPreScore,
-    ExtensionPoint::kScore,      ExtensionPoint::kReserve,    ExtensionPoint::kPermit,
-    ExtensionPoint::kPreBind,    ExtensionPoint::kBind,       ExtensionPoint::kPostBind,
+    ExtensionPoint::kPreEnqueue,
+    ExtensionPoint::kQueueSort,
+    ExtensionPoint::kPreFilter,
+    ExtensionPoint::kFilter,
+    ExtensionPoint::kPostFilter,
+    ExtensionPoint::kPreScore,
+    ExtensionPoint::kScore,
+    ExtensionPoint::kReserve,
+    ExtensionPoint::kPermit,
+    ExtensionPoint::kPreBind,
+    ExtensionPoint::kBind,
+    ExtensionPoint::kPostBind,
+    ExtensionPoint::kPlacementGenerate,
+    ExtensionPoint::kPlacementScore,
     ExtensionPoint::kPlacementFeasible,
 };
 
@@ -48,9 +60,9 @@ inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPo
 // "PreFilter", as upstream names the point.
 [[nodiscard]] constexpr std::string_view extensionPointName(ExtensionPoint p) {
   constexpr std::array<std::string_view, kNumExtensionPoints> kNames = {
-      "PreEnqueue", "QueueSort", "PreFilter", "Filter",  "PostFilter", "PreScore",
-      "Score",      "Reserve",   "Permit",    "PreBind", "Bind",       "PostBind",
-      "PlacementFeasible"};
+      "PreEnqueue", "QueueSort", "PreFilter",         "Filter",         "PostFilter",
+      "PreScore",   "Score",     "Reserve",           "Permit",         "PreBind",
+      "Bind",       "PostBind",  "PlacementGenerate", "PlacementScore", "PlacementFeasible"};
   return kNames[indexOf(p)];
 }
 
@@ -106,6 +118,14 @@ struct PointInterface<ExtensionPoint::kBind> {
 template <>
 struct PointInterface<ExtensionPoint::kPostBind> {
   using type = PostBindPlugin;
+};
+template <>
+struct PointInterface<ExtensionPoint::kPlacementGenerate> {
+  using type = PlacementGeneratePlugin;
+};
+template <>
+struct PointInterface<ExtensionPoint::kPlacementScore> {
+  using type = PlacementScorePlugin;
 };
 template <>
 struct PointInterface<ExtensionPoint::kPlacementFeasible> {

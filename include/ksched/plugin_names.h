@@ -33,6 +33,9 @@ inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 // The Workload API's gang scheduling (GenericWorkload).
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
+// Topology-aware placement of pod groups (TopologyAwareWorkloadScheduling).
+inline constexpr std::string_view kTopologyPlacementGenerator = "TopologyPlacementGenerator";
+inline constexpr std::string_view kPodGroupPodsCount = "PodGroupPodsCount";
 
 // Kept from kube-scheduler v1.20 for v1beta1 and Policy profiles; in no default profile.
 inline constexpr std::string_view kSelectorSpread = "SelectorSpread";

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ksched/api/pod_group.h>
@@ -37,6 +38,43 @@ struct PodGroupInfo {
 struct PlacementProgress {
   int32_t scheduled = 0;
   int32_t remaining = 0;
+};
+
+// Topology-aware placement (TopologyAwareWorkloadScheduling, KEP-5732): a placement is a set of
+// nodes the whole group may be placed on (one rack, one zone). With PlacementGenerate plugins
+// the cycle places the group once per placement, keeps the feasible ones, scores them with the
+// PlacementScore plugins and places it for good on the best.
+struct Placement {
+  std::string name;                // e.g. the topology domain's label value
+  std::vector<std::string> nodes;  // node names
+};
+
+class PlacementGeneratePlugin : public virtual Plugin {
+ public:
+  // Appends the placements for `group` among `nodes` (the whole snapshot). Several generators:
+  // their placements are intersected. None at all: the group cannot be placed now.
+  virtual Status generatePlacements(CycleState& state, const PodGroupInfo& group,
+                                    const NodeInfoLister& nodes,
+                                    std::vector<Placement>& placements) = 0;
+};
+
+// Where a feasible placement put the group's pods.
+struct PodGroupAssignments {
+  const Placement* placement = nullptr;
+  std::vector<std::pair<PodPtr, std::string>> proposed;  // pod -> node
+};
+
+class PlacementScorePlugin : public virtual Plugin {
+ public:
+  // Any score; normalizePlacementScores brings them to [0, 100] if the plugin needs it.
+  virtual Status scorePlacement(CycleState& state, const PodGroupInfo& group,
+                                const NodeInfoLister& nodes, const PodGroupAssignments& assignments,
+                                int64_t& score) = 0;
+  // The scores of every feasible placement, in order.
+  virtual Status normalizePlacementScores(CycleState& /*state*/, const PodGroupInfo& /*group*/,
+                                          std::vector<int64_t>& /*scores*/) {
+    return {};
+  }
 };
 
 class PlacementFeasiblePlugin : public virtual Plugin {

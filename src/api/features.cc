@@ -67,7 +67,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kTaintTolerationComparisonOperators, "TaintTolerationComparisonOperators", kAlpha, false,
      false, kSwitches},
     {F::kTopologyAwareWorkloadScheduling, "TopologyAwareWorkloadScheduling", kAlpha, false, false,
-     kRefusedOn},
+     kSwitches},
     {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true, kNotYet},
     {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false, kNotYet},
 }};

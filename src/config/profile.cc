@@ -35,6 +35,10 @@ PluginSet defaultMultiPoint(const features::Gates& gates) {
   // Upstream applyFeatureGates, for the plugins ksched has.
   if (gates.enabled(Feature::kNodeDeclaredFeatures)) add(names::kNodeDeclaredFeatures);
   if (gates.enabled(Feature::kGenericWorkload)) add(names::kGangScheduling);
+  if (gates.enabled(Feature::kTopologyAwareWorkloadScheduling)) {
+    add(names::kTopologyPlacementGenerator);
+    add(names::kPodGroupPodsCount, 1);
+  }
   return s;
 }
 

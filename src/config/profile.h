@@ -29,7 +29,7 @@ struct PluginSet {
 
 struct Plugins {
   PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
-      preBind, bind, postBind, multiPoint, placementFeasible;
+      preBind, bind, postBind, multiPoint, placementGenerate, placementScore, placementFeasible;
 };
 
 // An extension point as a profile names it: the SDK's point (include/ksched/extension_point.h),
@@ -64,6 +64,9 @@ inline constexpr std::array<ExtensionPointField, kNumExtensionPoints> kExtension
     detail::field(ExtensionPoint::kPreBind, "preBind", &Plugins::preBind),
     detail::field(ExtensionPoint::kBind, "bind", &Plugins::bind),
     detail::field(ExtensionPoint::kPostBind, "postBind", &Plugins::postBind),
+    detail::field(ExtensionPoint::kPlacementGenerate, "placementGenerate",
+                  &Plugins::placementGenerate),
+    detail::field(ExtensionPoint::kPlacementScore, "placementScore", &Plugins::placementScore),
     detail::field(ExtensionPoint::kPlacementFeasible, "placementFeasible",
                   &Plugins::placementFeasible),
 }};

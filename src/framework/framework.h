@@ -123,7 +123,8 @@ class Framework final : public Handle {
     return !lists_.at<ExtensionPoint::kScore>().empty();
   }
   // Plugin name -> events it registered (EnqueueExtensions), for every Filter/PreFilter/
-  // Reserve/Permit/PreEnqueue/PlacementFeasible plugin; plugins without EnqueueExtensions get a wildcard.
+  // Reserve/Permit/PreEnqueue/PlacementFeasible plugin; plugins without EnqueueExtensions get a
+  // wildcard.
   [[nodiscard]] std::map<std::string, std::vector<ClusterEventWithHint>> enqueueEvents() const;
   // Names per extension point, for /configz and tests.
   [[nodiscard]] std::map<std::string, std::vector<std::string>> pluginsPerExtensionPoint() const;
@@ -200,10 +201,25 @@ class Framework final : public Handle {
                                                           const NodeInfo& node) const;
   Status runReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void runReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
-  // The pod-group cycle's question (pod_group_plugin.h): the first rejection or error of the
-  // plugins in order, else Wait when one says Wait, else Success (also with no plugin).
+  // run_pod_group.cc: the pod-group points (pod_group_plugin.h).
+  // The first rejection or error of the plugins in order, else Wait when one says Wait, else
+  // Success (also with no plugin).
   Status runPlacementFeasiblePlugins(CycleState& state, const PodGroupInfo& group,
                                      const PlacementProgress& progress);
+  [[nodiscard]] bool hasPlacementGeneratePlugins() const {
+    return !lists_.at<ExtensionPoint::kPlacementGenerate>().empty();
+  }
+  // The placements of every generator, intersected (node sets; the name of the first), in the
+  // first generator's order; an error or rejection of a generator is returned as it is.
+  Status runPlacementGeneratePlugins(CycleState& state, const PodGroupInfo& group,
+                                     const NodeInfoLister& nodes,
+                                     std::vector<Placement>& placements);
+  // The total score of each feasible placement (`assignments`, in order): every PlacementScore
+  // plugin's score, normalized by the plugin, summed.
+  Status runPlacementScorePlugins(CycleState& state, const PodGroupInfo& group,
+                                  const NodeInfoLister& nodes,
+                                  const std::vector<PodGroupAssignments>& assignments,
+                                  std::vector<int64_t>& totals);
   // Success, a rejection, or Wait (the pod is registered as waiting; see onPermitDecided and
   // waitOnPermit).
   Status runPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);

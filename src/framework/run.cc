@@ -370,27 +370,6 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const api::Pod& po
   });
 }
 
-Status Framework::runPlacementFeasiblePlugins(CycleState& state, const PodGroupInfo& group,
-                                              const PlacementProgress& progress) {
-  return timed(ExtensionPoint::kPlacementFeasible, [&]() -> Status {
-    Status result;
-    for (auto* p : plugins<ExtensionPoint::kPlacementFeasible>()) {
-      Status s = timedPlugin(p, ExtensionPoint::kPlacementFeasible,
-                             [&] { return p->placementFeasible(state, group, progress); });
-      if (s.ok()) continue;
-      if (s.isWait()) {
-        if (result.ok()) result = withPlugin(std::move(s), p->name());
-        continue;
-      }
-      if (s.isRejected()) return withPlugin(std::move(s), p->name());
-      return Status::error("running PlacementFeasible plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
-    }
-    return result;
-  });
-}
-
 Status Framework::runPermitPlugins(CycleState& state, const api::Pod& pod,
                                    const std::string& node) {
   return timed(ExtensionPoint::kPermit, [&]() -> Status {

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -91,6 +92,46 @@ struct GroupMember {
   std::set<std::string, std::less<>> plugins;
 };
 
+// The snapshot restricted to one placement's nodes (upstream AssumePlacement), in the
+// snapshot's order. Holds pointers into the snapshot: refresh() after each update of it.
+class PlacementLister final : public NodeInfoLister {
+ public:
+  PlacementLister(const cache::Snapshot& snapshot, const std::vector<std::string>& nodes)
+      : snapshot_(snapshot), names_(nodes.begin(), nodes.end()) {
+    refresh();
+  }
+  void refresh() {
+    list_.clear();
+    affinity_.clear();
+    antiAffinity_.clear();
+    for (const NodeInfo* n : snapshot_.list()) {
+      if (!names_.contains(n->name())) continue;
+      list_.push_back(n);
+      if (!n->podsWithAffinity().empty()) affinity_.push_back(n);
+      if (!n->podsWithRequiredAntiAffinity().empty()) antiAffinity_.push_back(n);
+    }
+  }
+  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
+  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
+    return affinity_;
+  }
+  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
+      const override {
+    return antiAffinity_;
+  }
+  [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override {
+    return snapshot_.get(nodeName);
+  }
+  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
+    return snapshot_.isPVCUsedByPods(key);
+  }
+
+ private:
+  const cache::Snapshot& snapshot_;
+  const std::set<std::string, std::less<>> names_;
+  std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
+};
+
 }  // namespace
 
 void SchedulerCore::watchPodGroups() {
@@ -112,13 +153,13 @@ void SchedulerCore::watchPodGroups() {
     std::lock_guard lock(podGroupsMu_);
     podGroups_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
   };
-  podGroupWatch_ = env_.watchObjects(ObjectWatch{.kind = "PodGroup",
-                                                 .path = std::string(api::kPodGroupsV1beta1),
-                                                 .labelSelector = "",
-                                                 .alternatives = {std::string(
-                                                     api::kPodGroupsV1alpha2)},
-                                                 .optional = true},
-                                     std::move(h));
+  podGroupWatch_ =
+      env_.watchObjects(ObjectWatch{.kind = "PodGroup",
+                                    .path = std::string(api::kPodGroupsV1beta1),
+                                    .labelSelector = "",
+                                    .alternatives = {std::string(api::kPodGroupsV1alpha2)},
+                                    .optional = true},
+                        std::move(h));
 }
 
 std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string& ns,
@@ -184,65 +225,146 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     info.pods.push_back(queued[i]->podInfo->pod);
     members[i].qpi = std::move(queued[i]);
   }
+  if (options_.metrics != nullptr) fwk.setRecordPluginMetrics(sampler_() % 100 < 10);
+  int32_t placedCount = 0;
+
+  // Places the members in turn on `nodes` (the snapshot, or one placement of it), asking the
+  // PlacementFeasible plugins before the first and after each; returns the group's verdict. A
+  // member placed is assumed and reserved; revert() takes them back.
+  auto place = [&](const NodeInfoLister& nodes, PlacementLister* placement) -> Status {
+    fwk.setSnapshot(&nodes);
+    CycleState groupState;
+    PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(members.size())};
+    // A Wait counts as a rejection until a later answer says Success.
+    auto verdict = [](Status s) {
+      if (s.isWait()) return Status::unschedulable(s.message()).withPlugin(s.plugin());
+      if (s.isError() && !s.plugin().empty()) {
+        return Status::error("failed to evaluate placement feasibility: " + s.message())
+            .withPlugin(s.plugin());
+      }
+      return s;
+    };
+    Status feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
+    Status group = verdict(feasible);
+    bool stop = !feasible.ok() && !feasible.isWait();
+    for (size_t i = 0; i < members.size() && !stop; ++i) {
+      GroupMember& m = members[i];
+      m.state = CycleState();
+      m.evaluated = true;
+      m.plugins.clear();
+      const PodPtr pod = m.qpi->podInfo->pod;
+      ScheduleResult result;
+      FitError fitError;
+      Status error;
+      // Batching may hint a node outside the placement: only the whole snapshot batches.
+      const auto outcome =
+          placement == nullptr
+              ? algorithm_.schedulePod(fwk, m.state, pod, m.cycle, nodes,
+                                       options_.percentageOfNodesToScore, result, fitError, error)
+              : algorithm_.schedulePod(fwk, m.state, *pod, nodes, options_.percentageOfNodesToScore,
+                                       result, fitError, error);
+      if (outcome == Algorithm::Outcome::kScheduled) {
+        m.own = assumeAndReserve(fwk, m.state, *pod, result.suggestedHost, m.assumed);
+        m.node = result.suggestedHost;
+        m.placed = m.own.ok();
+        if (!m.placed) {
+          if (placement == nullptr) algorithm_.placementFailed(fwk);
+          if (m.assumed) (void)cache_.forgetPod(pod->metadata.uid);
+          m.assumed.reset();
+          if (m.own.isRejected() && !m.own.plugin().empty()) m.plugins.insert(m.own.plugin());
+        } else {
+          ++progress.scheduled;
+          cache_.updateSnapshot(snapshot_);
+          if (placement != nullptr) placement->refresh();
+        }
+      } else if (outcome == Algorithm::Outcome::kUnschedulable) {
+        m.own = Status::unschedulable(fitError.message());
+        m.plugins = fitError.diagnosis.unschedulablePlugins;
+      } else {
+        m.own = error;
+      }
+      if (m.own.isError()) {
+        return Status::error("failed to schedule other pod from a pod group: " + m.own.message());
+      }
+      --progress.remaining;
+      feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
+      group = verdict(feasible);
+      stop = !feasible.ok() && !feasible.isWait();
+    }
+    placedCount = progress.scheduled;
+    if (group.ok() && progress.scheduled == 0) {
+      group = Status::unschedulable("no pods were schedulable");
+    }
+    return group;
+  };
+  // Takes back every member placed (in reverse order) and forgets how each fared.
+  auto revert = [&] {
+    for (auto it = members.rbegin(); it != members.rend(); ++it) {
+      if (it->placed) {
+        fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
+        (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
+      }
+      it->placed = false;
+      it->evaluated = false;
+      it->assumed.reset();
+      it->own = Status();
+    }
+    cache_.updateSnapshot(snapshot_);
+  };
 
   cache_.updateSnapshot(snapshot_);
-  fwk.setSnapshot(&snapshot_);
-  if (options_.metrics != nullptr) fwk.setRecordPluginMetrics(sampler_() % 100 < 10);
-  CycleState groupState;
-  PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(members.size())};
-  // The group's verdict so far: a Wait counts as a rejection until a later answer says Success.
-  auto verdict = [](Status s) {
-    if (s.isWait()) return Status::unschedulable(s.message()).withPlugin(s.plugin());
-    if (s.isError() && s.plugin().empty()) return s;
-    if (s.isError()) {
-      return Status::error("failed to evaluate placement feasibility: " + s.message())
-          .withPlugin(s.plugin());
+  Status group;
+  std::optional<PlacementLister> chosen;  // the framework's snapshot until the cycle ends
+  if (!fwk.hasPlacementGeneratePlugins()) {
+    group = place(snapshot_, nullptr);
+  } else {
+    // Topology-aware: the group is placed on each placement in turn and taken back; the best
+    // feasible placement (PlacementScore) is placed again, for good.
+    fwk.setSnapshot(&snapshot_);
+    CycleState groupState;
+    std::vector<Placement> placements;
+    group = fwk.runPlacementGeneratePlugins(groupState, info, snapshot_, placements);
+    if (group.ok() && placements.empty()) {
+      group = Status::unschedulable("no feasible placements found");
     }
-    return s;
-  };
-  Status feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
-  Status group = verdict(feasible);
-  bool stop = !feasible.ok() && !feasible.isWait();
-  for (size_t i = 0; i < members.size() && !stop; ++i) {
-    GroupMember& m = members[i];
-    const PodPtr pod = m.qpi->podInfo->pod;
-    ScheduleResult result;
-    FitError fitError;
-    Status error;
-    const auto outcome =
-        algorithm_.schedulePod(fwk, m.state, pod, m.cycle, snapshot_,
-                               options_.percentageOfNodesToScore, result, fitError, error);
-    m.evaluated = true;
-    if (outcome == Algorithm::Outcome::kScheduled) {
-      m.own = assumeAndReserve(fwk, m.state, *pod, result.suggestedHost, m.assumed);
-      m.node = result.suggestedHost;
-      m.placed = m.own.ok();
-      if (!m.placed) {
-        algorithm_.placementFailed(fwk);
-        if (m.assumed) (void)cache_.forgetPod(pod->metadata.uid);
-        m.assumed.reset();
-        if (m.own.isRejected() && !m.own.plugin().empty()) m.plugins.insert(m.own.plugin());
-      } else {
-        ++progress.scheduled;
-        cache_.updateSnapshot(snapshot_);
+    std::vector<const Placement*> feasible;
+    std::vector<PodGroupAssignments> assignments;
+    Status first;
+    for (size_t k = 0; group.ok() && k < placements.size(); ++k) {
+      PlacementLister nodes(snapshot_, placements[k].nodes);
+      Status r = place(nodes, &nodes);
+      if (k == 0) first = r;
+      if (r.isError()) group = r;
+      if (r.ok()) {
+        PodGroupAssignments a{.placement = &placements[k], .proposed = {}};
+        for (const auto& m : members) {
+          if (m.placed) a.proposed.emplace_back(m.assumed->pod, m.node);
+        }
+        feasible.push_back(&placements[k]);
+        assignments.push_back(std::move(a));
       }
-    } else if (outcome == Algorithm::Outcome::kUnschedulable) {
-      m.own = Status::unschedulable(fitError.message());
-      m.plugins = fitError.diagnosis.unschedulablePlugins;
-    } else {
-      m.own = error;
+      revert();
     }
-    if (m.own.isError()) {
-      group = Status::error("failed to schedule other pod from a pod group: " + m.own.message());
-      break;
+    if (group.ok() && feasible.empty()) {
+      group = Status::unschedulable(
+                  fmt::format("0/{} placements are available, first placement status: {}",
+                              placements.size(), first.message()))
+                  .withPlugin(first.plugin());
+    } else if (group.ok()) {
+      size_t best = 0;
+      if (feasible.size() > 1) {
+        fwk.setSnapshot(&snapshot_);
+        std::vector<int64_t> totals;
+        group = fwk.runPlacementScorePlugins(groupState, info, snapshot_, assignments, totals);
+        for (size_t k = 1; group.ok() && k < totals.size(); ++k) {
+          if (totals[k] > totals[best]) best = k;
+        }
+      }
+      if (group.ok()) {
+        chosen.emplace(snapshot_, feasible[best]->nodes);
+        group = place(*chosen, &*chosen);
+      }
     }
-    --progress.remaining;
-    feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
-    group = verdict(feasible);
-    stop = !feasible.ok() && !feasible.isWait();
-  }
-  if (group.ok() && progress.scheduled == 0) {
-    group = Status::unschedulable("no pods were schedulable");
   }
 
   if (group.ok()) {
@@ -264,8 +386,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
       } else {
         (m.own.isError() ? errors_ : unschedulable_).fetch_add(1);
         m.qpi->unschedulablePlugins = std::move(m.plugins);
-        handleFailure(fwk, std::move(m.qpi), m.own, m.own.message(), m.cycle, start,
-                      std::string());
+        handleFailure(fwk, std::move(m.qpi), m.own, m.own.message(), m.cycle, start, std::string());
       }
     }
     spdlog::debug("scheduled pod group {}/{}", ns, name);
@@ -285,7 +406,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
     (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
   }
-  if (progress.scheduled > 0) algorithm_.placementFailed(fwk);
+  if (placedCount > 0) algorithm_.placementFailed(fwk);
   fwk.setSnapshot(nullptr);
   spdlog::info("pod group {}/{} not scheduled: {}", ns, name, group.message());
   for (auto& m : members) {
@@ -296,11 +417,10 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     if (!s.isError()) m.qpi->unschedulablePlugins = plugins;
     handleFailure(fwk, std::move(m.qpi), s, s.message(), m.cycle, start, std::string());
   }
-  writePodGroupCondition(
-      *pg, "False",
-      std::string(group.isError() ? api::kPodGroupReasonSchedulerError
-                                  : api::kPodGroupReasonUnschedulable),
-      group.message());
+  writePodGroupCondition(*pg, "False",
+                         std::string(group.isError() ? api::kPodGroupReasonSchedulerError
+                                                     : api::kPodGroupReasonUnschedulable),
+                         group.message());
 }
 
 void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
@@ -316,8 +436,8 @@ void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string 
     }
   }
   std::vector<api::Condition> conditions = pg.status.conditions;
-  auto it = std::ranges::find_if(conditions,
-                                 [&](const api::Condition& c) { return c.type == type; });
+  auto it =
+      std::ranges::find_if(conditions, [&](const api::Condition& c) { return c.type == type; });
   if (it != conditions.end() && it->status == "True" && status != "True") return;
   api::Condition next{.type = type,
                       .status = status,

@@ -353,7 +353,7 @@ class SchedulerCore {
   const bool podGroupCycles_;
   mutable std::mutex podGroupsMu_;
   std::unordered_map<std::string, std::shared_ptr<const api::PodGroup>>
-      podGroups_;  // guarded by podGroupsMu_; "<namespace>/<name>"
+      podGroups_;                             // guarded by podGroupsMu_; "<namespace>/<name>"
   std::set<std::string> podGroupsScheduled_;  // guarded by podGroupsMu_: uids turned True
   std::shared_ptr<const ObjectStore> podGroupWatch_;
   util::TaskPool binders_;

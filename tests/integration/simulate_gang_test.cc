@@ -22,7 +22,8 @@ class SimulateGang : public SimulateDir {};
 std::string node(const std::string& name, const std::string& cpu) {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
          "\n  labels:\n    kubernetes.io/hostname: " + name +
-         "\nstatus:\n  allocatable:\n    cpu: \"" + cpu + "\"\n    memory: 16Gi\n    pods: \"110\"\n";
+         "\nstatus:\n  allocatable:\n    cpu: \"" + cpu +
+         "\"\n    memory: 16Gi\n    pods: \"110\"\n";
 }
 
 // A v1beta1 PodGroup (1.37) or its v1alpha2 shape (1.36).
@@ -32,8 +33,8 @@ std::string podGroup(const std::string& name, int minCount, bool alpha2 = false)
                                  : "  workloadRef:\n    workloadName: train\n    templateName: "
                                    "workers\n";
   return std::string("apiVersion: scheduling.k8s.io/") + (alpha2 ? "v1alpha2" : "v1beta1") +
-         "\nkind: PodGroup\nmetadata:\n  name: " + name +
-         "\n  namespace: ml\n  uid: " + name + "-uid\n  generation: 1\nspec:\n" + ref +
+         "\nkind: PodGroup\nmetadata:\n  name: " + name + "\n  namespace: ml\n  uid: " + name +
+         "-uid\n  generation: 1\nspec:\n" + ref +
          "  schedulingPolicy:\n    gang:\n      minCount: " + std::to_string(minCount) + "\n";
 }
 
@@ -41,8 +42,8 @@ std::string podGroup(const std::string& name, int minCount, bool alpha2 = false)
 std::string members(const std::string& group, int n) {
   std::string out;
   for (int i = 1; i <= n; ++i) {
-    out += std::string(out.empty() ? "" : "---\n") + "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " +
-           group + "-" + std::to_string(i) +
+    out += std::string(out.empty() ? "" : "---\n") +
+           "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + group + "-" + std::to_string(i) +
            "\n  namespace: ml\nspec:\n  schedulingGroup:\n    podGroupName: " + group +
            "\n  containers:\n  - name: c\n    image: trainer\n    resources:\n      requests:\n"
            "        cpu: \"1\"\n        memory: 64Mi\n";
@@ -70,8 +71,8 @@ Placement placementOf(const json& result) {
 TEST_F(SimulateGang, AGangOfEightWithRoomForSevenPlacesNothingAndSaysWhy) {
   const std::string cluster = file("cluster.yaml", node("n1", "4") + "---\n" + node("n2", "3"));
   const std::string work = file("gang.yaml", podGroup("train", 8) + "---\n" + members("train", 8));
-  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates",
-                           "GenericWorkload=true", "-o", "json", "-q"});
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "-o", "json", "-q"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const Placement p = placementOf(json::parse(r.out));
   EXPECT_EQ(p.placed, 0) << r.out;
@@ -92,8 +93,8 @@ TEST_F(SimulateGang, AGangOfEightWithRoomForSevenPlacesNothingAndSaysWhy) {
 TEST_F(SimulateGang, AGangOfEightWithRoomForEightPlacesAllEight) {
   const std::string cluster = file("cluster.yaml", node("n1", "4") + "---\n" + node("n2", "4"));
   const std::string work = file("gang.yaml", podGroup("train", 8) + "---\n" + members("train", 8));
-  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates",
-                           "GenericWorkload=true", "-o", "json", "-q"});
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "-o", "json", "-q"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const Placement p = placementOf(json::parse(r.out));
   EXPECT_EQ(p.placed, 8) << r.out;
@@ -103,8 +104,8 @@ TEST_F(SimulateGang, The136ShapeOfThePodGroupWorksTheSame) {
   const std::string cluster = file("cluster.yaml", node("n1", "4") + "---\n" + node("n2", "3"));
   const std::string work =
       file("gang.yaml", podGroup("train", 8, true) + "---\n" + members("train", 8));
-  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates",
-                           "GenericWorkload=true", "-o", "json", "-q"});
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "-o", "json", "-q"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(placementOf(json::parse(r.out)).placed, 0) << r.out;
 }
@@ -112,8 +113,8 @@ TEST_F(SimulateGang, The136ShapeOfThePodGroupWorksTheSame) {
 TEST_F(SimulateGang, AGangShortOfMembersIsHeldUntilMinCountPodsExist) {
   const std::string cluster = file("cluster.yaml", node("n1", "16"));
   const std::string work = file("gang.yaml", podGroup("train", 8) + "---\n" + members("train", 5));
-  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates",
-                           "GenericWorkload=true", "-o", "json", "-q"});
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "-o", "json", "-q"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const Placement p = placementOf(json::parse(r.out));
   EXPECT_EQ(p.placed, 0) << r.out;

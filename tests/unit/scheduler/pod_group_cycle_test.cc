@@ -129,7 +129,8 @@ struct GroupCore {
   // The pods bound, "pod->node", sorted.
   [[nodiscard]] std::vector<std::string> bound() const {
     std::vector<std::string> out;
-    for (const auto& c : callsOf(api, "bind")) out.push_back(c.target + "->" + c.body.get<std::string>());
+    for (const auto& c : callsOf(api, "bind"))
+      out.push_back(c.target + "->" + c.body.get<std::string>());
     std::ranges::sort(out);
     return out;
   }
@@ -176,8 +177,8 @@ TEST(PodGroupCycleTest, AllFeasibleBindsEveryPodAndSaysScheduled) {
   EXPECT_EQ(c.condition(), "True/Scheduled/");
   // One cycle for the three: asked before the first pod and after each.
   EXPECT_EQ(c.feasible->podsSeen, 3u);
-  EXPECT_EQ(c.feasible->calls, (std::vector<std::pair<int32_t, int32_t>>{
-                                   {0, 3}, {1, 2}, {2, 1}, {3, 0}}));
+  EXPECT_EQ(c.feasible->calls,
+            (std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {1, 2}, {2, 1}, {3, 0}}));
   const auto patch = callsOf(c.api, "patch").back();
   EXPECT_EQ(patch.target, "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/pg/status");
   EXPECT_EQ(patch.body["status"]["conditions"][0]["type"], "PodGroupInitiallyScheduled");
@@ -222,8 +223,7 @@ TEST(PodGroupCycleTest, APodThatDoesNotFitFailsOnItsOwnWhileTheGroupBinds) {
   ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 2; }));
   EXPECT_EQ(c.bound(), (std::vector<std::string>{"default/p2->node1", "default/p3->node1"}));
   ASSERT_TRUE(eventually([&] { return !c.failures({"p1"})[0].empty(); }));
-  EXPECT_EQ(c.failures({"p1"})[0],
-            "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(c.failures({"p1"})[0], "0/1 nodes are available: 1 Insufficient cpu.");
   EXPECT_EQ(c.condition(), "True/Scheduled/");
 }
 
@@ -256,12 +256,12 @@ TEST(PodGroupCycleTest, MembersOfDifferentPriorityAreRefusedWithUpstreamsMessage
 }
 
 TEST(PodGroupCycleTest, AConditionThatIsTrueIsNeverTurnedBack) {
-  const nlohmann::json scheduled = nlohmann::json::array(
-      {{{"type", "PodGroupInitiallyScheduled"},
-        {"status", "True"},
-        {"reason", "Scheduled"},
-        {"message", "All pods scheduled"},
-        {"lastTransitionTime", "2026-11-01T00:00:00Z"}}});
+  const nlohmann::json scheduled =
+      nlohmann::json::array({{{"type", "PodGroupInitiallyScheduled"},
+                              {"status", "True"},
+                              {"reason", "Scheduled"},
+                              {"message", "All pods scheduled"},
+                              {"lastTransitionTime", "2026-11-01T00:00:00Z"}}});
   GroupCore c({"U"}, {podGroupJson("pg", 3, scheduled)});
   c.run({node("node1", "4")}, threeMembers());
   ASSERT_TRUE(eventually([&] { return c.core->stats().unschedulable == 3; }));
