@@ -34,8 +34,9 @@ enum class ExtensionPoint : uint8_t {
   kPlacementGenerate,
   kPlacementScore,
   kPlacementFeasible,
+  kPodGroupPostFilter,
 };
-inline constexpr size_t kNumExtensionPoints = 15;
+inline constexpr size_t kNumExtensionPoints = 16;
 
 inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPoints = {
     ExtensionPoint::kPreEnqueue,
@@ -53,16 +54,29 @@ inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPo
     ExtensionPoint::kPlacementGenerate,
     ExtensionPoint::kPlacementScore,
     ExtensionPoint::kPlacementFeasible,
+    ExtensionPoint::kPodGroupPostFilter,
 };
 
 [[nodiscard]] constexpr size_t indexOf(ExtensionPoint p) { return static_cast<size_t>(p); }
 
 // "PreFilter", as upstream names the point.
 [[nodiscard]] constexpr std::string_view extensionPointName(ExtensionPoint p) {
-  constexpr std::array<std::string_view, kNumExtensionPoints> kNames = {
-      "PreEnqueue", "QueueSort", "PreFilter",         "Filter",         "PostFilter",
-      "PreScore",   "Score",     "Reserve",           "Permit",         "PreBind",
-      "Bind",       "PostBind",  "PlacementGenerate", "PlacementScore", "PlacementFeasible"};
+  constexpr std::array<std::string_view, kNumExtensionPoints> kNames = {"PreEnqueue",
+                                                                        "QueueSort",
+                                                                        "PreFilter",
+                                                                        "Filter",
+                                                                        "PostFilter",
+                                                                        "PreScore",
+                                                                        "Score",
+                                                                        "Reserve",
+                                                                        "Permit",
+                                                                        "PreBind",
+                                                                        "Bind",
+                                                                        "PostBind",
+                                                                        "PlacementGenerate",
+                                                                        "PlacementScore",
+                                                                        "PlacementFeasible",
+                                                                        "PodGroupPostFilter"};
   return kNames[indexOf(p)];
 }
 
@@ -130,6 +144,10 @@ struct PointInterface<ExtensionPoint::kPlacementScore> {
 template <>
 struct PointInterface<ExtensionPoint::kPlacementFeasible> {
   using type = PlacementFeasiblePlugin;
+};
+template <>
+struct PointInterface<ExtensionPoint::kPodGroupPostFilter> {
+  using type = PodGroupPostFilterPlugin;
 };
 }  // namespace detail
 

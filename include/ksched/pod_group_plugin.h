@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -82,6 +84,35 @@ class PlacementFeasiblePlugin : public virtual Plugin {
   // On the scheduling thread. `state` is the group's cycle state (not a pod's).
   virtual Status placementFeasible(CycleState& state, const PodGroupInfo& group,
                                    const PlacementProgress& progress) = 0;
+};
+
+// Workload-aware preemption (KEP-5710): when a group's cycle ends Unschedulable, the
+// PodGroupPostFilter plugins (DefaultPreemption) may find lower-priority pods whose eviction lets
+// the whole group in. Single-pod PostFilter does not run for a group's pods.
+//
+// The cycle's pods placed, in order, on `nodes` (a copy of the snapshot the plugin changed, e.g.
+// without its victims), without touching the scheduler's cache, with the group's own PreFilter,
+// Filter, Score and PlacementFeasible: Success with where each placed pod would go, or why the
+// group cannot be placed there.
+using PodGroupScheduleFn = std::function<Status(
+    const NodeInfoLister& nodes, std::vector<std::pair<PodPtr, std::string>>& proposed)>;
+
+struct PodGroupPostFilterResult {
+  // "<namespace>/<name>" of a pod of the group -> the node it is nominated to.
+  std::map<std::string, std::string> nominations;
+  // What the plugin says for the pods' messages ("found a placement for podgroup, preempting 2
+  // victims"; a rejection's message when empty); the framework adds upstream's prefix "pod
+  // group preemption: ".
+  std::string message;
+};
+
+class PodGroupPostFilterPlugin : public virtual Plugin {
+ public:
+  // On the scheduling thread; `nodes` is the cycle's snapshot (the group taken back). Success:
+  // the group's pods are nominated (they wait for their victims); a rejection says why not.
+  virtual std::pair<PodGroupPostFilterResult, Status> podGroupPostFilter(
+      CycleState& state, const PodGroupInfo& group, const NodeInfoLister& nodes,
+      const PodGroupScheduleFn& schedule) = 0;
 };
 
 }  // namespace ksched

@@ -206,7 +206,16 @@ std::string ineligibleReason(const api::Pod& pod, const NodeInfoLister& nodes,
 using preemption::Candidate;
 
 DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, Handle& handle)
-    : args_(args), handle_(handle), rng_(handle.randomSeed()) {}
+    : args_(args), handle_(handle), rng_(handle.randomSeed()) {
+  if (handle.features().enabled(features::Feature::kGenericWorkload)) {
+    podGroups_ = handle.watchObjects({.kind = "PodGroup",
+                                      .path = std::string(api::kPodGroupsV1beta1),
+                                      .labelSelector = "",
+                                      .alternatives = {std::string(api::kPodGroupsV1alpha2)},
+                                      .optional = true},
+                                     {});
+  }
+}
 
 DefaultPreemption::~DefaultPreemption() = default;
 

@@ -40,6 +40,7 @@
 #include <ksched/handle.h>
 #include <ksched/plugin.h>
 #include <ksched/plugin_names.h>
+#include <ksched/pod_group_plugin.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -85,7 +86,9 @@ void filterPodsWithPDBViolation(
 
 }  // namespace preemption
 
-class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin {
+class DefaultPreemption final : public PostFilterPlugin,
+                                public PreEnqueuePlugin,
+                                public PodGroupPostFilterPlugin {
  public:
   static constexpr std::string_view kName = names::kDefaultPreemption;
   static constexpr std::string_view kWaitingForPreemption =
@@ -102,6 +105,10 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
                           const NodeToStatus& filteredStatuses, Proposal& proposal) override;
   // UnschedulableAndUnresolvable while the pod's victims are being deleted.
   Status preEnqueue(const api::Pod& pod) override;
+  // Workload-aware preemption (group_preemption.cc): evicts for a whole PodGroup or not at all.
+  std::pair<PodGroupPostFilterResult, Status> podGroupPostFilter(
+      CycleState& state, const PodGroupInfo& group, const NodeInfoLister& nodes,
+      const PodGroupScheduleFn& schedule) override;
 
   // Steps 1-4 without API writes: the chosen candidate, or a status saying why there is none
   // (Unschedulable with upstream's message, or Error); `noCandidates` is set when the dry run
@@ -157,6 +164,15 @@ class DefaultPreemption final : public PostFilterPlugin, public PreEnqueuePlugin
   };
   static constexpr std::chrono::minutes kEvictedTtl{2};
   std::map<std::string, Evicted, std::less<>> evicted_;
+  // Pod groups ("<namespace>/<name>") whose victims are leaving: their nominations, and the
+  // victims' uids (scheduling thread only).
+  struct GroupEvicted {
+    std::map<std::string, std::string> nominations;
+    std::vector<std::string> victimUids;
+  };
+  std::map<std::string, GroupEvicted, std::less<>> groupEvicted_;
+  // The PodGroups, for the disruptionMode of victims in groups (GenericWorkload only).
+  std::shared_ptr<const ObjectStore> podGroups_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
 };
 

@@ -29,7 +29,8 @@ struct PluginSet {
 
 struct Plugins {
   PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
-      preBind, bind, postBind, multiPoint, placementGenerate, placementScore, placementFeasible;
+      preBind, bind, postBind, multiPoint, placementGenerate, placementScore, placementFeasible,
+      podGroupPostFilter;
 };
 
 // An extension point as a profile names it: the SDK's point (include/ksched/extension_point.h),
@@ -69,6 +70,8 @@ inline constexpr std::array<ExtensionPointField, kNumExtensionPoints> kExtension
     detail::field(ExtensionPoint::kPlacementScore, "placementScore", &Plugins::placementScore),
     detail::field(ExtensionPoint::kPlacementFeasible, "placementFeasible",
                   &Plugins::placementFeasible),
+    detail::field(ExtensionPoint::kPodGroupPostFilter, "podGroupPostFilter",
+                  &Plugins::podGroupPostFilter),
 }};
 static_assert([] {
   for (size_t i = 0; i < kNumExtensionPoints; ++i) {

@@ -206,6 +206,14 @@ class Framework final : public Handle {
   // Success (also with no plugin).
   Status runPlacementFeasiblePlugins(CycleState& state, const PodGroupInfo& group,
                                      const PlacementProgress& progress);
+  [[nodiscard]] bool hasPodGroupPostFilterPlugins() const {
+    return !lists_.at<ExtensionPoint::kPodGroupPostFilter>().empty();
+  }
+  // The plugins in order until one succeeds; its result, or the last rejection. Messages get
+  // upstream's prefix "pod group preemption: ".
+  std::pair<PodGroupPostFilterResult, Status> runPodGroupPostFilterPlugins(
+      CycleState& state, const PodGroupInfo& group, const NodeInfoLister& nodes,
+      const PodGroupScheduleFn& schedule);
   [[nodiscard]] bool hasPlacementGeneratePlugins() const {
     return !lists_.at<ExtensionPoint::kPlacementGenerate>().empty();
   }

@@ -105,4 +105,27 @@ Status Framework::runPlacementScorePlugins(CycleState& state, const PodGroupInfo
   });
 }
 
+std::pair<PodGroupPostFilterResult, Status> Framework::runPodGroupPostFilterPlugins(
+    CycleState& state, const PodGroupInfo& group, const NodeInfoLister& nodes,
+    const PodGroupScheduleFn& schedule) {
+  std::pair<PodGroupPostFilterResult, Status> out{{}, Status::unschedulable("")};
+  (void)timed(ExtensionPoint::kPodGroupPostFilter, [&]() -> Status {
+    for (auto* p : plugins<ExtensionPoint::kPodGroupPostFilter>()) {
+      std::pair<PodGroupPostFilterResult, Status> r;
+      (void)timedPlugin(p, ExtensionPoint::kPodGroupPostFilter, [&] {
+        r = p->podGroupPostFilter(state, group, nodes, schedule);
+        return r.second;
+      });
+      if (r.first.message.empty()) r.first.message = r.second.message();
+      if (!r.first.message.empty()) r.first.message = "pod group preemption: " + r.first.message;
+      if (r.second.isError()) r.second = Status::error(r.first.message);
+      out.first = std::move(r.first);
+      out.second = pointStatus(std::move(r.second), p->name());
+      if (out.second.ok() || out.second.isError()) break;
+    }
+    return out.second;
+  });
+  return out;
+}
+
 }  // namespace ksched::framework

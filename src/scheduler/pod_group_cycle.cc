@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -28,6 +29,7 @@
 #include <ksched/api/pod_group.h>
 #include <ksched/api/rfc3339.h>
 
+#include "scheduler/pod_group_listers.h"
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
@@ -92,82 +94,7 @@ struct GroupMember {
   std::set<std::string, std::less<>> plugins;
 };
 
-// The snapshot restricted to one placement's nodes (upstream AssumePlacement), in the
-// snapshot's order. Holds pointers into the snapshot: refresh() after each update of it.
-class PlacementLister final : public NodeInfoLister {
- public:
-  PlacementLister(const cache::Snapshot& snapshot, const std::vector<std::string>& nodes)
-      : snapshot_(snapshot), names_(nodes.begin(), nodes.end()) {
-    refresh();
-  }
-  void refresh() {
-    list_.clear();
-    affinity_.clear();
-    antiAffinity_.clear();
-    for (const NodeInfo* n : snapshot_.list()) {
-      if (!names_.contains(n->name())) continue;
-      list_.push_back(n);
-      if (!n->podsWithAffinity().empty()) affinity_.push_back(n);
-      if (!n->podsWithRequiredAntiAffinity().empty()) antiAffinity_.push_back(n);
-    }
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
-    return affinity_;
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
-      const override {
-    return antiAffinity_;
-  }
-  [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override {
-    return snapshot_.get(nodeName);
-  }
-  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
-    return snapshot_.isPVCUsedByPods(key);
-  }
-
- private:
-  const cache::Snapshot& snapshot_;
-  const std::set<std::string, std::less<>> names_;
-  std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
-};
-
 }  // namespace
-
-void SchedulerCore::watchPodGroups() {
-  if (!podGroupCycles_ || !env_.watchObjects) return;
-  auto put = [this](const UnstructuredPtr& o) {
-    try {
-      auto pg = std::make_shared<const api::PodGroup>(api::decode<api::PodGroup>(o->object));
-      std::lock_guard lock(podGroupsMu_);
-      podGroups_[api::groupKey(pg->metadata.namespace_, pg->metadata.name)] = std::move(pg);
-    } catch (const api::DecodeError& e) {
-      spdlog::warn("PodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
-                   e.what());
-    }
-  };
-  ObjectEventHandlers h;
-  h.onAdd = put;
-  h.onUpdate = [put](const UnstructuredPtr&, const UnstructuredPtr& n) { put(n); };
-  h.onDelete = [this](const UnstructuredPtr& o) {
-    std::lock_guard lock(podGroupsMu_);
-    podGroups_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
-  };
-  podGroupWatch_ =
-      env_.watchObjects(ObjectWatch{.kind = "PodGroup",
-                                    .path = std::string(api::kPodGroupsV1beta1),
-                                    .labelSelector = "",
-                                    .alternatives = {std::string(api::kPodGroupsV1alpha2)},
-                                    .optional = true},
-                        std::move(h));
-}
-
-std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string& ns,
-                                                               const std::string& name) const {
-  std::lock_guard lock(podGroupsMu_);
-  auto it = podGroups_.find(api::groupKey(ns, name));
-  return it == podGroups_.end() ? nullptr : it->second;
-}
 
 void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
                                      std::unique_ptr<QueuedPodInfo> first, int64_t cycle) {
@@ -405,17 +332,41 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     if (!it->placed) continue;
     fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
     (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
+    it->placed = false;
   }
   if (placedCount > 0) algorithm_.placementFailed(fwk);
+  // Workload-aware preemption: only for a group that more room would let in.
+  std::map<std::string, std::string> nominations;
+  if (group.code() == Code::kUnschedulable && fwk.hasPodGroupPostFilterPlugins()) {
+    cache_.updateSnapshot(snapshot_);
+    fwk.setSnapshot(&snapshot_);
+    CycleState postFilterState;
+    auto [result, s] = fwk.runPodGroupPostFilterPlugins(
+        postFilterState, info, snapshot_,
+        [&](const NodeInfoLister& nodes, std::vector<std::pair<PodPtr, std::string>>& proposed) {
+          return placeOnScratch(fwk, info, nodes, proposed);
+        });
+    if (s.isError()) {
+      group = s;
+    } else {
+      if (!result.message.empty()) {
+        group = Status::unschedulable(group.message() + ", " + result.message)
+                    .withPlugin(group.plugin());
+      }
+      if (s.ok()) nominations = std::move(result.nominations);
+    }
+  }
   fwk.setSnapshot(nullptr);
   spdlog::info("pod group {}/{} not scheduled: {}", ns, name, group.message());
   for (auto& m : members) {
     // A pod Filter rejected says why in its own words; the others carry the group's.
-    const bool ownWords = m.evaluated && !m.placed && (m.own.isRejected() || m.own.isError());
-    const Status& s = ownWords ? m.own : group;
+    const bool ownWords = m.evaluated && (m.own.isRejected() || m.own.isError());
+    const Status& s = ownWords && !group.isError() ? m.own : group;
     (s.isError() ? errors_ : unschedulable_).fetch_add(1);
     if (!s.isError()) m.qpi->unschedulablePlugins = plugins;
-    handleFailure(fwk, std::move(m.qpi), s, s.message(), m.cycle, start, std::string());
+    auto nominated = nominations.find(m.qpi->pod().metadata.key());
+    handleFailure(fwk, std::move(m.qpi), s, s.message(), m.cycle, start,
+                  nominated == nominations.end() ? std::string() : nominated->second);
   }
   writePodGroupCondition(*pg, "False",
                          std::string(group.isError() ? api::kPodGroupReasonSchedulerError
@@ -423,53 +374,45 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
                          group.message());
 }
 
-void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
-                                           std::string reason, std::string message) {
-  const std::string type(pg.initiallyScheduledType());
-  {
-    // The watch may not show this scheduler's own True yet.
-    std::lock_guard lock(podGroupsMu_);
-    if (status == "True") {
-      podGroupsScheduled_.insert(pg.metadata.uid);
-    } else if (podGroupsScheduled_.contains(pg.metadata.uid)) {
-      return;
+Status SchedulerCore::placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,
+                                     const NodeInfoLister& nodes,
+                                     std::vector<std::pair<PodPtr, std::string>>& proposed) {
+  ScratchLister scratch(nodes);
+  fwk.setSnapshot(&scratch);
+  CycleState groupState;
+  PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(info.pods.size())};
+  Status feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
+  Status outcomeStatus;
+  for (size_t i = 0; i < info.pods.size() && (feasible.ok() || feasible.isWait()); ++i) {
+    const PodPtr& pod = info.pods[i];
+    CycleState state;
+    ScheduleResult result;
+    FitError fitError;
+    Status error;
+    const auto outcome = algorithm_.schedulePod(
+        fwk, state, *pod, scratch, options_.percentageOfNodesToScore, result, fitError, error);
+    if (outcome == Algorithm::Outcome::kError) {
+      outcomeStatus =
+          Status::error("failed to schedule other pod from a pod group: " + error.message());
+      break;
     }
+    if (outcome == Algorithm::Outcome::kScheduled) {
+      auto placed = std::make_shared<api::Pod>(*pod);
+      placed->spec.nodeName = result.suggestedHost;
+      scratch.add(std::make_shared<const PodInfo>(std::move(placed), options_.features),
+                  result.suggestedHost);
+      proposed.emplace_back(pod, result.suggestedHost);
+      ++progress.scheduled;
+    }
+    --progress.remaining;
+    feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
   }
-  std::vector<api::Condition> conditions = pg.status.conditions;
-  auto it =
-      std::ranges::find_if(conditions, [&](const api::Condition& c) { return c.type == type; });
-  if (it != conditions.end() && it->status == "True" && status != "True") return;
-  api::Condition next{.type = type,
-                      .status = status,
-                      .reason = std::move(reason),
-                      .message = std::move(message),
-                      .lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now()),
-                      .observedGeneration = pg.metadata.generation != 0
-                                                ? std::optional<int64_t>(pg.metadata.generation)
-                                                : std::nullopt};
-  if (it != conditions.end()) {
-    if (it->status == next.status) next.lastTransitionTime = it->lastTransitionTime;
-    if (*it == next) return;
-    *it = next;
-  } else {
-    conditions.push_back(next);
-  }
-  if (!scheduling_.load()) return;  // a follower writes nothing
-  nlohmann::json patch = {{"status", {{"conditions", conditions}}}};
-  const std::string path = "/apis/" + pg.apiVersion + "/namespaces/" + pg.metadata.namespace_ +
-                           "/podgroups/" + pg.metadata.name + "/status";
-  auto task = [this, path, patch = std::move(patch)] {
-    // A strategic merge patch, as upstream writes it; a PodGroup served as a custom resource
-    // takes only a merge patch (415), which with the whole list of conditions says the same.
-    ApiResult r = env_.api->patch(path, patch, nullptr, "application/strategic-merge-patch+json");
-    if (r && r->code == 415) r = env_.api->patch(path, patch, nullptr);
-    if (r) spdlog::warn("Failed to update PodGroup status {}: {}", path, r->message);
-  };
-  if (options_.synchronous) {
-    handOn(std::move(task));
-  } else {
-    statusWriters_.submit(std::move(task));
-  }
+  fwk.setSnapshot(&snapshot_);
+  if (!outcomeStatus.ok()) return outcomeStatus;
+  if (feasible.isWait()) return Status::unschedulable(feasible.message());
+  if (!feasible.ok()) return feasible;
+  if (progress.scheduled == 0) return Status::unschedulable("no pods were schedulable");
+  return {};
 }
 
 }  // namespace ksched::scheduler

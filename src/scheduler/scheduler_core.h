@@ -285,6 +285,11 @@ class SchedulerCore {
   // and all are placed on one snapshot, or none (pod_group_plugin.h).
   void schedulePodGroup(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> first,
                         int64_t cycle);
+  // PodGroupScheduleFn: the group's pods placed on `nodes` (a changed copy of the snapshot)
+  // without the cache, for workload-aware preemption.
+  Status placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,
+                        const NodeInfoLister& nodes,
+                        std::vector<std::pair<PodPtr, std::string>>& proposed);
   // The PodGroup's PodGroupInitiallyScheduled condition (never turned back from True), written
   // on a status thread when it changes.
   void writePodGroupCondition(const api::PodGroup& pg, std::string status, std::string reason,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,12 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class SimulateGang : public SimulateDir {};
+class SimulateGang : public SimulateDir {
+ protected:
+  // The victims of a high-priority gang over a low one of disruptionMode `mode` (below);
+  // `placedHigh`: how many of the high gang's pods got a node.
+  int preemptGangs(const std::string& mode, int& placedHigh);
+};
 
 std::string node(const std::string& name, const std::string& cpu) {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
@@ -132,6 +138,104 @@ TEST_F(SimulateGang, WithTheGateOffTheGroupIsIgnoredAndPodsArePlacedOneByOne) {
   const auto r = simulate({"-f", cluster, "--pods", work, "-o", "json", "-q"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(placementOf(json::parse(r.out)).placed, 7) << r.out;
+}
+
+std::string rackNode(const std::string& name, const std::string& rack) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  labels:\n    kubernetes.io/hostname: " + name + "\n    example.com/rack: " + rack +
+         "\nstatus:\n  allocatable:\n    cpu: \"4\"\n    memory: 16Gi\n    pods: \"110\"\n";
+}
+
+TEST_F(SimulateGang, ATopologyConstrainedGangLandsInOneRackThoughTheOtherHasMoreRoom) {
+  // Rack a: 8 cpus; rack b: 12. Four pods of 2 cpus fit either rack, and would spread over
+  // both without the constraint.
+  const std::string cluster =
+      file("cluster.yaml", rackNode("a1", "a") + "---\n" + rackNode("a2", "a") + "---\n" +
+                               rackNode("b1", "b") + "---\n" + rackNode("b2", "b") + "---\n" +
+                               rackNode("b3", "b"));
+  std::string pods;
+  for (int i = 1; i <= 4; ++i) {
+    pods += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: w-" + std::to_string(i) +
+            "\n  namespace: ml\nspec:\n  schedulingGroup:\n    podGroupName: train\n"
+            "  containers:\n  - name: c\n    image: trainer\n    resources:\n      requests:\n"
+            "        cpu: \"2\"\n";
+  }
+  const std::string work =
+      file("gang.yaml",
+           podGroup("train", 4) +
+               "  schedulingConstraints:\n    topology:\n    - key: example.com/rack\n" + pods);
+  const auto r =
+      simulate({"-f", cluster, "--pods", work, "--feature-gates",
+                "GenericWorkload=true,TopologyAwareWorkloadScheduling=true", "-o", "json", "-q"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::set<char> racks;
+  int placed = 0;
+  for (const auto& pod : json::parse(r.out).at("pods")) {
+    if (!pod.at("node").is_string()) continue;
+    ++placed;
+    racks.insert(pod.at("node").get<std::string>()[0]);
+  }
+  EXPECT_EQ(placed, 4) << r.out;
+  EXPECT_EQ(racks.size(), 1u) << r.out;
+}
+
+// A bound gang of priority 0 (4 pods of 2 cpus, filling both nodes) and a pending gang of
+// priority 100 that needs 3 such pods: the low gang is evicted whole when its disruptionMode is
+// All, pod by pod (only as many as needed) when it is Single.
+std::string lowGang(const std::string& mode) {
+  std::string out =
+      "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n"
+      "  name: low\n  namespace: ml\n  uid: low-uid\nspec:\n  schedulingPolicy:\n"
+      "    gang:\n      minCount: 4\n  disruptionMode:\n    " +
+      mode + ": {}\n  priority: 0\n";
+  for (int i = 1; i <= 4; ++i) {
+    out += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: low-" + std::to_string(i) +
+           "\n  namespace: ml\nspec:\n  nodeName: n" + std::to_string(1 + (i - 1) / 2) +
+           "\n  priority: 0\n  schedulingGroup:\n    podGroupName: low\n  containers:\n"
+           "  - name: c\n    image: trainer\n    resources:\n      requests:\n"
+           "        cpu: \"2\"\nstatus:\n  phase: Running\n";
+  }
+  return out;
+}
+
+std::string highGang() {
+  std::string out =
+      "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n"
+      "  name: high\n  namespace: ml\n  uid: high-uid\nspec:\n  schedulingPolicy:\n"
+      "    gang:\n      minCount: 3\n  priority: 100\n";
+  for (int i = 1; i <= 3; ++i) {
+    out += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: high-" + std::to_string(i) +
+           "\n  namespace: ml\nspec:\n  priority: 100\n  schedulingGroup:\n"
+           "    podGroupName: high\n  containers:\n  - name: c\n    image: trainer\n"
+           "    resources:\n      requests:\n        cpu: \"2\"\n";
+  }
+  return out;
+}
+
+int SimulateGang::preemptGangs(const std::string& mode, int& placedHigh) {
+  const std::string cluster =
+      file("cluster-" + mode + ".yaml",
+           node("n1", "4") + "---\n" + node("n2", "4") + "---\n" + lowGang(mode));
+  const std::string work = file("high.yaml", highGang());
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "-o", "json", "-q"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  const json j = json::parse(r.out);
+  placedHigh = 0;
+  for (const auto& pod : j.at("pods")) {
+    if (pod.at("name").get<std::string>().starts_with("high") && pod.at("node").is_string()) {
+      ++placedHigh;
+    }
+  }
+  return static_cast<int>(j.at("victims").size());
+}
+
+TEST_F(SimulateGang, AHigherPriorityGangPreemptsALowerOneWholeWhenItsDisruptionModeIsAll) {
+  int placed = 0;
+  EXPECT_EQ(preemptGangs("all", placed), 4);
+  EXPECT_EQ(placed, 3);
+  EXPECT_EQ(preemptGangs("single", placed), 3);
+  EXPECT_EQ(placed, 3);
 }
 
 }  // namespace

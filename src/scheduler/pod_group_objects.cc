@@ -1,0 +1,106 @@
+// The PodGroups the pod-group cycle reads (GenericWorkload): the core's view of the PodGroup
+// watch, and the PodGroupInitiallyScheduled condition it writes.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ksched/api/decode.h>
+#include <ksched/api/pod_group.h>
+#include <ksched/api/rfc3339.h>
+
+#include "scheduler/scheduler_core.h"
+
+namespace ksched::scheduler {
+
+void SchedulerCore::watchPodGroups() {
+  if (!podGroupCycles_ || !env_.watchObjects) return;
+  auto put = [this](const UnstructuredPtr& o) {
+    try {
+      auto pg = std::make_shared<const api::PodGroup>(api::decode<api::PodGroup>(o->object));
+      std::lock_guard lock(podGroupsMu_);
+      podGroups_[api::groupKey(pg->metadata.namespace_, pg->metadata.name)] = std::move(pg);
+    } catch (const api::DecodeError& e) {
+      spdlog::warn("PodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
+                   e.what());
+    }
+  };
+  ObjectEventHandlers h;
+  h.onAdd = put;
+  h.onUpdate = [put](const UnstructuredPtr&, const UnstructuredPtr& n) { put(n); };
+  h.onDelete = [this](const UnstructuredPtr& o) {
+    std::lock_guard lock(podGroupsMu_);
+    podGroups_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
+  };
+  podGroupWatch_ =
+      env_.watchObjects(ObjectWatch{.kind = "PodGroup",
+                                    .path = std::string(api::kPodGroupsV1beta1),
+                                    .labelSelector = "",
+                                    .alternatives = {std::string(api::kPodGroupsV1alpha2)},
+                                    .optional = true},
+                        std::move(h));
+}
+
+std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string& ns,
+                                                               const std::string& name) const {
+  std::lock_guard lock(podGroupsMu_);
+  auto it = podGroups_.find(api::groupKey(ns, name));
+  return it == podGroups_.end() ? nullptr : it->second;
+}
+
+void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
+                                           std::string reason, std::string message) {
+  const std::string type(pg.initiallyScheduledType());
+  {
+    // The watch may not show this scheduler's own True yet.
+    std::lock_guard lock(podGroupsMu_);
+    if (status == "True") {
+      podGroupsScheduled_.insert(pg.metadata.uid);
+    } else if (podGroupsScheduled_.contains(pg.metadata.uid)) {
+      return;
+    }
+  }
+  std::vector<api::Condition> conditions = pg.status.conditions;
+  auto it =
+      std::ranges::find_if(conditions, [&](const api::Condition& c) { return c.type == type; });
+  if (it != conditions.end() && it->status == "True" && status != "True") return;
+  api::Condition next{.type = type,
+                      .status = status,
+                      .reason = std::move(reason),
+                      .message = std::move(message),
+                      .lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now()),
+                      .observedGeneration = pg.metadata.generation != 0
+                                                ? std::optional<int64_t>(pg.metadata.generation)
+                                                : std::nullopt};
+  if (it != conditions.end()) {
+    if (it->status == next.status) next.lastTransitionTime = it->lastTransitionTime;
+    if (*it == next) return;
+    *it = next;
+  } else {
+    conditions.push_back(next);
+  }
+  if (!scheduling_.load()) return;  // a follower writes nothing
+  nlohmann::json patch = {{"status", {{"conditions", conditions}}}};
+  const std::string path = "/apis/" + pg.apiVersion + "/namespaces/" + pg.metadata.namespace_ +
+                           "/podgroups/" + pg.metadata.name + "/status";
+  auto task = [this, path, patch = std::move(patch)] {
+    // A strategic merge patch, as upstream writes it; a PodGroup served as a custom resource
+    // takes only a merge patch (415), which with the whole list of conditions says the same.
+    ApiResult r = env_.api->patch(path, patch, nullptr, "application/strategic-merge-patch+json");
+    if (r && r->code == 415) r = env_.api->patch(path, patch, nullptr);
+    if (r) spdlog::warn("Failed to update PodGroup status {}: {}", path, r->message);
+  };
+  if (options_.synchronous) {
+    handOn(std::move(task));
+  } else {
+    statusWriters_.submit(std::move(task));
+  }
+}
+
+}  // namespace ksched::scheduler
