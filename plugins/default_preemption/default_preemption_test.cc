@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -413,6 +415,89 @@ TEST_F(PreemptionDryRunTest, StopsAfterEnoughCandidates) {
   ASSERT_TRUE(run(*pod("p", 10, "1"), c).ok());
   // The dry run started at offset 5 and stopped after 3 equal candidates: the first wins.
   EXPECT_EQ(c.node, snapshot_.list()[5]->name());
+}
+
+
+// ---- workload-aware preemption (podGroupPostFilter), with a stand-in for the group's placement:
+// each of the group's pods takes 2 cpus on the first node with room, in node order ----
+
+class GroupPreemptionTest : public PreemptionDryRunTest {
+ protected:
+  PodGroupInfo group(int32_t priority, int pods, std::optional<std::string> policy = {}) {
+    auto pg = std::make_shared<api::PodGroup>();
+    pg->metadata.name = "train";
+    pg->metadata.namespace_ = "default";
+    pg->spec.priority = priority;
+    PodGroupInfo info{.ns = "default", .name = "train", .podGroup = pg, .pods = {}};
+    for (int i = 0; i < pods; ++i) {
+      api::Pod p = *pod("w" + std::to_string(i), priority, "2");
+      p.spec.preemptionPolicy = policy;
+      info.pods.push_back(std::make_shared<const api::Pod>(std::move(p)));
+    }
+    return info;
+  }
+  static PodGroupScheduleFn twoCpusEach(const PodGroupInfo& info) {
+    return [&info](const NodeInfoLister& nodes,
+                   std::vector<std::pair<PodPtr, std::string>>& proposed) {
+      std::map<std::string, int64_t> free;
+      for (const NodeInfo* n : nodes.list()) {
+        free[n->name()] = n->allocatable().milliCPU - n->requested().milliCPU;
+      }
+      for (const PodPtr& p : info.pods) {
+        bool placed = false;
+        for (const NodeInfo* n : nodes.list()) {
+          if (free[n->name()] >= 2000) {
+            free[n->name()] -= 2000;
+            proposed.emplace_back(p, n->name());
+            placed = true;
+            break;
+          }
+        }
+        if (!placed) return Status::unschedulable("minCount cannot be satisfied");
+      }
+      return Status::success();
+    };
+  }
+};
+
+TEST_F(GroupPreemptionTest, EvictsTheLeastImportantPodsTheGroupNeedsAndNominatesItsPods) {
+  build({pod("low", 1, "2", "n1"), pod("lower", 0, "2", "n1"), pod("mid", 5, "4", "n2")},
+        {node("n1", "4"), node("n2", "4")});
+  const PodGroupInfo info = group(10, 2);
+  CycleState state;
+  auto [result, s] = plugin_->podGroupPostFilter(state, info, snapshot_, twoCpusEach(info));
+  ASSERT_TRUE(s.ok()) << s.message();
+  // "mid" is given back first (most important) and the group still fits on n1.
+  EXPECT_EQ(result.message, "found a placement for podgroup, preempting 2 victims");
+  EXPECT_EQ(result.nominations,
+            (std::map<std::string, std::string>{{"default/w0", "n1"}, {"default/w1", "n1"}}));
+  EXPECT_EQ(plugin_->victimsTotal(), 2u);
+
+  // Its victims are still in the snapshot: the group waits on its nominations.
+  auto [again, s2] = plugin_->podGroupPostFilter(state, info, snapshot_, twoCpusEach(info));
+  EXPECT_TRUE(s2.ok());
+  EXPECT_EQ(again.message, "ongoing preemption on nominated nodes");
+  EXPECT_EQ(again.nominations, result.nominations);
+  EXPECT_EQ(plugin_->victimsTotal(), 2u);
+}
+
+TEST_F(GroupPreemptionTest, NeverPreemptsWithPolicyNeverNorWithoutLowerPriorityPods) {
+  build({pod("low", 1, "4", "n1")}, {node("n1", "4")});
+  const PodGroupInfo never = group(10, 2, "Never");
+  CycleState state;
+  auto [r1, s1] = plugin_->podGroupPostFilter(state, never, snapshot_, twoCpusEach(never));
+  EXPECT_EQ(s1.code(), Code::kUnschedulable);
+  EXPECT_EQ(s1.message(), "not eligible due to preemptionPolicy=Never.");
+
+  const PodGroupInfo equal = group(1, 2);
+  auto [r2, s2] = plugin_->podGroupPostFilter(state, equal, snapshot_, twoCpusEach(equal));
+  EXPECT_EQ(s2.message(), "No preemption victims found for incoming preemptor");
+
+  // Even with every lower pod gone the group does not fit: the placement's reason.
+  const PodGroupInfo big = group(10, 3);
+  auto [r3, s3] = plugin_->podGroupPostFilter(state, big, snapshot_, twoCpusEach(big));
+  EXPECT_EQ(s3.message(), "minCount cannot be satisfied");
+  EXPECT_EQ(plugin_->victimsTotal(), 0u);
 }
 
 }  // namespace
