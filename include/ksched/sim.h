@@ -119,6 +119,8 @@ struct PodResult {
   // "pending" (in the cluster), "work" (given to schedule()), "preempted" (a victim back as a
   // pending copy), "drained" (put back by a what-if drain).
   std::string origin = "work";
+  // The PodGroup the pod belongs to (spec.schedulingGroup.podGroupName), "" for none.
+  std::string podGroup;
 };
 
 struct Victim {

@@ -197,6 +197,7 @@ PodResult Run::outcome(const std::string& uid, const std::string& origin) const 
   if (!p) return pr;
   pr.namespace_ = p->metadata.namespace_;
   pr.name = p->metadata.name;
+  if (const std::string* g = p->spec.podGroupName()) pr.podGroup = *g;
   pr.attempts = sink_.failures(uid);
   if (cluster_.gone(uid)) {
     pr.reason = "preempted after it was placed";

@@ -74,6 +74,7 @@ ojson resultDocument(const SummaryInput& in) {
     j["reason"] = p.reason;
     j["attempts"] = p.attempts;
     j["origin"] = p.origin;
+    if (!p.podGroup.empty()) j["podGroup"] = p.podGroup;
     if (!p.devices.empty()) j["devices"] = p.devices;
     ojson diagnosis = nullptr;
     if (!p.diagnosis.empty()) {
@@ -96,6 +97,21 @@ ojson resultDocument(const SummaryInput& in) {
     pods.push_back(std::move(j));
   }
   doc["pods"] = std::move(pods);
+  // Pod groups (GenericWorkload): how many of each group's pods were placed.
+  std::map<std::string, std::pair<int64_t, int64_t>> groups;  // "<ns>/<name>" -> (pods, placed)
+  for (const auto& p : r.pods) {
+    if (p.podGroup.empty()) continue;
+    auto& [total, placed] = groups[p.namespace_ + "/" + p.podGroup];
+    ++total;
+    if (p.node) ++placed;
+  }
+  if (!groups.empty()) {
+    ojson gs = ojson::array();
+    for (const auto& [key, counts] : groups) {
+      gs.push_back({{"podGroup", key}, {"pods", counts.first}, {"placed", counts.second}});
+    }
+    doc["podGroups"] = std::move(gs);
+  }
   ojson victims = ojson::array();
   for (const auto& v : r.victims) {
     victims.push_back({{"namespace", v.namespace_},
@@ -333,6 +349,13 @@ std::string resultTable(const ojson& doc, size_t maxPods) {
       out += fmt::format("  {:<15}{:>7}  {:>7}  {:>7}\n", zone.empty() ? "(none)" : zone,
                          z["podsBefore"].get<int64_t>(), z["podsAfter"].get<int64_t>(),
                          z["placed"].get<int64_t>());
+    }
+  }
+  if (doc.contains("podGroups")) {
+    out += "\nPod groups          pods   placed\n";
+    for (const auto& g : doc["podGroups"]) {
+      out += fmt::format("  {:<16}{:>7}  {:>7}\n", g["podGroup"].get<std::string>(),
+                         g["pods"].get<int64_t>(), g["placed"].get<int64_t>());
     }
   }
   if (!doc["unschedulableByReason"].empty()) {

@@ -5,10 +5,12 @@
 //   {"kind": "SimulationResult", "profile", "seed",
 //    "pods": [{"namespace", "name", "node" (null: not placed), "tiedWith" (at most 16),
 //              "ties" (how many other nodes had the same top score), "reason",
-//              "attempts", "origin", "diagnosis" (null, or explain's diagnosis object)}],
+//              "attempts", "origin", "podGroup" (only for a pod of a PodGroup), "diagnosis"
+//              (null, or explain's diagnosis object)}],
 //    "victims": [{"namespace", "name", "node", "preemptor"}],
 //    "stats": {"scheduled", "unschedulable", "preempted", "attempts", "seconds",
 //              "podsPerSecond"},
+//    "podGroups": [{"podGroup", "pods", "placed"}],   // only when some pod is in a PodGroup
 //    "unschedulableByReason": [{"plugin", "reason", "pods"}],
 //    "resources": ["cpu", "memory", "pods"],
 //    "nodes": [{"name", "zone", "placed", "allocatable", "requestedBefore",
