@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -17,12 +16,14 @@
 #include <unordered_set>
 
 #include <ksched/api/decode.h>
+#include <ksched/api/pod_group.h>
 #include <ksched/api/utf8.h>
 
 #include "client/errors.h"
 #include "client/object_json.h"
 #include "client/rest_client.h"
 #include "config/yaml_json.h"
+#include "sim/documents.h"
 #include "sim/expand.h"
 
 namespace ksched::sim {
@@ -125,6 +126,17 @@ void keepOther(Loader& l, json&& j, const Ref& r) {
       std::make_shared<const UnstructuredObject>(std::move(o)));
 }
 
+// The Workload API (scheduling.k8s.io): checked by its decoder (a malformed group is Skipped
+// with its field, as a typed kind), kept for the plugins that watch it, in its namespace.
+template <typename T>
+void keepGroup(Loader& l, json&& j, const Ref& r) {
+  (void)api::decode<T>(j);
+  json& meta = j["metadata"];
+  meta["namespace"] = r.ns;
+  if (meta.value("uid", "").empty()) meta["uid"] = simUid(r.kind, r.ns, r.name);
+  keepOther(l, std::move(j), r);
+}
+
 template <void (*kExpand)(const Controller&, Cluster&)>
 void expand(Loader& l, json&& j, const Ref& r) {
   std::string uid;
@@ -168,6 +180,20 @@ constexpr KindEntry kKinds[] = {
      keep<api::StorageClass, &Cluster::storageClasses>},
     {"storage.k8s.io/v1", "CSINode", false, keep<api::CSINode, &Cluster::csiNodes>,
      keep<api::CSINode, &Cluster::csiNodes>},
+    {"scheduling.k8s.io/v1beta1", "PodGroup", true, keepGroup<api::PodGroup>,
+     keepGroup<api::PodGroup>},
+    {"scheduling.k8s.io/v1alpha2", "PodGroup", true, keepGroup<api::PodGroup>,
+     keepGroup<api::PodGroup>},
+    {"scheduling.k8s.io/v1alpha3", "PodGroup", true, keepGroup<api::PodGroup>,
+     keepGroup<api::PodGroup>},
+    {"scheduling.k8s.io/v1alpha3", "CompositePodGroup", true, keepGroup<api::CompositePodGroup>,
+     keepGroup<api::CompositePodGroup>},
+    {"scheduling.k8s.io/v1beta1", "Workload", true, keepGroup<api::Workload>,
+     keepGroup<api::Workload>},
+    {"scheduling.k8s.io/v1alpha2", "Workload", true, keepGroup<api::Workload>,
+     keepGroup<api::Workload>},
+    {"scheduling.k8s.io/v1alpha3", "Workload", true, keepGroup<api::Workload>,
+     keepGroup<api::Workload>},
 };
 
 const KindEntry* Loader::find(std::string_view apiVersion, std::string_view kind) const {
@@ -270,85 +296,6 @@ void addDocument(Loader& loader, json&& doc, const std::string& source, const st
   loader.add(std::move(doc), where.empty() ? source : where);
 }
 
-// A document of a YAML stream: its text and the line it starts on (0-based).
-struct Document {
-  std::string_view text;
-  size_t firstLine = 0;
-};
-
-bool onlyCommentsOrDirectives(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    const size_t first = line.find_first_not_of(" \t\r");
-    if (first != std::string_view::npos && line[first] != '#' && line[first] != '%') return false;
-    pos = end + 1;
-  }
-  return true;
-}
-
-// Splits a YAML stream at its "---" and "..." lines (at column 0 they always mark a document,
-// even inside a block scalar). Documents of nothing but comments are left out.
-std::vector<Document> splitDocuments(std::string_view text) {
-  std::vector<Document> out;
-  size_t start = 0;
-  size_t startLine = 0;
-  size_t line = 0;
-  auto close = [&](size_t end) {
-    const std::string_view doc = text.substr(start, end - start);
-    if (!onlyCommentsOrDirectives(doc)) out.push_back({doc, startLine});
-  };
-  for (size_t pos = 0; pos < text.size(); ++line) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view l = text.substr(pos, end - pos);
-    const bool marker = (l.starts_with("---") || l.starts_with("...")) &&
-                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
-    if (marker) {
-      close(pos);
-      // "--- {a: 1}": what follows the marker belongs to the next document.
-      start = l.starts_with("---") ? pos + 3 : end;
-      startLine = line;
-    }
-    pos = end + 1;
-  }
-  if (start < text.size()) close(text.size());
-  return out;
-}
-
-// "invalid YAML at line L, ..." of a document starting at `firstLine`: L in the whole text.
-std::string lineInText(std::string message, size_t firstLine) {
-  constexpr std::string_view kAt = "invalid YAML at line ";
-  if (firstLine == 0 || !message.starts_with(kAt)) return message;
-  size_t line = 0;
-  const char* begin = message.data() + kAt.size();
-  const auto [end, ec] = std::from_chars(begin, message.data() + message.size(), line);
-  if (ec != std::errc()) return message;
-  return std::string(kAt) + std::to_string(line + firstLine) +
-         message.substr(static_cast<size_t>(end - message.data()));
-}
-
-bool looksLikeJson(std::string_view text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
-}
-
-std::string jsonError(std::string_view text) {
-  try {
-    const json parsed = json::parse(text);
-    (void)parsed;
-  } catch (const json::exception& e) {
-    std::string_view what = e.what();
-    if (const size_t p = what.find("] "); what.starts_with("[json.exception.") && p != what.npos) {
-      what.remove_prefix(p + 2);
-    }
-    return "invalid JSON: " + std::string(what);
-  }
-  return "invalid JSON";
-}
-
 }  // namespace
 
 void loadText(std::string_view text, const std::string& source, LoadAs as, Cluster& into) {
@@ -413,6 +360,13 @@ constexpr Collection kCollections[] = {
     {"/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet"},
     {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass"},
     {"/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode"},
+};
+
+// scheduling.k8s.io's collections, newest version first.
+const std::vector<std::vector<std::string_view>> kWorkloadApiCollections = {
+    {"v1beta1/podgroups", "v1alpha3/podgroups", "v1alpha2/podgroups"},
+    {"v1alpha3/compositepodgroups"},
+    {"v1beta1/workloads", "v1alpha3/workloads", "v1alpha2/workloads"},
 };
 
 void append(Cluster& from, Cluster& into) {
@@ -491,6 +445,19 @@ void loadFromApiserver(client::RestClient& client, const std::vector<std::string
       break;
     } catch (const client::ApiError& e) {
       if (!e.isNotFound()) throw fail(path, e);
+    }
+  }
+  // The Workload API: each kind in the first version served (the apiserver converts), none
+  // where the API is off.
+  for (const auto& versions : kWorkloadApiCollections) {
+    for (const std::string_view v : versions) {
+      const std::string path = "/apis/scheduling.k8s.io/" + std::string(v);
+      try {
+        listInto(client, path, "", "", into);
+        break;
+      } catch (const client::ApiError& e) {
+        if (!e.isNotFound()) throw fail(path, e);
+      }
     }
   }
   for (const std::string& path : customPaths) {

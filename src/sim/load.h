@@ -44,7 +44,9 @@ void loadFile(const std::string& path, LoadAs as, Cluster& into);
 
 // LISTs (paged) nodes, pods, namespaces, services, replicasets, statefulsets,
 // replicationcontrollers, poddisruptionbudgets (policy/v1, falling back to v1beta1),
-// persistentvolumeclaims, persistentvolumes, storageclasses and csinodes, plus each collection
+// persistentvolumeclaims, persistentvolumes, storageclasses and csinodes, the Workload API's
+// podgroups, compositepodgroups and workloads (scheduling.k8s.io: each in the newest version
+// served, of v1beta1, v1alpha3, v1alpha2; none where it is not served), plus each collection
 // in `customPaths` (e.g. "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"; a 404 there is not an
 // error: the kind is not served). Objects that do not decode are Skipped. Throws
 // std::runtime_error when the apiserver cannot be reached or refuses a core LIST.

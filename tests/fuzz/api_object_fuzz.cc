@@ -3,10 +3,12 @@
 // item or watch event carries it: parsed as the client parses them (client::parseObjectJson,
 // managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
 // they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
-// election does (json::get<api::Lease>, any std::exception). What was decoded is then used
-// as the scheduler uses it (resource sums, a node's preferAvoidPods annotation, device taints
-// against tolerations) and serialized where ksched writes it out (extender arguments, the
-// Lease it writes back, metadata, a claim's allocation, which must decode back to itself).
+// election does (json::get<api::Lease>, any std::exception), the Workload API's kinds
+// (scheduling.k8s.io) as served and as LIST items without apiVersion (DecodeError). What was
+// decoded is then used as the scheduler uses it (resource sums, a node's preferAvoidPods
+// annotation, device taints against tolerations, a group's conditions) and serialized where
+// ksched writes it out (extender arguments, the Lease it writes back, metadata, a claim's
+// allocation and a group's conditions, which must decode back to themselves).
 #include <string_view>
 
 #include <ksched/api/decode.h>
@@ -14,6 +16,7 @@
 #include <ksched/api/lease.h>
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
+#include <ksched/api/pod_group.h>
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/policy.h>
 #include <ksched/api/resource.h>
@@ -163,6 +166,55 @@ void resourceClaim(const json& j) {
               "a written allocation decodes to itself");
 }
 
+// A group's status conditions as ksched writes them back must read back as themselves.
+void groupStatus(const api::PodGroupStatus& s) {
+  for (const auto& c : s.conditions) {
+    const json written = c;
+    fuzz::dump(written);
+    fuzz::check(written.get<api::Condition>() == c, "a written condition decodes to itself");
+  }
+}
+
+// A Workload API kind as served, then as a LIST item (no apiVersion, the collection's version
+// standing in): both decode alike.
+template <typename T, T (*kDecode)(const json&, std::string_view)>
+bool workloadKind(const json& j, T& out) {
+  if (!informerDecode(j, out)) return false;
+  useMeta(out.metadata);
+  if (j.is_object() && j.contains("apiVersion")) {
+    json item = j;
+    item.erase("apiVersion");
+    try {
+      const T listed = kDecode(item, out.apiVersion);
+      fuzz::check(listed.apiVersion == out.apiVersion, "a LIST item takes the listed version");
+    } catch (const api::DecodeError&) {
+      fuzz::check(false, "an object that decodes decodes as a LIST item too");
+    }
+  }
+  return true;
+}
+
+void schedulingPodGroup(const json& j) {
+  api::PodGroup pg;
+  if (!workloadKind<api::PodGroup, api::decodePodGroup>(j, pg)) return;
+  (void)pg.status.condition(pg.initiallyScheduledType());
+  (void)pg.spec.schedulingPolicy.minCount();
+  (void)api::groupKey(pg.metadata.namespace_, pg.metadata.name);
+  groupStatus(pg.status);
+}
+
+void compositePodGroup(const json& j) {
+  api::CompositePodGroup cpg;
+  if (!workloadKind<api::CompositePodGroup, api::decodeCompositePodGroup>(j, cpg)) return;
+  (void)cpg.status.condition(api::kCompositePodGroupInitiallyScheduled);
+  groupStatus(cpg.status);
+}
+
+void workload(const json& j) {
+  api::Workload w;
+  (void)workloadKind<api::Workload, api::decodeWorkload>(j, w);
+}
+
 using Decoder = void (*)(const json&);
 
 struct Kind {
@@ -193,6 +245,9 @@ constexpr Kind kKinds[] = {
     {'K', resourceClaim},
     {'Q', informerKind<api::ResourceClaimTemplate>},
     {'Z', informerKind<api::DeviceTaintRule>},
+    {'A', schedulingPodGroup},
+    {'H', compositePodGroup},
+    {'F', workload},
 };
 
 Decoder pick(uint8_t selector) {

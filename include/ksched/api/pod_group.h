@@ -157,6 +157,15 @@ void from_json(const nlohmann::json& j, PodGroup& pg);
 void from_json(const nlohmann::json& j, CompositePodGroup& cpg);
 void from_json(const nlohmann::json& j, Workload& w);
 
+// The same for an object that may name no apiVersion: the items of a LIST of a built-in kind
+// come without one (watch events and GETs carry it). Such an object is read as
+// `listedApiVersion`, the version of the collection listed ("scheduling.k8s.io/v1beta1");
+// from_json is these with none.
+[[nodiscard]] PodGroup decodePodGroup(const nlohmann::json& j, std::string_view listedApiVersion);
+[[nodiscard]] CompositePodGroup decodeCompositePodGroup(const nlohmann::json& j,
+                                                        std::string_view listedApiVersion);
+[[nodiscard]] Workload decodeWorkload(const nlohmann::json& j, std::string_view listedApiVersion);
+
 // "<namespace>/<name>", the key of a group in maps and messages.
 [[nodiscard]] inline std::string groupKey(std::string_view ns, std::string_view name) {
   std::string k;

@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <ksched/api/decode.h>
+#include <ksched/api/pod_group.h>
+
+#include "sim/memory_cluster.h"
+
 namespace ksched::sim {
 namespace {
 
@@ -510,6 +515,79 @@ TEST(LoadTest, KubectlDump) {
   EXPECT_EQ(c.storageClasses.size(), 1u);
   EXPECT_EQ(c.others.at("apps/v1/Deployment").size(), 1u);
   EXPECT_EQ(c.others.at("scheduling.x-k8s.io/v1alpha1/PodGroup").size(), 1u);
+}
+
+// The Workload API's kinds: checked by their decoders, kept in their namespace (defaulted as
+// for typed kinds) and served to the watches of their collections, every version watched.
+TEST(LoadTest, WorkloadApiKindsAreCheckedAndServedToTheirWatches) {
+  const Cluster c = load(R"(apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train}
+spec:
+  workloadRef: {workloadName: train, templateName: workers}
+  schedulingPolicy: {gang: {minCount: 8}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/rack}]}
+  disruptionMode: {all: {}}
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: web, namespace: a, uid: u-web}
+spec: {schedulingPolicy: {basic: {}}, disruptionMode: PodGroup}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: CompositePodGroup
+metadata: {name: root}
+spec: {schedulingPolicy: {gang: {minGroupCount: 2}}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: train}
+spec: {podGroupTemplates: [{name: workers, schedulingPolicy: {gang: {minCount: 8}}}]}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: bad}
+spec: {schedulingPolicy: {basic: {}, gang: {minCount: 2}}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: zero}
+spec: {schedulingPolicy: {gang: {minCount: 0}}}
+)");
+  const std::vector<Skipped> want = {
+      {"f.yaml: document 5", "PodGroup default/bad", "spec.schedulingPolicy",
+       "exactly one of basic, gang must be set, got both"},
+      {"f.yaml: document 6", "PodGroup default/zero", "spec.schedulingPolicy.gang.minCount",
+       "must be at least 1, got 0"},
+  };
+  EXPECT_EQ(strs(c.skipped), strs(want));
+  ASSERT_EQ(c.others.at("scheduling.k8s.io/v1beta1/PodGroup").size(), 1u);
+  const UnstructuredObject& train = *c.others.at("scheduling.k8s.io/v1beta1/PodGroup")[0];
+  EXPECT_EQ(train.metadata.key(), "default/train");
+  EXPECT_EQ(train.metadata.uid, "sim-PodGroup-default-train");
+  // The object as a plugin decodes it says the same.
+  const auto pg = api::decode<api::PodGroup>(train.object);
+  EXPECT_EQ(pg.metadata.key(), "default/train");
+  EXPECT_EQ(pg.spec.schedulingPolicy.minCount(), 8);
+  EXPECT_EQ(pg.spec.disruptionMode, api::DisruptionMode::kAll);
+  EXPECT_EQ(c.others.at("scheduling.k8s.io/v1alpha2/PodGroup").at(0)->metadata.uid, "u-web");
+
+  uint64_t recreated = 0;
+  MemoryCluster cluster(c, false, recreated, {});
+  auto listed = [&](std::string path, std::vector<std::string> alternatives) {
+    std::vector<std::string> keys;
+    auto store = cluster.watch(ObjectWatch{"X", std::move(path), "", std::move(alternatives)}, {});
+    for (const auto& o : store->list()) keys.push_back(o->metadata.key());
+    return keys;
+  };
+  EXPECT_EQ(listed(std::string(api::kPodGroupsV1beta1), {std::string(api::kPodGroupsV1alpha2)}),
+            (std::vector<std::string>{"default/train", "a/web"}));
+  EXPECT_EQ(listed("/apis/scheduling.k8s.io/v1alpha2/namespaces/a/podgroups", {}),
+            std::vector<std::string>{"a/web"});
+  EXPECT_EQ(listed(std::string(api::kCompositePodGroupsV1alpha3), {}),
+            std::vector<std::string>{"default/root"});
+  EXPECT_EQ(listed(std::string(api::kWorkloadsV1beta1), {}),
+            std::vector<std::string>{"default/train"});
 }
 
 TEST(LoadTest, MissingFileThrows) {
