@@ -47,7 +47,9 @@ TEST(TopologyPlacementGeneratorTest, OnePlacementPerDomainSortedAndNodesWithoutT
   ASSERT_TRUE(pl.generatePlacements(state, info, snapshot, out).ok());
   std::vector<std::string> got = describe(out);
   for (auto& g : got) {  // nodes within a domain come in the snapshot's order
-    if (g.starts_with("a:")) EXPECT_TRUE(g == "a: a1 a2" || g == "a: a2 a1") << g;
+    if (g.starts_with("a:")) {
+      EXPECT_TRUE(g == "a: a1 a2" || g == "a: a2 a1") << g;
+    }
   }
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(got[0].starts_with("a:"));
