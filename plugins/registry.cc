@@ -5,6 +5,7 @@
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
+#include "plugins/gang_scheduling/gang_scheduling.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/legacy_resource_scoring/legacy_resource_scoring.h"
@@ -74,6 +75,8 @@ Registry inTreeRegistry() {
         requestedToCapacityRatioFactory());
   // scheduler-plugins' gang scheduling, in no default profile.
   r.add(std::string(Coscheduling::kName), coschedulingFactory());
+  // kube-scheduler's gang scheduling of the Workload API.
+  r.add(std::string(GangScheduling::kName), gangSchedulingFactory());
   // Load-aware scheduling (docs/load-aware.md), in no default profile.
   r.add(std::string(TargetLoadPacking::kName), targetLoadPackingFactory());
   r.add(std::string(LoadVariationRiskBalancing::kName), loadVariationRiskBalancingFactory());

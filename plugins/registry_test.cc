@@ -64,6 +64,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "DynamicResources",
                                          "EBSLimits",
                                          "GCEPDLimits",
+                                         "GangScheduling",
                                          "ImageLocality",
                                          "InterPodAffinity",
                                          "LoadAwareFilter",
