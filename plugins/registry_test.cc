@@ -81,6 +81,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "NodeResourcesMostAllocated",
                                          "NodeUnschedulable",
                                          "NodeVolumeLimits",
+                                         "PodGroupPodsCount",
                                          "PodTopologySpread",
                                          "PrioritySort",
                                          "RequestedToCapacityRatio",
@@ -89,6 +90,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "ServiceAffinity",
                                          "TaintToleration",
                                          "TargetLoadPacking",
+                                         "TopologyPlacementGenerator",
                                          "VolumeBinding",
                                          "VolumeRestrictions",
                                          "VolumeZone"};

@@ -53,9 +53,6 @@ inline constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapaci
 // scheduler-plugins' gang scheduling; in no default profile.
 inline constexpr std::string_view kCoscheduling = "Coscheduling";
 
-// kube-scheduler's gang scheduling of the Workload API (scheduling.k8s.io PodGroups).
-inline constexpr std::string_view kGangScheduling = "GangScheduling";
-
 // Load-aware scheduling (docs/load-aware.md): scheduler-plugins' Trimaran scores and a threshold
 // Filter; in no default profile.
 inline constexpr std::string_view kTargetLoadPacking = "TargetLoadPacking";
