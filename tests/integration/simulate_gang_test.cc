@@ -179,7 +179,8 @@ TEST_F(SimulateGang, ATopologyConstrainedGangLandsInOneRackThoughTheOtherHasMore
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::set<char> racks;
   int placed = 0;
-  for (const auto& pod : json::parse(r.out).at("pods")) {
+  const json doc = json::parse(r.out);
+  for (const auto& pod : doc.at("pods")) {
     if (!pod.at("node").is_string()) continue;
     ++placed;
     racks.insert(pod.at("node").get<std::string>()[0]);
