@@ -359,32 +359,51 @@ void GangScheduling::unreserve(CycleState& /*state*/, const api::Pod& pod,
   if (it->second.pods.empty() && it->second.reserved.empty()) members_.erase(it);
 }
 
-Status GangScheduling::placementFeasible(CycleState& /*state*/, const PodGroupInfo& group,
-                                         const PlacementProgress& progress) {
-  std::set<std::string> inCycle;
-  for (const auto& p : group.pods) inCycle.insert(podKey(*p));
+namespace {
+
+// What placementFeasible needs of a group for a whole cycle, counted at its first question: the
+// members outside the cycle cannot change while the scheduling thread runs it.
+struct GangCycleState final : StateData {
   int32_t minCount = 1;
   int32_t before = 0;  // members bound or reserved outside this cycle
-  {
+  [[nodiscard]] std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<GangCycleState>(*this);
+  }
+};
+constexpr StateKey<GangCycleState> kGangCycleKey{"PlacementFeasibleGangScheduling"};
+
+}  // namespace
+
+Status GangScheduling::placementFeasible(CycleState& state, const PodGroupInfo& group,
+                                         const PlacementProgress& progress) {
+  const GangCycleState* counted = state.read(kGangCycleKey);
+  if (counted == nullptr) {
+    auto fresh = std::make_unique<GangCycleState>();
+    std::set<std::string> inCycle;
+    for (const auto& p : group.pods) inCycle.insert(podKey(*p));
     std::lock_guard lock(mu_);
     const std::string key = api::groupKey(group.ns, group.name);
     std::shared_ptr<const api::PodGroup> pg = group.podGroup;
     if (!pg) {
       if (auto it = podGroups_.find(key); it != podGroups_.end()) pg = it->second;
     }
-    if (pg) minCount = pg->spec.schedulingPolicy.minCount();
+    if (pg) fresh->minCount = pg->spec.schedulingPolicy.minCount();
     if (auto it = members_.find(key); it != members_.end()) {
       const Members& m = it->second;
       for (const auto& [k, p] : m.pods) {
-        if (!p->spec.nodeName.empty() && !inCycle.contains(k)) ++before;
+        if (!p->spec.nodeName.empty() && !inCycle.contains(k)) ++fresh->before;
       }
       for (const auto& k : m.reserved) {
         if (inCycle.contains(k)) continue;
         auto p = m.pods.find(k);
-        if (p == m.pods.end() || p->second->spec.nodeName.empty()) ++before;
+        if (p == m.pods.end() || p->second->spec.nodeName.empty()) ++fresh->before;
       }
     }
+    state.write(kGangCycleKey, std::move(fresh));
+    counted = state.read(kGangCycleKey);
   }
+  const int32_t minCount = counted->minCount;
+  const int32_t before = counted->before;
   const int32_t scheduled = progress.scheduled + before;
   const int32_t remaining = progress.remaining;
   if (remaining + scheduled < minCount) {

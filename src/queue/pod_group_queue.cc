@@ -13,12 +13,37 @@ namespace ksched::queue {
 
 void SchedulingQueue::addGroupMember(PodPtr pod) {
   auto podInfo = std::make_shared<const PodInfo>(pod, options_.features);
+  const std::string& group = *pod->spec.podGroupName();
   std::lock_guard lock(mu_);
   auto info = newInfo(std::move(podInfo));
   if (Entry* old = find(info->pod().metadata.uid)) destroy(old);
   Entry* e = newEntry(std::move(info));
-  if (moveToActiveQ(e, kEventPodAdd)) nominator_.addNominatedPodFromStatus(e->info->podInfo);
-  moveAllLocked(ClusterEvent{EventResource::kUnscheduledPod, kAdd, {}}, {}, pod);
+  const bool admitted = moveToActiveQ(e, kEventPodAdd);
+  if (admitted) nominator_.addNominatedPodFromStatus(e->info->podInfo);
+  // The event concerns the pod's own group. A sibling held back by the plugin that holds this
+  // pod back would be held again (its verdict is the group's: GangScheduling's minCount), so it
+  // is not asked: a gang of n pods costs n hints, not n^2 PreEnqueue runs.
+  const std::string gatedBy = admitted ? std::string() : e->info->gatingPlugin;
+  const ClusterEvent event{EventResource::kUnscheduledPod, kAdd, {}};
+  const EventObject added = pod;
+  recordInFlight(event, {}, added);
+  std::vector<Entry*> toMove;
+  for (const auto& [uid, other] : unschedulable_) {
+    const api::Pod& p = other->info->pod();
+    const std::string* g = p.spec.podGroupName();
+    if (other == e || g == nullptr || *g != group ||
+        p.metadata.namespace_ != pod->metadata.namespace_ ||
+        (!gatedBy.empty() && other->info->gatingPlugin == gatedBy)) {
+      continue;
+    }
+    if (!other->judges) other->judges = judgesFor(*other->info, hints_);
+    if (worthRequeuing(*other->judges, *other->info, event, {}, added)) toMove.push_back(other);
+  }
+  const std::string label = event.label();
+  for (Entry* m : toMove) {
+    detach(m);
+    requeue(m, label);
+  }
 }
 
 std::vector<std::unique_ptr<QueuedPodInfo>> SchedulingQueue::popGroupMembers(

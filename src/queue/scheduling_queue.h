@@ -178,9 +178,10 @@ class SchedulingQueue {
   [[nodiscard]] int64_t schedulingCycle() const;
 
   // GenericWorkload (pod_group_queue.cc). A new unscheduled pod of a PodGroup: add(), then the
-  // UnscheduledPod/Add event for the pods held back (its siblings waiting at PreEnqueue for
-  // minCount), under the same lock, so that the scheduling loop never pops the pod that
-  // completes a gang before its siblings are let in.
+  // UnscheduledPod/Add event for the unschedulable pods of its group (its siblings waiting at
+  // PreEnqueue for minCount), under the same lock, so that the scheduling loop never pops the
+  // pod that completes a gang before its siblings are let in. Siblings held back by the plugin
+  // that holds the new pod back are not asked (they would be held again).
   void addGroupMember(PodPtr pod);
   // The other queued pods of `member`'s PodGroup (activeQ, backoffQ and unschedulablePods, not
   // those a PreEnqueue plugin holds back), taken out as pop() takes a pod (attempts counted,
