@@ -88,6 +88,8 @@ struct PluginConfig {
 struct Profile {
   std::string schedulerName = kDefaultSchedulerName;
   std::optional<int32_t> percentageOfNodesToScore;
+  // Topology-aware placement of pod groups (v1; 0 or unset: upstream's adaptive share).
+  std::optional<int32_t> percentageOfPlacementsToScore;
   Plugins plugins;
   std::vector<PluginConfig> pluginConfig;
   // Converted from v1beta1 or a Policy (config/legacy_config.h): Score weights follow v1.20's

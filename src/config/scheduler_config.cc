@@ -92,15 +92,17 @@ Profile decodeProfile(Decoder& d, const json& j, const std::string& path, const 
                       bool onlyProfile) {
   Profile p;
   p.schedulerName = onlyProfile ? kDefaultSchedulerName : "";
-  bool isObject =
-      v.profilePercentage
-          ? d.object(j, path,
-                     {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
-          : d.object(j, path, {"schedulerName", "plugins", "pluginConfig"});
+  bool isObject = v.profilePercentage
+                      ? d.object(j, path,
+                                 {"schedulerName", "percentageOfNodesToScore",
+                                  "percentageOfPlacementsToScore", "plugins", "pluginConfig"})
+                      : d.object(j, path, {"schedulerName", "plugins", "pluginConfig"});
   if (!isObject) return p;
   if (auto name = d.string(j, "schedulerName", path)) p.schedulerName = *name;
-  if (v.profilePercentage)
+  if (v.profilePercentage) {
     p.percentageOfNodesToScore = d.int32(j, "percentageOfNodesToScore", path);
+    p.percentageOfPlacementsToScore = d.int32(j, "percentageOfPlacementsToScore", path);
+  }
   if (const json* plugins = Decoder::member(j, "plugins")) {
     decodePlugins(d, *plugins, child(path, "plugins"), v, p.plugins);
   }
@@ -408,7 +410,7 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
              {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
               "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
               "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-              "delayCacheUntilActive"});
+              "delayCacheUntilActive", "percentageOfPlacementsToScore"});
   }
   if (auto v = d.int32(root, "parallelism", "")) c.parallelism = *v;
   if (const json* le = Decoder::member(root, "leaderElection")) {
@@ -422,6 +424,11 @@ LoadResult decodeConfig(std::string_view text, const std::string& sourceName) {
   c.enableContentionProfiling =
       d.boolean(root, "enableContentionProfiling", "").value_or(c.enableProfiling);
   if (auto v = d.int32(root, "percentageOfNodesToScore", "")) c.percentageOfNodesToScore = *v;
+  if (!fields.bindAddresses) {
+    if (auto v = d.int32(root, "percentageOfPlacementsToScore", "")) {
+      c.percentageOfPlacementsToScore = *v;
+    }
+  }
   if (auto v = d.int64(root, "podInitialBackoffSeconds", "")) c.podInitialBackoffSeconds = *v;
   if (auto v = d.int64(root, "podMaxBackoffSeconds", "")) c.podMaxBackoffSeconds = *v;
   if (const json* list = d.array(root, "profiles", "")) {

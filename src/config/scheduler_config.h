@@ -119,7 +119,8 @@ struct SchedulerConfiguration {
   ClientConnectionConfiguration clientConnection;
   bool enableProfiling = true;
   bool enableContentionProfiling = true;
-  int32_t percentageOfNodesToScore = 0;  // 0: adaptive
+  int32_t percentageOfNodesToScore = 0;       // 0: adaptive
+  int32_t percentageOfPlacementsToScore = 0;  // v1, pod groups' placements; 0: adaptive
   int64_t podInitialBackoffSeconds = 1;
   int64_t podMaxBackoffSeconds = 10;
   // As written in the file (plugins not merged with the defaults): see effectiveProfile().

@@ -43,6 +43,9 @@ json profileJson(const Profile& p) {
   json out;
   out["schedulerName"] = p.schedulerName;
   if (p.percentageOfNodesToScore) out["percentageOfNodesToScore"] = *p.percentageOfNodesToScore;
+  if (p.percentageOfPlacementsToScore) {
+    out["percentageOfPlacementsToScore"] = *p.percentageOfPlacementsToScore;
+  }
   const Plugins& pl = p.plugins;
   json& plugins = out["plugins"] = json::object();
   for (const auto& f : kExtensionPoints) plugins[std::string(f.field)] = pluginSet(pl.*f.set);
@@ -127,6 +130,9 @@ json toJson(const SchedulerConfiguration& c) {
   out["enableProfiling"] = c.enableProfiling;
   out["enableContentionProfiling"] = c.enableContentionProfiling;
   out["percentageOfNodesToScore"] = c.percentageOfNodesToScore;
+  if (c.percentageOfPlacementsToScore != 0) {
+    out["percentageOfPlacementsToScore"] = c.percentageOfPlacementsToScore;
+  }
   out["podInitialBackoffSeconds"] = c.podInitialBackoffSeconds;
   out["podMaxBackoffSeconds"] = c.podMaxBackoffSeconds;
   json profiles = json::array();

@@ -52,6 +52,12 @@ void validateProfile(const SchedulerConfiguration& c, size_t i, std::vector<std:
                            std::to_string(*profile.percentageOfNodesToScore),
                            "not in valid range [0-100]"));
   }
+  if (profile.percentageOfPlacementsToScore && (*profile.percentageOfPlacementsToScore < 0 ||
+                                                *profile.percentageOfPlacementsToScore > 100)) {
+    errs.push_back(invalid(path + ".percentageOfPlacementsToScore",
+                           std::to_string(*profile.percentageOfPlacementsToScore),
+                           "not in valid range [0-100]"));
+  }
   for (const auto& stage : kExtensionPoints) {
     const auto& set = profile.plugins.*stage.set;
     for (size_t k = 0; k < set.enabled.size(); ++k) {
@@ -254,6 +260,11 @@ std::vector<std::string> validateConfig(const SchedulerConfiguration& c,
   }
   if (c.percentageOfNodesToScore < 0 || c.percentageOfNodesToScore > 100) {
     errs.push_back(invalid("percentageOfNodesToScore", std::to_string(c.percentageOfNodesToScore),
+                           "not in valid range [0-100]"));
+  }
+  if (c.percentageOfPlacementsToScore < 0 || c.percentageOfPlacementsToScore > 100) {
+    errs.push_back(invalid("percentageOfPlacementsToScore",
+                           std::to_string(c.percentageOfPlacementsToScore),
                            "not in valid range [0-100]"));
   }
   if (c.podInitialBackoffSeconds <= 0) {

@@ -14,6 +14,7 @@ Framework::Framework(const config::Profile& profile, const Registry& registry, S
                      const std::string& fieldPrefix)
     : profileName_(profile.schedulerName),
       percentage_(profile.percentageOfNodesToScore),
+      placementPercentage_(profile.percentageOfPlacementsToScore),
       services_(std::move(services)) {
   build(profile, registry, fieldPrefix);
 }

@@ -129,6 +129,9 @@ class Framework final : public Handle {
   // Names per extension point, for /configz and tests.
   [[nodiscard]] std::map<std::string, std::vector<std::string>> pluginsPerExtensionPoint() const;
   [[nodiscard]] std::optional<int32_t> percentageOfNodesToScore() const { return percentage_; }
+  [[nodiscard]] std::optional<int32_t> percentageOfPlacementsToScore() const {
+    return placementPercentage_;
+  }
 
   // The snapshot of the running cycle (scheduling thread).
   void setSnapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
@@ -323,6 +326,7 @@ class Framework final : public Handle {
   std::string profileName_;
   std::vector<std::string> warnings_;
   std::optional<int32_t> percentage_;
+  std::optional<int32_t> placementPercentage_;
   Services services_;
   std::vector<std::unique_ptr<Plugin>> owned_;
   PluginLists lists_;

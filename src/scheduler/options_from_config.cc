@@ -11,6 +11,7 @@ Options optionsFromConfig(const config::SchedulerConfiguration& config,
   o.profiles = config::frameworkProfiles(config);
   o.parallelism = config.parallelism;
   o.percentageOfNodesToScore = config.percentageOfNodesToScore;
+  o.percentageOfPlacementsToScore = config.percentageOfPlacementsToScore;
   o.extenders = config.extenders;
   o.queue.podInitialBackoff = std::chrono::seconds(config.podInitialBackoffSeconds);
   o.queue.podMaxBackoff = std::chrono::seconds(config.podMaxBackoffSeconds);

@@ -82,13 +82,16 @@ std::string validateGroup(const api::PodGroup& pg,
   return "";
 }
 
-// How many feasible placements to find before scoring them (upstream's adaptive
-// percentageOfPlacementsToScore): all of them while the placements hold few nodes in all, 10 %
-// at 5000 nodes, down to 5 %; at least one.
-size_t feasiblePlacementsToFind(const std::vector<Placement>& placements) {
+// How many feasible placements to find before scoring them: `percentage` of them (the profile's
+// percentageOfPlacementsToScore, else the configuration's), or with 0 upstream's adaptive share:
+// all of them while the placements hold few nodes in all, 10 % at 5000 nodes, down to 5 %; at
+// least one.
+size_t feasiblePlacementsToFind(const std::vector<Placement>& placements, int32_t percentage) {
   size_t nodes = 0;
   for (const auto& p : placements) nodes += p.nodes.size();
-  const double pct = std::max(5.0, 100.0 - 90.0 * static_cast<double>(nodes) / 5000.0);
+  const double pct = percentage > 0
+                         ? percentage
+                         : std::max(5.0, 100.0 - 90.0 * static_cast<double>(nodes) / 5000.0);
   const auto n = static_cast<size_t>(std::ceil(static_cast<double>(placements.size()) * pct / 100));
   return std::max<size_t>(1, n);
 }
@@ -268,7 +271,9 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     std::vector<const Placement*> feasible;
     std::vector<PodGroupAssignments> assignments;
     Status first;
-    const size_t wanted = feasiblePlacementsToFind(placements);
+    const size_t wanted = feasiblePlacementsToFind(
+        placements,
+        fwk.percentageOfPlacementsToScore().value_or(options_.percentageOfPlacementsToScore));
     for (size_t k = 0; group.ok() && k < placements.size() && feasible.size() < wanted; ++k) {
       PlacementLister nodes(snapshot_, placements[k].nodes);
       Status r = place(nodes, &nodes);

@@ -96,6 +96,7 @@ struct Options {
   std::vector<config::Profile> profiles{config::defaultProfile(features::Gates{})};
   int parallelism = 16;                  // Filter/Score threads (capped by the machine's cores)
   int32_t percentageOfNodesToScore = 0;  // 0 = adaptive
+  int32_t percentageOfPlacementsToScore = 0;  // pod groups' placements; 0 = adaptive
   queue::Options queue;
   int binderThreads = 16;
   // With this many binding cycles waiting for a binder thread, the scheduling loop pauses

@@ -144,6 +144,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"PercentageNegative",
                   kHeader + "percentageOfNodesToScore: -1\n",
                   {"percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]"}},
+        BadConfig{
+            "PlacementPercentageTooHigh",
+            kHeader + "percentageOfPlacementsToScore: 101\n",
+            {"percentageOfPlacementsToScore: Invalid value: 101: not in valid range [0-100]"}},
+        BadConfig{"ProfilePlacementPercentageNegative",
+                  kHeader + "profiles:\n- percentageOfPlacementsToScore: -1\n",
+                  {"profiles[0].percentageOfPlacementsToScore: Invalid value: -1: not in valid "
+                   "range [0-100]"}},
         BadConfig{"InitialBackoffZero",
                   kHeader + "podInitialBackoffSeconds: 0\n",
                   {"podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"}},
@@ -573,7 +581,8 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
   {
     LoadResult r = loadFile("bin-packing.yaml");
     ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
-    const Profile eff = effectiveProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates);
+    const Profile eff =
+        effectiveProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates);
     EXPECT_EQ(names(eff.plugins.multiPoint.enabled),
               defaultsWith({"NodeResourcesBalancedAllocation"}));
     EXPECT_THAT(names(eff.plugins.score.enabled), ElementsAre("NodeResourcesFit:5"));
@@ -588,8 +597,9 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
     for (const auto& s : defaultPoints["Score"]) {
       if (s != "NodeResourcesFit:1" && s != "NodeResourcesBalancedAllocation:1") want.push_back(s);
     }
-    framework::Framework fwk(frameworkProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates),
-                             registry, framework::Services{});
+    framework::Framework fwk(
+        frameworkProfile(r.config->profiles[0], r.config->apiVersion, kDefaultGates), registry,
+        framework::Services{});
     EXPECT_EQ(fwk.pluginsPerExtensionPoint()["Score"], want);
     EXPECT_THAT(want, ::testing::IsSupersetOf({"TaintToleration:3", "ImageLocality:1"}));
   }
@@ -600,9 +610,9 @@ TEST(SchedulerConfigTest, ShippedExamplesLoad) {
     EXPECT_EQ(r.config->profiles[0].schedulerName, "default-scheduler");
     EXPECT_EQ(r.config->profiles[1].schedulerName, "no-image-locality");
     EXPECT_EQ(r.config->profiles[1].percentageOfNodesToScore, 50);
-    EXPECT_THAT(
-        names(effectiveProfile(r.config->profiles[1], kApiVersionV1, kDefaultGates).plugins.score.disabled),
-        ElementsAre("ImageLocality"));
+    EXPECT_THAT(names(effectiveProfile(r.config->profiles[1], kApiVersionV1, kDefaultGates)
+                          .plugins.score.disabled),
+                ElementsAre("ImageLocality"));
   }
   {
     LoadResult r = loadFile("extender.yaml");
@@ -680,7 +690,8 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
                                          "DefaultBinder",
                                          "NodeDeclaredFeatures"};
   EXPECT_EQ(names(defaultMultiPoint(kDefaultGates).enabled), v137);
-  EXPECT_EQ(names(effectiveProfile(defaultProfile(kDefaultGates), kApiVersionV1, kDefaultGates).plugins.multiPoint.enabled),
+  EXPECT_EQ(names(effectiveProfile(defaultProfile(kDefaultGates), kApiVersionV1, kDefaultGates)
+                      .plugins.multiPoint.enabled),
             v137);
   {
     features::Gates off;
@@ -696,10 +707,26 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
     std::erase(want, "DynamicResources:2");
     EXPECT_EQ(names(defaultMultiPoint(off).enabled), want);
   }
+  {
+    // The Workload API's plugins, as upstream's applyFeatureGates adds them.
+    features::Gates on;
+    ASSERT_EQ(on.set("GenericWorkload=true,TopologyAwareWorkloadScheduling=true"), std::nullopt);
+    std::vector<std::string> want = v137;
+    want.insert(want.end(),
+                {"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount:1"});
+    EXPECT_EQ(names(defaultMultiPoint(on).enabled), want);
+    framework::Framework fwk(defaultProfile(on), plugins::inTreeRegistry(), framework::Services{});
+    auto points = fwk.pluginsPerExtensionPoint();
+    EXPECT_THAT(points["PlacementGenerate"], ElementsAre("TopologyPlacementGenerator"));
+    EXPECT_THAT(points["PlacementScore"], ElementsAre("PodGroupPodsCount"));
+    EXPECT_THAT(points["PlacementFeasible"], ElementsAre("GangScheduling"));
+    EXPECT_THAT(points["PodGroupPostFilter"], ElementsAre("DefaultPreemption"));
+  }
   // What the default profile runs where: DynamicResources at PreEnqueue (after SchedulingGates),
   // PostFilter before DefaultPreemption, Reserve and PreBind after VolumeBinding, Score with
   // weight 2 after InterPodAffinity; NodeDeclaredFeatures at PreFilter and Filter, last in both.
-  framework::Framework fwk(defaultProfile(kDefaultGates), plugins::inTreeRegistry(), framework::Services{});
+  framework::Framework fwk(defaultProfile(kDefaultGates), plugins::inTreeRegistry(),
+                           framework::Services{});
   auto points = fwk.pluginsPerExtensionPoint();
   EXPECT_THAT(points["PreEnqueue"],
               ElementsAre("SchedulingGates", "DynamicResources", "DefaultPreemption"));
