@@ -30,7 +30,7 @@ struct PodGroupInfo {
   std::string name;
   // The PodGroup as the scheduler's watch holds it at the start of the cycle.
   std::shared_ptr<const api::PodGroup> podGroup;
-  // The pods this cycle places, in order (priority, then first attempt); members bound or
+  // The pods this cycle places, in order (priority, then the time they came to the queue); members bound or
   // assumed before the cycle are not among them.
   std::vector<PodPtr> pods;
 };

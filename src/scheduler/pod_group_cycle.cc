@@ -1,7 +1,8 @@
 // The pod-group cycle (GenericWorkload, KEP-4671): the pods of one PodGroup are placed together,
 // or none of them is. Upstream's rules (schedule_one_podgroup.go):
 //   - the members are taken out of the queue together, checked for one scheduler, one priority
-//     (the PodGroup's) and one preemption policy, and ordered by priority, then first attempt;
+//     (the PodGroup's) and one preemption policy, and ordered by priority, then the time they
+//     came to the queue;
 //   - each is placed with PreFilter, Filter and Score on the snapshot, assumed and reserved, so
 //     the next sees it; single-pod PostFilter (preemption) does not run;
 //   - the PlacementFeasible plugins (GangScheduling: minCount) are asked before the first pod
@@ -133,7 +134,10 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     if (groupPodPriority(a->pod()) != groupPodPriority(b->pod())) {
       return groupPodPriority(a->pod()) > groupPodPriority(b->pod());
     }
-    return a->initialAttemptTimestamp < b->initialAttemptTimestamp;
+    // Then the order they came to the queue (members tried together before keep their order:
+    // they were handed back in it).
+    if (a->timestamp != b->timestamp) return a->timestamp < b->timestamp;
+    return a->pod().metadata.name < b->pod().metadata.name;
   });
   attempts_.fetch_add(queued.size());
   spdlog::debug("attempting to schedule pod group {}/{} ({} pods)", ns, name, queued.size());
