@@ -229,6 +229,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
         m.own = error;
       }
       if (m.own.isError()) {
+        placedCount = progress.scheduled;
         return Status::error("failed to schedule other pod from a pod group: " + m.own.message());
       }
       --progress.remaining;
