@@ -52,7 +52,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kNominatedNodeNameForExpectation, "NominatedNodeNameForExpectation", kBeta, true, false,
      kSwitches},
     {F::kOpportunisticBatching, "OpportunisticBatching", kBeta, true, false, kSwitches},
-    {F::kPodGroupPreemptionPolicy, "PodGroupPreemptionPolicy", kAlpha, false, false, kRefusedOn},
+    {F::kPodGroupPreemptionPolicy, "PodGroupPreemptionPolicy", kAlpha, false, false, kSwitches},
     {F::kPodLevelResources, "PodLevelResources", kBeta, true, false, kSwitches},
     {F::kPodObservedGenerationTracking, "PodObservedGenerationTracking", kGA, true, true,
      kAlwaysOn},

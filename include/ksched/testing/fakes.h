@@ -126,6 +126,10 @@ class PodWrapper {
         {std::move(key), std::move(op), std::move(value), std::move(effect), std::nullopt});
     return *this;
   }
+  PodWrapper& preemptionPolicy(std::string policy) {
+    pod_.spec.preemptionPolicy = std::move(policy);
+    return *this;
+  }
   // spec.schedulingGroup.podGroupName.
   PodWrapper& podGroup(std::string name) {
     pod_.spec.schedulingGroup = api::PodSchedulingGroup{std::move(name)};

@@ -79,7 +79,8 @@ nlohmann::json podGroupJson(const std::string& name, int minCount,
 // A core with GenericWorkload on, the default profile plus ScriptedFeasible, and the PodGroups
 // `groups` served to its watch.
 struct GroupCore {
-  GroupCore(std::vector<std::string> script, std::vector<nlohmann::json> groups) {
+  GroupCore(std::vector<std::string> script, std::vector<nlohmann::json> groups,
+            const std::string& gates = "GenericWorkload=true") {
     Registry registry = plugins::inTreeRegistry();
     registry.add(std::string(ScriptedFeasible::kName), [this, script](Handle&) {
       auto p = std::make_unique<ScriptedFeasible>(script);
@@ -91,7 +92,7 @@ struct GroupCore {
     o.parallelism = 2;
     o.queue.podInitialBackoff = 60s;
     o.queue.podMaxBackoff = 60s;
-    EXPECT_EQ(o.features.set("GenericWorkload=true"), std::nullopt);
+    EXPECT_EQ(o.features.set(gates), std::nullopt);
     // The profile without GangScheduling (its PreEnqueue would hold the pods back until
     // minCount of them exist): the script stands in for it.
     o.profiles = {config::defaultProfile(features::Gates{})};
@@ -257,6 +258,31 @@ TEST(PodGroupCycleTest, MembersOfDifferentPriorityAreRefusedWithUpstreamsMessage
   EXPECT_EQ(c.failures({"p1", "p2"}), (std::vector<std::string>{want, want}));
   ASSERT_TRUE(eventually([&] { return !c.condition().empty(); }));
   EXPECT_EQ(c.condition(), "False/SchedulerError/" + want);
+}
+
+TEST(PodGroupCycleTest, PreemptionPoliciesMustAgreeWithTheFirstPodOrThePodGroup) {
+  auto never = [](const std::string& name) {
+    return std::move(member(name, "1", "pg").preemptionPolicy("Never"));
+  };
+  {
+    // Gate off: the pods agree among themselves.
+    GroupCore c({}, {podGroupJson("pg", 2)});
+    c.run({node("node1", "4")}, {member("p1", "1", "pg"), never("p2")});
+    ASSERT_TRUE(eventually([&] { return c.core->stats().errors == 2; }));
+    EXPECT_EQ(c.failures({"p2"})[0],
+              "all pods in a pod group hierarchy should have the same preemption policy, got Never "
+              "(\"p2\") and PreemptLowerPriority (\"p1\")");
+  }
+  {
+    // PodGroupPreemptionPolicy: the PodGroup's policy (default PreemptLowerPriority) rules.
+    GroupCore c({}, {podGroupJson("pg", 2)}, "GenericWorkload=true,PodGroupPreemptionPolicy=true");
+    c.run({node("node1", "4")}, {never("p1"), never("p2")});
+    ASSERT_TRUE(eventually([&] { return c.core->stats().errors == 2; }));
+    EXPECT_EQ(c.failures({"p1"})[0],
+              "all pods in a pod group hierarchy should have the same preemption policy as the "
+              "root pod group's preemption policy, got Never (\"p1\") and PreemptLowerPriority "
+              "(\"default/pg\")");
+  }
 }
 
 TEST(PodGroupCycleTest, AConditionThatIsTrueIsNeverTurnedBack) {
