@@ -53,10 +53,9 @@ constexpr const char* kGroup = "scheduling.k8s.io";
 // The group the CRDs are served under in the test cluster (see the file comment).
 constexpr const char* kAliasGroup = "scheduling.ksched.io";
 constexpr const char* kPodGroups =
-    "/apis/scheduling.ksched.io/v1alpha2/namespaces/workload-api/"
-    "podgroups";
+    "/apis/scheduling.ksched.io/v1alpha2/namespaces/workload-api/podgroups";
 
-// `s` with the first "<from>/" replaced by "<to>/" ("" when it has none).
+// `s` with the first "<from>/" replaced by "<to>/" (`s` itself when it has none).
 std::string swapGroup(const std::string& s, const std::string& from, const std::string& to) {
   const auto at = s.find(from + "/");
   if (at == std::string::npos) return s;
@@ -227,7 +226,7 @@ struct LiveCore {
       if (!inf)
         inf = informers.emplace_back(std::make_shared<scheduler::ObjectInformer>(admin, what));
       inf->addHandlers(std::move(h));
-      watched.push_back(path);
+      if (what.kind == "PodGroup") podGroupWatches.push_back(path);
       return std::shared_ptr<const ObjectStore>(inf);
     };
     core = std::make_unique<scheduler::SchedulerCore>(std::move(env), plugins::inTreeRegistry(),
@@ -267,7 +266,7 @@ struct LiveCore {
   AliasApi api{TestCluster::get().admin()};
   schedulertest::RecordingSink events;
   std::vector<std::shared_ptr<scheduler::ObjectInformer>> informers;
-  std::vector<std::string> watched;  // the resolved paths, one per watch asked for
+  std::vector<std::string> podGroupWatches;  // the resolved paths, one per watch asked for
   std::unique_ptr<scheduler::SchedulerCore> core;
 };
 
@@ -357,9 +356,9 @@ TEST_F(WorkloadApiIntegration, GangWithRoomIsBoundAndItsPodGroupScheduled) {
   LiveCore live;
   // Every watch of PodGroups (the core's, GangScheduling's, ...) found v1alpha2, the version the
   // CRDs serve, after v1beta1 answered 404.
-  EXPECT_THAT(live.watched,
+  EXPECT_THAT(live.podGroupWatches,
               ::testing::Each(std::string("/apis/scheduling.k8s.io/v1alpha2/podgroups")));
-  EXPECT_GE(live.watched.size(), 2u);
+  EXPECT_GE(live.podGroupWatches.size(), 2u);
   live.feed(room, names, "fits");
 
   ASSERT_TRUE(eventually([&] {
