@@ -5,6 +5,7 @@
 // condition as patched).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -135,17 +136,22 @@ struct GroupCore {
     std::ranges::sort(out);
     return out;
   }
-  // The FailedScheduling message of each pod ("" when none), in `names` order.
+  // The FailedScheduling message of each pod, in `names` order, once every one has one (the
+  // counters the tests wait on move before the events are recorded); "" for a pod that has none.
   [[nodiscard]] std::vector<std::string> failures(const std::vector<std::string>& names) const {
-    std::vector<std::string> out;
-    for (const auto& n : names) {
-      std::string msg;
-      for (const auto& e : events.withReason("FailedScheduling")) {
-        if (e.object == "default/" + n) msg = e.message;
+    auto collect = [&] {
+      std::vector<std::string> out;
+      for (const auto& n : names) {
+        std::string msg;
+        for (const auto& e : events.withReason("FailedScheduling")) {
+          if (e.object == "default/" + n) msg = e.message;
+        }
+        out.push_back(msg);
       }
-      out.push_back(msg);
-    }
-    return out;
+      return out;
+    };
+    (void)eventually([&] { return std::ranges::none_of(collect(), &std::string::empty); });
+    return collect();
   }
   // The last PodGroupInitiallyScheduled condition patched: status/reason/message.
   [[nodiscard]] std::string condition() const {
@@ -229,6 +235,7 @@ TEST(PodGroupCycleTest, APodThatDoesNotFitFailsOnItsOwnWhileTheGroupBinds) {
   EXPECT_EQ(c.bound(), (std::vector<std::string>{"default/p2->node1", "default/p3->node1"}));
   ASSERT_TRUE(eventually([&] { return !c.failures({"p1"})[0].empty(); }));
   EXPECT_EQ(c.failures({"p1"})[0], "0/1 nodes are available: 1 Insufficient cpu.");
+  ASSERT_TRUE(eventually([&] { return !c.condition().empty(); }));
   EXPECT_EQ(c.condition(), "True/Scheduled/");
 }
 
