@@ -26,57 +26,12 @@
 #include <ksched/api/decode.h>
 #include <ksched/api/pod_group.h>
 #include <ksched/api/rfc3339.h>
+#include <ksched/helper/node_overlay.h>
 
 #include "plugins/default_preemption/default_preemption.h"
 
 namespace ksched::plugins {
 namespace {
-
-// The snapshot without some pods: the nodes they left are copies.
-class VictimFreeLister final : public NodeInfoLister {
- public:
-  explicit VictimFreeLister(const NodeInfoLister& base) : base_(base) { rebuild(); }
-  void remove(const PodInfoPtr& pod) {
-    mutableNode(pod->pod->spec.nodeName)->removePod(pod->pod->metadata.uid);
-  }
-  void add(const PodInfoPtr& pod) { mutableNode(pod->pod->spec.nodeName)->addPod(pod); }
-  void rebuild() {
-    list_.clear();
-    affinity_.clear();
-    antiAffinity_.clear();
-    for (const NodeInfo* n : base_.list()) {
-      const NodeInfo* mine = get(n->name());
-      list_.push_back(mine);
-      if (!mine->podsWithAffinity().empty()) affinity_.push_back(mine);
-      if (!mine->podsWithRequiredAntiAffinity().empty()) antiAffinity_.push_back(mine);
-    }
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
-    return affinity_;
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
-      const override {
-    return antiAffinity_;
-  }
-  [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override {
-    auto it = owned_.find(nodeName);
-    return it != owned_.end() ? it->second.get() : base_.get(nodeName);
-  }
-  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
-    return base_.isPVCUsedByPods(key);
-  }
-
- private:
-  NodeInfo* mutableNode(const std::string& name) {
-    auto it = owned_.find(name);
-    if (it == owned_.end()) it = owned_.emplace(name, base_.get(name)->clone()).first;
-    return it->second.get();
-  }
-  const NodeInfoLister& base_;
-  std::map<std::string, std::shared_ptr<NodeInfo>, std::less<>> owned_;
-  std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
-};
 
 // A preemption unit: one pod, or a PodGroup disrupted whole.
 struct VictimUnit {
@@ -168,7 +123,7 @@ std::pair<PodGroupPostFilterResult, Status> DefaultPreemption::podGroupPostFilte
   std::ranges::stable_sort(units, moreImportantUnit);
 
   // 4. Without any of them, the group must fit.
-  VictimFreeLister free(nodes);
+  ksched::helper::NodeOverlay free(nodes);
   for (const auto& u : units) {
     for (const auto& pi : u.pods) free.remove(pi);
   }

@@ -30,6 +30,7 @@
 #include <ksched/api/decode.h>
 #include <ksched/api/pod_group.h>
 #include <ksched/api/rfc3339.h>
+#include <ksched/helper/node_overlay.h>
 
 #include "scheduler/pod_group_listers.h"
 #include "scheduler/scheduler_core.h"
@@ -399,7 +400,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
 Status SchedulerCore::placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,
                                      const NodeInfoLister& nodes,
                                      std::vector<std::pair<PodPtr, std::string>>& proposed) {
-  ScratchLister scratch(nodes);
+  helper::NodeOverlay scratch(nodes);
   fwk.setSnapshot(&scratch);
   CycleState groupState;
   PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(info.pods.size())};
@@ -421,8 +422,8 @@ Status SchedulerCore::placeOnScratch(framework::Framework& fwk, const PodGroupIn
     if (outcome == Algorithm::Outcome::kScheduled) {
       auto placed = std::make_shared<api::Pod>(*pod);
       placed->spec.nodeName = result.suggestedHost;
-      scratch.add(std::make_shared<const PodInfo>(std::move(placed), options_.features),
-                  result.suggestedHost);
+      scratch.add(std::make_shared<const PodInfo>(std::move(placed), options_.features));
+      scratch.rebuild();
       proposed.emplace_back(pod, result.suggestedHost);
       ++progress.scheduled;
     }

@@ -1,5 +1,6 @@
 // The node listers of the pod-group cycle (pod_group_cycle.cc): the snapshot restricted to one
-// placement, and a scratch copy for workload-aware preemption. Scheduling thread only.
+// placement (the scratch copy for workload-aware preemption is <ksched/helper/node_overlay.h>).
+// Scheduling thread only.
 #pragma once
 
 #include <functional>
@@ -53,54 +54,6 @@ class PlacementLister final : public NodeInfoLister {
  private:
   const cache::Snapshot& snapshot_;
   const std::set<std::string, std::less<>> names_;
-  std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
-};
-
-// A snapshot the pod-group preemption changed (`base`), with the group's pods added on copies
-// of their nodes: where PodGroupScheduleFn places them, the cache never sees them.
-class ScratchLister final : public NodeInfoLister {
- public:
-  explicit ScratchLister(const NodeInfoLister& base) : base_(base) { rebuild(); }
-  void add(const PodInfoPtr& pod, const std::string& node) {
-    auto it = owned_.find(node);
-    if (it == owned_.end()) {
-      const NodeInfo* n = base_.get(node);
-      if (n == nullptr) return;
-      it = owned_.emplace(node, n->clone()).first;
-    }
-    it->second->addPod(pod);
-    rebuild();
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& list() const override { return list_; }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithAffinityList() const override {
-    return affinity_;
-  }
-  [[nodiscard]] const std::vector<const NodeInfo*>& havePodsWithRequiredAntiAffinityList()
-      const override {
-    return antiAffinity_;
-  }
-  [[nodiscard]] const NodeInfo* get(std::string_view nodeName) const override {
-    auto it = owned_.find(nodeName);
-    return it != owned_.end() ? it->second.get() : base_.get(nodeName);
-  }
-  [[nodiscard]] bool isPVCUsedByPods(std::string_view key) const override {
-    return base_.isPVCUsedByPods(key);
-  }
-
- private:
-  void rebuild() {
-    list_.clear();
-    affinity_.clear();
-    antiAffinity_.clear();
-    for (const NodeInfo* n : base_.list()) {
-      const NodeInfo* mine = get(n->name());
-      list_.push_back(mine);
-      if (!mine->podsWithAffinity().empty()) affinity_.push_back(mine);
-      if (!mine->podsWithRequiredAntiAffinity().empty()) antiAffinity_.push_back(mine);
-    }
-  }
-  const NodeInfoLister& base_;
-  std::map<std::string, std::shared_ptr<NodeInfo>, std::less<>> owned_;
   std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
 };
 
