@@ -295,6 +295,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
       }
       revert();
     }
+    fwk.setSnapshot(&snapshot_);  // not a placement's lister, gone with its iteration
     if (group.ok() && feasible.empty()) {
       group = Status::unschedulable(
                   fmt::format("0/{} placements are available, first placement status: {}",
