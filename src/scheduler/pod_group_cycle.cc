@@ -32,7 +32,6 @@
 #include <ksched/api/rfc3339.h>
 #include <ksched/helper/node_overlay.h>
 
-#include "scheduler/pod_group_listers.h"
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
@@ -178,7 +177,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   // Places the members in turn on `nodes` (the snapshot, or one placement of it), asking the
   // PlacementFeasible plugins before the first and after each; returns the group's verdict. A
   // member placed is assumed and reserved; revert() takes them back.
-  auto place = [&](const NodeInfoLister& nodes, PlacementLister* placement) -> Status {
+  auto place = [&](const NodeInfoLister& nodes, helper::NodeOverlay* placement) -> Status {
     fwk.setSnapshot(&nodes);
     // A batch begun on other nodes must not hint a node outside this placement: the first pod
     // of each placement runs a full cycle on the placement's nodes, the next batch on those.
@@ -221,7 +220,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
         } else {
           ++progress.scheduled;
           cache_.updateSnapshot(snapshot_);
-          if (placement != nullptr) placement->refresh();
+          if (placement != nullptr) placement->rebuild();
         }
       } else if (outcome == Algorithm::Outcome::kUnschedulable) {
         m.own = Status::unschedulable(fitError.message());
@@ -261,7 +260,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
 
   cache_.updateSnapshot(snapshot_);
   Status group;
-  std::optional<PlacementLister> chosen;  // the framework's snapshot until the cycle ends
+  std::optional<helper::NodeOverlay> chosen;  // the framework's snapshot until the cycle ends
   if (!fwk.hasPlacementGeneratePlugins()) {
     group = place(snapshot_, nullptr);
   } else {
@@ -281,7 +280,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
         placements,
         fwk.percentageOfPlacementsToScore().value_or(options_.percentageOfPlacementsToScore));
     for (size_t k = 0; group.ok() && k < placements.size() && feasible.size() < wanted; ++k) {
-      PlacementLister nodes(snapshot_, placements[k].nodes);
+      helper::NodeOverlay nodes(snapshot_, placements[k].nodes);
       Status r = place(nodes, &nodes);
       if (k == 0) first = r;
       if (r.isError()) group = r;

@@ -2,12 +2,14 @@
 // nodes, for trying a placement without touching the scheduler's cache: workload-aware
 // preemption takes victims out and the pod-group cycle puts a group's pods in. The base is never
 // changed and must outlive the overlay; call rebuild() after add/remove and before reading the
-// lists. Not thread-safe (the scheduling thread's).
+// lists. Restricted to some nodes (a pod group's placement: one rack), list() holds only those
+// (get() still finds any). Not thread-safe (the scheduling thread's).
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,10 @@ namespace ksched::helper {
 class NodeOverlay final : public NodeInfoLister {
  public:
   explicit NodeOverlay(const NodeInfoLister& base) : base_(base) { rebuild(); }
+  NodeOverlay(const NodeInfoLister& base, const std::vector<std::string>& only)
+      : base_(base), only_(only.begin(), only.end()), restricted_(true) {
+    rebuild();
+  }
 
   // On the node the pod names (spec.nodeName); a node the base does not know is ignored.
   void add(const PodInfoPtr& pod) {
@@ -32,6 +38,7 @@ class NodeOverlay final : public NodeInfoLister {
     affinity_.clear();
     antiAffinity_.clear();
     for (const NodeInfo* n : base_.list()) {
+      if (restricted_ && !only_.contains(n->name())) continue;
       const NodeInfo* mine = get(n->name());
       list_.push_back(mine);
       if (!mine->podsWithAffinity().empty()) affinity_.push_back(mine);
@@ -67,6 +74,8 @@ class NodeOverlay final : public NodeInfoLister {
   }
 
   const NodeInfoLister& base_;
+  const std::set<std::string, std::less<>> only_;
+  const bool restricted_ = false;
   std::map<std::string, std::shared_ptr<NodeInfo>, std::less<>> owned_;
   std::vector<const NodeInfo*> list_, affinity_, antiAffinity_;
 };
