@@ -30,9 +30,15 @@ struct PodGroupInfo {
   std::string name;
   // The PodGroup as the scheduler's watch holds it at the start of the cycle.
   std::shared_ptr<const api::PodGroup> podGroup;
-  // The pods this cycle places, in order (priority, then the time they came to the queue); members bound or
-  // assumed before the cycle are not among them.
+  // The pods this cycle places, in order (priority, then the time they came to the queue); members
+  // bound or assumed before the cycle are not among them.
   std::vector<PodPtr> pods;
+  // With the CompositePodGroup gate (KEP-6012), a group may be a CompositePodGroup: a node of a
+  // tree whose leaves are PodGroups, placed in one cycle. Then `composite` is set (`podGroup`
+  // is not), `children` are its child groups (either kind) and `pods` every pod of its subtree
+  // the cycle places; PlacementFeasible's progress counts child groups, not pods.
+  std::shared_ptr<const api::CompositePodGroup> composite;
+  std::vector<PodGroupInfo> children;
 };
 
 // How far the cycle is: `scheduled` pods of `pods` placed so far, `remaining` still to try.

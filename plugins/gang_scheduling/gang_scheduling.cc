@@ -377,7 +377,13 @@ constexpr StateKey<GangCycleState> kGangCycleKey{"PlacementFeasibleGangSchedulin
 Status GangScheduling::placementFeasible(CycleState& state, const PodGroupInfo& group,
                                          const PlacementProgress& progress) {
   const GangCycleState* counted = state.read(kGangCycleKey);
-  if (counted == nullptr) {
+  if (counted == nullptr && group.composite) {
+    // A CompositePodGroup counts its child groups, all of them in the cycle.
+    auto fresh = std::make_unique<GangCycleState>();
+    fresh->minCount = group.composite->spec.schedulingPolicy.minCount();
+    state.write(kGangCycleKey, std::move(fresh));
+    counted = state.read(kGangCycleKey);
+  } else if (counted == nullptr) {
     auto fresh = std::make_unique<GangCycleState>();
     std::set<std::string> inCycle;
     for (const auto& p : group.pods) inCycle.insert(podKey(*p));

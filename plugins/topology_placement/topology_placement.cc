@@ -10,17 +10,25 @@
 namespace ksched::plugins {
 namespace {
 
+// The PodGroups whose pods are the group's: itself, or a CompositePodGroup's leaves.
+void leafGroups(const PodGroupInfo& group, std::set<std::string_view>& out) {
+  if (!group.composite) out.insert(group.name);
+  for (const PodGroupInfo& c : group.children) leafGroups(c, out);
+}
+
 // The group's pods bound or assumed before this cycle, with their nodes.
 std::vector<std::pair<const api::Pod*, const NodeInfo*>> placedMembers(
     const PodGroupInfo& group, const NodeInfoLister& nodes) {
   std::set<std::string_view> cycle;
   for (const PodPtr& p : group.pods) cycle.insert(p->metadata.uid);
+  std::set<std::string_view> leaves;
+  leafGroups(group, leaves);
   std::vector<std::pair<const api::Pod*, const NodeInfo*>> out;
   for (const NodeInfo* n : nodes.list()) {
     for (const PodInfoPtr& pi : n->pods()) {
       const api::Pod& p = *pi->pod;
       const std::string* g = p.spec.podGroupName();
-      if (g != nullptr && *g == group.name && p.metadata.namespace_ == group.ns &&
+      if (g != nullptr && leaves.contains(*g) && p.metadata.namespace_ == group.ns &&
           !cycle.contains(p.metadata.uid)) {
         out.emplace_back(&p, n);
       }
@@ -35,8 +43,9 @@ Status TopologyPlacementGenerator::generatePlacements(CycleState& /*state*/,
                                                       const PodGroupInfo& group,
                                                       const NodeInfoLister& nodes,
                                                       std::vector<Placement>& placements) {
-  const std::vector<std::string>* keys =
-      group.podGroup ? &group.podGroup->spec.topologyKeys : nullptr;
+  const std::vector<std::string>* keys = group.composite  ? &group.composite->spec.topologyKeys
+                                         : group.podGroup ? &group.podGroup->spec.topologyKeys
+                                                          : nullptr;
   if (keys == nullptr || keys->empty()) {
     Placement all{"", {}};
     for (const NodeInfo* n : nodes.list()) all.nodes.push_back(n->name());

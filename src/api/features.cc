@@ -13,7 +13,7 @@ using F = Feature;
 // Upstream's stages and defaults at Kubernetes 1.37 (pkg/features and the scheduler's own
 // feature list), name order.
 constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
-    {F::kCompositePodGroup, "CompositePodGroup", kAlpha, false, false, kRefusedOn},
+    {F::kCompositePodGroup, "CompositePodGroup", kAlpha, false, false, kSwitches},
     {F::kDRAAdminAccess, "DRAAdminAccess", kGA, true, true, kAlwaysOn},
     {F::kDRAConsumableCapacity, "DRAConsumableCapacity", kBeta, true, false, kSwitches},
     {F::kDRADerivedAttributes, "DRADerivedAttributes", kAlpha, false, false, kNotYet},

@@ -2,6 +2,7 @@
 // by one, as upstream 1.36 queued them, and the scheduling loop takes the others out when it pops
 // one of them.
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,18 +12,17 @@
 
 namespace ksched::queue {
 
-void SchedulingQueue::addGroupMember(PodPtr pod) {
+void SchedulingQueue::addGroupMember(PodPtr pod, const std::set<std::string, std::less<>>& scope) {
   auto podInfo = std::make_shared<const PodInfo>(pod, options_.features);
-  const std::string& group = *pod->spec.podGroupName();
   std::lock_guard lock(mu_);
   auto info = newInfo(std::move(podInfo));
   if (Entry* old = find(info->pod().metadata.uid)) destroy(old);
   Entry* e = newEntry(std::move(info));
   const bool admitted = moveToActiveQ(e, kEventPodAdd);
   if (admitted) nominator_.addNominatedPodFromStatus(e->info->podInfo);
-  // The event concerns the pod's own group. A sibling held back by the plugin that holds this
-  // pod back would be held again (its verdict is the group's: GangScheduling's minCount), so it
-  // is not asked: a gang of n pods costs n hints, not n^2 PreEnqueue runs.
+  // The event concerns the pod's own group (its tree, `scope`). A sibling held back by the plugin
+  // that holds this pod back would be held again (its verdict is the group's: GangScheduling's
+  // minCount), so it is not asked: a gang of n pods costs n hints, not n^2 PreEnqueue runs.
   const std::string gatedBy = admitted ? std::string() : e->info->gatingPlugin;
   const ClusterEvent event{EventResource::kUnscheduledPod, kAdd, {}};
   const EventObject added = pod;
@@ -31,7 +31,7 @@ void SchedulingQueue::addGroupMember(PodPtr pod) {
   for (const auto& [uid, other] : unschedulable_) {
     const api::Pod& p = other->info->pod();
     const std::string* g = p.spec.podGroupName();
-    if (other == e || g == nullptr || *g != group ||
+    if (other == e || g == nullptr || !scope.contains(*g) ||
         p.metadata.namespace_ != pod->metadata.namespace_ ||
         (!gatedBy.empty() && other->info->gatingPlugin == gatedBy)) {
       continue;
@@ -47,17 +47,14 @@ void SchedulingQueue::addGroupMember(PodPtr pod) {
 }
 
 std::vector<std::unique_ptr<QueuedPodInfo>> SchedulingQueue::popGroupMembers(
-    const api::Pod& member) {
+    const std::string& ns, const std::set<std::string, std::less<>>& groups) {
   std::vector<std::unique_ptr<QueuedPodInfo>> out;
-  const std::string* group = member.spec.podGroupName();
-  if (group == nullptr) return out;
   std::lock_guard lock(mu_);
   std::vector<Entry*> taken;
   for (const auto& [uid, e] : entries_) {
     const api::Pod& p = e->info->pod();
     const std::string* g = p.spec.podGroupName();
-    if (g == nullptr || *g != *group || p.metadata.namespace_ != member.metadata.namespace_ ||
-        e->gated()) {
+    if (g == nullptr || !groups.contains(*g) || p.metadata.namespace_ != ns || e->gated()) {
       continue;
     }
     taken.push_back(e.get());

@@ -65,6 +65,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -181,13 +182,16 @@ class SchedulingQueue {
   // UnscheduledPod/Add event for the unschedulable pods of its group (its siblings waiting at
   // PreEnqueue for minCount), under the same lock, so that the scheduling loop never pops the
   // pod that completes a gang before its siblings are let in. Siblings held back by the plugin
-  // that holds the new pod back are not asked (they would be held again).
-  void addGroupMember(PodPtr pod);
-  // The other queued pods of `member`'s PodGroup (activeQ, backoffQ and unschedulablePods, not
+  // that holds the new pod back are not asked (they would be held again). `scope`: the
+  // PodGroups (of the pod's namespace) whose pods are asked: its own, or with CompositePodGroups
+  // every PodGroup of its tree.
+  void addGroupMember(PodPtr pod, const std::set<std::string, std::less<>>& scope);
+  // The queued pods of the PodGroups `groups` of `ns` (activeQ, backoffQ and unschedulablePods, not
   // those a PreEnqueue plugin holds back), taken out as pop() takes a pod (attempts counted,
   // in flight), in no particular order. The scheduling cycle advances by one per pod taken: the
   // pod-group cycle numbers its pods' attempts from the cycle of the pop() that began it.
-  std::vector<std::unique_ptr<QueuedPodInfo>> popGroupMembers(const api::Pod& member);
+  std::vector<std::unique_ptr<QueuedPodInfo>> popGroupMembers(
+      const std::string& ns, const std::set<std::string, std::less<>>& groups);
 
   // Hands back a pod whose attempt failed. The caller sets unschedulablePlugins (empty for
   // errors) and must not hand back a pod that was deleted meanwhile. Records the failure time

@@ -43,17 +43,48 @@ std::string groupPodPreemptionPolicy(const api::Pod& p) {
   return p.spec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
 }
 
+const api::GroupSpecCommon& groupSpec(const PodGroupInfo& g) {
+  return g.composite ? static_cast<const api::GroupSpecCommon&>(g.composite->spec)
+                     : g.podGroup->spec;
+}
+
+// The groups of the tree, root first.
+void treeGroups(const GroupNode& node, std::vector<const GroupNode*>& out) {
+  out.push_back(&node);
+  for (const GroupNode& c : node.children) treeGroups(c, out);
+}
+
 // Upstream validatePodGroup's messages: "" when the members may be placed together.
-std::string validateGroup(const api::PodGroup& pg,
-                          const std::vector<std::unique_ptr<QueuedPodInfo>>& members,
+std::string validateGroup(const GroupNode& root, const std::vector<GroupMember>& members,
                           bool groupPolicy) {
-  const api::Pod& first = members.front()->pod();
-  const std::string key = api::groupKey(pg.metadata.namespace_, pg.metadata.name);
-  const int32_t rootPriority = pg.spec.priority.value_or(0);
+  const api::Pod& first = members.front().qpi->pod();
+  const std::string key = api::groupKey(root.info.ns, root.info.name);
+  const api::GroupSpecCommon& rootSpec = groupSpec(root.info);
+  const int32_t rootPriority = rootSpec.priority.value_or(0);
   const std::string rootPolicy =
-      pg.spec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
-  for (const auto& m : members) {
-    const api::Pod& p = m->pod();
+      rootSpec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
+  std::vector<const GroupNode*> groups;
+  treeGroups(root, groups);
+  for (const GroupNode* g : groups) {
+    const api::GroupSpecCommon& spec = groupSpec(g->info);
+    const std::string gkey = api::groupKey(g->info.ns, g->info.name);
+    if (spec.priority.value_or(0) != rootPriority) {
+      return fmt::format(
+          "all pod groups in a hierarchy should have the same priority as the root pod group's "
+          "priority, got {} ({:?}) and {} ({:?})",
+          spec.priority.value_or(0), gkey, rootPriority, key);
+    }
+    const std::string policy =
+        spec.preemptionPolicy.value_or(std::string(api::kPreemptLowerPriority));
+    if (groupPolicy && policy != rootPolicy) {
+      return fmt::format(
+          "all pod groups in a hierarchy should have the same preemption policy as the root pod "
+          "group's preemption policy, got {} ({:?}) and {} ({:?})",
+          policy, gkey, rootPolicy, key);
+    }
+  }
+  for (const GroupMember& m : members) {
+    const api::Pod& p = m.qpi->pod();
     if (p.spec.schedulerName != first.spec.schedulerName) {
       return fmt::format(
           "all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "
@@ -83,32 +114,47 @@ std::string validateGroup(const api::PodGroup& pg,
   return "";
 }
 
-// How many feasible placements to find before scoring them: `percentage` of them (the profile's
-// percentageOfPlacementsToScore, else the configuration's), or with 0 upstream's adaptive share:
-// all of them while the placements hold few nodes in all, 10 % at 5000 nodes, down to 5 %; at
-// least one.
-size_t feasiblePlacementsToFind(const std::vector<Placement>& placements, int32_t percentage) {
-  size_t nodes = 0;
-  for (const auto& p : placements) nodes += p.nodes.size();
-  const double pct = percentage > 0
-                         ? percentage
-                         : std::max(5.0, 100.0 - 90.0 * static_cast<double>(nodes) / 5000.0);
-  const auto n = static_cast<size_t>(std::ceil(static_cast<double>(placements.size()) * pct / 100));
-  return std::max<size_t>(1, n);
+// Hands the members to their leaves (in order: priority, then the time they came to the
+// queue) and gives each group its pods; the members end up in the tree's order.
+void distributeMembers(GroupNode& node, std::vector<std::unique_ptr<QueuedPodInfo>>& queued,
+                       std::vector<GroupMember>& members, int64_t cycle) {
+  node.info.pods.clear();
+  if (!node.composite()) {
+    for (auto& q : queued) {
+      if (q && *q->pod().spec.podGroupName() == node.info.name) {
+        GroupMember m;
+        m.cycle = cycle + static_cast<int64_t>(members.size());
+        node.info.pods.push_back(q->podInfo->pod);
+        m.qpi = std::move(q);
+        node.members.push_back(members.size());
+        members.push_back(std::move(m));
+      }
+    }
+    return;
+  }
+  node.info.children.clear();
+  for (GroupNode& c : node.children) {
+    distributeMembers(c, queued, members, cycle);
+    node.info.pods.insert(node.info.pods.end(), c.info.pods.begin(), c.info.pods.end());
+    node.info.children.push_back(c.info);
+  }
 }
 
-// One pod of the cycle.
-struct GroupMember {
-  std::unique_ptr<QueuedPodInfo> qpi;
-  CycleState state;
-  int64_t cycle = 0;
-  std::string node;
-  PodInfoPtr assumed;
-  bool evaluated = false;
-  bool placed = false;
-  Status own;  // why it was not placed (evaluated, not placed)
-  std::set<std::string, std::less<>> plugins;
-};
+// Upstream: a group that failed makes every group below it that did not fail on its own fail
+// with its status (an error, every group below).
+void inheritFailure(GroupNode& node, const Status* above) {
+  if (above != nullptr && (above->isError() || node.status.ok() || !node.evaluated)) {
+    node.status = *above;
+    node.evaluated = true;
+  }
+  const Status* next = node.status.ok() ? nullptr : &node.status;
+  for (GroupNode& c : node.children) inheritFailure(c, next);
+}
+
+void leavesOf(GroupNode& node, std::vector<GroupNode*>& out) {
+  if (!node.composite()) out.push_back(&node);
+  for (GroupNode& c : node.children) leavesOf(c, out);
+}
 
 }  // namespace
 
@@ -117,7 +163,15 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   const auto start = std::chrono::steady_clock::now();
   const std::string ns = first->pod().metadata.namespace_;
   const std::string name = *first->pod().spec.podGroupName();
-  std::vector<std::unique_ptr<QueuedPodInfo>> queued = queue_->popGroupMembers(first->pod());
+  GroupNode root;
+  std::string invalid = groupTree(ns, name, root);
+  std::set<std::string, std::less<>> scope{name};
+  if (invalid.empty()) {
+    std::vector<GroupNode*> leaves;
+    leavesOf(root, leaves);
+    for (const GroupNode* l : leaves) scope.insert(l->info.name);
+  }
+  std::vector<std::unique_ptr<QueuedPodInfo>> queued = queue_->popGroupMembers(ns, scope);
   queued.push_back(std::move(first));
   // Pods deleted, bound or assumed meanwhile are not attempted (upstream
   // skipPodGroupPodSchedule).
@@ -140,194 +194,124 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     return a->pod().metadata.name < b->pod().metadata.name;
   });
   attempts_.fetch_add(queued.size());
-  spdlog::debug("attempting to schedule pod group {}/{} ({} pods)", ns, name, queued.size());
+  spdlog::debug("attempting to schedule pod group {}/{} ({} pods)", ns, root.info.name,
+                queued.size());
 
+  std::vector<GroupMember> members;
+  if (invalid.empty()) distributeMembers(root, queued, members, cycle);
+  for (auto& q : queued) {
+    if (!q) continue;
+    // A pod of a group the tree does not hold (the tree changed meanwhile): tried next time.
+    GroupMember m;
+    m.cycle = cycle + static_cast<int64_t>(members.size());
+    m.qpi = std::move(q);
+    members.push_back(std::move(m));
+  }
   // Checks before any placement: a failure is the scheduler's error for every pod.
-  const std::shared_ptr<const api::PodGroup> pg = podGroupOf(ns, name);
-  std::string invalid;
-  if (!pg) {
-    invalid = fmt::format("failed to get pod group state: pod group {:?} not found", name);
-  } else {
+  if (invalid.empty()) {
     invalid = validateGroup(
-        *pg, queued, options_.features.enabled(features::Feature::kPodGroupPreemptionPolicy));
+        root, members, options_.features.enabled(features::Feature::kPodGroupPreemptionPolicy));
+  }
+  if (invalid.empty() && members.size() != root.info.pods.size()) {
+    invalid = "scheduling error for pod group, some pods were not processed";
   }
   if (!invalid.empty()) {
-    errors_.fetch_add(queued.size());
-    for (auto& q : queued) {
-      handleFailure(fwk, std::move(q), Status::error(invalid), invalid, cycle, start,
+    errors_.fetch_add(members.size());
+    for (auto& m : members) {
+      handleFailure(fwk, std::move(m.qpi), Status::error(invalid), invalid, m.cycle, start,
                     std::string());
     }
-    if (pg) {
-      writePodGroupCondition(*pg, "False", std::string(api::kPodGroupReasonSchedulerError),
-                             invalid);
+    std::vector<const GroupNode*> groups;
+    if (root.info.podGroup || root.info.composite) treeGroups(root, groups);
+    for (const GroupNode* g : groups) {
+      if (g->composite()) {
+        writePodGroupCondition(*g->info.composite, "False",
+                               std::string(api::kPodGroupReasonSchedulerError), invalid);
+      } else {
+        writePodGroupCondition(*g->info.podGroup, "False",
+                               std::string(api::kPodGroupReasonSchedulerError), invalid);
+      }
     }
     return;
   }
 
-  std::vector<GroupMember> members(queued.size());
-  PodGroupInfo info{.ns = ns, .name = name, .podGroup = pg, .pods = {}};
-  for (size_t i = 0; i < queued.size(); ++i) {
-    members[i].cycle = cycle + static_cast<int64_t>(i);
-    info.pods.push_back(queued[i]->podInfo->pod);
-    members[i].qpi = std::move(queued[i]);
-  }
   if (options_.metrics != nullptr) fwk.setRecordPluginMetrics(sampler_() % 100 < 10);
-  int32_t placedCount = 0;
+  GroupPlacer placer(*this, fwk, members);
+  Status group = placer.run(root);
 
-  // Places the members in turn on `nodes` (the snapshot, or one placement of it), asking the
-  // PlacementFeasible plugins before the first and after each; returns the group's verdict. A
-  // member placed is assumed and reserved; revert() takes them back.
-  auto place = [&](const NodeInfoLister& nodes, helper::NodeOverlay* placement) -> Status {
-    fwk.setSnapshot(&nodes);
-    // A batch begun on other nodes must not hint a node outside this placement: the first pod
-    // of each placement runs a full cycle on the placement's nodes, the next batch on those.
-    if (placement != nullptr) algorithm_.placementFailed(fwk);
-    CycleState groupState;
-    PlacementProgress progress{.scheduled = 0, .remaining = static_cast<int32_t>(members.size())};
-    // A Wait counts as a rejection until a later answer says Success.
-    auto verdict = [](Status s) {
-      if (s.isWait()) return Status::unschedulable(s.message()).withPlugin(s.plugin());
-      if (s.isError() && !s.plugin().empty()) {
-        return Status::error("failed to evaluate placement feasibility: " + s.message())
-            .withPlugin(s.plugin());
-      }
-      return s;
-    };
-    Status feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
-    Status group = verdict(feasible);
-    bool stop = !feasible.ok() && !feasible.isWait();
-    for (size_t i = 0; i < members.size() && !stop; ++i) {
-      GroupMember& m = members[i];
-      m.state = CycleState();
-      m.evaluated = true;
-      m.plugins.clear();
-      const PodPtr pod = m.qpi->podInfo->pod;
-      ScheduleResult result;
-      FitError fitError;
-      Status error;
-      const auto outcome =
-          algorithm_.schedulePod(fwk, m.state, pod, m.cycle, nodes,
-                                 options_.percentageOfNodesToScore, result, fitError, error);
-      if (outcome == Algorithm::Outcome::kScheduled) {
-        m.own = assumeAndReserve(fwk, m.state, *pod, result.suggestedHost, m.assumed);
-        m.node = result.suggestedHost;
-        m.placed = m.own.ok();
-        if (!m.placed) {
-          if (placement == nullptr) algorithm_.placementFailed(fwk);
-          if (m.assumed) (void)cache_.forgetPod(pod->metadata.uid);
-          m.assumed.reset();
-          if (m.own.isRejected() && !m.own.plugin().empty()) m.plugins.insert(m.own.plugin());
-        } else {
-          ++progress.scheduled;
-          cache_.updateSnapshot(snapshot_);
-          if (placement != nullptr) placement->rebuild();
-        }
-      } else if (outcome == Algorithm::Outcome::kUnschedulable) {
-        m.own = Status::unschedulable(fitError.message());
-        m.plugins = fitError.diagnosis.unschedulablePlugins;
+  std::map<std::string, std::string> nominations;
+  std::set<std::string, std::less<>> plugins;
+  if (!group.ok()) {
+    if (placer.everPlaced()) algorithm_.placementFailed(fwk);
+    // Each pod may come back on any event that could have helped one of them, so they come
+    // back together.
+    if (!group.isError()) {
+      for (const auto& m : members) plugins.insert(m.plugins.begin(), m.plugins.end());
+      if (!group.plugin().empty()) plugins.insert(group.plugin());
+    }
+    // Workload-aware preemption: only for a group that more room would let in.
+    if (group.code() == Code::kUnschedulable && fwk.hasPodGroupPostFilterPlugins() &&
+        !root.composite()) {
+      cache_.updateSnapshot(snapshot_);
+      fwk.setSnapshot(&snapshot_);
+      CycleState postFilterState;
+      auto [result, s] = fwk.runPodGroupPostFilterPlugins(
+          postFilterState, root.info, snapshot_,
+          [&](const NodeInfoLister& nodes, std::vector<std::pair<PodPtr, std::string>>& proposed) {
+            return placeOnScratch(fwk, root.info, nodes, proposed);
+          });
+      if (s.isError()) {
+        group = s;
       } else {
-        m.own = error;
+        if (!result.message.empty()) {
+          group = Status::unschedulable(group.message() + ", " + result.message)
+                      .withPlugin(group.plugin());
+        }
+        if (s.ok()) nominations = std::move(result.nominations);
       }
-      if (m.own.isError()) {
-        placedCount = progress.scheduled;
-        return Status::error("failed to schedule other pod from a pod group: " + m.own.message());
-      }
-      --progress.remaining;
-      feasible = fwk.runPlacementFeasiblePlugins(groupState, info, progress);
-      group = verdict(feasible);
-      stop = !feasible.ok() && !feasible.isWait();
+      root.status = group;
     }
-    placedCount = progress.scheduled;
-    if (group.ok() && progress.scheduled == 0) {
-      group = Status::unschedulable("no pods were schedulable");
-    }
-    return group;
-  };
-  // Takes back every member placed (in reverse order) and forgets how each fared.
-  auto revert = [&] {
-    for (auto it = members.rbegin(); it != members.rend(); ++it) {
-      if (it->placed) {
-        fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
-        (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
-      }
-      it->placed = false;
-      it->evaluated = false;
-      it->assumed.reset();
-      it->own = Status();
-    }
-    cache_.updateSnapshot(snapshot_);
-  };
-
-  cache_.updateSnapshot(snapshot_);
-  Status group;
-  std::optional<helper::NodeOverlay> chosen;  // the framework's snapshot until the cycle ends
-  if (!fwk.hasPlacementGeneratePlugins()) {
-    group = place(snapshot_, nullptr);
+    spdlog::info("pod group {}/{} not scheduled: {}", ns, root.info.name, group.message());
   } else {
-    // Topology-aware: the group is placed on each placement in turn and taken back; the best
-    // feasible placement (PlacementScore) is placed again, for good.
-    fwk.setSnapshot(&snapshot_);
-    CycleState groupState;
-    std::vector<Placement> placements;
-    group = fwk.runPlacementGeneratePlugins(groupState, info, snapshot_, placements);
-    if (group.ok() && placements.empty()) {
-      group = Status::unschedulable("no feasible placements found");
-    }
-    std::vector<const Placement*> feasible;
-    std::vector<PodGroupAssignments> assignments;
-    Status first;
-    const size_t wanted = feasiblePlacementsToFind(
-        placements,
-        fwk.percentageOfPlacementsToScore().value_or(options_.percentageOfPlacementsToScore));
-    for (size_t k = 0; group.ok() && k < placements.size() && feasible.size() < wanted; ++k) {
-      helper::NodeOverlay nodes(snapshot_, placements[k].nodes);
-      Status r = place(nodes, &nodes);
-      if (k == 0) first = r;
-      if (r.isError()) group = r;
-      if (r.ok()) {
-        PodGroupAssignments a{.placement = &placements[k], .proposed = {}};
-        for (const auto& m : members) {
-          if (m.placed) a.proposed.emplace_back(m.assumed->pod, m.node);
-        }
-        feasible.push_back(&placements[k]);
-        assignments.push_back(std::move(a));
-      }
-      revert();
-    }
-    fwk.setSnapshot(&snapshot_);  // not a placement's lister, gone with its iteration
-    if (group.ok() && feasible.empty()) {
-      group = Status::unschedulable(
-                  fmt::format("0/{} placements are available, first placement status: {}",
-                              placements.size(), first.message()))
-                  .withPlugin(first.plugin());
-    } else if (group.ok()) {
-      size_t best = 0;
-      if (feasible.size() > 1) {
-        fwk.setSnapshot(&snapshot_);
-        std::vector<int64_t> totals;
-        group = fwk.runPlacementScorePlugins(groupState, info, snapshot_, assignments, totals);
-        for (size_t k = 1; group.ok() && k < totals.size(); ++k) {
-          if (totals[k] > totals[best]) best = k;
-        }
-      }
-      if (group.ok()) {
-        chosen.emplace(snapshot_, feasible[best]->nodes);
-        group = place(*chosen, &*chosen);
-      }
+    spdlog::debug("scheduled pod group {}/{}", ns, root.info.name);
+  }
+  inheritFailure(root, nullptr);
+  std::vector<GroupNode*> leaves;
+  leavesOf(root, leaves);
+  for (GroupNode* leaf : leaves) submitGroup(fwk, *leaf, members, nominations, plugins, start);
+  fwk.setSnapshot(nullptr);
+  std::vector<const GroupNode*> groups;
+  treeGroups(root, groups);
+  for (const GroupNode* g : groups) {
+    const Status& s = g->status;
+    const std::string status = s.ok() ? "True" : "False";
+    const std::string reason(s.ok()        ? api::kPodGroupReasonScheduled
+                             : s.isError() ? api::kPodGroupReasonSchedulerError
+                                           : api::kPodGroupReasonUnschedulable);
+    if (g->composite()) {
+      writePodGroupCondition(*g->info.composite, status, reason, s.message());
+    } else {
+      writePodGroupCondition(*g->info.podGroup, status, reason, s.message());
     }
   }
+}
 
+void SchedulerCore::submitGroup(framework::Framework& fwk, GroupNode& leaf,
+                                std::vector<GroupMember>& members,
+                                const std::map<std::string, std::string>& nominations,
+                                const std::set<std::string, std::less<>>& plugins,
+                                std::chrono::steady_clock::time_point start) {
+  const Status& group = leaf.status;
   if (group.ok()) {
     // Every pod placed goes to binding (through Permit); the others fail on their own.
-    std::vector<Status> permits(members.size());
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (members[i].placed) {
-        permits[i] = runPermit(fwk, members[i].state, *members[i].assumed->pod, members[i].node);
-      }
+    fwk.setSnapshot(&snapshot_);
+    std::vector<Status> permits(leaf.members.size());
+    for (size_t i = 0; i < leaf.members.size(); ++i) {
+      GroupMember& m = members[leaf.members[i]];
+      if (m.placed) permits[i] = runPermit(fwk, m.state, *m.assumed->pod, m.node);
     }
-    fwk.setSnapshot(nullptr);
-    for (size_t i = 0; i < members.size(); ++i) {
-      GroupMember& m = members[i];
+    for (size_t i = 0; i < leaf.members.size(); ++i) {
+      GroupMember& m = members[leaf.members[i]];
       if (m.placed && (permits[i].ok() || permits[i].isWait())) {
         handToBinding(fwk, std::move(m.qpi), std::move(m.assumed), m.node, std::move(m.state),
                       m.cycle, start, permits[i].isWait());
@@ -339,49 +323,11 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
         handleFailure(fwk, std::move(m.qpi), m.own, m.own.message(), m.cycle, start, std::string());
       }
     }
-    spdlog::debug("scheduled pod group {}/{}", ns, name);
-    writePodGroupCondition(*pg, "True", std::string(api::kPodGroupReasonScheduled), "");
     return;
   }
-
-  // Rejected: nothing of the group stays placed. Each pod may come back on any event that
-  // could have helped one of them, so they come back together.
-  std::set<std::string, std::less<>> plugins;
-  if (!group.isError()) {
-    for (const auto& m : members) plugins.insert(m.plugins.begin(), m.plugins.end());
-    if (!group.plugin().empty()) plugins.insert(group.plugin());
-  }
-  for (auto it = members.rbegin(); it != members.rend(); ++it) {
-    if (!it->placed) continue;
-    fwk.runReservePluginsUnreserve(it->state, *it->assumed->pod, it->node);
-    (void)cache_.forgetPod(it->assumed->pod->metadata.uid);
-    it->placed = false;
-  }
-  if (placedCount > 0) algorithm_.placementFailed(fwk);
-  // Workload-aware preemption: only for a group that more room would let in.
-  std::map<std::string, std::string> nominations;
-  if (group.code() == Code::kUnschedulable && fwk.hasPodGroupPostFilterPlugins()) {
-    cache_.updateSnapshot(snapshot_);
-    fwk.setSnapshot(&snapshot_);
-    CycleState postFilterState;
-    auto [result, s] = fwk.runPodGroupPostFilterPlugins(
-        postFilterState, info, snapshot_,
-        [&](const NodeInfoLister& nodes, std::vector<std::pair<PodPtr, std::string>>& proposed) {
-          return placeOnScratch(fwk, info, nodes, proposed);
-        });
-    if (s.isError()) {
-      group = s;
-    } else {
-      if (!result.message.empty()) {
-        group = Status::unschedulable(group.message() + ", " + result.message)
-                    .withPlugin(group.plugin());
-      }
-      if (s.ok()) nominations = std::move(result.nominations);
-    }
-  }
-  fwk.setSnapshot(nullptr);
-  spdlog::info("pod group {}/{} not scheduled: {}", ns, name, group.message());
-  for (auto& m : members) {
+  // Rejected: nothing of the group stays placed (the placer took it back).
+  for (size_t i : leaf.members) {
+    GroupMember& m = members[i];
     // A pod Filter rejected says why in its own words; the others carry the group's.
     const bool ownWords = m.evaluated && (m.own.isRejected() || m.own.isError());
     const Status& s = ownWords && !group.isError() ? m.own : group;
@@ -391,10 +337,6 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     handleFailure(fwk, std::move(m.qpi), s, s.message(), m.cycle, start,
                   nominated == nominations.end() ? std::string() : nominated->second);
   }
-  writePodGroupCondition(*pg, "False",
-                         std::string(group.isError() ? api::kPodGroupReasonSchedulerError
-                                                     : api::kPodGroupReasonUnschedulable),
-                         group.message());
 }
 
 Status SchedulerCore::placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,

@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +47,119 @@ void SchedulerCore::watchPodGroups() {
                                     .alternatives = {std::string(api::kPodGroupsV1alpha2)},
                                     .optional = true},
                         std::move(h));
+  if (!options_.features.enabled(features::Feature::kCompositePodGroup)) return;
+  auto putComposite = [this](const UnstructuredPtr& o) {
+    try {
+      auto cpg = std::make_shared<const api::CompositePodGroup>(
+          api::decode<api::CompositePodGroup>(o->object));
+      std::lock_guard lock(podGroupsMu_);
+      composites_[api::groupKey(cpg->metadata.namespace_, cpg->metadata.name)] = std::move(cpg);
+    } catch (const api::DecodeError& e) {
+      spdlog::warn("CompositePodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
+                   e.what());
+    }
+  };
+  ObjectEventHandlers c;
+  c.onAdd = putComposite;
+  c.onUpdate = [putComposite](const UnstructuredPtr&, const UnstructuredPtr& n) {
+    putComposite(n);
+  };
+  c.onDelete = [this](const UnstructuredPtr& o) {
+    std::lock_guard lock(podGroupsMu_);
+    composites_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
+  };
+  compositeWatch_ =
+      env_.watchObjects(ObjectWatch{.kind = "CompositePodGroup",
+                                    .path = std::string(api::kCompositePodGroupsV1alpha3),
+                                    .labelSelector = "",
+                                    .alternatives = {},
+                                    .optional = true},
+                        std::move(c));
+}
+
+namespace {
+
+// Upstream's limit on a tree's depth (KEP-6012).
+constexpr int kMaxGroupTreeDepth = 4;
+
+// The children of the CompositePodGroup `parent` of `ns`, in name order.
+void addChildren(
+    GroupNode& node, const std::string& ns,
+    const std::unordered_map<std::string, std::shared_ptr<const api::PodGroup>>& podGroups,
+    const std::unordered_map<std::string, std::shared_ptr<const api::CompositePodGroup>>&
+        composites,
+    int depth) {
+  std::map<std::string, GroupNode> children;
+  for (const auto& [key, cpg] : composites) {
+    const auto& parent = cpg->spec.parentCompositePodGroupName;
+    if (cpg->metadata.namespace_ != ns || !parent || *parent != node.info.name) continue;
+    GroupNode c;
+    c.info = PodGroupInfo{.ns = ns, .name = cpg->metadata.name, .composite = cpg};
+    if (depth < kMaxGroupTreeDepth) addChildren(c, ns, podGroups, composites, depth + 1);
+    children.emplace("c/" + cpg->metadata.name, std::move(c));
+  }
+  for (const auto& [key, pg] : podGroups) {
+    const auto& parent = pg->spec.parentCompositePodGroupName;
+    if (pg->metadata.namespace_ != ns || !parent || *parent != node.info.name) continue;
+    GroupNode c;
+    c.info = PodGroupInfo{.ns = ns, .name = pg->metadata.name, .podGroup = pg};
+    children.emplace("p/" + pg->metadata.name, std::move(c));
+  }
+  for (auto& [name, c] : children) node.children.push_back(std::move(c));
+}
+
+}  // namespace
+
+std::string SchedulerCore::groupTree(const std::string& ns, const std::string& podGroup,
+                                     GroupNode& root) const {
+  std::lock_guard lock(podGroupsMu_);
+  auto pg = podGroups_.find(api::groupKey(ns, podGroup));
+  if (pg == podGroups_.end()) {
+    return fmt::format("failed to get pod group state: pod group {:?} not found", podGroup);
+  }
+  const auto& parentName = pg->second->spec.parentCompositePodGroupName;
+  if (!options_.features.enabled(features::Feature::kCompositePodGroup) || !parentName) {
+    root.info = PodGroupInfo{.ns = ns, .name = podGroup, .podGroup = pg->second};
+    return "";
+  }
+  // Up to the root, then its whole tree down.
+  std::shared_ptr<const api::CompositePodGroup> top;
+  std::string name = *parentName;
+  for (int depth = 1;; ++depth) {
+    auto it = composites_.find(api::groupKey(ns, name));
+    if (it == composites_.end()) {
+      return fmt::format(
+          "failed to get composite pod group state: composite pod group {:?} "
+          "not found",
+          name);
+    }
+    if (depth > kMaxGroupTreeDepth) {
+      return fmt::format("composite pod group {:?} is more than {} levels deep", name,
+                         kMaxGroupTreeDepth);
+    }
+    top = it->second;
+    if (!top->spec.parentCompositePodGroupName) break;
+    name = *top->spec.parentCompositePodGroupName;
+  }
+  root.info = PodGroupInfo{.ns = ns, .name = top->metadata.name, .composite = top};
+  addChildren(root, ns, podGroups_, composites_, 1);
+  return "";
+}
+
+std::set<std::string, std::less<>> SchedulerCore::groupScope(const api::Pod& pod) const {
+  const std::string& own = *pod.spec.podGroupName();
+  std::set<std::string, std::less<>> scope{own};
+  if (!options_.features.enabled(features::Feature::kCompositePodGroup)) return scope;
+  GroupNode root;
+  if (!groupTree(pod.metadata.namespace_, own, root).empty()) return scope;
+  std::vector<const GroupNode*> stack{&root};
+  while (!stack.empty()) {
+    const GroupNode* n = stack.back();
+    stack.pop_back();
+    if (!n->composite()) scope.insert(n->info.name);
+    for (const GroupNode& c : n->children) stack.push_back(&c);
+  }
+  return scope;
 }
 
 std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string& ns,
@@ -56,28 +171,48 @@ std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string
 
 void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
                                            std::string reason, std::string message) {
-  const std::string type(pg.initiallyScheduledType());
+  writeGroupCondition("podgroups", pg.apiVersion, pg.metadata, pg.status,
+                      std::string(pg.initiallyScheduledType()),
+                      api::Condition{.type = "",
+                                     .status = std::move(status),
+                                     .reason = std::move(reason),
+                                     .message = std::move(message),
+                                     .lastTransitionTime = "",
+                                     .observedGeneration = std::nullopt});
+}
+
+void SchedulerCore::writePodGroupCondition(const api::CompositePodGroup& cpg, std::string status,
+                                           std::string reason, std::string message) {
+  writeGroupCondition("compositepodgroups", cpg.apiVersion, cpg.metadata, cpg.status,
+                      std::string(api::kCompositePodGroupInitiallyScheduled),
+                      api::Condition{.type = "",
+                                     .status = std::move(status),
+                                     .reason = std::move(reason),
+                                     .message = std::move(message),
+                                     .lastTransitionTime = "",
+                                     .observedGeneration = std::nullopt});
+}
+
+void SchedulerCore::writeGroupCondition(const std::string& resource, const std::string& apiVersion,
+                                        const api::ObjectMeta& meta,
+                                        const api::PodGroupStatus& current, const std::string& type,
+                                        api::Condition next) {
   {
     // The watch may not show this scheduler's own True yet.
     std::lock_guard lock(podGroupsMu_);
-    if (status == "True") {
-      podGroupsScheduled_.insert(pg.metadata.uid);
-    } else if (podGroupsScheduled_.contains(pg.metadata.uid)) {
+    if (next.status == "True") {
+      podGroupsScheduled_.insert(meta.uid);
+    } else if (podGroupsScheduled_.contains(meta.uid)) {
       return;
     }
   }
-  std::vector<api::Condition> conditions = pg.status.conditions;
+  std::vector<api::Condition> conditions = current.conditions;
   auto it =
       std::ranges::find_if(conditions, [&](const api::Condition& c) { return c.type == type; });
-  if (it != conditions.end() && it->status == "True" && status != "True") return;
-  api::Condition next{.type = type,
-                      .status = status,
-                      .reason = std::move(reason),
-                      .message = std::move(message),
-                      .lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now()),
-                      .observedGeneration = pg.metadata.generation != 0
-                                                ? std::optional<int64_t>(pg.metadata.generation)
-                                                : std::nullopt};
+  if (it != conditions.end() && it->status == "True" && next.status != "True") return;
+  next.type = type;
+  next.lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now());
+  if (meta.generation != 0) next.observedGeneration = meta.generation;
   if (it != conditions.end()) {
     if (it->status == next.status) next.lastTransitionTime = it->lastTransitionTime;
     if (*it == next) return;
@@ -87,14 +222,15 @@ void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string 
   }
   if (!scheduling_.load()) return;  // a follower writes nothing
   nlohmann::json patch = {{"status", {{"conditions", conditions}}}};
-  const std::string path = "/apis/" + pg.apiVersion + "/namespaces/" + pg.metadata.namespace_ +
-                           "/podgroups/" + pg.metadata.name + "/status";
-  auto task = [this, path, patch = std::move(patch)] {
-    // A strategic merge patch, as upstream writes it; a PodGroup served as a custom resource
+  const std::string path = "/apis/" + apiVersion + "/namespaces/" + meta.namespace_ + "/" +
+                           resource + "/" + meta.name + "/status";
+  std::string kind = resource == "podgroups" ? "PodGroup" : "CompositePodGroup";
+  auto task = [this, path, kind = std::move(kind), patch = std::move(patch)] {
+    // A strategic merge patch, as upstream writes it; a group served as a custom resource
     // takes only a merge patch (415), which with the whole list of conditions says the same.
     ApiResult r = env_.api->patch(path, patch, nullptr, "application/strategic-merge-patch+json");
     if (r && r->code == 415) r = env_.api->patch(path, patch, nullptr);
-    if (r) spdlog::warn("Failed to update PodGroup status {}: {}", path, r->message);
+    if (r) spdlog::warn("Failed to update {} status {}: {}", kind, path, r->message);
   };
   if (options_.synchronous) {
     handOn(std::move(task));

@@ -380,7 +380,7 @@ void SchedulerCore::onPodAdd(const PodPtr& pod) {
   }
   if (!responsibleFor(*pod) || pod->metadata.deletionTimestamp) return;
   if (podGroupCycles_ && pod->spec.podGroupName() != nullptr) {
-    queue_->addGroupMember(pod);
+    queue_->addGroupMember(pod, groupScope(*pod));
   } else {
     queue_->add(pod);
   }

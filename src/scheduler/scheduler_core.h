@@ -79,6 +79,7 @@
 #include "scheduler/algorithm.h"
 #include "scheduler/event_sink.h"
 #include "scheduler/explain.h"
+#include "scheduler/group_cycle.h"
 #include "scheduler/status_writes.h"
 #include "util/task_pool.h"
 
@@ -278,23 +279,42 @@ class SchedulerCore {
                       std::chrono::steady_clock::time_point start) const;
 
   // pod_group_cycle.cc (GenericWorkload)
-  // Keeps podGroups_ from the PodGroup watch (shared with the plugins that ask for it).
+  friend class GroupPlacer;
+  // Keeps podGroups_ from the PodGroup watch (shared with the plugins that ask for it) and, with
+  // the CompositePodGroup gate, composites_ from the CompositePodGroup watch.
   void watchPodGroups();
   [[nodiscard]] std::shared_ptr<const api::PodGroup> podGroupOf(const std::string& ns,
                                                                 const std::string& name) const;
-  // The pod-group cycle of `first`'s PodGroup: its other queued pods are taken out of the queue
-  // and all are placed on one snapshot, or none (pod_group_plugin.h).
+  // The tree `podGroup` (in `ns`) belongs to, from its root: the PodGroup alone without the
+  // CompositePodGroup gate or a parent. "" or why the tree cannot be scheduled.
+  [[nodiscard]] std::string groupTree(const std::string& ns, const std::string& podGroup,
+                                      GroupNode& root) const;
+  // The PodGroups (leaves) of the tree `pod`'s PodGroup belongs to: the pods scheduled with it.
+  [[nodiscard]] std::set<std::string, std::less<>> groupScope(const api::Pod& pod) const;
+  // The pod-group cycle of `first`'s PodGroup (its tree with the CompositePodGroup gate): the
+  // other queued pods of it are taken out of the queue and all are placed on one snapshot, or
+  // none (pod_group_plugin.h).
   void schedulePodGroup(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> first,
                         int64_t cycle);
+  // The pod-group cycle's outcome for the pods of `leaf` (whose status is the one it ends with).
+  void submitGroup(framework::Framework& fwk, GroupNode& leaf, std::vector<GroupMember>& members,
+                   const std::map<std::string, std::string>& nominations,
+                   const std::set<std::string, std::less<>>& plugins,
+                   std::chrono::steady_clock::time_point start);
   // PodGroupScheduleFn: the group's pods placed on `nodes` (a changed copy of the snapshot)
   // without the cache, for workload-aware preemption.
   Status placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,
                         const NodeInfoLister& nodes,
                         std::vector<std::pair<PodPtr, std::string>>& proposed);
-  // The PodGroup's PodGroupInitiallyScheduled condition (never turned back from True), written
-  // on a status thread when it changes.
+  // The group's PodGroupInitiallyScheduled (CompositePodGroupInitiallyScheduled) condition
+  // (never turned back from True), written on a status thread when it changes.
   void writePodGroupCondition(const api::PodGroup& pg, std::string status, std::string reason,
                               std::string message);
+  void writePodGroupCondition(const api::CompositePodGroup& cpg, std::string status,
+                              std::string reason, std::string message);
+  void writeGroupCondition(const std::string& resource, const std::string& apiVersion,
+                           const api::ObjectMeta& meta, const api::PodGroupStatus& current,
+                           const std::string& type, api::Condition next);
 
   // pod_status.cc
   // Performs one status write (StatusWrites::Options::send), on a status-N thread or, for the
@@ -359,9 +379,11 @@ class SchedulerCore {
   const bool podGroupCycles_;
   mutable std::mutex podGroupsMu_;
   std::unordered_map<std::string, std::shared_ptr<const api::PodGroup>>
-      podGroups_;                             // guarded by podGroupsMu_; "<namespace>/<name>"
+      podGroups_;  // guarded by podGroupsMu_; "<namespace>/<name>"
+  std::unordered_map<std::string, std::shared_ptr<const api::CompositePodGroup>>
+      composites_;                            // guarded by podGroupsMu_; "<namespace>/<name>"
   std::set<std::string> podGroupsScheduled_;  // guarded by podGroupsMu_: uids turned True
-  std::shared_ptr<const ObjectStore> podGroupWatch_;
+  std::shared_ptr<const ObjectStore> podGroupWatch_, compositeWatch_;
   util::TaskPool binders_;
   util::TaskPool statusWriters_;
   // Options::synchronous: work handed on, run by runHandedOn() (the permit timer may add to it).

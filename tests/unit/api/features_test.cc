@@ -111,13 +111,15 @@ TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
   EXPECT_TRUE(warnings.empty());
 
   Gates g;
-  ASSERT_EQ(g.set("CompositePodGroup=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
-                  "TaintTolerationComparisonOperators=true"),
-            std::nullopt);
+  ASSERT_EQ(
+      g.set("DRAWorkloadResourceClaims=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
+            "TaintTolerationComparisonOperators=true"),
+      std::nullopt);
   g.check(errors, warnings);
-  EXPECT_EQ(errors, std::vector<std::string>{
-                        "feature gate CompositePodGroup=true is not supported by ksched yet: the "
-                        "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
+  EXPECT_EQ(errors,
+            std::vector<std::string>{
+                "feature gate DRAWorkloadResourceClaims=true is not supported by ksched yet: the "
+                "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
   EXPECT_EQ(warnings,
             (std::vector<std::string>{
                 "feature gate SchedulerAsyncAPICalls=true: changes nothing in ksched "

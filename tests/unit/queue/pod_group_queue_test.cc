@@ -77,7 +77,7 @@ std::unique_ptr<SchedulingQueue> queueFor(Gang& gang) {
 void add(SchedulingQueue& q, Gang& gang, const PodPtr& pod) {
   if (pod->spec.podGroupName() != nullptr) {
     ++gang.added;  // the plugin's pod handler runs before the queue's add
-    q.addGroupMember(pod);
+    q.addGroupMember(pod, {*pod->spec.podGroupName()});
   } else {
     q.add(pod);
   }
@@ -114,7 +114,8 @@ TEST(PodGroupQueueTest, PoppingOneMemberTakesTheGroupsOtherQueuedPodsAlong) {
   ASSERT_NE(first, nullptr);
   ASSERT_EQ(*first->pod().spec.podGroupName(), "g");
   const int64_t cycle = q->schedulingCycle();
-  auto rest = q->popGroupMembers(first->pod());
+  auto rest =
+      q->popGroupMembers(first->pod().metadata.namespace_, {*first->pod().spec.podGroupName()});
   std::vector<std::string> names;
   for (const auto& r : rest) {
     names.push_back(r->pod().metadata.name);
@@ -137,7 +138,7 @@ TEST(PodGroupQueueTest, PoppingOneMemberTakesTheGroupsOtherQueuedPodsAlong) {
   }
   first->unschedulablePlugins = {kFit};
   ASSERT_TRUE(q->addUnschedulableIfNotPresent(std::move(first), cycle));
-  auto again = q->popGroupMembers(*member("a", "g"));
+  auto again = q->popGroupMembers(member("a", "g")->metadata.namespace_, {"g"});
   EXPECT_EQ(again.size(), 3u);
 }
 
@@ -147,7 +148,7 @@ TEST(PodGroupQueueTest, MembersHeldAtPreEnqueueAreNotTakenAlong) {
   auto q = queueFor(gang);
   add(*q, gang, member("a", "g"));
   add(*q, gang, member("b", "g"));
-  EXPECT_TRUE(q->popGroupMembers(*member("x", "g")).empty());
+  EXPECT_TRUE(q->popGroupMembers(member("x", "g")->metadata.namespace_, {"g"}).empty());
   EXPECT_EQ(q->pendingPodKeysForTest(Kind::kGated), (Keys{"ns/a", "ns/b"}));
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -103,8 +104,9 @@ struct GroupCore {
     env.api = &api;
     env.events = &events;
     env.watchObjects = [groups](const ObjectWatch& w, ObjectEventHandlers h) {
-      if (w.kind == "PodGroup" && h.onAdd) {
+      if (h.onAdd) {
         for (const auto& g : groups) {
+          if (g.value("kind", "") != w.kind) continue;
           auto u = std::make_shared<UnstructuredObject>();
           u->metadata = api::decode<api::ObjectMeta>(g.at("metadata"));
           u->object = g;
@@ -320,6 +322,69 @@ TEST(PodGroupCycleTest, PodsOfNoGroupAndOfAnotherGroupAreNotTakenAlong) {
   ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 3; }));
   // Two group cycles of one pod each (asked twice each), the lone pod in a cycle of its own.
   EXPECT_EQ(c.feasible->calls.size(), 4u);
+}
+
+}  // namespace
+}  // namespace ksched::scheduler
+
+namespace ksched::scheduler {
+namespace {
+
+nlohmann::json childGroupJson(const std::string& name, const std::string& parent) {
+  nlohmann::json g = podGroupJson(name, 1);
+  g["spec"]["parentCompositePodGroupName"] = parent;
+  return g;
+}
+
+TEST(PodGroupCycleTest, ACompositeTreeIsPlacedInOneCycleAndEveryGroupSaysSo) {
+  const nlohmann::json job = {
+      {"apiVersion", "scheduling.k8s.io/v1alpha3"},
+      {"kind", "CompositePodGroup"},
+      {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "job-uid"}}},
+      {"spec",
+       {{"workloadRef", {{"workloadName", "job"}, {"templateName", "job"}}},
+        {"schedulingPolicy", {{"gang", {{"minGroupCount", 2}}}}}}}};
+  GroupCore c({}, {job, childGroupJson("a", "job"), childGroupJson("b", "job")},
+              "GenericWorkload=true,CompositePodGroup=true");
+  c.run({node("node1", "4")}, {member("a1", "1", "a"), member("b1", "1", "b")});
+  ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 2; }));
+  EXPECT_EQ(c.bound(), (std::vector<std::string>{"default/a1->node1", "default/b1->node1"}));
+  // Asked for the root before its children and after each, and for each leaf around its pod.
+  EXPECT_EQ(c.feasible->calls, (std::vector<std::pair<int32_t, int32_t>>{
+                                   {0, 2}, {0, 1}, {1, 0}, {1, 1}, {0, 1}, {1, 0}, {2, 0}}));
+  std::map<std::string, std::string> written;
+  ASSERT_TRUE(eventually([&] { return callsOf(c.api, "patch").size() == 3; }));
+  for (const auto& p : callsOf(c.api, "patch")) {
+    const auto& cond = p.body.at("status").at("conditions").at(0);
+    written[p.target] = cond.at("type").get<std::string>() + "/" +
+                        cond.at("status").get<std::string>() + "/" +
+                        cond.at("reason").get<std::string>();
+  }
+  EXPECT_EQ(
+      written,
+      (std::map<std::string, std::string>{
+          {"/apis/scheduling.k8s.io/v1alpha3/namespaces/default/compositepodgroups/job/status",
+           "CompositePodGroupInitiallyScheduled/True/Scheduled"},
+          {"/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/a/status",
+           "PodGroupInitiallyScheduled/True/Scheduled"},
+          {"/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/b/status",
+           "PodGroupInitiallyScheduled/True/Scheduled"}}));
+}
+
+TEST(PodGroupCycleTest, WithoutTheCompositeGateAChildGroupIsPlacedAlone) {
+  const nlohmann::json job = {
+      {"apiVersion", "scheduling.k8s.io/v1alpha3"},
+      {"kind", "CompositePodGroup"},
+      {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "job-uid"}}},
+      {"spec",
+       {{"workloadRef", {{"workloadName", "job"}, {"templateName", "job"}}},
+        {"schedulingPolicy", {{"gang", {{"minGroupCount", 2}}}}}}}};
+  GroupCore c({}, {job, childGroupJson("a", "job"), childGroupJson("b", "job")});
+  c.run({node("node1", "4")}, {member("a1", "1", "a"), member("b1", "1", "b")});
+  ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 2; }));
+  // Two cycles of one group each: before and after the pod, twice.
+  EXPECT_EQ(c.feasible->calls,
+            (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 0}, {0, 1}, {1, 0}}));
 }
 
 }  // namespace
