@@ -69,6 +69,9 @@ PVPtr findMatchingVolume(const api::PersistentVolumeClaim& claim, const std::vec
     const api::Quantity qty = capacity(*pv);
     if (qty < requested) continue;
     if (claim.spec.volumeMode != pv->spec.volumeMode) continue;
+    // VolumeAttributesClass (locked on): the claim's class, or none for none; before the
+    // pre-bound check, as upstream, so a PV pre-bound to the claim with another class is no match.
+    if (claim.spec.volumeAttributesClassName != pv->spec.volumeAttributesClassName) continue;
     if (pv->metadata.deletionTimestamp) continue;
     const bool affinityOk = pvNodeAffinityMatches(*pv, nodeLabels);
     if (boundToClaim) return affinityOk ? pv : nullptr;

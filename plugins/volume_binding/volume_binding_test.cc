@@ -46,6 +46,7 @@ struct PVSpec {
   std::string claimRef;  // "ns/name" when pre-bound or claimed
   std::string volumeMode{api::kVolumeModeFilesystem};
   api::Labels labels;
+  std::string vac;  // volumeAttributesClassName
 };
 
 api::PersistentVolume makePV(const PVSpec& s) {
@@ -57,6 +58,7 @@ api::PersistentVolume makePV(const PVSpec& s) {
   pv.spec.storageClassName = s.cls;
   pv.spec.accessModes = s.modes;
   pv.spec.volumeMode = s.volumeMode;
+  pv.spec.volumeAttributesClassName = s.vac;
   pv.status.phase = s.phase;
   if (!s.hostname.empty()) {
     api::NodeSelectorTerm term;
@@ -85,6 +87,7 @@ struct PVCSpec {
   std::optional<api::LabelSelector> selector;
   std::string selectedNode;
   bool deleting = false;
+  std::string vac;  // volumeAttributesClassName
 };
 
 api::PersistentVolumeClaim makePVC(const PVCSpec& s) {
@@ -97,6 +100,7 @@ api::PersistentVolumeClaim makePVC(const PVCSpec& s) {
   c.spec.accessModes = s.modes;
   c.spec.volumeMode = s.volumeMode;
   c.spec.selector = s.selector;
+  c.spec.volumeAttributesClassName = s.vac;
   c.spec.resources.requests[std::string(api::kResourceStorage)] = api::Quantity::parse(s.size);
   if (!s.volumeName.empty()) {
     c.spec.volumeName = s.volumeName;
@@ -319,6 +323,29 @@ INSTANTIATE_TEST_SUITE_P(
                    .claims = {{.name = "c",
                                .cls = std::string(kProvisionClass),
                                .selectedNode = "node-b"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        // VolumeAttributesClass (upstream FindMatchingVolume): a claim naming a class matches
+        // only PVs of that class, a claim naming none only PVs of none.
+        FilterCase{.name = "vac_claim_matches_its_class_only",
+                   .claims = {{.name = "c", .vac = "gold"}},
+                   .pvs = {{.name = "silver", .size = "6Gi", .vac = "silver"},
+                           {.name = "none", .size = "7Gi"},
+                           {.name = "gold", .size = "50Gi", .vac = "gold"}},
+                   .wantChoice = {{"c", "gold"}}},
+        FilterCase{.name = "vac_unset_claim_takes_unclassed_pv_only",
+                   .claims = {{.name = "c"}},
+                   .pvs = {{.name = "gold", .size = "6Gi", .vac = "gold"},
+                           {.name = "none", .size = "50Gi"}},
+                   .wantChoice = {{"c", "none"}}},
+        FilterCase{.name = "vac_no_pv_of_the_class",
+                   .claims = {{.name = "c", .vac = "gold"}},
+                   .pvs = {{.name = "none"}, {.name = "silver", .vac = "silver"}},
+                   .want = Code::kUnschedulableAndUnresolvable,
+                   .wantReasons = {kBindConflict}},
+        FilterCase{.name = "vac_prebound_pv_of_another_class",
+                   .claims = {{.name = "c", .vac = "gold"}},
+                   .pvs = {{.name = "pv", .claimRef = "default/c", .vac = "silver"}},
                    .want = Code::kUnschedulableAndUnresolvable,
                    .wantReasons = {kBindConflict}},
         FilterCase{.name = "bound_conflict_and_pv_for_unbound",

@@ -68,7 +68,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
      false, kSwitches},
     {F::kTopologyAwareWorkloadScheduling, "TopologyAwareWorkloadScheduling", kAlpha, false, false,
      kSwitches},
-    {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true, kNotYet},
+    {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true, kSwitches},
     {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false, kNotYet},
 }};
 

@@ -74,6 +74,7 @@ void from_json(const nlohmann::json& j, PersistentVolumeClaimSpec& s) {
   readField(j, "volumeName", s.volumeName);
   readWithDefault(j, "volumeMode", s.volumeMode, kVolumeModeFilesystem);
   readField(j, "selector", s.selector);
+  readField(j, "volumeAttributesClassName", s.volumeAttributesClassName);
 }
 
 void from_json(const nlohmann::json& j, PersistentVolumeClaimStatus& s) {
@@ -100,6 +101,7 @@ void from_json(const nlohmann::json& j, PersistentVolumeSpec& s) {
   readField(j, "nodeAffinity", s.nodeAffinity);
   readWithDefault(j, "persistentVolumeReclaimPolicy", s.persistentVolumeReclaimPolicy, "Retain");
   readWithDefault(j, "volumeMode", s.volumeMode, kVolumeModeFilesystem);
+  readField(j, "volumeAttributesClassName", s.volumeAttributesClassName);
   readField(j, "csi", s.csi);
   readField(j, "gcePersistentDisk", s.gcePersistentDisk);
   readField(j, "awsElasticBlockStore", s.awsElasticBlockStore);

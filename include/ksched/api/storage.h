@@ -97,6 +97,8 @@ struct PersistentVolumeClaimSpec {
   std::string volumeName;
   std::string volumeMode{kVolumeModeFilesystem};
   std::optional<LabelSelector> selector;
+  // VolumeAttributesClass (GA 1.34): "" when unset; a claim matches only PVs of its class.
+  std::string volumeAttributesClassName;
 };
 
 struct PersistentVolumeClaimStatus {
@@ -123,6 +125,7 @@ struct PersistentVolumeSpec {
   std::optional<VolumeNodeAffinity> nodeAffinity;
   std::string persistentVolumeReclaimPolicy = "Retain";
   std::string volumeMode{kVolumeModeFilesystem};
+  std::string volumeAttributesClassName;  // "" when unset
   std::optional<CSIPersistentVolumeSource> csi;
   std::optional<GCEPersistentDiskVolumeSource> gcePersistentDisk;
   std::optional<AWSElasticBlockStoreVolumeSource> awsElasticBlockStore;
