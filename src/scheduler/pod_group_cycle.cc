@@ -144,6 +144,17 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
 
   // Checks before any placement: a failure is the scheduler's error for every pod.
   const std::shared_ptr<const api::PodGroup> pg = podGroupOf(ns, name);
+  // What the cycle did, for Options::onPodGroupCycle (explain and simulate); kept only then.
+  std::optional<PodGroupTrace> trace;
+  if (options_.onPodGroupCycle) {
+    trace.emplace(PodGroupTrace{.ns = ns, .name = name});
+    if (pg) {
+      trace->gang = pg->spec.schedulingPolicy.gang();
+      trace->minCount = pg->spec.schedulingPolicy.minCount();
+      if (!pg->spec.topologyKeys.empty()) trace->topologyKey = pg->spec.topologyKeys.front();
+    }
+    for (const auto& q : queued) trace->members.push_back({.pod = q->pod().metadata.key()});
+  }
   std::string invalid;
   if (!pg) {
     invalid = fmt::format("failed to get pod group state: pod group {:?} not found", name);
@@ -160,6 +171,11 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     if (pg) {
       writePodGroupCondition(*pg, "False", std::string(api::kPodGroupReasonSchedulerError),
                              invalid);
+    }
+    if (trace) {
+      for (auto& m : trace->members) m.reason = invalid;
+      trace->message = invalid;
+      options_.onPodGroupCycle(*trace);
     }
     return;
   }
@@ -274,6 +290,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
       group = Status::unschedulable("no feasible placements found");
     }
     std::vector<const Placement*> feasible;
+    std::vector<size_t> tried;  // feasible[i]'s entry in trace->placements
     std::vector<PodGroupAssignments> assignments;
     Status first;
     const size_t wanted = feasiblePlacementsToFind(
@@ -284,6 +301,17 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
       Status r = place(nodes, &nodes);
       if (k == 0) first = r;
       if (r.isError()) group = r;
+      if (trace) {
+        PodGroupTrace::PlacementTried t{.name = placements[k].name,
+                                        .nodes = placements[k].nodes.size(),
+                                        .feasible = r.ok(),
+                                        .message = r.ok() ? "" : r.message()};
+        for (const auto& m : members) {
+          if (m.placed) t.proposed.emplace_back(m.qpi->pod().metadata.key(), m.node);
+        }
+        if (r.ok()) tried.push_back(trace->placements.size());
+        trace->placements.push_back(std::move(t));
+      }
       if (r.ok()) {
         PodGroupAssignments a{.placement = &placements[k], .proposed = {}};
         for (const auto& m : members) {
@@ -309,8 +337,12 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
         for (size_t k = 1; group.ok() && k < totals.size(); ++k) {
           if (totals[k] > totals[best]) best = k;
         }
+        for (size_t k = 0; trace && k < totals.size() && k < tried.size(); ++k) {
+          trace->placements[tried[k]].score = totals[k];
+        }
       }
       if (group.ok()) {
+        if (trace) trace->chosen = feasible[best]->name;
         chosen.emplace(snapshot_, feasible[best]->nodes);
         group = place(*chosen, &*chosen);
       }
@@ -328,6 +360,13 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     fwk.setSnapshot(nullptr);
     for (size_t i = 0; i < members.size(); ++i) {
       GroupMember& m = members[i];
+      if (trace) {
+        auto& t = trace->members[i];
+        t.node = m.placed ? m.node : "";
+        t.tried = m.evaluated;
+        t.placed = m.placed && (permits[i].ok() || permits[i].isWait());
+        if (!t.placed) t.reason = m.placed ? permits[i].message() : m.own.message();
+      }
       if (m.placed && (permits[i].ok() || permits[i].isWait())) {
         handToBinding(fwk, std::move(m.qpi), std::move(m.assumed), m.node, std::move(m.state),
                       m.cycle, start, permits[i].isWait());
@@ -341,6 +380,10 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
     }
     spdlog::debug("scheduled pod group {}/{}", ns, name);
     writePodGroupCondition(*pg, "True", std::string(api::kPodGroupReasonScheduled), "");
+    if (trace) {
+      trace->scheduled = true;
+      options_.onPodGroupCycle(*trace);
+    }
     return;
   }
 
@@ -350,6 +393,9 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   if (!group.isError()) {
     for (const auto& m : members) plugins.insert(m.plugins.begin(), m.plugins.end());
     if (!group.plugin().empty()) plugins.insert(group.plugin());
+  }
+  for (size_t i = 0; trace && i < members.size(); ++i) {
+    if (members[i].placed) trace->members[i].node = members[i].node;
   }
   for (auto it = members.rbegin(); it != members.rend(); ++it) {
     if (!it->placed) continue;
@@ -381,10 +427,15 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   }
   fwk.setSnapshot(nullptr);
   spdlog::info("pod group {}/{} not scheduled: {}", ns, name, group.message());
-  for (auto& m : members) {
+  for (size_t i = 0; i < members.size(); ++i) {
+    GroupMember& m = members[i];
     // A pod Filter rejected says why in its own words; the others carry the group's.
     const bool ownWords = m.evaluated && (m.own.isRejected() || m.own.isError());
     const Status& s = ownWords && !group.isError() ? m.own : group;
+    if (trace) {
+      trace->members[i].reason = s.message();
+      trace->members[i].tried = m.evaluated;
+    }
     (s.isError() ? errors_ : unschedulable_).fetch_add(1);
     if (!s.isError()) m.qpi->unschedulablePlugins = plugins;
     auto nominated = nominations.find(m.qpi->pod().metadata.key());
@@ -395,6 +446,10 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
                          std::string(group.isError() ? api::kPodGroupReasonSchedulerError
                                                      : api::kPodGroupReasonUnschedulable),
                          group.message());
+  if (trace) {
+    trace->message = group.message();
+    options_.onPodGroupCycle(*trace);
+  }
 }
 
 Status SchedulerCore::placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,

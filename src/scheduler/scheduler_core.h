@@ -79,6 +79,7 @@
 #include "scheduler/algorithm.h"
 #include "scheduler/event_sink.h"
 #include "scheduler/explain.h"
+#include "scheduler/pod_group_trace.h"
 #include "scheduler/status_writes.h"
 #include "util/task_pool.h"
 
@@ -136,6 +137,9 @@ struct Options {
   // Called on the scheduling thread with each cycle's choice, before the pod is assumed; when
   // set, ScheduleResult::tiedWith is filled.
   std::function<void(const api::Pod&, const ScheduleResult&)> onSuggestedHost;
+  // Called on the scheduling thread at the end of each pod-group cycle with what it did
+  // (pod_group_trace.h); when unset, no trace is kept.
+  std::function<void(const PodGroupTrace&)> onPodGroupCycle;
 };
 
 struct ShutdownReport {
