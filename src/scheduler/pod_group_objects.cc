@@ -7,6 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,50 @@ void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string 
   } else {
     statusWriters_.submit(std::move(task));
   }
+}
+
+GroupExplanation SchedulerCore::explainGroup(const api::Pod& pod, const std::string& group) const {
+  const std::string& ns = pod.metadata.namespace_;
+  GroupExplanation g;
+  g.podGroup = api::groupKey(ns, group);
+  if (const auto pg = podGroupOf(ns, group)) {
+    g.found = true;
+    g.gang = pg->spec.schedulingPolicy.gang();
+    g.minCount = pg->spec.schedulingPolicy.minCount();
+    if (!pg->spec.topologyKeys.empty()) g.topologyKey = pg->spec.topologyKeys.front();
+  }
+  std::vector<PodPtr> members;
+  {
+    std::shared_lock lock(podsMu_);
+    for (const auto& [key, p] : pods_) {
+      const std::string* name = p->spec.podGroupName();
+      if (p->metadata.namespace_ == ns && name != nullptr && *name == group) members.push_back(p);
+    }
+  }
+  std::sort(members.begin(), members.end(),
+            [](const PodPtr& a, const PodPtr& b) { return a->metadata.name < b->metadata.name; });
+  for (const PodPtr& p : members) {
+    GroupExplanation::Member m{
+        .pod = p->metadata.key(), .state = "queued", .node = "", .detail = ""};
+    if (cache_.isAssumed(p->metadata.uid)) {
+      m.state = "assumed";
+      if (const PodInfoPtr cached = cache_.getPod(p->metadata.uid))
+        m.node = cached->pod->spec.nodeName;
+    } else if (assigned(*p)) {
+      m.state = "bound";
+      m.node = p->spec.nodeName;
+    } else if (!p->spec.schedulingGates.empty()) {
+      m.state = "gated";
+      for (const auto& gate : p->spec.schedulingGates) {
+        m.detail += (m.detail.empty() ? "schedulingGates: " : ", ") + gate;
+      }
+    } else if (Status s = preEnqueueStatus(*p); !s.ok()) {
+      m.state = "gated";
+      m.detail = (s.plugin().empty() ? "" : s.plugin() + ": ") + s.message();
+    }
+    g.members.push_back(std::move(m));
+  }
+  return g;
 }
 
 }  // namespace ksched::scheduler

@@ -290,6 +290,9 @@ class SchedulerCore {
   // and all are placed on one snapshot, or none (pod_group_plugin.h).
   void schedulePodGroup(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> first,
                         int64_t cycle);
+  // Explain's group section for `pod` of PodGroup `group`: the policy and each member's state
+  // (GroupExplanation::cycle is left to the caller). Any thread.
+  [[nodiscard]] GroupExplanation explainGroup(const api::Pod& pod, const std::string& group) const;
   // PodGroupScheduleFn: the group's pods placed on `nodes` (a changed copy of the snapshot)
   // without the cache, for workload-aware preemption.
   Status placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,
