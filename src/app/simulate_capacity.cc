@@ -80,14 +80,14 @@ int groupCapacity(const UnstructuredObject& podGroup, const sim::Cluster& file,
       ojson next = {{"podGroup", c.next->namespace_ + "/" + c.next->name},
                     {"reason", c.next->message},
                     {"pods", std::move(pods)}};
-      if (!c.next->topologyKey.empty()) {
+      if (!c.next->placements.empty()) {
         ojson tried = ojson::array();
         for (const auto& p : c.next->placements) {
           ojson t = {{"name", p.name}, {"nodes", p.nodes}, {"feasible", p.feasible}};
           if (!p.feasible) t["message"] = p.message;
           tried.push_back(std::move(t));
         }
-        next["topologyKey"] = c.next->topologyKey;
+        if (!c.next->topologyKey.empty()) next["topologyKey"] = c.next->topologyKey;
         next["placements"] = std::move(tried);
       }
       j["next"] = std::move(next);
@@ -118,8 +118,9 @@ int groupCapacity(const UnstructuredObject& podGroup, const sim::Cluster& file,
   for (const auto& [reason, n] : reasons) {
     std::printf("  %d pod%s: %s\n", n, n == 1 ? "" : "s", reason.c_str());
   }
-  if (!c.next->topologyKey.empty()) {
-    std::printf("Placements tried (%s):\n", c.next->topologyKey.c_str());
+  if (!c.next->placements.empty()) {
+    std::printf("Placements tried%s%s%s:\n", c.next->topologyKey.empty() ? "" : " (",
+                c.next->topologyKey.c_str(), c.next->topologyKey.empty() ? "" : ")");
     for (const auto& p : c.next->placements) {
       std::printf("  %s (%zu nodes): %s\n", p.name.c_str(), p.nodes,
                   p.feasible ? "feasible" : p.message.c_str());

@@ -83,7 +83,7 @@ json toJson(const GroupExplanation& g) {
     cm.push_back(std::move(mj));
   }
   c["members"] = std::move(cm);
-  if (!t.topologyKey.empty()) {
+  if (!t.placements.empty()) {
     json tried = json::array();
     for (const auto& p : t.placements) {
       json pj = {{"name", p.name}, {"nodes", p.nodes}, {"feasible", p.feasible}};
@@ -135,7 +135,7 @@ std::string toTable(const GroupExplanation& g) {
         << " pending member(s) found a node before the group was taken back";
     const auto untried =
         std::count_if(t.members.begin(), t.members.end(), [](const auto& m) { return !m.tried; });
-    if (t.topologyKey.empty() && untried > 0) {
+    if (t.placements.empty() && untried > 0) {
       out << " (" << untried << " not tried: the group could no longer reach minCount)";
     }
   }
@@ -150,12 +150,14 @@ std::string toTable(const GroupExplanation& g) {
   for (const auto& m : t.members) {
     std::string node = m.node.empty() ? "-" : m.node;
     if (!m.placed && !m.node.empty()) node += " (taken back)";
-    if (m.node.empty() && !m.tried && t.topologyKey.empty()) node = "(not tried)";
+    if (m.node.empty() && !m.tried && t.placements.empty()) node = "(not tried)";
     crows.push_back({m.pod, node, m.placed ? "" : m.reason});
   }
   out << groupColumns(crows, "  ");
-  if (!t.topologyKey.empty()) {
-    out << "\n  Placements tried (" << t.topologyKey << "):\n";
+  if (!t.placements.empty()) {
+    out << "\n  Placements tried";
+    if (!t.topologyKey.empty()) out << " (" << t.topologyKey << ")";
+    out << ":\n";
     for (const auto& p : t.placements) {
       out << "    " << p.name << " (" << p.nodes << " node" << (p.nodes == 1 ? "" : "s") << "): ";
       if (p.feasible) {

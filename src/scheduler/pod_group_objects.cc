@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -122,8 +124,31 @@ GroupExplanation SchedulerCore::explainGroup(const api::Pod& pod, const std::str
       if (p->metadata.namespace_ == ns && name != nullptr && *name == group) members.push_back(p);
     }
   }
-  std::sort(members.begin(), members.end(),
-            [](const PodPtr& a, const PodPtr& b) { return a->metadata.name < b->metadata.name; });
+  // By name, numbers by value: train-2 before train-10.
+  std::sort(members.begin(), members.end(), [](const PodPtr& a, const PodPtr& b) {
+    const std::string& x = a->metadata.name;
+    const std::string& y = b->metadata.name;
+    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    size_t i = 0, j = 0;
+    while (i < x.size() && j < y.size()) {
+      if (digit(x[i]) && digit(y[j])) {
+        size_t ei = i, ej = j;
+        while (ei < x.size() && digit(x[ei])) ++ei;
+        while (ej < y.size() && digit(y[ej])) ++ej;
+        const std::string_view dx = std::string_view(x).substr(i, ei - i);
+        const std::string_view dy = std::string_view(y).substr(j, ej - j);
+        if (dx.size() != dy.size()) return dx.size() < dy.size();
+        if (dx != dy) return dx < dy;
+        i = ei;
+        j = ej;
+      } else {
+        if (x[i] != y[j]) return x[i] < y[j];
+        ++i;
+        ++j;
+      }
+    }
+    return x.size() - i < y.size() - j;
+  });
   for (const PodPtr& p : members) {
     GroupExplanation::Member m{
         .pod = p->metadata.key(), .state = "queued", .node = "", .detail = ""};
