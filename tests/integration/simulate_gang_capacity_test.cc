@@ -104,6 +104,21 @@ TEST_F(SimulateGangCapacity, TwoGangsOfEightFitInTwentyCpusAndTheThirdSaysWhyNot
             "  1 pod: 0/5 nodes are available: 5 Insufficient cpu.\n");
 }
 
+TEST_F(SimulateGangCapacity, NoPreemptionMeansNoWorkloadAwarePreemptionEither) {
+  const std::string cluster = file("cluster.yaml", capNode("n1", 4) + capNode("n2", 3));
+  const std::string work = file("gang.yaml", capGang("train", 8, 8, 1));
+  const auto r = simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true",
+                           "--no-preemption", "-o", "json", "-q"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json doc = json::parse(r.out);
+  // The group's message as the cycle gave it, without "pod group preemption: ...".
+  EXPECT_EQ(doc.at("podGroups").at(0).at("reason"),
+            "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining");
+  for (const auto& p : doc.at("pods")) {
+    EXPECT_THAT(p.at("reason").get<std::string>(), Not(HasSubstr("preemption"))) << p;
+  }
+}
+
 TEST_F(SimulateGangCapacity, ATopologyGangNamesThePlacementsTried) {
   // Rack a: 8 cpus, rack b: 12. A gang of 4 two-cpu pods in one rack: one in each, and the
   // third finds room for 2 pods in b only.
