@@ -123,6 +123,37 @@ struct PodResult {
   std::string podGroup;
 };
 
+// What became of one PodGroup (GenericWorkload) in a simulation: its last pod-group cycle, as
+// the cycle saw it.
+struct PodGroupResult {
+  std::string namespace_;
+  std::string name;
+  bool gang = false;        // schedulingPolicy.gang; else basic
+  int32_t minCount = 1;     // gang.minCount (1 for basic)
+  std::string topologyKey;  // schedulingConstraints.topology[0].key, "" for none
+  bool scheduled = false;   // the cycle's verdict
+  std::string message;      // not scheduled: the group's message
+  struct Member {
+    std::string pod;   // "namespace/name"
+    std::string node;  // placed there; not placed: where it would have gone ("" for nowhere)
+    bool placed = false;
+    bool tried = false;  // the cycle tried it (a cycle that cannot reach minCount stops early)
+    std::string reason;  // not placed: its message (its own fit error, or the group's)
+  };
+  std::vector<Member> members;  // the pods of that cycle, in the order it placed them
+  struct Placement {
+    std::string name;  // the topology domain
+    size_t nodes = 0;
+    bool feasible = false;
+    std::string message;                                        // not feasible: why
+    std::vector<std::pair<std::string, std::string>> proposed;  // pod -> node
+    std::optional<int64_t> score;  // PlacementScore's total, when several were feasible
+  };
+  std::vector<Placement> placements;  // topology constraints: the placements tried
+  std::string chosen;                 // the placement the group went to
+  int cycles = 0;                     // pod-group cycles the group had
+};
+
 struct Victim {
   std::string namespace_;
   std::string name;
@@ -140,6 +171,8 @@ struct Result {
   // Kinds of Cluster::others no plugin of the configuration reads ("<apiVersion>/<kind>"), with
   // how many objects of each were left unused.
   std::vector<std::pair<std::string, size_t>> unreadKinds;
+  // The PodGroups whose pods had a pod-group cycle, in the order of their first cycle.
+  std::vector<PodGroupResult> podGroups;
 };
 
 class Simulator {
@@ -188,6 +221,24 @@ class Simulator {
     std::optional<PodResult> next;  // nullopt: the limit was reached
   };
   [[nodiscard]] Capacity capacity(const api::Pod& pod, int limit = 100000);
+
+  // The pod-group cycle PodGroup `ns`/`name` would have now (no preemption): the cluster's
+  // pending pods of that group only (the other pending pods are left out, as for capacity()).
+  // nullopt when no cycle ran (the group's pods are held at PreEnqueue, or none is pending).
+  // Changes nothing.
+  [[nodiscard]] std::optional<PodGroupResult> canScheduleGroup(const std::string& ns,
+                                                               const std::string& name);
+  // How many more gangs shaped as `podGroup` (the PodGroup object as read) and its `pods` fit,
+  // one group after the other, each placed whole by its pod-group cycle (no preemption), up to
+  // `limit`. Copy k is the PodGroup named "<name>-k" with each pod named "<pod>-k"; `next` is
+  // the first copy that did not fit, with its cycle. Changes nothing.
+  struct GroupCapacity {
+    int fits = 0;
+    std::optional<PodGroupResult> next;  // nullopt: the limit was reached
+    std::vector<PodResult> nextPods;     // the pods of `next`, what became of each
+  };
+  [[nodiscard]] GroupCapacity groupCapacity(const UnstructuredObject& podGroup,
+                                            const std::vector<PodPtr>& pods, int limit = 10000);
 
   // Transactions: begin() saves the cluster; commit() keeps what happened since, revert() goes
   // back to the save. They nest. commit()/revert() without begin() throw std::logic_error.

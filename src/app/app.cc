@@ -38,7 +38,7 @@ std::optional<int> runCommand(int argc, char** argv, const Registry& registry,
     return runSimulate(std::vector<std::string>(argv + 2, argv + argc), outOfTree);
   }
   if (argc >= 2 && std::string_view(argv[1]) == "explain") {
-    return runExplain(std::vector<std::string>(argv + 2, argv + argc), registry);
+    return runExplain(std::vector<std::string>(argv + 2, argv + argc), registry, outOfTree);
   }
   if (std::string_view prog(argv[0]); prog.substr(prog.rfind('/') + 1) == "kubectl-ksched") {
     const bool help = argc >= 2 && std::string_view(argv[1]) == "--help";

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <ksched/sim.h>
+
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "config/command_line.h"
@@ -15,8 +17,29 @@
 #include "scheduler/explain.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
+#include "sim/explain_group.h"
+#include "sim/load.h"
 
 namespace ksched::app {
+namespace {
+
+// The pod-group cycle `group` would have now: the real cycle over a copy of the cluster, read
+// again with LISTs (as `ksched simulate --kubeconfig` reads it), in memory, with the
+// configuration and gates of this explain, without preemption. Nothing is written.
+void runGroupCycle(client::RestClient& rest, const config::SchedulerConfiguration& cc,
+                   const Registry& outOfTree, const std::string& ns, const std::string& group,
+                   scheduler::GroupExplanation& g) {
+  sim::Cluster cluster;
+  sim::loadFromApiserver(rest, {}, cluster);
+  sim::Options options;
+  options.config = config::toYaml(cc);
+  options.features = cc.featureGates;
+  options.preemption = false;
+  sim::Simulator simulator(std::move(cluster), options, outOfTree);
+  sim::explainGroupCycle(simulator, ns, group, g);
+}
+
+}  // namespace
 
 std::string explainUsage() {
   return R"(Usage: ksched explain [-n NAMESPACE] POD [flags]
@@ -27,6 +50,12 @@ node (with the shortfall of each resource), every Score plugin's score on every 
 and the nodes a scheduling cycle would pick from. It reads the cluster like the scheduler does
 and evaluates with the profile of the pod's schedulerName; it writes nothing.
 
+A pod of a PodGroup (--feature-gates GenericWorkload=true) also gets its group: the policy
+(basic, or gang and its minCount), every member's state (bound, assumed, queued, gated) and
+what the group's pod-group cycle would do now, run on a copy of the cluster in memory: where
+each member would land, how many more minCount needs, each member's reason, and with topology
+constraints the placements tried and the one chosen.
+
 Flags:
   -n, --namespace string   the pod's namespace (default "default")
       --node string        evaluate this node only
@@ -34,6 +63,8 @@ Flags:
                            default profile)
       --kubeconfig string  how to reach the cluster (default: the --config file's
                            clientConnection.kubeconfig, $KUBECONFIG, ~/.kube/config)
+      --feature-gates string
+                           Name=true,Other=false, as the scheduler runs with them
   -o, --output string      table (default) or json
   -h, --help               this help
 )";
@@ -49,8 +80,9 @@ scheduler::Options explainOptions(const config::SchedulerConfiguration& config) 
   return opts;
 }
 
-int runExplain(const std::vector<std::string>& args, const Registry& registry) {
-  std::string ns = "default", pod, node, configFile, kubeconfig, output = "table";
+int runExplain(const std::vector<std::string>& args, const Registry& registry,
+               const Registry& outOfTree) {
+  std::string ns = "default", pod, node, configFile, kubeconfig, output = "table", gates;
   std::vector<std::string> errors;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
@@ -75,6 +107,7 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
                        : name == "--config"                  ? &configFile
                        : name == "--kubeconfig"              ? &kubeconfig
                        : name == "-o" || name == "--output"  ? &output
+                       : name == "--feature-gates"           ? &gates
                                                              : nullptr;
     if (dst == nullptr) {
       errors.push_back("unknown flag: " + name);
@@ -103,6 +136,11 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
 
   config::CommandLine flags;
   flags.configFile = configFile;
+  if (auto err = gates.empty() ? std::nullopt : flags.featureGates.set(gates)) {
+    std::fprintf(stderr, "invalid argument \"%s\" for \"--feature-gates\" flag: %s\n",
+                 gates.c_str(), err->c_str());
+    return 1;
+  }
   std::vector<std::string> warnings;
   auto loaded = config::resolveConfiguration(flags, config::wiringCheck(registry), warnings);
   if (!loaded.ok()) {
@@ -145,6 +183,14 @@ int runExplain(const std::vector<std::string>& args, const Registry& registry) {
     }
     try {
       scheduler::Explanation e = sched.explain(ns, pod, node);
+      if (e.group) {
+        const std::string group = e.group->podGroup.substr(ns.size() + 1);
+        try {
+          runGroupCycle(rest, cc, outOfTree, ns, group, *e.group);
+        } catch (const std::exception& ex) {
+          e.group->noCycle = std::string("the cycle could not be run on a copy: ") + ex.what();
+        }
+      }
       const std::string text =
           output == "json" ? scheduler::toJson(e).dump(2) + "\n" : scheduler::toTable(e);
       std::fputs(text.c_str(), stdout);

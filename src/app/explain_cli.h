@@ -16,8 +16,10 @@ namespace ksched::app {
 
 // `args` after "explain". Returns the exit code: 0 when the pod was explained (whether it fits
 // or not), 1 for bad flags, an unknown pod or node, a pod of another scheduler, or a cluster
-// that cannot be reached.
-int runExplain(const std::vector<std::string>& args, const Registry& registry);
+// that cannot be reached. `registry`: every plugin; `outOfTree`: those of a custom binary (the
+// copy a pod group's cycle runs on adds the in-tree ones itself).
+int runExplain(const std::vector<std::string>& args, const Registry& registry,
+               const Registry& outOfTree);
 
 // The scheduler's options for explaining with `config`: scheduler::optionsFromConfig, with
 // what explain changes.

@@ -15,6 +15,7 @@
 #include <ksched/api/features.h>
 #include <ksched/api/selectors.h>
 
+#include "app/simulate_capacity.h"
 #include "client/config.h"
 #include "client/rest_client.h"
 #include "sim/load.h"
@@ -143,8 +144,10 @@ What if:
                              run again with these gates set over --feature-gates (e.g.
                              OpportunisticBatching=false), and show what differs
       --no-preemption        pods that do not fit do not preempt
-      --capacity POD.yaml    how many more copies of the pod fit (nothing else is scheduled),
-                             and why the next one does not
+      --capacity FILE        how many more copies of the pod in FILE fit (nothing else is
+                             scheduled), and why the next one does not; FILE with a PodGroup
+                             and its pods: how many more such gangs fit, each a new PodGroup
+                             placed whole, and why the next gang does not
 
 Output:
   -o, --output FORMAT        table (default) or json (every pod: its node or why not)
@@ -458,39 +461,12 @@ struct Setup {
   std::vector<std::string> drain;  // applied to the cluster before any scheduling
 };
 
-// --capacity: how many more copies of its pod fit; the exit code.
+// --capacity: how many more copies of its pod, or gangs of its PodGroup, fit; the exit code.
 int runCapacity(const Flags& f, const Setup& s, const sim::Options& options,
                 const Registry& outOfTree) {
-  const sim::Cluster one = loadOnePod(f.capacity, "--capacity");
   sim::Simulator simulator(s.cluster, options, outOfTree);
   for (const auto& node : s.drain) (void)simulator.drain(node);
-  const auto start = std::chrono::steady_clock::now();
-  auto c = simulator.capacity(*one.pods[0]);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string name = one.pods[0]->metadata.namespace_ + "/" + one.pods[0]->metadata.name;
-  if (f.output == "json") {
-    nlohmann::ordered_json j = {
-        {"kind", "CapacityResult"}, {"pod", name}, {"fits", c.fits}, {"seconds", seconds}};
-    if (c.next) {
-      j["next"] = {
-          {"reason", c.next->reason},
-          {"diagnosis", c.next->diagnosis.empty()
-                            ? nlohmann::ordered_json(nullptr)
-                            : nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false)}};
-    }
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::printf("%d more copies of %s fit.\n", c.fits, name.c_str());
-    if (c.next) {
-      std::printf("The next one does not: %s\n", c.next->reason.c_str());
-      auto d = nlohmann::ordered_json::parse(c.next->diagnosis, nullptr, false);
-      if (!d.is_discarded()) std::fputs(sim::diagnosisText(d, "  ").c_str(), stdout);
-    } else {
-      std::printf("(stopped at the limit)\n");
-    }
-  }
-  return 0;
+  return printCapacity(f.capacity, f.output, simulator);
 }
 
 // One simulation of the drains and the work with `options`: the result document.

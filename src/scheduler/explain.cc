@@ -334,6 +334,7 @@ json toJson(const Explanation& e) {
     filtered.push_back({{"node", n.node}, {"rejections", std::move(rejections)}});
   }
   j["filtered"] = std::move(filtered);
+  if (e.group) j["podGroup"] = toJson(*e.group);
   return j;
 }
 
@@ -454,6 +455,7 @@ std::string toTable(const Explanation& e, size_t maxRows) {
     for (size_t i = 0; i < e.selected.size(); ++i) out << (i ? ", " : "") << e.selected[i];
     out << "\n";
   }
+  if (e.group) out << toTable(*e.group);
   return out.str();
 }
 

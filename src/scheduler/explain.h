@@ -26,6 +26,7 @@
 
 #include "framework/fit_error.h"
 #include "framework/framework.h"
+#include "scheduler/explain_group.h"
 
 namespace ksched::scheduler {
 
@@ -85,6 +86,8 @@ struct Explanation {
   };
   std::optional<Preemption> preemption;
   std::string fitError;  // upstream's "0/N nodes are available: ..." when none fit
+  // A pod of a PodGroup (GenericWorkload on): the group (explain_group.h).
+  std::optional<GroupExplanation> group;
 };
 
 class ExplainError : public std::runtime_error {

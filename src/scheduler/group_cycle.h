@@ -26,6 +26,8 @@
 #include <ksched/plugin.h>
 #include <ksched/pod_group_plugin.h>
 
+#include "scheduler/pod_group_trace.h"
+
 namespace ksched::framework {
 class Framework;
 }
@@ -55,14 +57,19 @@ struct GroupNode {
   std::vector<GroupNode> children;
   Status status;
   bool evaluated = false;
+  // Traced (Options::onPodGroupCycle): the placements its last evaluation tried, the one chosen.
+  std::vector<PodGroupTrace::PlacementTried> tried;
+  std::string chosen;
 
   [[nodiscard]] bool composite() const noexcept { return info.composite != nullptr; }
 };
 
 class GroupPlacer {
  public:
-  GroupPlacer(SchedulerCore& core, framework::Framework& fwk, std::vector<GroupMember>& members)
-      : core_(core), fwk_(fwk), members_(members) {}
+  // `tracing`: each group records the placements it tried (GroupNode::tried).
+  GroupPlacer(SchedulerCore& core, framework::Framework& fwk, std::vector<GroupMember>& members,
+              bool tracing)
+      : core_(core), fwk_(fwk), members_(members), tracing_(tracing) {}
 
   // Places the tree on the cycle's snapshot: afterwards the members placed are assumed and
   // reserved (only those of groups that, with all above them, succeeded) and every group
@@ -96,7 +103,11 @@ class GroupPlacer {
   std::vector<GroupMember>& members_;
   std::vector<size_t> placed_;              // members placed, in order
   std::vector<helper::NodeOverlay*> open_;  // placements being tried or placed on
+  // The placement `k` of `node` tried: what it held (members placed after `mark`), traced.
+  void traceTried(GroupNode& node, const Placement& placement, const Status& r, size_t mark);
+
   bool everPlaced_ = false;
+  const bool tracing_;
 };
 
 }  // namespace ksched::scheduler

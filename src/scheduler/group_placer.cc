@@ -80,6 +80,7 @@ Status GroupPlacer::placeLeaf(GroupNode& leaf, const NodeInfoLister& nodes) {
     GroupMember& m = members_[leaf.members[i]];
     m.state = CycleState();
     m.evaluated = true;
+    m.node.clear();
     m.plugins.clear();
     const PodPtr pod = m.qpi->podInfo->pod;
     ScheduleResult result;
@@ -163,9 +164,12 @@ Status GroupPlacer::onPlacements(GroupNode& node, const NodeInfoLister& nodes) {
     // Nothing to choose: placed once, for good.
     helper::NodeOverlay only(core_.snapshot_, placements[0].nodes);
     open_.push_back(&only);
+    const size_t mark = placed_.size();
     Status r = placeOn(node, only);
     open_.pop_back();
     fwk_.setSnapshot(&nodes);
+    traceTried(node, placements[0], r, mark);
+    if (tracing_ && r.ok()) node.chosen = placements[0].name;
     if (r.ok() || r.isError()) return r;
     return Status::unschedulable(
                fmt::format("0/1 placements are available, first placement status: {}", r.message()))
@@ -183,6 +187,7 @@ Status GroupPlacer::onPlacements(GroupNode& node, const NodeInfoLister& nodes) {
     const size_t mark = placed_.size();
     Status r = placeOn(node, on);
     open_.pop_back();
+    traceTried(node, placements[k], r, mark);
     if (k == 0) first = r;
     if (r.isError()) {
       revertTo(mark);
@@ -215,7 +220,13 @@ Status GroupPlacer::onPlacements(GroupNode& node, const NodeInfoLister& nodes) {
     for (size_t k = 1; k < totals.size(); ++k) {
       if (totals[k] > totals[best]) best = k;
     }
+    for (size_t k = 0; tracing_ && k < totals.size(); ++k) {
+      for (auto& t : node.tried) {
+        if (t.name == feasible[k]->name && t.feasible) t.score = totals[k];
+      }
+    }
   }
+  if (tracing_) node.chosen = feasible[best]->name;
   helper::NodeOverlay chosen(core_.snapshot_, feasible[best]->nodes);
   open_.push_back(&chosen);
   Status r = placeOn(node, chosen);
@@ -242,12 +253,31 @@ void GroupPlacer::forget(GroupNode& node) {
   for (size_t i : node.members) {
     members_[i].evaluated = false;
     members_[i].own = Status();
+    members_[i].node.clear();
   }
   for (GroupNode& c : node.children) {
     c.evaluated = false;
     c.status = Status();
+    c.tried.clear();
+    c.chosen.clear();
     forget(c);
   }
+}
+
+void GroupPlacer::traceTried(GroupNode& node, const Placement& placement, const Status& r,
+                             size_t mark) {
+  if (!tracing_) return;
+  PodGroupTrace::PlacementTried t{.name = placement.name,
+                                  .nodes = placement.nodes.size(),
+                                  .feasible = r.ok(),
+                                  .message = r.ok() ? "" : r.message(),
+                                  .proposed = {},
+                                  .score = std::nullopt};
+  for (size_t i = mark; i < placed_.size(); ++i) {
+    const GroupMember& m = members_[placed_[i]];
+    t.proposed.emplace_back(m.qpi->pod().metadata.key(), m.node);
+  }
+  node.tried.push_back(std::move(t));
 }
 
 void GroupPlacer::rebuildPlacements() {

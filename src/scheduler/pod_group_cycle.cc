@@ -151,6 +151,23 @@ void inheritFailure(GroupNode& node, const Status* above) {
   for (GroupNode& c : node.children) inheritFailure(c, next);
 }
 
+// What a leaf's cycle did, for Options::onPodGroupCycle; its members are filled as they are
+// handed on.
+PodGroupTrace traceOf(const GroupNode& leaf) {
+  PodGroupTrace t{.ns = leaf.info.ns, .name = leaf.info.name};
+  if (leaf.info.podGroup) {
+    const api::PodGroupSpec& spec = leaf.info.podGroup->spec;
+    t.gang = spec.schedulingPolicy.gang();
+    t.minCount = spec.schedulingPolicy.minCount();
+    if (!spec.topologyKeys.empty()) t.topologyKey = spec.topologyKeys.front();
+  }
+  t.placements = leaf.tried;
+  t.chosen = leaf.chosen;
+  t.scheduled = leaf.status.ok();
+  if (!t.scheduled) t.message = leaf.status.message();
+  return t;
+}
+
 void leavesOf(GroupNode& node, std::vector<GroupNode*>& out) {
   if (!node.composite()) out.push_back(&node);
   for (GroupNode& c : node.children) leavesOf(c, out);
@@ -217,6 +234,16 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   }
   if (!invalid.empty()) {
     errors_.fetch_add(members.size());
+    if (options_.onPodGroupCycle) {
+      PodGroupTrace t = traceOf(root);
+      if (!root.info.podGroup) t = PodGroupTrace{.ns = ns, .name = name};
+      t.scheduled = false;
+      t.message = invalid;
+      for (const auto& m : members) {
+        t.members.push_back({.pod = m.qpi->pod().metadata.key(), .reason = invalid});
+      }
+      options_.onPodGroupCycle(t);
+    }
     for (auto& m : members) {
       handleFailure(fwk, std::move(m.qpi), Status::error(invalid), invalid, m.cycle, start,
                     std::string());
@@ -236,7 +263,7 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   }
 
   if (options_.metrics != nullptr) fwk.setRecordPluginMetrics(sampler_() % 100 < 10);
-  GroupPlacer placer(*this, fwk, members);
+  GroupPlacer placer(*this, fwk, members, static_cast<bool>(options_.onPodGroupCycle));
   Status group = placer.run(root);
 
   std::map<std::string, std::string> nominations;
@@ -278,7 +305,12 @@ void SchedulerCore::schedulePodGroup(framework::Framework& fwk,
   inheritFailure(root, nullptr);
   std::vector<GroupNode*> leaves;
   leavesOf(root, leaves);
-  for (GroupNode* leaf : leaves) submitGroup(fwk, *leaf, members, nominations, plugins, start);
+  for (GroupNode* leaf : leaves) {
+    std::optional<PodGroupTrace> trace;
+    if (options_.onPodGroupCycle) trace = traceOf(*leaf);
+    submitGroup(fwk, *leaf, members, nominations, plugins, start, trace ? &*trace : nullptr);
+    if (trace) options_.onPodGroupCycle(*trace);
+  }
   fwk.setSnapshot(nullptr);
   std::vector<const GroupNode*> groups;
   treeGroups(root, groups);
@@ -300,7 +332,7 @@ void SchedulerCore::submitGroup(framework::Framework& fwk, GroupNode& leaf,
                                 std::vector<GroupMember>& members,
                                 const std::map<std::string, std::string>& nominations,
                                 const std::set<std::string, std::less<>>& plugins,
-                                std::chrono::steady_clock::time_point start) {
+                                std::chrono::steady_clock::time_point start, PodGroupTrace* trace) {
   const Status& group = leaf.status;
   if (group.ok()) {
     // Every pod placed goes to binding (through Permit); the others fail on their own.
@@ -312,7 +344,16 @@ void SchedulerCore::submitGroup(framework::Framework& fwk, GroupNode& leaf,
     }
     for (size_t i = 0; i < leaf.members.size(); ++i) {
       GroupMember& m = members[leaf.members[i]];
-      if (m.placed && (permits[i].ok() || permits[i].isWait())) {
+      const bool placed = m.placed && (permits[i].ok() || permits[i].isWait());
+      if (trace != nullptr) {
+        trace->members.push_back(
+            {.pod = m.qpi->pod().metadata.key(),
+             .node = m.node,
+             .placed = placed,
+             .tried = m.evaluated,
+             .reason = placed ? "" : (m.placed ? permits[i].message() : m.own.message())});
+      }
+      if (placed) {
         handToBinding(fwk, std::move(m.qpi), std::move(m.assumed), m.node, std::move(m.state),
                       m.cycle, start, permits[i].isWait());
       } else if (m.placed) {
@@ -331,6 +372,13 @@ void SchedulerCore::submitGroup(framework::Framework& fwk, GroupNode& leaf,
     // A pod Filter rejected says why in its own words; the others carry the group's.
     const bool ownWords = m.evaluated && (m.own.isRejected() || m.own.isError());
     const Status& s = ownWords && !group.isError() ? m.own : group;
+    if (trace != nullptr) {
+      trace->members.push_back({.pod = m.qpi->pod().metadata.key(),
+                                .node = m.node,
+                                .placed = false,
+                                .tried = m.evaluated,
+                                .reason = s.message()});
+    }
     (s.isError() ? errors_ : unschedulable_).fetch_add(1);
     if (!s.isError()) m.qpi->unschedulablePlugins = plugins;
     auto nominated = nominations.find(m.qpi->pod().metadata.key());

@@ -3,13 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -237,6 +240,73 @@ void SchedulerCore::writeGroupCondition(const std::string& resource, const std::
   } else {
     statusWriters_.submit(std::move(task));
   }
+}
+
+GroupExplanation SchedulerCore::explainGroup(const api::Pod& pod, const std::string& group) const {
+  const std::string& ns = pod.metadata.namespace_;
+  GroupExplanation g;
+  g.podGroup = api::groupKey(ns, group);
+  if (const auto pg = podGroupOf(ns, group)) {
+    g.found = true;
+    g.gang = pg->spec.schedulingPolicy.gang();
+    g.minCount = pg->spec.schedulingPolicy.minCount();
+    if (!pg->spec.topologyKeys.empty()) g.topologyKey = pg->spec.topologyKeys.front();
+  }
+  std::vector<PodPtr> members;
+  {
+    std::shared_lock lock(podsMu_);
+    for (const auto& [key, p] : pods_) {
+      const std::string* name = p->spec.podGroupName();
+      if (p->metadata.namespace_ == ns && name != nullptr && *name == group) members.push_back(p);
+    }
+  }
+  // By name, numbers by value: train-2 before train-10.
+  std::sort(members.begin(), members.end(), [](const PodPtr& a, const PodPtr& b) {
+    const std::string& x = a->metadata.name;
+    const std::string& y = b->metadata.name;
+    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    size_t i = 0, j = 0;
+    while (i < x.size() && j < y.size()) {
+      if (digit(x[i]) && digit(y[j])) {
+        size_t ei = i, ej = j;
+        while (ei < x.size() && digit(x[ei])) ++ei;
+        while (ej < y.size() && digit(y[ej])) ++ej;
+        const std::string_view dx = std::string_view(x).substr(i, ei - i);
+        const std::string_view dy = std::string_view(y).substr(j, ej - j);
+        if (dx.size() != dy.size()) return dx.size() < dy.size();
+        if (dx != dy) return dx < dy;
+        i = ei;
+        j = ej;
+      } else {
+        if (x[i] != y[j]) return x[i] < y[j];
+        ++i;
+        ++j;
+      }
+    }
+    return x.size() - i < y.size() - j;
+  });
+  for (const PodPtr& p : members) {
+    GroupExplanation::Member m{
+        .pod = p->metadata.key(), .state = "queued", .node = "", .detail = ""};
+    if (cache_.isAssumed(p->metadata.uid)) {
+      m.state = "assumed";
+      if (const PodInfoPtr cached = cache_.getPod(p->metadata.uid))
+        m.node = cached->pod->spec.nodeName;
+    } else if (assigned(*p)) {
+      m.state = "bound";
+      m.node = p->spec.nodeName;
+    } else if (!p->spec.schedulingGates.empty()) {
+      m.state = "gated";
+      for (const auto& gate : p->spec.schedulingGates) {
+        m.detail += (m.detail.empty() ? "schedulingGates: " : ", ") + gate;
+      }
+    } else if (Status s = preEnqueueStatus(*p); !s.ok()) {
+      m.state = "gated";
+      m.detail = (s.plugin().empty() ? "" : s.plugin() + ": ") + s.message();
+    }
+    g.members.push_back(std::move(m));
+  }
+  return g;
 }
 
 }  // namespace ksched::scheduler

@@ -243,6 +243,9 @@ Explanation SchedulerCore::explain(const std::string& ns, const std::string& nam
   evaluated.spec.nodeName.clear();
   Explanation e = explainPod(*fwk, evaluated, *snapshot, options_.percentageOfNodesToScore, node);
   e.boundTo = placedOn;
+  if (const std::string* group = pod->spec.podGroupName(); group != nullptr && podGroupCycles_) {
+    e.group = explainGroup(*pod, *group);
+  }
   return e;
 }
 

@@ -80,6 +80,7 @@
 #include "scheduler/event_sink.h"
 #include "scheduler/explain.h"
 #include "scheduler/group_cycle.h"
+#include "scheduler/pod_group_trace.h"
 #include "scheduler/status_writes.h"
 #include "util/task_pool.h"
 
@@ -137,6 +138,9 @@ struct Options {
   // Called on the scheduling thread with each cycle's choice, before the pod is assumed; when
   // set, ScheduleResult::tiedWith is filled.
   std::function<void(const api::Pod&, const ScheduleResult&)> onSuggestedHost;
+  // Called on the scheduling thread at the end of each pod-group cycle with what it did
+  // (pod_group_trace.h); when unset, no trace is kept.
+  std::function<void(const PodGroupTrace&)> onPodGroupCycle;
 };
 
 struct ShutdownReport {
@@ -300,7 +304,10 @@ class SchedulerCore {
   void submitGroup(framework::Framework& fwk, GroupNode& leaf, std::vector<GroupMember>& members,
                    const std::map<std::string, std::string>& nominations,
                    const std::set<std::string, std::less<>>& plugins,
-                   std::chrono::steady_clock::time_point start);
+                   std::chrono::steady_clock::time_point start, PodGroupTrace* trace);
+  // Explain's group section for `pod` of PodGroup `group`: the policy and each member's state
+  // (GroupExplanation::cycle is left to the caller). Any thread.
+  [[nodiscard]] GroupExplanation explainGroup(const api::Pod& pod, const std::string& group) const;
   // PodGroupScheduleFn: the group's pods placed on `nodes` (a changed copy of the snapshot)
   // without the cache, for workload-aware preemption.
   Status placeOnScratch(framework::Framework& fwk, const PodGroupInfo& info,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "sim/report_groups.h"
 #include "sim/report_input.h"
 #include "sim/report_svg.h"
 
@@ -482,6 +483,7 @@ std::string renderReport(const nlohmann::json& result) {
   out += section("section-zones", "Pods per zone", zonesPlot(in.zones));
   out +=
       section("section-unschedulable", "Unschedulable pods", unschedulableTable(in.unschedulable));
+  out += podGroupsSection(result);
   out += section("section-victims", "Preempted pods", victimsTable(in.victims));
   out += section("section-skipped", "Skipped objects", skippedTable(in.skipped));
   if (in.comparison) {

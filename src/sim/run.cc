@@ -17,6 +17,9 @@ scheduler::Options coreOptions(const config::SchedulerConfiguration& config, con
     for (auto& p : o.profiles) {
       p.plugins.postFilter.enabled.clear();
       p.plugins.postFilter.disabled = {config::PluginRef{"*"}};
+      // Workload-aware preemption too: a pod group preempts through its own point.
+      p.plugins.podGroupPostFilter.enabled.clear();
+      p.plugins.podGroupPostFilter.disabled = {config::PluginRef{"*"}};
     }
   }
   // One order of evaluation: the same answer for the same seed.
@@ -63,6 +66,7 @@ Run::Run(Simulator::State& st, bool preemption)
   o.onSuggestedHost = [this](const api::Pod& pod, const scheduler::ScheduleResult& r) {
     sink_.suggested(pod, r);
   };
+  o.onPodGroupCycle = [this](const scheduler::PodGroupTrace& t) { recordGroupCycle(t); };
   core_ = std::make_unique<scheduler::SchedulerCore>(env, st.registry, std::move(o));
   cluster_.feedTo(*core_);
   cluster_.replayAdds();
@@ -138,6 +142,7 @@ Result Run::result() const {
   r.seconds = seconds_;
   r.unreadKinds = cluster_.unreadKinds();
   r.attempts = core_->stats().attempts;
+  r.podGroups = podGroups_;
   for (const auto& [uid, origin] : tracked()) {
     PodResult pr = outcome(uid, origin);
     if (pr.name.empty()) continue;
@@ -164,6 +169,54 @@ PodResult Run::lastAdded() const {
 }
 
 void Run::commit() { cluster_.writeBack(st_.cluster); }
+
+void Run::createObject(const std::string& collection, const nlohmann::json& object) {
+  if (ApiResult r = cluster_.create(collection, object, nullptr)) {
+    throw std::runtime_error("POST " + collection + ": " + r->message);
+  }
+  cluster_.deliverFeed();
+}
+
+std::optional<PodGroupResult> Run::podGroup(const std::string& key) const {
+  for (const auto& g : podGroups_) {
+    if (g.namespace_ + "/" + g.name == key) return g;
+  }
+  return std::nullopt;
+}
+
+void Run::recordGroupCycle(const scheduler::PodGroupTrace& t) {
+  PodGroupResult g{.namespace_ = t.ns,
+                   .name = t.name,
+                   .gang = t.gang,
+                   .minCount = t.minCount,
+                   .topologyKey = t.topologyKey,
+                   .scheduled = t.scheduled,
+                   .message = t.message,
+                   .members = {},
+                   .placements = {},
+                   .chosen = t.chosen,
+                   .cycles = 1};
+  for (const auto& m : t.members) {
+    g.members.push_back(
+        {.pod = m.pod, .node = m.node, .placed = m.placed, .tried = m.tried, .reason = m.reason});
+  }
+  for (const auto& p : t.placements) {
+    g.placements.push_back({.name = p.name,
+                            .nodes = p.nodes,
+                            .feasible = p.feasible,
+                            .message = p.message,
+                            .proposed = p.proposed,
+                            .score = p.score});
+  }
+  for (auto& known : podGroups_) {
+    if (known.namespace_ == g.namespace_ && known.name == g.name) {
+      g.cycles = known.cycles + 1;
+      known = std::move(g);
+      return;
+    }
+  }
+  podGroups_.push_back(std::move(g));
+}
 
 void Run::track(const std::string& uid, const std::string& origin) {
   std::lock_guard lock(trackedMu_);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -57,6 +59,13 @@ class Run {
   [[nodiscard]] PodResult lastAdded() const;
   // Writes the cluster as it is now into the state.
   void commit();
+  // Creates an object of a kind plugins watch (a PodGroup), as an apiserver POST to
+  // `collection` would, and delivers it to the watches. Throws std::runtime_error when refused.
+  void createObject(const std::string& collection, const nlohmann::json& object);
+  // The last pod-group cycle of PodGroup "<namespace>/<name>", or nullopt.
+  [[nodiscard]] std::optional<PodGroupResult> podGroup(const std::string& key) const;
+  // What became of the pod of uid `uid` (origin "work").
+  [[nodiscard]] PodResult outcomeOf(const std::string& uid) const { return outcome(uid, "work"); }
 
  private:
   // Reports on `uid` in result(); origin as in PodResult::origin.
@@ -66,6 +75,8 @@ class Run {
   // Tracked pods bound so far.
   [[nodiscard]] size_t placed() const;
   [[nodiscard]] PodResult outcome(const std::string& uid, const std::string& origin) const;
+  // Options::onPodGroupCycle: keeps the cycle's trace as the group's result.
+  void recordGroupCycle(const scheduler::PodGroupTrace& t);
   // Feeds the core the state's nodes, then its bound pods, then its pending ones.
   void feedCluster();
 
@@ -75,6 +86,9 @@ class Run {
   MemoryCluster cluster_;
   RecordingSink sink_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
+
+  // The pod-group cycles' traces, the last per group, in the order of each group's first.
+  std::vector<PodGroupResult> podGroups_;
 
   mutable std::mutex trackedMu_;
   std::vector<std::pair<std::string, std::string>> tracked_;  // (uid, origin); guarded

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <ksched/api/decode.h>
+#include <ksched/api/pod_group.h>
 #include <ksched/sim.h>
 
 #include "config/scheduler_config.h"
@@ -145,6 +147,87 @@ Simulator::Capacity Simulator::capacity(const api::Pod& pod, int limit) {
       return out;
     }
     ++out.fits;
+  }
+  return out;
+}
+
+std::optional<PodGroupResult> Simulator::canScheduleGroup(const std::string& ns,
+                                                          const std::string& name) {
+  State copy = *state_;
+  std::erase_if(copy.cluster.pods, [&](const PodPtr& p) {
+    const std::string* group = p->spec.podGroupName();
+    return p->spec.nodeName.empty() &&
+           (p->metadata.namespace_ != ns || group == nullptr || *group != name);
+  });
+  Run run(copy, false);
+  run.drive();
+  return run.podGroup(ns + "/" + name);
+}
+
+Simulator::GroupCapacity Simulator::groupCapacity(const UnstructuredObject& podGroup,
+                                                  const std::vector<PodPtr>& pods, int limit) {
+  State copy = *state_;
+  std::erase_if(copy.cluster.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); });
+  Run run(copy, false);
+  GroupCapacity out;
+  const std::string ns =
+      podGroup.metadata.namespace_.empty() ? "default" : podGroup.metadata.namespace_;
+  const std::string collection =
+      "/apis/" + podGroup.object.value("apiVersion", std::string("scheduling.k8s.io/v1beta1")) +
+      "/namespaces/" + ns + "/podgroups";
+  for (int i = 1; i <= limit; ++i) {
+    // A fresh PodGroup of the same spec, and its pods pointing at it.
+    const std::string name = podGroup.metadata.name + "-" + std::to_string(i);
+    nlohmann::json g = podGroup.object;
+    g.erase("status");
+    nlohmann::json& meta = g["metadata"];
+    for (const char* field : {"uid", "resourceVersion", "creationTimestamp", "generation"}) {
+      meta.erase(field);
+    }
+    meta["name"] = name;
+    meta["namespace"] = ns;
+    run.createObject(collection, g);
+    std::vector<std::string> uids;
+    for (const auto& p : pods) {
+      auto member = std::make_shared<api::Pod>(*p);
+      member->metadata.name += "-" + std::to_string(i);
+      member->metadata.namespace_ = ns;
+      member->metadata.uid.clear();
+      member->spec.schedulingGroup.emplace();
+      member->spec.schedulingGroup->podGroupName = name;
+      uids.push_back(run.add(member, "work"));
+    }
+    run.drive();
+    std::vector<PodResult> results;
+    bool all = true;
+    for (const auto& uid : uids) {
+      results.push_back(run.outcomeOf(uid));
+      all = all && results.back().node.has_value();
+    }
+    if (all) {
+      ++out.fits;
+      continue;
+    }
+    out.next = run.podGroup(ns + "/" + name);
+    if (!out.next) {
+      // No cycle ran (its pods held at PreEnqueue): the pods say why.
+      const api::PodGroup pg = api::decode<api::PodGroup>(g);
+      out.next = PodGroupResult{.namespace_ = ns,
+                                .name = name,
+                                .gang = pg.spec.schedulingPolicy.gang(),
+                                .minCount = pg.spec.schedulingPolicy.minCount(),
+                                .message = results.front().reason};
+    } else if (out.next->message.empty()) {
+      // The group was placed but not every pod of it (more pods than minCount).
+      for (const auto& r : results) {
+        if (!r.node) {
+          out.next->message = r.reason;
+          break;
+        }
+      }
+    }
+    out.nextPods = std::move(results);
+    return out;
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <ksched/api/pod_resources.h>
@@ -51,6 +52,43 @@ std::unordered_map<std::string, Usage> usageByNode(const Cluster& c, const featu
 double ratio(int64_t a, int64_t b) { return b <= 0 ? 0.0 : static_cast<double>(a) / b; }
 
 std::string percent(double v) { return fmt::format("{:.1f} %", v * 100); }
+
+// What the group's last pod-group cycle says (Result::podGroups): its policy, its topology
+// domain, the nodes its pods went to and, with pods left out (`short_`), its message.
+void addGroupCycle(const Result& r, const std::string& key, bool short_, ojson& g) {
+  auto it = std::find_if(r.podGroups.begin(), r.podGroups.end(), [&](const PodGroupResult& c) {
+    return c.namespace_ + "/" + c.name == key;
+  });
+  if (it == r.podGroups.end()) {
+    // No cycle ran: its pods were held (at PreEnqueue, e.g. fewer than minCount exist).
+    if (short_) {
+      for (const auto& p : r.pods) {
+        if (!p.node && p.namespace_ + "/" + p.podGroup == key) {
+          g["reason"] = p.reason;
+          break;
+        }
+      }
+    }
+    return;
+  }
+  g["policy"] = it->gang ? "gang" : "basic";
+  if (it->gang) g["minCount"] = it->minCount;
+  std::set<std::string> nodes;
+  for (const auto& m : it->members) {
+    if (m.placed) nodes.insert(m.node);
+  }
+  g["nodes"] = nodes;
+  if (!it->topologyKey.empty()) {
+    g["topologyKey"] = it->topologyKey;
+    g["placement"] = it->chosen.empty() ? ojson(nullptr) : ojson(it->chosen);
+  }
+  if (!short_) return;
+  std::string reason = it->message;
+  for (const auto& m : it->members) {
+    if (reason.empty() && !m.placed) reason = m.reason;
+  }
+  g["reason"] = reason;
+}
 
 }  // namespace
 
@@ -108,7 +146,9 @@ ojson resultDocument(const SummaryInput& in) {
   if (!groups.empty()) {
     ojson gs = ojson::array();
     for (const auto& [key, counts] : groups) {
-      gs.push_back({{"podGroup", key}, {"pods", counts.first}, {"placed", counts.second}});
+      ojson g = {{"podGroup", key}, {"pods", counts.first}, {"placed", counts.second}};
+      addGroupCycle(r, key, counts.first > counts.second, g);
+      gs.push_back(std::move(g));
     }
     doc["podGroups"] = std::move(gs);
   }

@@ -10,7 +10,11 @@
 //    "victims": [{"namespace", "name", "node", "preemptor"}],
 //    "stats": {"scheduled", "unschedulable", "preempted", "attempts", "seconds",
 //              "podsPerSecond"},
-//    "podGroups": [{"podGroup", "pods", "placed"}],   // only when some pod is in a PodGroup
+//    "podGroups": [{"podGroup", "pods", "placed", "policy" ("gang" | "basic"), "minCount"
+//                   (gang), "nodes" (where its pods went), "topologyKey", "placement" (the
+//                   domain chosen; both with topology constraints), "reason" (pods left out:
+//                   the group's message)}],   // only when some pod is in a PodGroup; "policy"
+//                   // and what follows only for a group that had a pod-group cycle
 //    "unschedulableByReason": [{"plugin", "reason", "pods"}],
 //    "resources": ["cpu", "memory", "pods"],
 //    "nodes": [{"name", "zone", "placed", "allocatable", "requestedBefore",

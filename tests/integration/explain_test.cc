@@ -299,6 +299,15 @@ TEST_F(Explain, BadInputIsAClearMessageAndANonZeroExit) {
   r = cli("-n " + kNs + " mine -o yaml");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("--output: \"yaml\" is not table or json"), std::string::npos) << r.out;
+  r = cli("-n " + kNs + " mine --feature-gates NoSuchGate=true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("invalid argument \"NoSuchGate=true\" for \"--feature-gates\" flag"),
+            std::string::npos)
+      << r.out;
+  // With the gate on, a pod of no PodGroup is explained as before: no group section.
+  r = cli("-n " + kNs + " mine --feature-gates GenericWorkload=true");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("Pod group"), std::string::npos) << r.out;
 
   EXPECT_EQ(live("namespace=" + kNs + "&name=nope").first, 404);
   EXPECT_EQ(live("namespace=" + kNs + "&name=elsewhere").first, 400);

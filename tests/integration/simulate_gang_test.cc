@@ -95,10 +95,12 @@ TEST_F(SimulateGang, AGangOfEightWithRoomForSevenPlacesNothingAndSaysWhy) {
   EXPECT_EQ(short7, 7) << r.out;
   EXPECT_EQ(noRoom, 1) << r.out;
   EXPECT_EQ(json::parse(r.out).at("podGroups"),
-            json::parse(R"([{"podGroup": "ml/train", "pods": 8, "placed": 0}])"));
+            json::parse(R"([{"podGroup": "ml/train", "pods": 8, "placed": 0, "policy": "gang",
+                             "minCount": 8, "nodes": [],
+                             "reason": "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"}])"));
 
-  const auto table = simulate(
-      {"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true", "-q"});
+  const auto table =
+      simulate({"-f", cluster, "--pods", work, "--feature-gates", "GenericWorkload=true", "-q"});
   ASSERT_EQ(table.exitCode, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("Pod groups          pods   placed\n"
                                    "  ml/train              8        0\n"));
