@@ -26,8 +26,10 @@ ObjectWatch watchOf(std::string kind, std::string_view plural) {
   return w;
 }
 
-// resourceVersions are opaque, but this apiserver's are integers; a newer one is larger.
+// resourceVersions are opaque, but this apiserver's are integers; a newer one is larger. An
+// object that carries none (read from a file) is older than any version written.
 bool atLeast(const std::string& rv, const std::string& than) {
+  if (rv.empty()) return than.empty();
   int64_t a = 0;
   int64_t b = 0;
   const auto ra = std::from_chars(rv.data(), rv.data() + rv.size(), a);
