@@ -240,10 +240,6 @@ Status DynamicResources::bindExtendedClaim(const Cycle& cycle, const api::Pod& p
   return {};
 }
 
-// Writes the allocation (if Reserve made one) and the pod's reservation into the claim:
-// the finalizer first (a metadata write), then the status, each with the resourceVersion read
-// as precondition; a conflict re-reads the claim and tries again (5 attempts, as
-// retry.DefaultRetry).
 Status DynamicResources::bindGroupClaim(const Cycle& cycle, size_t i, const api::Pod& pod) {
   Cycle::Inner& in = *cycle.in;
   // The members bind in parallel: one at a time, each sees what the one before wrote.
@@ -267,6 +263,10 @@ Status DynamicResources::bindGroupClaim(const Cycle& cycle, size_t i, const api:
   return {};
 }
 
+// Writes the allocation (if Reserve made one) and the reservation (the pod's or its PodGroup's)
+// into the claim: the finalizer first (a metadata write), then the status, each with the
+// resourceVersion read as precondition; a conflict re-reads the claim and tries again (5 attempts,
+// as retry.DefaultRetry).
 Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
                                    const std::optional<api::AllocationResult>& allocation,
                                    const std::string& pendingUid,
