@@ -26,8 +26,10 @@ ObjectWatch watchOf(std::string kind, std::string_view plural) {
   return w;
 }
 
-// resourceVersions are opaque, but this apiserver's are integers; a newer one is larger.
+// resourceVersions are opaque, but this apiserver's are integers; a newer one is larger. An
+// object that carries none (read from a file) is older than any version written.
 bool atLeast(const std::string& rv, const std::string& than) {
+  if (rv.empty()) return than.empty();
   int64_t a = 0;
   int64_t b = 0;
   const auto ra = std::from_chars(rv.data(), rv.data() + rv.size(), a);
@@ -310,17 +312,40 @@ bool DraState::hasPendingAllocation(const std::string& uid) const {
   return inFlight_.contains(uid);
 }
 
-void DraState::signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation) {
+void DraState::signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation,
+                                       const std::string& group) {
   std::lock_guard lock(mu_);
   recountLocked("f:" + uid, withAllocation.get());
-  inFlight_[uid] = std::move(withAllocation);
+  inFlight_[uid] = {std::move(withAllocation), group, 1};
+}
+
+ClaimPtr DraState::pendingAllocationOf(const std::string& uid, const std::string& group) const {
+  std::lock_guard lock(mu_);
+  auto it = inFlight_.find(uid);
+  if (it == inFlight_.end() || group.empty() || it->second.group != group) return nullptr;
+  return it->second.claim;
+}
+
+bool DraState::sharePendingAllocation(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  auto it = inFlight_.find(uid);
+  if (it == inFlight_.end()) return false;
+  ++it->second.holders;
+  return true;
 }
 
 bool DraState::removePendingAllocation(const std::string& uid) {
   std::lock_guard lock(mu_);
-  const bool had = inFlight_.erase(uid) > 0;
-  if (had) recountLocked("f:" + uid, nullptr);
-  return had;
+  auto it = inFlight_.find(uid);
+  if (it == inFlight_.end() || --it->second.holders > 0) return false;
+  inFlight_.erase(it);
+  recountLocked("f:" + uid, nullptr);
+  return true;
+}
+
+void DraState::dropPendingAllocation(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  if (inFlight_.erase(uid) > 0) recountLocked("f:" + uid, nullptr);
 }
 
 void DraState::assume(ClaimEntryPtr written) {

@@ -86,9 +86,21 @@ class DraState {
 
   // ---- in-flight allocations (Reserve .. PreBind) ----
   [[nodiscard]] bool hasPendingAllocation(const std::string& uid) const;
-  void signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation);
-  // True if there was one.
+  // `group` ("<namespace>/<name>" of a PodGroup, or "" for a pod's own claim): the allocation of
+  // a claim on a PodGroup (DRAWorkloadResourceClaims) is made by the group's first member and
+  // shared by the others placed after it (sharePendingAllocation).
+  void signalPendingAllocation(const std::string& uid, ClaimPtr withAllocation,
+                               const std::string& group = {});
+  // The claim with its allocation in flight for PodGroup `group`, or nullptr (none, or one of
+  // another pod or group).
+  [[nodiscard]] ClaimPtr pendingAllocationOf(const std::string& uid,
+                                             const std::string& group) const;
+  // One more member holds the allocation in flight; false when it is no longer in flight.
+  bool sharePendingAllocation(const std::string& uid);
+  // One holder fewer; the allocation is gone with the last. True if it went.
   bool removePendingAllocation(const std::string& uid);
+  // Gone whoever still holds it (written: the assumed claim has it now).
+  void dropPendingAllocation(const std::string& uid);
 
   // ---- the assume cache ----
   // The claim as the apiserver returned it after our write: it shadows the watched version
@@ -135,8 +147,13 @@ class DraState {
   std::map<std::string, SlicePtr, std::less<>> slices_;
   std::map<std::string, ClassPtr, std::less<>> classes_;
   std::map<std::string, std::shared_ptr<const api::DeviceTaintRule>, std::less<>> rules_;
-  std::unordered_map<std::string, ClaimPtr> inFlight_;     // claim uid -> claim with allocation
-  std::map<std::string, ClassPtr, std::less<>> extended_;  // extended resource -> class
+  struct InFlight {
+    ClaimPtr claim;  // with its allocation
+    std::string group;
+    int holders = 1;
+  };
+  std::unordered_map<std::string, InFlight> inFlight_;           // by claim uid
+  std::map<std::string, ClassPtr, std::less<>> extended_;        // extended resource -> class
   std::unordered_map<std::string, std::string> extendedClaims_;  // pod uid -> claim key
   std::string apiVersion_ = "resource.k8s.io/v1";
   mutable std::shared_ptr<const std::vector<SlicePtr>> sliceList_;  // null: rebuild

@@ -29,14 +29,20 @@ bool ownedBy(const api::ResourceClaim& claim, const api::Pod& pod) {
 }  // namespace
 
 DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state,
-                                   const DynamicResourcesArgs& args)
+                                   const DynamicResourcesArgs& args,
+                                   std::shared_ptr<dra::PodGroupIndex> podGroups)
     : handle_(handle),
       state_(std::move(state)),
       features_(dra::Features::fromGates(handle.features())),
       extendedResources_(handle.features().enabled(features::Feature::kDRAExtendedResource)),
       filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)
                          ? args.filterTimeout
-                         : std::chrono::nanoseconds(0)) {}
+                         : std::chrono::nanoseconds(0)) {
+  if (handle.features().enabled(features::Feature::kDRAWorkloadResourceClaims) &&
+      handle.features().enabled(features::Feature::kGenericWorkload)) {
+    podGroups_ = podGroups ? std::move(podGroups) : std::make_shared<dra::PodGroupIndex>();
+  }
+}
 
 DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j,
                                                     const features::Gates& gates) {
@@ -81,10 +87,32 @@ DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j,
 
 DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) const {
   PodClaims out;
+  // Without its PodGroup known, every entry is the pod's own (upstream's, with no group).
+  const std::shared_ptr<const api::PodGroup> group =
+      podGroups_ ? podGroups_->of(pod) : std::shared_ptr<const api::PodGroup>();
   for (const auto& pc : pod.spec.resourceClaims) {
     std::optional<std::string> name;
     bool mustCheckOwner = false;
-    if (pc.resourceClaimName) {
+    const api::PodGroupResourceClaim* onGroup = group ? dra::groupEntryFor(*group, pc) : nullptr;
+    if (onGroup != nullptr) {
+      // The group's claim: named, or generated for the group (its status names it).
+      if (onGroup->resourceClaimName) {
+        name = onGroup->resourceClaimName;
+      } else {
+        bool found = false;
+        for (const auto& s : group->status.resourceClaimStatuses) {
+          if (s.name == onGroup->name) {
+            found = true;
+            name = s.resourceClaimName;
+            mustCheckOwner = true;
+          }
+        }
+        if (!found) {
+          out.error = "PodGroup " + group->metadata.key() + ": ResourceClaim not created yet";
+          return out;
+        }
+      }
+    } else if (pc.resourceClaimName) {
       name = pc.resourceClaimName;
     } else if (pc.resourceClaimTemplateName) {
       bool found = false;
@@ -114,12 +142,19 @@ DynamicResources::PodClaims DynamicResources::podClaims(const api::Pod& pod) con
       out.error = "resourceclaim \"" + *name + "\" is being deleted";
       return out;
     }
-    if (mustCheckOwner && !ownedBy(*e->claim, pod)) {
+    if (onGroup != nullptr && mustCheckOwner && !dra::ownedByGroup(*e->claim, *group)) {
+      out.error = "ResourceClaim " + e->claim->metadata.key() + " was not created for PodGroup " +
+                  group->metadata.key() + " (PodGroup is not owner)";
+      return out;
+    }
+    if (onGroup == nullptr && mustCheckOwner && !ownedBy(*e->claim, pod)) {
       out.error = "ResourceClaim " + e->claim->metadata.key() + " was not created for pod " +
                   pod.metadata.key() + " (pod is not owner)";
       return out;
     }
     out.claims.push_back(std::move(e));
+    out.forGroup.push_back(onGroup != nullptr ? 1 : 0);
+    if (onGroup != nullptr) out.podGroup = group;
   }
   return out;
 }
@@ -168,13 +203,32 @@ std::vector<ClusterEventWithHint> DynamicResources::eventsToRegister() const {
     }
     return podClaims(*modified).error.empty() ? QueueingHint::kQueue : QueueingHint::kSkip;
   };
-  return {
+  std::vector<ClusterEventWithHint> out = {
       {EventResource::kNode, kAdd | kUpdateNodeLabel},
       {EventResource::kResourceClaim, kAdd | kUpdate | kDelete, claimHint},
       {EventResource::kPod, kUpdatePodGeneratedResourceClaim, podHint},
       {EventResource::kDeviceClass, kAdd | kUpdate},
       {EventResource::kResourceSlice, kAdd | kUpdate},
   };
+  if (podGroups_) {
+    // The group's claims named or generated: its pods waiting for them may go on.
+    auto groupHint = [this](const api::Pod& pod, const EventObject& oldObj,
+                            const EventObject& newObj) {
+      const api::PodGroup* after = as<api::PodGroup>(newObj);
+      const std::string* group = pod.spec.podGroupName();
+      if (after == nullptr || group == nullptr || pod.spec.resourceClaims.empty() ||
+          after->metadata.namespace_ != pod.metadata.namespace_ || after->metadata.name != *group) {
+        return QueueingHint::kSkip;
+      }
+      const api::PodGroup* before = as<api::PodGroup>(oldObj);
+      if (before != nullptr && !dra::groupClaimsChanged(*before, *after)) {
+        return QueueingHint::kSkip;
+      }
+      return podClaims(pod).error.empty() ? QueueingHint::kQueue : QueueingHint::kSkip;
+    };
+    out.push_back({EventResource::kPodGroup, kAdd | kUpdate, groupHint});
+  }
+  return out;
 }
 
 PluginFactory dynamicResourcesFactory() {
@@ -191,7 +245,14 @@ PluginFactory dynamicResourcesFactory() {
                    state->classForExtendedResource(resource) != nullptr;
           });
         }
-        return std::make_unique<DynamicResources>(h, std::move(state), args);
+        std::shared_ptr<dra::PodGroupIndex> podGroups;
+        if (h.features().enabled(features::Feature::kDRAWorkloadResourceClaims) &&
+            h.features().enabled(features::Feature::kGenericWorkload)) {
+          podGroups = h.shared<dra::PodGroupIndex>(
+              std::string(names::kDynamicResources) + "/podgroups",
+              [&h] { return std::make_shared<dra::PodGroupIndex>(h); });
+        }
+        return std::make_unique<DynamicResources>(h, std::move(state), args, std::move(podGroups));
       });
 }
 

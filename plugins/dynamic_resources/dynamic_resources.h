@@ -22,6 +22,11 @@
 // - PreBind: adds the finalizer, then writes status.allocation and status.reservedFor, with
 //   retries on conflicts; the written claim is assumed until the watch shows it. Unreserve
 //   undoes the in-flight allocation and removes the pod from reservedFor.
+// - Claims on groups (DRAWorkloadResourceClaims with GenericWorkload, group_claims.h): a pod's
+//   entry that matches one of its PodGroup's spec.resourceClaims is the group's claim, reserved
+//   for the PodGroup. The first member placed allocates it; the members placed after it in the
+//   same pod-group cycle (or while it binds) share that allocation in flight and must land
+//   where it is reachable; it is taken back with the last of them.
 // The state (claims, slices, classes, devices in use, in-flight allocations) is one per
 // scheduler, shared by every profile (DraState).
 #pragma once
@@ -43,6 +48,7 @@
 #include "cel/cel.h"
 #include "plugins/dynamic_resources/allocator.h"
 #include "plugins/dynamic_resources/dra_state.h"
+#include "plugins/dynamic_resources/group_claims.h"
 
 namespace ksched::plugins {
 
@@ -83,8 +89,11 @@ class DynamicResources final : public PreEnqueuePlugin,
   static constexpr std::string_view kCannotAllocate = "cannot allocate all claims";
   static constexpr std::string_view kNotAvailableOnNode = "resourceclaim not available on the node";
 
+  // `podGroups`: the PodGroups to resolve claims on groups with; with the gates on and none
+  // given, the plugin keeps its own index (fed through podGroups()).
   DynamicResources(Handle& handle, std::shared_ptr<dra::DraState> state,
-                   const DynamicResourcesArgs& args = {});
+                   const DynamicResourcesArgs& args = {},
+                   std::shared_ptr<dra::PodGroupIndex> podGroups = nullptr);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
 
@@ -111,12 +120,21 @@ class DynamicResources final : public PreEnqueuePlugin,
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The claims of `pod` in spec order, those a template did not need left out; an error text
-  // (upstream's) when one is missing, being deleted or not the pod's. Thread-safe.
+  // (upstream's) when one is missing, being deleted or not the pod's (or, for a claim on its
+  // PodGroup, not the group's). Thread-safe.
   struct PodClaims {
     std::vector<dra::ClaimEntryPtr> claims;
+    // By claim: a claim on the pod's PodGroup (DRAWorkloadResourceClaims), reserved for the
+    // group rather than the pod.
+    std::vector<char> forGroup;
+    std::shared_ptr<const api::PodGroup> podGroup;  // set when some claim is the group's
     std::string error;
   };
   [[nodiscard]] PodClaims podClaims(const api::Pod& pod) const;
+
+  // The PodGroups the plugin resolves claims on groups with; nullptr unless
+  // DRAWorkloadResourceClaims and GenericWorkload are on. For unit tests: set() feeds it.
+  [[nodiscard]] dra::PodGroupIndex* podGroups() const { return podGroups_.get(); }
 
   // The cycle's state (CycleState), shared by the copies preemption makes.
   struct Cycle;
@@ -124,9 +142,14 @@ class DynamicResources final : public PreEnqueuePlugin,
  private:
   // Writes the allocation (when there is one) and the pod's reservation into the claim;
   // `claim` becomes the version written. `pendingUid` names its allocation in flight.
+  // `consumer`: the reservedFor entry to add (the pod's, or its PodGroup's).
   Status bindClaim(dra::ClaimEntryPtr& claim,
                    const std::optional<api::AllocationResult>& allocation,
-                   const std::string& pendingUid, const api::Pod& pod);
+                   const std::string& pendingUid,
+                   const api::ResourceClaimConsumerReference& consumer);
+  // PreBind of a claim on the pod's PodGroup: whichever member binds first writes the
+  // allocation and the group's reservation, the others find it written.
+  Status bindGroupClaim(const Cycle& cycle, size_t i, const api::Pod& pod);
   Status bindExtendedClaim(const Cycle& cycle, const api::Pod& pod);
   // Removes the delete-protection finalizer, then deletes the claim; the error text or "".
   std::string deleteClaim(const dra::ClaimEntry& e) const;
@@ -150,8 +173,10 @@ class DynamicResources final : public PreEnqueuePlugin,
   mutable std::shared_ptr<const std::vector<dra::SlicePtr>> indexedSlices_;  // guarded
   mutable std::shared_ptr<const dra::SliceIndex> sliceIndex_;                // guarded
   dra::Features features_;
-  bool extendedResources_;                  // DRAExtendedResource
-  std::chrono::nanoseconds filterTimeout_;  // 0: none (or DRASchedulerFilterTimeout off)
+  bool extendedResources_;                         // DRAExtendedResource
+  std::chrono::nanoseconds filterTimeout_;         // 0: none (or DRASchedulerFilterTimeout off)
+  std::shared_ptr<dra::PodGroupIndex> podGroups_;  // null: claims on groups off
+  std::mutex groupBindMu_;                         // one binder at a time writes a claim on a group
 };
 
 // Decodes and validates DynamicResourcesArgs.

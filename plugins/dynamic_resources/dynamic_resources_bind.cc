@@ -16,6 +16,15 @@ namespace ksched::plugins {
 
 using dra::ClaimEntryPtr;
 
+namespace {
+
+// The reservedFor entry of a pod.
+api::ResourceClaimConsumerReference podReference(const api::Pod& pod) {
+  return {"", "pods", pod.metadata.name, pod.metadata.uid};
+}
+
+}  // namespace
+
 // Takes the delete-protection finalizer off the claim, then deletes it (uid precondition);
 // the error text, or "" when done (or gone already).
 std::string DynamicResources::deleteClaim(const dra::ClaimEntry& e) const {
@@ -52,6 +61,13 @@ Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
+  for (size_t i = 0; i < in.claims.size(); ++i) {
+    // The allocation an earlier member of the group made: held until this pod's PreBind or
+    // Unreserve. Gone meanwhile: written, the claim carries it now.
+    if (in.sharesPending[i] != 0) {
+      in.holdsPending[i] = state_->sharePendingAllocation(in.claims[i]->claim->metadata.uid);
+    }
+  }
   if (in.toAllocate.empty() && !in.extended) return {};
   Cycle::NodeAllocation na;
   bool found = false;
@@ -91,7 +107,13 @@ Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
     auto claim = std::make_shared<api::ResourceClaim>(*in.claims[i]->claim);
     claim->status.allocation = in.allocation[i];
     const std::string uid = claim->metadata.uid;
-    state_->signalPendingAllocation(uid, std::move(claim));
+    if (in.forGroup[i] != 0) {
+      // The members placed after this one take this allocation (PreFilter).
+      state_->signalPendingAllocation(uid, std::move(claim), in.groupKey);
+      in.holdsPending[i] = 1;
+    } else {
+      state_->signalPendingAllocation(uid, std::move(claim));
+    }
   }
   return {};
 }
@@ -115,6 +137,15 @@ void DynamicResources::unreserve(CycleState& state, const api::Pod& pod,
   }
   for (size_t i = 0; i < in.claims.size(); ++i) {
     const dra::ClaimEntry& e = *in.claims[i];
+    // A claim on the group: this pod gives back its hold only; the last one takes the
+    // allocation back. Its reservation is the group's, not this pod's: it stays.
+    if (in.forGroup[i] != 0) {
+      if (in.holdsPending[i] != 0 && state_->removePendingAllocation(e.claim->metadata.uid)) {
+        state_->restore(e.claim->metadata.namespace_, e.claim->metadata.name);
+      }
+      in.holdsPending[i] = 0;
+      continue;
+    }
     if (state_->removePendingAllocation(e.claim->metadata.uid)) {
       state_->restore(e.claim->metadata.namespace_, e.claim->metadata.name);
     }
@@ -142,7 +173,7 @@ Status DynamicResources::preBindPreFlight(const CycleState& state, const api::Po
   if (cycle == nullptr || cycle->in->none()) return Status::skip();
   if (cycle->in->chosen) return {};
   for (const auto& e : cycle->in->claims) {
-    if (!dra::reservedFor(pod, *e->claim)) return {};
+    if (!dra::reservedForPodOrGroup(pod, *e->claim, podGroups_ != nullptr)) return {};
   }
   return Status::skip();
 }
@@ -152,11 +183,18 @@ Status DynamicResources::preBind(CycleState& state, const api::Pod& pod,
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
+  const bool acceptGroup = podGroups_ != nullptr;
   for (size_t i = 0; i < in.claims.size(); ++i) {
-    if (dra::reservedFor(pod, *in.claims[i]->claim)) continue;
+    if (in.forGroup[i] != 0) {
+      if (Status s = bindGroupClaim(*cycle, i, pod); !s.ok()) return s;
+      continue;
+    }
+    if (dra::reservedForPodOrGroup(pod, *in.claims[i]->claim, acceptGroup)) continue;
     ClaimEntryPtr e = in.claims[i];
     const std::string pendingUid = e->claim->metadata.uid;
-    if (Status s = bindClaim(e, in.allocation[i], pendingUid, pod); !s.ok()) return s;
+    if (Status s = bindClaim(e, in.allocation[i], pendingUid, podReference(pod)); !s.ok()) {
+      return s;
+    }
     in.claims[i] = std::move(e);
   }
   if (in.chosen) return bindExtendedClaim(*cycle, pod);
@@ -188,7 +226,10 @@ Status DynamicResources::bindExtendedClaim(const Cycle& cycle, const api::Pod& p
     return Status::error("create claim for extended resources: " + std::string(ex.what()));
   }
   in.created = e;
-  if (Status s = bindClaim(e, in.extendedAllocation, in.extended->uid, pod); !s.ok()) return s;
+  if (Status s = bindClaim(e, in.extendedAllocation, in.extended->uid, podReference(pod));
+      !s.ok()) {
+    return s;
+  }
   in.created = e;
   const std::string& name = e->claim->metadata.name;
   if (auto err = api->patchPodStatus(pod, dra::extendedClaimStatusPatch(in.chosen->mappings, name),
@@ -199,13 +240,40 @@ Status DynamicResources::bindExtendedClaim(const Cycle& cycle, const api::Pod& p
   return {};
 }
 
-// Writes the allocation (if Reserve made one) and the pod's reservation into the claim:
-// the finalizer first (a metadata write), then the status, each with the resourceVersion read
-// as precondition; a conflict re-reads the claim and tries again (5 attempts, as
-// retry.DefaultRetry).
+Status DynamicResources::bindGroupClaim(const Cycle& cycle, size_t i, const api::Pod& pod) {
+  Cycle::Inner& in = *cycle.in;
+  // The members bind in parallel: one at a time, each sees what the one before wrote.
+  std::lock_guard lock(groupBindMu_);
+  const api::ResourceClaim& seen = *in.claims[i]->claim;
+  ClaimEntryPtr e = state_->claim(seen.metadata.namespace_, seen.metadata.name);
+  if (!e) e = in.claims[i];
+  if (dra::reservedForPodOrGroup(pod, *e->claim, true)) {
+    // Written by a member bound before: its allocation is in the claim now.
+    if (in.holdsPending[i] != 0) state_->dropPendingAllocation(seen.metadata.uid);
+    in.claims[i] = std::move(e);
+    return {};
+  }
+  std::optional<api::AllocationResult> allocation;
+  if (!e->claim->status.allocation) allocation = in.allocation[i];
+  if (Status s = bindClaim(e, allocation, seen.metadata.uid, dra::groupReference(*in.podGroup));
+      !s.ok()) {
+    return s;
+  }
+  in.claims[i] = std::move(e);
+  return {};
+}
+
+// Writes the allocation (if Reserve made one) and the reservation (the pod's or its PodGroup's)
+// into the claim: the finalizer first (a metadata write), then the status, each with the
+// resourceVersion read as precondition; a conflict re-reads the claim and tries again (5 attempts,
+// as retry.DefaultRetry).
 Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
                                    const std::optional<api::AllocationResult>& allocation,
-                                   const std::string& pendingUid, const api::Pod& pod) {
+                                   const std::string& pendingUid,
+                                   const api::ResourceClaimConsumerReference& consumer) {
+  // A claim on a PodGroup: other members may hold its allocation in flight; written, it is
+  // theirs too (dropped for all), failed, each gives back its own hold in Unreserve.
+  const bool forGroup = consumer.resource == dra::kPodGroupsResource;
   ClusterApi* api = handle_.api();
   if (api == nullptr) return Status::error("no cluster to write ResourceClaims to");
   ClaimEntryPtr e = claimEntry;
@@ -265,7 +333,7 @@ Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
       }
     }
     auto reserved = e->claim->status.reservedFor;
-    reserved.push_back({"", "pods", pod.metadata.name, pod.metadata.uid});
+    reserved.push_back(consumer);
     nlohmann::json status = {{"reservedFor", dra::reservedForJson(reserved)}};
     if (allocation) status["allocation"] = api::toJson(*allocation);
     const nlohmann::json patch = {{"metadata", {{"resourceVersion", rv}}}, {"status", status}};
@@ -285,7 +353,11 @@ Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
     }
     done = true;
   }
-  if (allocation) state_->removePendingAllocation(pendingUid);
+  if (forGroup) {
+    if (done) state_->dropPendingAllocation(pendingUid);
+  } else if (allocation) {
+    state_->removePendingAllocation(pendingUid);
+  }
   if (!done) {
     if (failure.empty()) failure = "claim " + key + ": conflicts on every attempt";
     return Status::error(std::move(failure));

@@ -73,6 +73,14 @@ struct DynamicResources::Cycle final : StateData {
   };
   struct Inner {
     std::vector<dra::ClaimEntryPtr> claims;
+    // Claims on the pod's PodGroup (DRAWorkloadResourceClaims), by claim: reserved for the
+    // group; `sharesPending`: allocated in flight by an earlier member, whose allocation this
+    // pod takes; `holdsPending`: from Reserve on, this pod holds the allocation in flight.
+    std::vector<char> forGroup;
+    std::vector<char> sharesPending;
+    std::vector<char> holdsPending;
+    std::shared_ptr<const api::PodGroup> podGroup;
+    std::string groupKey;  // "<namespace>/<name>" of podGroup
     std::optional<Extended> extended;
     std::vector<std::optional<api::NodeSelector>> availableOn;  // allocated claims
     std::vector<size_t> toAllocate;  // indices into claims, in the allocator's order

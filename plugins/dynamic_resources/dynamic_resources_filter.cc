@@ -104,6 +104,8 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
   }
   for (size_t i : unavailable) {
     const dra::ClaimEntry& e = *in.claims[i];
+    // An allocation still in flight (a PodGroup member's) is not the apiserver's to undo.
+    if (!e.claim->status.allocation) continue;
     const auto& reserved = e.claim->status.reservedFor;
     if (!(reserved.empty() || (reserved.size() == 1 && reserved[0].uid == pod.metadata.uid))) {
       continue;

@@ -45,10 +45,18 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
     auto pc = podClaims(pod);
     if (!pc.error.empty()) return finish(Status::unresolvable(std::move(pc.error)));
     in.claims = std::move(pc.claims);
+    in.forGroup = std::move(pc.forGroup);
+    if (pc.podGroup) {
+      in.groupKey = api::groupKey(pc.podGroup->metadata.namespace_, pc.podGroup->metadata.name);
+      in.podGroup = std::move(pc.podGroup);
+    }
   }
   if (in.none()) return finish(Status::skip());
   in.availableOn.resize(in.claims.size());
   in.allocation.resize(in.claims.size());
+  in.forGroup.resize(in.claims.size());
+  in.sharesPending.resize(in.claims.size());
+  in.holdsPending.resize(in.claims.size());
   Status result;
   auto classFor = [&](const std::string& className, const std::string& request) -> bool {
     if (className.empty()) {
@@ -68,7 +76,7 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
   for (size_t i = 0; i < in.claims.size() && result.ok(); ++i) {
     const api::ResourceClaim& claim = *in.claims[i]->claim;
     if (claim.status.allocation) {
-      if (!canBeReserved(claim) && !dra::reservedFor(pod, claim)) {
+      if (!canBeReserved(claim) && !dra::reservedForPodOrGroup(pod, claim, podGroups_ != nullptr)) {
         result = Status::unresolvable("resourceclaim in use");
         break;
       }
@@ -76,6 +84,17 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
       continue;
     }
     if (state_->hasPendingAllocation(claim.metadata.uid)) {
+      // The group's claim, allocated by a member placed before this one and not written yet:
+      // this pod takes that allocation and must land where it is reachable.
+      const dra::ClaimPtr pending =
+          in.forGroup[i] != 0 ? state_->pendingAllocationOf(claim.metadata.uid, in.groupKey)
+                              : nullptr;
+      if (pending && pending->status.allocation) {
+        in.availableOn[i] = pending->status.allocation->nodeSelector;
+        in.allocation[i] = pending->status.allocation;
+        in.sharesPending[i] = 1;
+        continue;
+      }
       result = Status::unresolvable("resource claim " + claim.metadata.key() +
                                     " is in the process of being allocated");
       break;

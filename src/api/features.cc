@@ -31,7 +31,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kDRAPrioritizedList, "DRAPrioritizedList", kGA, true, true, kAlwaysOn},
     {F::kDRAResourceClaimDeviceStatus, "DRAResourceClaimDeviceStatus", kGA, true, true, kAlwaysOn},
     {F::kDRASchedulerFilterTimeout, "DRASchedulerFilterTimeout", kBeta, true, false, kSwitches},
-    {F::kDRAWorkloadResourceClaims, "DRAWorkloadResourceClaims", kBeta, false, false, kRefusedOn},
+    {F::kDRAWorkloadResourceClaims, "DRAWorkloadResourceClaims", kBeta, false, false, kSwitches},
     {F::kDynamicResourceAllocation, "DynamicResourceAllocation", kGA, true, true, kAlwaysOn},
     {F::kGenericWorkload, "GenericWorkload", kBeta, false, false, kSwitches},
     {F::kInPlacePodLevelResourcesVerticalScaling, "InPlacePodLevelResourcesVerticalScaling", kBeta,

@@ -344,14 +344,54 @@ bool WatchedObjects::generateClaims(
   return changed;
 }
 
+std::optional<std::string> WatchedObjects::groupClaimName(const api::Pod& pod,
+                                                          const api::PodResourceClaim& pc) const {
+  const std::string* group = pod.spec.podGroupName();
+  if (group == nullptr) return std::nullopt;
+  const PathParts podGroups{"scheduling.k8s.io", "podgroups", pod.metadata.namespace_, *group};
+  for (const auto& w : watches_) {
+    if (!w->covers(podGroups)) continue;
+    const UnstructuredPtr o = w->get(pod.metadata.namespace_, *group);
+    if (!o) continue;
+    const nlohmann::json& pg = o->object;
+    const nlohmann::json entries =
+        pg.value("spec", nlohmann::json::object()).value("resourceClaims", nlohmann::json::array());
+    auto field = [](const nlohmann::json& e, const char* key) -> std::optional<std::string> {
+      if (!e.is_object() || !e.contains(key) || !e[key].is_string()) return std::nullopt;
+      return e[key].get<std::string>();
+    };
+    for (const auto& e : entries) {
+      if (field(e, "name") != pc.name || field(e, "resourceClaimName") != pc.resourceClaimName ||
+          field(e, "resourceClaimTemplateName") != pc.resourceClaimTemplateName ||
+          !pc.resourceClaimTemplateName) {
+        continue;
+      }
+      const nlohmann::json statuses = pg.value("status", nlohmann::json::object())
+                                          .value("resourceClaimStatuses", nlohmann::json::array());
+      for (const auto& s : statuses) {
+        if (field(s, "name") == pc.name) return field(s, "resourceClaimName");
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> WatchedObjects::devicesOf(const api::Pod& pod) const {
   std::vector<std::string> out;
   const PathParts claims{"resource.k8s.io", "resourceclaims", pod.metadata.namespace_, ""};
   for (const auto& pc : pod.spec.resourceClaims) {
     std::optional<std::string> name = pc.resourceClaimName;
+    bool named = false;
     for (const auto& s : pod.status.resourceClaimStatuses) {
-      if (s.name == pc.name) name = s.resourceClaimName;
+      if (s.name == pc.name) {
+        name = s.resourceClaimName;
+        named = true;
+      }
     }
+    // A template claim on the pod's PodGroup (DRAWorkloadResourceClaims): the one generated for
+    // the group, which the PodGroup's status names.
+    if (!named && pc.resourceClaimTemplateName) name = groupClaimName(pod, pc);
     if (!name) continue;
     for (const auto& w : watches_) {
       if (!w->covers(claims)) continue;

@@ -67,7 +67,9 @@ class WatchedObjects {
 
   // The devices allocated to `pod`'s claims, "<claim>: <driver>/<pool>/<device>" each, in the
   // order of its spec.resourceClaims and of the allocation's results; then those of the claim
-  // for its extended resources (status.extendedResourceClaimStatus), named by the resource.
+  // for its extended resources (status.extendedResourceClaimStatus), named by the resource. A
+  // template claim the pod's status does not name may be its PodGroup's (an entry of the
+  // PodGroup's spec.resourceClaims equal to it, named in the PodGroup's status).
   [[nodiscard]] std::vector<std::string> devicesOf(const api::Pod& pod) const;
 
   // Writes the objects generated or changed so far into `others` ("<apiVersion>/<kind>" ->
@@ -76,6 +78,10 @@ class WatchedObjects {
 
  private:
   struct Watch;
+  // The claim generated for the template claim `pc` of `pod`'s PodGroup, if the PodGroup is
+  // watched and has one for an entry equal to `pc`.
+  [[nodiscard]] std::optional<std::string> groupClaimName(const api::Pod& pod,
+                                                          const api::PodResourceClaim& pc) const;
   // `old` becomes `updated` in the watches of `p`'s collection, whose handlers see the update.
   void replace(const PathParts& p, const UnstructuredPtr& old, const UnstructuredPtr& updated,
                const std::function<void(std::function<void()>)>& deliver);

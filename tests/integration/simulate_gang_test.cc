@@ -250,5 +250,65 @@ TEST_F(SimulateGang, AHigherPriorityGangPreemptsALowerOneWholeWhenItsDisruptionM
   EXPECT_EQ(placed, 3);
 }
 
+// Claims on groups (DRAWorkloadResourceClaims): the example of docs/workload.md, a gang of 4
+// whose PodGroup's claim (from a template, named in the PodGroup's status) asks for the
+// interconnect of rack b, which only rack b's nodes reach. All four land in rack b with that one
+// device; without the gate each pod's entry is its own template claim, which nothing generated.
+TEST_F(SimulateGang, AGangSharesItsPodGroupsClaimWhereTheDeviceIs) {
+  const std::string dir = std::string(KSCHED_SOURCE_DIR) + "/docs/examples/workload/";
+  const std::vector<std::string> base = {
+      "-f", dir + "cluster.yaml", "--pods", dir + "shared-device.yaml", "-o", "json", "-q"};
+  auto args = [&](const std::string& gates) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), {"--feature-gates", gates});
+    return a;
+  };
+  const auto on = simulate(args("GenericWorkload=true,DRAWorkloadResourceClaims=true"));
+  ASSERT_EQ(on.exitCode, 0) << on.err;
+  const json doc = json::parse(on.out);
+  ASSERT_EQ(doc.at("pods").size(), 4u) << on.out;
+  for (const auto& pod : doc.at("pods")) {
+    ASSERT_TRUE(pod.at("node").is_string()) << pod.dump();
+    EXPECT_EQ(pod.at("node").get<std::string>().substr(0, 1), "b") << pod.dump();
+    EXPECT_EQ(pod.at("devices"), json::array({"fabric: fabric.example.com/rack-b/fabric-0"}))
+        << pod.dump();
+  }
+  EXPECT_EQ(doc.at("podGroups"), json::parse(R"([{"podGroup": "ml/ring", "pods": 4, "placed": 4,
+      "policy": "gang", "minCount": 4, "nodes": ["b1", "b2", "b3"]}])"));
+
+  const auto off = simulate(args("GenericWorkload=true"));
+  ASSERT_EQ(off.exitCode, 0) << off.err;
+  for (const auto& pod : json::parse(off.out).at("pods")) {
+    EXPECT_TRUE(pod.at("node").is_null()) << pod.dump();
+    EXPECT_THAT(pod.at("reason").get<std::string>(),
+                HasSubstr("pod \"ml/" + pod.at("name").get<std::string>() +
+                          "\": ResourceClaim not created yet"));
+  }
+}
+
+// The same with a named claim on the PodGroup (resourceClaimName): the pods' entries equal the
+// group's; the one allocation keeps the gang in rack b.
+TEST_F(SimulateGang, AGangSharesANamedClaimOfItsPodGroup) {
+  const std::string dir = std::string(KSCHED_SOURCE_DIR) + "/docs/examples/workload/";
+  std::string work = readFile(dir + "shared-device.yaml");
+  // The template's entries become the named claim's.
+  for (size_t at;
+       (at = work.find("resourceClaimTemplateName: rack-fabric")) != std::string::npos;) {
+    work.replace(at, std::string("resourceClaimTemplateName: rack-fabric").size(),
+                 "resourceClaimName: ring-fabric-7x2kq");
+  }
+  const auto r =
+      simulate({"-f", dir + "cluster.yaml", "--pods", file("named.yaml", work), "--feature-gates",
+                "GenericWorkload=true,DRAWorkloadResourceClaims=true", "-o", "json", "-q"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc.at("pods").size(), 4u) << r.out;
+  for (const auto& pod : doc.at("pods")) {
+    ASSERT_TRUE(pod.at("node").is_string()) << pod.dump();
+    EXPECT_EQ(pod.at("node").get<std::string>().substr(0, 1), "b") << pod.dump();
+    EXPECT_EQ(pod.at("devices"), json::array({"fabric: fabric.example.com/rack-b/fabric-0"}));
+  }
+}
+
 }  // namespace
 }  // namespace ksched::testing

@@ -103,23 +103,21 @@ TEST(FeatureGates, CopiesAreIndependent) {
 namespace ksched::features {
 namespace {
 
-TEST(FeatureGates, CheckRefusesWhatKschedWouldGetWrong) {
+TEST(FeatureGates, CheckRefusesNothingOf137AndWarnsAboutWhatChangesNothing) {
   std::vector<std::string> errors, warnings;
   Gates defaults;
   defaults.check(errors, warnings);
   EXPECT_TRUE(errors.empty());
   EXPECT_TRUE(warnings.empty());
 
+  // The gates once refused (CompositePodGroup, DRAWorkloadResourceClaims) now switch.
   Gates g;
-  ASSERT_EQ(
-      g.set("DRAWorkloadResourceClaims=true,VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
-            "TaintTolerationComparisonOperators=true"),
-      std::nullopt);
+  ASSERT_EQ(g.set("CompositePodGroup=true,DRAWorkloadResourceClaims=true,"
+                  "VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
+                  "TaintTolerationComparisonOperators=true"),
+            std::nullopt);
   g.check(errors, warnings);
-  EXPECT_EQ(errors,
-            std::vector<std::string>{
-                "feature gate DRAWorkloadResourceClaims=true is not supported by ksched yet: the "
-                "pods it concerns would be scheduled wrongly (docs/compatibility.md)"});
+  EXPECT_TRUE(errors.empty());
   EXPECT_EQ(warnings,
             (std::vector<std::string>{
                 "feature gate SchedulerAsyncAPICalls=true: changes nothing in ksched "
