@@ -24,60 +24,52 @@
 
 namespace ksched::scheduler {
 
-void SchedulerCore::watchPodGroups() {
-  if (!podGroupCycles_ || !env_.watchObjects) return;
-  auto put = [this](const UnstructuredPtr& o) {
+namespace {
+
+// Handlers keeping `objects` (guarded by `mu`, by "<namespace>/<name>") from a watch of kind T;
+// an object that does not decode is logged and its last good version kept.
+template <typename T>
+ObjectEventHandlers keepGroups(const char* kind, std::mutex& mu,
+                               std::unordered_map<std::string, std::shared_ptr<const T>>& objects) {
+  auto put = [kind, &mu, &objects](const UnstructuredPtr& o) {
     try {
-      auto pg = std::make_shared<const api::PodGroup>(api::decode<api::PodGroup>(o->object));
-      std::lock_guard lock(podGroupsMu_);
-      podGroups_[api::groupKey(pg->metadata.namespace_, pg->metadata.name)] = std::move(pg);
+      auto g = std::make_shared<const T>(api::decode<T>(o->object));
+      std::lock_guard lock(mu);
+      objects[api::groupKey(g->metadata.namespace_, g->metadata.name)] = std::move(g);
     } catch (const api::DecodeError& e) {
-      spdlog::warn("PodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
+      spdlog::warn("{} {}/{} not read: {}", kind, o->metadata.namespace_, o->metadata.name,
                    e.what());
     }
   };
   ObjectEventHandlers h;
   h.onAdd = put;
   h.onUpdate = [put](const UnstructuredPtr&, const UnstructuredPtr& n) { put(n); };
-  h.onDelete = [this](const UnstructuredPtr& o) {
-    std::lock_guard lock(podGroupsMu_);
-    podGroups_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
+  h.onDelete = [&mu, &objects](const UnstructuredPtr& o) {
+    std::lock_guard lock(mu);
+    objects.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
   };
+  return h;
+}
+
+}  // namespace
+
+void SchedulerCore::watchPodGroups() {
+  if (!podGroupCycles_ || !env_.watchObjects) return;
   podGroupWatch_ =
       env_.watchObjects(ObjectWatch{.kind = "PodGroup",
                                     .path = std::string(api::kPodGroupsV1beta1),
                                     .labelSelector = "",
                                     .alternatives = {std::string(api::kPodGroupsV1alpha2)},
                                     .optional = true},
-                        std::move(h));
+                        keepGroups("PodGroup", podGroupsMu_, podGroups_));
   if (!options_.features.enabled(features::Feature::kCompositePodGroup)) return;
-  auto putComposite = [this](const UnstructuredPtr& o) {
-    try {
-      auto cpg = std::make_shared<const api::CompositePodGroup>(
-          api::decode<api::CompositePodGroup>(o->object));
-      std::lock_guard lock(podGroupsMu_);
-      composites_[api::groupKey(cpg->metadata.namespace_, cpg->metadata.name)] = std::move(cpg);
-    } catch (const api::DecodeError& e) {
-      spdlog::warn("CompositePodGroup {}/{} not read: {}", o->metadata.namespace_, o->metadata.name,
-                   e.what());
-    }
-  };
-  ObjectEventHandlers c;
-  c.onAdd = putComposite;
-  c.onUpdate = [putComposite](const UnstructuredPtr&, const UnstructuredPtr& n) {
-    putComposite(n);
-  };
-  c.onDelete = [this](const UnstructuredPtr& o) {
-    std::lock_guard lock(podGroupsMu_);
-    composites_.erase(api::groupKey(o->metadata.namespace_, o->metadata.name));
-  };
   compositeWatch_ =
       env_.watchObjects(ObjectWatch{.kind = "CompositePodGroup",
                                     .path = std::string(api::kCompositePodGroupsV1alpha3),
                                     .labelSelector = "",
                                     .alternatives = {},
                                     .optional = true},
-                        std::move(c));
+                        keepGroups("CompositePodGroup", podGroupsMu_, composites_));
 }
 
 namespace {

@@ -85,18 +85,26 @@ Outcome outcomeOf(const std::string& out) {
   return o;
 }
 
-class SimulateComposite : public SimulateDir {};
+class SimulateComposite : public SimulateDir {
+ protected:
+  // `work` placed on `cluster` with the gates on; `out` keeps the JSON for the messages.
+  Outcome place(const std::string& cluster, const std::string& work) {
+    const auto r =
+        simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    out = r.out;
+    return r.exitCode == 0 ? outcomeOf(r.out) : Outcome{};
+  }
+  std::string out;
+};
 
 TEST_F(SimulateComposite, TwoOfThreeChildGroupsPlacedWhenTheRootNeedsTwo) {
   // Room for 5 pods of 1 cpu: two gangs of 2 fit, the third's second pod does not.
   const std::string cluster = file("cluster.yaml", rackNode("n1", "a", "5"));
   const std::string work = file("job.yaml", composite("job", 2) + leaf("g1", 2, "job", 2) +
                                                 leaf("g2", 2, "job", 2) + leaf("g3", 2, "job", 2));
-  const auto r =
-      simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(r.exitCode, 0) << r.err;
-  const Outcome o = outcomeOf(r.out);
-  EXPECT_EQ(o.placed(), 4) << r.out;
+  const Outcome o = place(cluster, work);
+  EXPECT_EQ(o.placed(), 4) << out;
   EXPECT_NE(o.node.at("g1-1"), "");
   EXPECT_NE(o.node.at("g2-2"), "");
   EXPECT_EQ(o.node.at("g3-1"), "");
@@ -104,26 +112,23 @@ TEST_F(SimulateComposite, TwoOfThreeChildGroupsPlacedWhenTheRootNeedsTwo) {
   // g3 failed on its own: one pod fitted and waited for the other, which did not fit.
   EXPECT_THAT(o.reason.at("g3-1"),
               HasSubstr("minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"))
-      << r.out;
+      << out;
   EXPECT_THAT(o.reason.at("g3-2"), HasSubstr("0/1 nodes are available: 1 Insufficient cpu."))
-      << r.out;
+      << out;
 }
 
 TEST_F(SimulateComposite, NothingIsPlacedWhenTheRootsQuorumCannotBeMet) {
   const std::string cluster = file("cluster.yaml", rackNode("n1", "a", "5"));
   const std::string work = file("job.yaml", composite("job", 3) + leaf("g1", 2, "job", 2) +
                                                 leaf("g2", 2, "job", 2) + leaf("g3", 2, "job", 2));
-  const auto r =
-      simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(r.exitCode, 0) << r.err;
-  const Outcome o = outcomeOf(r.out);
-  EXPECT_EQ(o.placed(), 0) << r.out;
+  const Outcome o = place(cluster, work);
+  EXPECT_EQ(o.placed(), 0) << out;
   // The groups that fitted carry the root's verdict.
   EXPECT_THAT(o.reason.at("g1-1"),
               HasSubstr("0/1 placements are available, first placement status: minCount (3) "
                         "cannot be satisfied: 2 scheduled, 0 remaining"))
-      << r.out;
-  EXPECT_THAT(o.reason.at("g2-2"), HasSubstr("minCount (3) cannot be satisfied")) << r.out;
+      << out;
+  EXPECT_THAT(o.reason.at("g2-2"), HasSubstr("minCount (3) cannot be satisfied")) << out;
 }
 
 TEST_F(SimulateComposite, ATreeWithATopologyConstraintLandsInOneRack) {
@@ -134,24 +139,18 @@ TEST_F(SimulateComposite, ATreeWithATopologyConstraintLandsInOneRack) {
                                rackNode("b2", "b", "3"));
   const std::string work = file("job.yaml", composite("job", 2, "example.com/rack") +
                                                 leaf("g1", 2, "job", 2) + leaf("g2", 2, "job", 2));
-  const auto r =
-      simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(r.exitCode, 0) << r.err;
-  const Outcome o = outcomeOf(r.out);
-  EXPECT_EQ(o.placed(), 4) << r.out;
+  const Outcome o = place(cluster, work);
+  EXPECT_EQ(o.placed(), 4) << out;
   std::set<char> racks;
   for (const auto& [pod, node] : o.node) racks.insert(node.at(0));
-  EXPECT_EQ(racks.size(), 1u) << r.out;
+  EXPECT_EQ(racks.size(), 1u) << out;
 
   // Without the constraint the same pods use both racks.
   const std::string loose =
       file("loose.yaml", composite("job", 2) + leaf("g1", 2, "job", 2) + leaf("g2", 2, "job", 2));
-  const auto l =
-      simulate({"-f", cluster, "--pods", loose, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(l.exitCode, 0) << l.err;
   std::set<char> spread;
-  for (const auto& [pod, node] : outcomeOf(l.out).node) spread.insert(node.at(0));
-  EXPECT_EQ(spread.size(), 2u) << l.out;
+  for (const auto& [pod, node] : place(cluster, loose).node) spread.insert(node.at(0));
+  EXPECT_EQ(spread.size(), 2u) << out;
 }
 
 TEST_F(SimulateComposite, ACompositeGroupWaitsForItsQuorum) {
@@ -159,15 +158,12 @@ TEST_F(SimulateComposite, ACompositeGroupWaitsForItsQuorum) {
   const std::string cluster = file("cluster.yaml", rackNode("n1", "a", "16"));
   const std::string work =
       file("job.yaml", composite("job", 2) + leaf("g1", 2, "job", 2) + leaf("g2", 3, "job", 1));
-  const auto r =
-      simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(r.exitCode, 0) << r.err;
-  const Outcome o = outcomeOf(r.out);
-  EXPECT_EQ(o.placed(), 0) << r.out;
+  const Outcome o = place(cluster, work);
+  EXPECT_EQ(o.placed(), 0) << out;
   EXPECT_EQ(o.reason.at("g1-1"),
             "not attempted: held at PreEnqueue by GangScheduling: waiting for composite pod group "
             "\"job\" tree to meet quorum")
-      << r.out;
+      << out;
 }
 
 TEST_F(SimulateComposite, NestedCompositeGroupsArePlacedAsOneTree) {
@@ -177,10 +173,7 @@ TEST_F(SimulateComposite, NestedCompositeGroupsArePlacedAsOneTree) {
       file("job.yaml", composite("job", 2) + "---\n" + composite("left", 1, "", "job") + "---\n" +
                            composite("right", 1, "", "job") + leaf("g1", 2, "left", 2) +
                            leaf("g2", 2, "right", 2));
-  const auto r =
-      simulate({"-f", cluster, "--pods", work, "--feature-gates", kGates, "-o", "json", "-q"});
-  ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(outcomeOf(r.out).placed(), 4) << r.out;
+  EXPECT_EQ(place(cluster, work).placed(), 4) << out;
 }
 
 }  // namespace

@@ -330,6 +330,15 @@ TEST(PodGroupCycleTest, PodsOfNoGroupAndOfAnotherGroupAreNotTakenAlong) {
 namespace ksched::scheduler {
 namespace {
 
+nlohmann::json compositeJson(const std::string& name, int minGroupCount) {
+  return {{"apiVersion", "scheduling.k8s.io/v1alpha3"},
+          {"kind", "CompositePodGroup"},
+          {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", name + "-uid"}}},
+          {"spec",
+           {{"workloadRef", {{"workloadName", name}, {"templateName", name}}},
+            {"schedulingPolicy", {{"gang", {{"minGroupCount", minGroupCount}}}}}}}};
+}
+
 nlohmann::json childGroupJson(const std::string& name, const std::string& parent) {
   nlohmann::json g = podGroupJson(name, 1);
   g["spec"]["parentCompositePodGroupName"] = parent;
@@ -337,13 +346,7 @@ nlohmann::json childGroupJson(const std::string& name, const std::string& parent
 }
 
 TEST(PodGroupCycleTest, ACompositeTreeIsPlacedInOneCycleAndEveryGroupSaysSo) {
-  const nlohmann::json job = {
-      {"apiVersion", "scheduling.k8s.io/v1alpha3"},
-      {"kind", "CompositePodGroup"},
-      {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "job-uid"}}},
-      {"spec",
-       {{"workloadRef", {{"workloadName", "job"}, {"templateName", "job"}}},
-        {"schedulingPolicy", {{"gang", {{"minGroupCount", 2}}}}}}}};
+  const nlohmann::json job = compositeJson("job", 2);
   GroupCore c({}, {job, childGroupJson("a", "job"), childGroupJson("b", "job")},
               "GenericWorkload=true,CompositePodGroup=true");
   c.run({node("node1", "4")}, {member("a1", "1", "a"), member("b1", "1", "b")});
@@ -372,13 +375,7 @@ TEST(PodGroupCycleTest, ACompositeTreeIsPlacedInOneCycleAndEveryGroupSaysSo) {
 }
 
 TEST(PodGroupCycleTest, WithoutTheCompositeGateAChildGroupIsPlacedAlone) {
-  const nlohmann::json job = {
-      {"apiVersion", "scheduling.k8s.io/v1alpha3"},
-      {"kind", "CompositePodGroup"},
-      {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "job-uid"}}},
-      {"spec",
-       {{"workloadRef", {{"workloadName", "job"}, {"templateName", "job"}}},
-        {"schedulingPolicy", {{"gang", {{"minGroupCount", 2}}}}}}}};
+  const nlohmann::json job = compositeJson("job", 2);
   GroupCore c({}, {job, childGroupJson("a", "job"), childGroupJson("b", "job")});
   c.run({node("node1", "4")}, {member("a1", "1", "a"), member("b1", "1", "b")});
   ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 2; }));
