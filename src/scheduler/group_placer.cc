@@ -161,12 +161,18 @@ Status GroupPlacer::onPlacements(GroupNode& node, const NodeInfoLister& nodes) {
   if (!group.ok()) return group;
   if (placements.empty()) return Status::unschedulable("no feasible placements found");
   if (placements.size() == 1) {
-    // Nothing to choose: placed once, for good.
-    helper::NodeOverlay only(core_.snapshot_, placements[0].nodes);
-    open_.push_back(&only);
+    // Nothing to choose: placed once, for good; on `nodes` themselves when the placement holds
+    // them all (no topology constraint), not on a copy rebuilt after every pod.
     const size_t mark = placed_.size();
-    Status r = placeOn(node, only);
-    open_.pop_back();
+    Status r;
+    if (placements[0].nodes.size() == nodes.list().size()) {
+      r = placeOn(node, nodes);
+    } else {
+      helper::NodeOverlay only(core_.snapshot_, placements[0].nodes);
+      open_.push_back(&only);
+      r = placeOn(node, only);
+      open_.pop_back();
+    }
     fwk_.setSnapshot(&nodes);
     traceTried(node, placements[0], r, mark);
     if (tracing_ && r.ok()) node.chosen = placements[0].name;
