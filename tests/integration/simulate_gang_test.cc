@@ -278,7 +278,8 @@ TEST_F(SimulateGang, AGangSharesItsPodGroupsClaimWhereTheDeviceIs) {
 
   const auto off = simulate(args("GenericWorkload=true"));
   ASSERT_EQ(off.exitCode, 0) << off.err;
-  for (const auto& pod : json::parse(off.out).at("pods")) {
+  const json offDoc = json::parse(off.out);  // kept: the loop reads into it
+  for (const auto& pod : offDoc.at("pods")) {
     EXPECT_TRUE(pod.at("node").is_null()) << pod.dump();
     EXPECT_THAT(pod.at("reason").get<std::string>(),
                 HasSubstr("pod \"ml/" + pod.at("name").get<std::string>() +
