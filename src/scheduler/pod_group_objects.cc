@@ -167,31 +167,24 @@ std::shared_ptr<const api::PodGroup> SchedulerCore::podGroupOf(const std::string
 void SchedulerCore::writePodGroupCondition(const api::PodGroup& pg, std::string status,
                                            std::string reason, std::string message) {
   writeGroupCondition("podgroups", pg.apiVersion, pg.metadata, pg.status,
-                      std::string(pg.initiallyScheduledType()),
-                      api::Condition{.type = "",
+                      api::Condition{.type = std::string(pg.initiallyScheduledType()),
                                      .status = std::move(status),
                                      .reason = std::move(reason),
-                                     .message = std::move(message),
-                                     .lastTransitionTime = "",
-                                     .observedGeneration = std::nullopt});
+                                     .message = std::move(message)});
 }
 
 void SchedulerCore::writePodGroupCondition(const api::CompositePodGroup& cpg, std::string status,
                                            std::string reason, std::string message) {
   writeGroupCondition("compositepodgroups", cpg.apiVersion, cpg.metadata, cpg.status,
-                      std::string(api::kCompositePodGroupInitiallyScheduled),
-                      api::Condition{.type = "",
+                      api::Condition{.type = std::string(api::kCompositePodGroupInitiallyScheduled),
                                      .status = std::move(status),
                                      .reason = std::move(reason),
-                                     .message = std::move(message),
-                                     .lastTransitionTime = "",
-                                     .observedGeneration = std::nullopt});
+                                     .message = std::move(message)});
 }
 
 void SchedulerCore::writeGroupCondition(const std::string& resource, const std::string& apiVersion,
                                         const api::ObjectMeta& meta,
-                                        const api::PodGroupStatus& current, const std::string& type,
-                                        api::Condition next) {
+                                        const api::PodGroupStatus& current, api::Condition next) {
   {
     // The watch may not show this scheduler's own True yet.
     std::lock_guard lock(podGroupsMu_);
@@ -202,10 +195,9 @@ void SchedulerCore::writeGroupCondition(const std::string& resource, const std::
     }
   }
   std::vector<api::Condition> conditions = current.conditions;
-  auto it =
-      std::ranges::find_if(conditions, [&](const api::Condition& c) { return c.type == type; });
+  auto it = std::ranges::find_if(conditions,
+                                 [&](const api::Condition& c) { return c.type == next.type; });
   if (it != conditions.end() && it->status == "True" && next.status != "True") return;
-  next.type = type;
   next.lastTransitionTime = api::formatRFC3339(std::chrono::system_clock::now());
   if (meta.generation != 0) next.observedGeneration = meta.generation;
   if (it != conditions.end()) {

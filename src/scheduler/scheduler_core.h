@@ -319,9 +319,10 @@ class SchedulerCore {
                               std::string message);
   void writePodGroupCondition(const api::CompositePodGroup& cpg, std::string status,
                               std::string reason, std::string message);
+  // `next`: type, status, reason and message; the rest is filled here.
   void writeGroupCondition(const std::string& resource, const std::string& apiVersion,
                            const api::ObjectMeta& meta, const api::PodGroupStatus& current,
-                           const std::string& type, api::Condition next);
+                           api::Condition next);
 
   // pod_status.cc
   // Performs one status write (StatusWrites::Options::send), on a status-N thread or, for the
