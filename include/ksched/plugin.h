@@ -214,7 +214,38 @@ class PreBindPlugin : public virtual Plugin {
     (void)nodeName;
     return Status::skip();
   }
+  // Success, a rejection or an error; or Status::wait() when the binding has to wait for the
+  // cluster (a device being attached): the pod parks with its resources still assumed, the
+  // binder thread moves on, and preBindResume() is called on a binder thread once one of
+  // preBindWait()'s events happens, its deadline passes, or at once where nothing can happen
+  // in between (`ksched simulate`). Plugins before this one are not run again.
   virtual Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) = 0;
+
+  // What ends a wait preBind() asked for: cluster events (a hint, when given, is asked about the
+  // parked pod and the changed object, as the queue asks it) and the deadline. Asked right
+  // after preBind() or preBindResume() returned Wait.
+  struct Wait {
+    std::vector<ClusterEventWithHint> events;
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  };
+  [[nodiscard]] virtual Wait preBindWait(const CycleState& state, const api::Pod& pod) const {
+    (void)state;
+    (void)pod;
+    return {};
+  }
+  // Why a parked binding is resumed.
+  enum class Resume {
+    kEvent,     // one of the events happened
+    kDeadline,  // the deadline passed: say Wait again and the binding fails as timed out
+    kDecide,    // nothing can change any more (a simulated cluster): Wait fails the binding
+  };
+  // Success goes on with the binding cycle, Wait parks the pod again, anything else fails it
+  // (Unreserve runs, the pod is retried). The default runs preBind() again.
+  virtual Status preBindResume(CycleState& state, const api::Pod& pod, const std::string& nodeName,
+                               Resume why) {
+    (void)why;
+    return preBind(state, pod, nodeName);
+  }
 };
 
 class BindPlugin : public virtual Plugin {

@@ -307,6 +307,31 @@ std::shared_ptr<const DeviceSet> DraState::devicesInUse() const {
   return inUse_;
 }
 
+void DraState::avoid(const std::string& claimUid, const api::AllocationResult& allocation,
+                     std::chrono::steady_clock::time_point until) {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(avoided_, [&](const auto& kv) { return kv.second.until <= now; });
+  Avoided& a = avoided_[claimUid];
+  a.until = until;
+  for (const auto& r : allocation.devices) a.devices.push_back({r.driver, r.pool, r.device});
+}
+
+std::shared_ptr<const DeviceSet> DraState::devicesInUseFor(
+    const std::vector<std::string>& claimUids) const {
+  std::lock_guard lock(mu_);
+  if (avoided_.empty()) return inUse_;
+  const auto now = std::chrono::steady_clock::now();
+  std::shared_ptr<DeviceSet> out;
+  for (const auto& uid : claimUids) {
+    auto it = avoided_.find(uid);
+    if (it == avoided_.end() || it->second.until <= now) continue;
+    if (!out) out = std::make_shared<DeviceSet>(*inUse_);
+    out->insert(it->second.devices.begin(), it->second.devices.end());
+  }
+  return out ? out : inUse_;
+}
+
 bool DraState::hasPendingAllocation(const std::string& uid) const {
   std::lock_guard lock(mu_);
   return inFlight_.contains(uid);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,16 @@ class DraState {
   // Devices allocated to claims (assumed and in-flight allocations included), admin access
   // excluded; one shared set until the next change.
   [[nodiscard]] std::shared_ptr<const DeviceSet> devicesInUse() const;
+
+  // ---- devices given up by a claim (binding conditions) ----
+  // The devices of `allocation`, whose binding failed or timed out, are not allocated to the
+  // claim `claimUid` again until `until`.
+  void avoid(const std::string& claimUid, const api::AllocationResult& allocation,
+             std::chrono::steady_clock::time_point until);
+  // The devices in use plus those the claims `claimUids` avoid: devicesInUse() itself when
+  // they avoid none (the usual case).
+  [[nodiscard]] std::shared_ptr<const DeviceSet> devicesInUseFor(
+      const std::vector<std::string>& claimUids) const;
 
   // ---- in-flight allocations (Reserve .. PreBind) ----
   [[nodiscard]] bool hasPendingAllocation(const std::string& uid) const;
@@ -160,6 +171,11 @@ class DraState {
   // The devices in use, kept up to date change by change: copied only when a cycle still holds
   // the set (copy on write), so a cycle costs nothing per device in use.
   std::shared_ptr<DeviceSet> inUse_ = std::make_shared<DeviceSet>();
+  struct Avoided {
+    std::vector<DeviceId> devices;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::unordered_map<std::string, Avoided> avoided_;  // by claim uid; guarded by mu_
   std::unordered_map<DeviceId, int, DeviceIdHash, DeviceIdEqual> counts_;
   std::unordered_map<std::string, std::vector<DeviceId>> contributions_;  // by source
 };

@@ -37,7 +37,8 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
       extendedResources_(handle.features().enabled(features::Feature::kDRAExtendedResource)),
       filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)
                          ? args.filterTimeout
-                         : std::chrono::nanoseconds(0)) {
+                         : std::chrono::nanoseconds(0)),
+      bindingTimeout_(args.bindingTimeout) {
   if (handle.features().enabled(features::Feature::kDRAWorkloadResourceClaims) &&
       handle.features().enabled(features::Feature::kGenericWorkload)) {
     podGroups_ = podGroups ? std::move(podGroups) : std::make_shared<dra::PodGroupIndex>();

@@ -116,7 +116,13 @@ class DynamicResources final : public PreEnqueuePlugin,
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
                           const std::string& nodeName) override;
+  // Writes the claims; then, with binding conditions (DRADeviceBindingConditions and
+  // DRAResourceClaimDeviceStatus), Wait until the driver reports them (the binding parks).
   Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
+  // A change of one of the pod's claims, or the binding timeout.
+  [[nodiscard]] Wait preBindWait(const CycleState& state, const api::Pod& pod) const override;
+  Status preBindResume(CycleState& state, const api::Pod& pod, const std::string& nodeName,
+                       Resume why) override;
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // The claims of `pod` in spec order, those a template did not need left out; an error text
@@ -166,6 +172,11 @@ class DynamicResources final : public PreEnqueuePlugin,
   [[nodiscard]] std::shared_ptr<const dra::SliceIndex> sliceIndexFor(
       const std::shared_ptr<const std::vector<dra::SlicePtr>>& slices) const;
 
+  // Binding conditions after the claims are written: Success when every claim is ready, Wait
+  // while one is pending, an error when one failed or timed out (`why`: kDeadline ends the
+  // wait; kDecide, in a simulated cluster, takes pending conditions as met).
+  Status checkBindingConditions(const Cycle& cycle, const api::Pod& pod, std::optional<Resume> why);
+
   Handle& handle_;
   std::shared_ptr<dra::DraState> state_;
   mutable cel::Cache celCache_;
@@ -175,6 +186,7 @@ class DynamicResources final : public PreEnqueuePlugin,
   dra::Features features_;
   bool extendedResources_;                         // DRAExtendedResource
   std::chrono::nanoseconds filterTimeout_;         // 0: none (or DRASchedulerFilterTimeout off)
+  std::chrono::nanoseconds bindingTimeout_;        // DynamicResourcesArgs.bindingTimeout
   std::shared_ptr<dra::PodGroupIndex> podGroups_;  // null: claims on groups off
   std::mutex groupBindMu_;                         // one binder at a time writes a claim on a group
 };

@@ -3,12 +3,15 @@
 // claim for extended resources created): every write DynamicResources makes to a claim.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <ksched/api/rfc3339.h>
 #include <ksched/cluster_api.h>
 
+#include "plugins/dynamic_resources/binding_conditions.h"
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
 #include "plugins/dynamic_resources/extended_resources.h"
 
@@ -179,7 +182,7 @@ Status DynamicResources::preBindPreFlight(const CycleState& state, const api::Po
 }
 
 Status DynamicResources::preBind(CycleState& state, const api::Pod& pod,
-                                 const std::string& /*nodeName*/) {
+                                 const std::string& nodeName) {
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr || cycle->in->none()) return {};
   Cycle::Inner& in = *cycle->in;
@@ -197,8 +200,19 @@ Status DynamicResources::preBind(CycleState& state, const api::Pod& pod,
     }
     in.claims[i] = std::move(e);
   }
-  if (in.chosen) return bindExtendedClaim(*cycle, pod);
-  return {};
+  if (in.chosen) {
+    if (Status s = bindExtendedClaim(*cycle, pod); !s.ok()) return s;
+  }
+  if (!features_.deviceBindingAndStatus) return {};
+  bool conditions = in.created && dra::hasBindingConditions(*in.created->claim);
+  for (const auto& e : in.claims) conditions = conditions || dra::hasBindingConditions(*e->claim);
+  if (!conditions) return {};
+  handle_.eventRecorder().event(pod, "Normal", "BindingConditionsPending", "Scheduling",
+                                "waiting for binding conditions for device on node " + nodeName);
+  in.bindingDeadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(bindingTimeout_);
+  return checkBindingConditions(*cycle, pod, std::nullopt);
 }
 
 // Creates the claim for the pod's extended resources (with the finalizer), writes its
@@ -335,7 +349,14 @@ Status DynamicResources::bindClaim(ClaimEntryPtr& claimEntry,
     auto reserved = e->claim->status.reservedFor;
     reserved.push_back(consumer);
     nlohmann::json status = {{"reservedFor", dra::reservedForJson(reserved)}};
-    if (allocation) status["allocation"] = api::toJson(*allocation);
+    if (allocation) {
+      api::AllocationResult written = *allocation;
+      // When the allocation was made: the binding timeout counts from it.
+      if (features_.deviceBindingAndStatus && !written.allocationTimestamp) {
+        written.allocationTimestamp = api::formatRFC3339(std::chrono::system_clock::now());
+      }
+      status["allocation"] = api::toJson(written);
+    }
     const nlohmann::json patch = {{"metadata", {{"resourceVersion", rv}}}, {"status", status}};
     nlohmann::json written;
     if (auto err = api->patch(dra::claimPath(*e, true), patch, &written)) {

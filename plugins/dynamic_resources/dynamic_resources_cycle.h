@@ -5,6 +5,7 @@
 // dynamic_resources_bind.cc (Reserve, Unreserve, PreBind: the writes).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -101,6 +102,9 @@ struct DynamicResources::Cycle final : StateData {
     std::shared_ptr<Variant> chosen;
     std::optional<api::AllocationResult> extendedAllocation;
     dra::ClaimEntryPtr created;
+    // From PreBind on, when some claim's devices have binding conditions: until when the
+    // binding waits for them.
+    std::chrono::steady_clock::time_point bindingDeadline{};
 
     // Nothing for the plugin to do: no claims, no extended resources DRA serves.
     [[nodiscard]] bool none() const { return claims.empty() && !extended; }

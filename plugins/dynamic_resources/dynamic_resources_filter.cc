@@ -8,6 +8,7 @@
 #include <ksched/cluster_api.h>
 #include <ksched/helper/normalize_score.h>
 
+#include "plugins/dynamic_resources/binding_conditions.h"
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
 #include "util/duration.h"
 
@@ -32,18 +33,32 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
   }
   const api::Node& node = *nodeInfo.node();
   std::vector<size_t> unavailable;
+  std::vector<std::string> details;
   for (size_t i = 0; i < in.claims.size(); ++i) {
-    if (in.availableOn[i] && !in.availableOn[i]->matches(node)) unavailable.push_back(i);
+    const api::ResourceClaim& claim = *in.claims[i]->claim;
+    if (in.availableOn[i] && !in.availableOn[i]->matches(node)) {
+      unavailable.push_back(i);
+      details.push_back("claim " + claim.metadata.name +
+                        " is allocated on other nodes (its allocation's node selector does not "
+                        "match this node)");
+      continue;
+    }
+    // Devices whose binding failed or timed out are given up: PostFilter deallocates the claim.
+    if (features_.deviceBindingAndStatus && claim.status.allocation) {
+      const dra::BindingState st = dra::bindingState(claim);
+      if (st.code == dra::BindingState::Code::kFailed) {
+        unavailable.push_back(i);
+        details.push_back(st.message);
+      } else if (st.code == dra::BindingState::Code::kPending &&
+                 dra::bindingTimedOut(claim, bindingTimeout_, std::chrono::system_clock::now())) {
+        unavailable.push_back(i);
+        details.push_back("claim " + claim.metadata.name + " binding timeout");
+      }
+    }
   }
   if (!unavailable.empty()) {
     std::lock_guard lock(in.mu);
     in.unavailable.insert(unavailable.begin(), unavailable.end());
-    std::vector<std::string> details;
-    for (size_t i : unavailable) {
-      details.push_back("claim " + in.claims[i]->claim->metadata.name +
-                        " is allocated on other nodes (its allocation's node selector does not "
-                        "match this node)");
-    }
     return Status::unresolvable(std::string(kNotAvailableOnNode)).withDetails(std::move(details));
   }
   const dra::Allocator* allocator = in.allocator.get();
@@ -114,7 +129,16 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
     if (api == nullptr) break;
     const nlohmann::json patch = {
         {"metadata", {{"resourceVersion", e.claim->metadata.resourceVersion}}},
-        {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}}}};
+        {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
+    // Devices whose binding failed or timed out are not tried again for this claim for a
+    // while, so that the next attempt takes others (the driver may fix or taint them).
+    if (features_.deviceBindingAndStatus &&
+        dra::bindingState(*e.claim).code != dra::BindingState::Code::kReady) {
+      state_->avoid(
+          e.claim->metadata.uid, *e.claim->status.allocation,
+          std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(bindingTimeout_));
+    }
     nlohmann::json written;
     if (auto err = api->patch(dra::claimPath(e, true), patch, &written)) {
       return {{},

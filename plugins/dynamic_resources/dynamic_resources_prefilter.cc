@@ -7,6 +7,7 @@
 
 #include <ksched/api/pod_resources.h>
 
+#include "plugins/dynamic_resources/binding_conditions.h"
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
 #include "plugins/dynamic_resources/extended_resources.h"
 
@@ -128,7 +129,10 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
   if (result.ok() && (!in.toAllocate.empty() || in.extended)) {
     in.slices = state_->slices();
     in.sliceIndex = sliceIndexFor(in.slices);
-    in.inUse = state_->devicesInUse();
+    std::vector<std::string> uids;
+    for (size_t i : in.toAllocate) uids.push_back(in.claims[i]->claim->metadata.uid);
+    if (in.extended) uids.push_back(dra::podAvoidKey(pod));
+    in.inUse = state_->devicesInUseFor(uids);
     // With extended resources the allocators wait for Filter: which of them DRA serves
     // depends on the node.
     if (!in.extended) in.allocator = makeAllocator(*cycle, nullptr);

@@ -358,11 +358,35 @@ ResourceClaimConsumerReference asConsumer(const json& v) {
   return r;
 }
 
+Condition asDeviceCondition(const json& v) {
+  expectObject(v);
+  Condition c;
+  read(v, "type", c.type);
+  read(v, "status", c.status);
+  read(v, "reason", c.reason);
+  read(v, "message", c.message);
+  read(v, "lastTransitionTime", c.lastTransitionTime);
+  read(v, "observedGeneration", c.observedGeneration);
+  return c;
+}
+
+AllocatedDeviceStatus asDeviceStatus(const json& v) {
+  expectObject(v);
+  AllocatedDeviceStatus d;
+  read(v, "driver", d.driver);
+  read(v, "pool", d.pool);
+  read(v, "device", d.device);
+  read(v, "shareID", d.shareID);
+  readList(v, "conditions", d.conditions, asDeviceCondition);
+  return d;
+}
+
 ResourceClaimStatus asClaimStatus(const json& v) {
   expectObject(v);
   ResourceClaimStatus s;
   read(v, "allocation", s.allocation, asAllocation);
   readList(v, "reservedFor", s.reservedFor, asConsumer);
+  readList(v, "devices", s.devices, asDeviceStatus);
   return s;
 }
 

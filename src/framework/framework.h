@@ -252,7 +252,15 @@ class Framework final : public Handle {
   // one fails or answers anything but Success, Skip or Error.
   Status runPreBindPreFlights(const CycleState& state, const api::Pod& pod,
                               const std::string& node);
-  Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // The PreBind plugins from index `*from` on (all with `from` null). `resume` set: the plugin at
+  // `*from` waited and is resumed for that reason. A plugin that says Wait stops the run: the
+  // result is Wait and `*from` its index (with `from` null, Wait is an error).
+  Status runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
+                           size_t* from = nullptr,
+                           std::optional<PreBindPlugin::Resume> resume = std::nullopt);
+  // What the PreBind plugin at `index`, which said Wait, waits for.
+  [[nodiscard]] PreBindPlugin::Wait preBindWait(size_t index, const CycleState& state,
+                                                const api::Pod& pod) const;
   Status runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void runPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
 

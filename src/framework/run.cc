@@ -417,11 +417,24 @@ Status Framework::runPreBindPreFlights(const CycleState& state, const api::Pod& 
   return result;
 }
 
-Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
-                                    const std::string& node) {
+Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node,
+                                    size_t* from, std::optional<PreBindPlugin::Resume> resume) {
   return timed(ExtensionPoint::kPreBind, [&]() -> Status {
-    for (auto* p : plugins<ExtensionPoint::kPreBind>()) {
-      Status s = p->preBind(state, pod, node);
+    const auto& all = plugins<ExtensionPoint::kPreBind>();
+    for (size_t i = from != nullptr ? *from : 0; i < all.size(); ++i) {
+      PreBindPlugin* p = all[i];
+      Status s =
+          resume ? p->preBindResume(state, pod, node, *resume) : p->preBind(state, pod, node);
+      resume.reset();  // the plugins after the one that waited run as usual
+      if (s.isWait()) {
+        if (from == nullptr) {
+          return Status::error("running PreBind plugin \"" + std::string(p->name()) +
+                               "\": it waits, and nothing here can resume it")
+              .withPlugin(p->name());
+        }
+        *from = i;
+        return withPlugin(std::move(s), p->name());
+      }
       if (!s.ok()) {
         if (s.isRejected()) return withPlugin(std::move(s), p->name());
         return Status::error("running PreBind plugin \"" + std::string(p->name()) +
@@ -431,6 +444,12 @@ Status Framework::runPreBindPlugins(CycleState& state, const api::Pod& pod,
     }
     return {};
   });
+}
+
+PreBindPlugin::Wait Framework::preBindWait(size_t index, const CycleState& state,
+                                           const api::Pod& pod) const {
+  const auto& all = plugins<ExtensionPoint::kPreBind>();
+  return index < all.size() ? all[index]->preBindWait(state, pod) : PreBindPlugin::Wait{};
 }
 
 Status Framework::runBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {

@@ -293,6 +293,8 @@ ShutdownReport SchedulerCore::stop(std::chrono::steady_clock::time_point deadlin
   queue_->close();
   if (loop_.joinable()) loop_.join();
   for (auto& f : frameworks_) f->rejectAllWaitingPods("scheduler is shutting down");
+  // Bindings parked at PreBind fail (Unreserve on the binders) and none parks any more.
+  parked_.stop();
   if (options_.synchronous) runHandedOn();
   // Plugins' own work (preemption's victim deletions) ends and PreBind waits return before the
   // binders drain, and all of it before the caller releases the Lease.
@@ -459,6 +461,7 @@ void SchedulerCore::onPodDelete(const PodPtr& pod) {
   if (auto* fwk = frameworkFor(*pod)) {
     if (auto wp = fwk->getWaitingPod(pod->metadata.uid)) wp->reject("", "pod was deleted");
   }
+  parked_.cancel(pod->metadata.uid);
   if (responsibleFor(*pod)) {
     queue_->moveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kUnscheduledPod, kDelete, {}},
                                           pod, {});
@@ -469,12 +472,14 @@ void SchedulerCore::onPodDelete(const PodPtr& pod) {
 void SchedulerCore::onNodeAdd(const NodePtr& node) {
   cache_.addNode(node);
   queue_->moveAllToActiveOrBackoffQueue(events::kNodeAdd, {}, node);
+  parked_.event(events::kNodeAdd, {}, node);
 }
 
 void SchedulerCore::onNodeUpdate(const NodePtr& oldNode, const NodePtr& newNode) {
   cache_.updateNode(oldNode, newNode);
   for (const ClusterEvent& ev : nodeSchedulingPropertiesChange(*newNode, *oldNode)) {
     queue_->moveAllToActiveOrBackoffQueue(ev, oldNode, newNode);
+    parked_.event(ev, oldNode, newNode);
   }
 }
 
@@ -485,6 +490,7 @@ void SchedulerCore::onNodeDelete(const NodePtr& node) {
 void SchedulerCore::onClusterEvent(const ClusterEvent& event, const EventObject& oldObj,
                                    const EventObject& newObj) {
   queue_->moveAllToActiveOrBackoffQueue(event, oldObj, newObj);
+  parked_.event(event, oldObj, newObj);
 }
 
 }  // namespace ksched::scheduler

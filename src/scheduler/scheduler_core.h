@@ -80,6 +80,7 @@
 #include "scheduler/event_sink.h"
 #include "scheduler/explain.h"
 #include "scheduler/group_cycle.h"
+#include "scheduler/parked_bindings.h"
 #include "scheduler/pod_group_trace.h"
 #include "scheduler/status_writes.h"
 #include "util/task_pool.h"
@@ -264,6 +265,12 @@ class SchedulerCore {
                      PodInfoPtr assumed, const std::string& node, CycleState state, int64_t cycle,
                      std::chrono::steady_clock::time_point start, bool waits);
   void bindingCycle(std::shared_ptr<BindTask> task);
+  // PreBind from the plugin that parked the binding (`resume` set) or from the first; a Wait
+  // parks it (or, synchronous, is decided at once).
+  void preBind(std::shared_ptr<BindTask> task, std::optional<PreBindPlugin::Resume> resume);
+  void resumeParked(const std::shared_ptr<BindTask>& task, ParkedBindings::Why why);
+  // Bind and PostBind after a successful PreBind, or the failure of any step before.
+  void finishBinding(std::shared_ptr<BindTask> task, Status s);
   // Hands the binding cycle to the binder pool (or, shutting down, forgets the assumed pod).
   void submitBinding(std::shared_ptr<BindTask> task);
   // Requeues the pod (unless it is gone or bound meanwhile), records FailedScheduling and
@@ -393,6 +400,8 @@ class SchedulerCore {
   std::set<std::string> podGroupsScheduled_;  // guarded by podGroupsMu_: uids turned True
   std::shared_ptr<const ObjectStore> podGroupWatch_, compositeWatch_;
   util::TaskPool binders_;
+  // Bindings waiting at PreBind without a binder thread.
+  ParkedBindings parked_;
   util::TaskPool statusWriters_;
   // Options::synchronous: work handed on, run by runHandedOn() (the permit timer may add to it).
   std::mutex handedOnMu_;

@@ -22,6 +22,10 @@ struct SchedulerCore::BindTask {
   // NominatedNodeNameForExpectation: a nomination to `node` was queued while the pod waited at
   // Permit.
   bool nominated = false;
+  // Whether the nomination was written (then a failure's status write keeps it).
+  bool nominationWritten = false;
+  // The PreBind plugin that parked the binding (PreBindPlugin::preBind said Wait).
+  size_t preBindFrom = 0;
 };
 
 void SchedulerCore::loop(std::stop_token st) {
@@ -232,7 +236,83 @@ void SchedulerCore::bindingCycle(std::shared_ptr<BindTask> task) {
       }
     }
   }
-  if (s.ok()) s = fwk.runPreBindPlugins(task->state, pod, task->node);
+  task->nominationWritten = nominationWritten;
+  if (!s.ok()) {
+    finishBinding(task, std::move(s));
+    return;
+  }
+  preBind(std::move(task), std::nullopt);
+}
+
+void SchedulerCore::preBind(std::shared_ptr<BindTask> task,
+                            std::optional<PreBindPlugin::Resume> resume) {
+  framework::Framework& fwk = *task->fwk;
+  const api::Pod& pod = *task->assumed->pod;
+  for (;;) {
+    // Before the plugin looks: an event between its look and the parking resumes it at once.
+    const ParkedBindings::Seen seen = parked_.seen();
+    const size_t resumed = task->preBindFrom;
+    Status s = fwk.runPreBindPlugins(task->state, pod, task->node, &task->preBindFrom, resume);
+    if (!s.isWait()) {
+      finishBinding(std::move(task), std::move(s));
+      return;
+    }
+    const std::string plugin = s.plugin();
+    if (resume && task->preBindFrom == resumed && *resume != PreBindPlugin::Resume::kEvent) {
+      // Asked for the last time and still waiting.
+      finishBinding(std::move(task),
+                    Status::error("running PreBind plugin \"" + plugin + "\": " +
+                                  (*resume == PreBindPlugin::Resume::kDeadline ? "timed out waiting"
+                                                                               : "still waiting") +
+                                  (s.message().empty() ? "" : ": " + s.message()))
+                        .withPlugin(plugin));
+      return;
+    }
+    PreBindPlugin::Wait wait = fwk.preBindWait(task->preBindFrom, task->state, pod);
+    if (options_.synchronous) {
+      // Nothing changes between two steps of a simulated cluster: decide now.
+      resume = PreBindPlugin::Resume::kDecide;
+      continue;
+    }
+    if (wait.deadline <= std::chrono::steady_clock::now()) {
+      resume = PreBindPlugin::Resume::kDeadline;
+      continue;
+    }
+    spdlog::debug("binding of pod {}/{} to {} waits at PreBind plugin {}: {}",
+                  pod.metadata.namespace_, pod.metadata.name, task->node, plugin, s.message());
+    parked_.park(task->assumed->pod, std::move(wait), seen,
+                 [this, task](ParkedBindings::Why why) { resumeParked(task, why); });
+    return;
+  }
+}
+
+void SchedulerCore::resumeParked(const std::shared_ptr<BindTask>& task, ParkedBindings::Why why) {
+  std::function<void()> work;
+  switch (why) {
+    case ParkedBindings::Why::kEvent:
+    case ParkedBindings::Why::kDeadline: {
+      const auto resume = why == ParkedBindings::Why::kEvent ? PreBindPlugin::Resume::kEvent
+                                                             : PreBindPlugin::Resume::kDeadline;
+      work = [this, task, resume] { preBind(task, resume); };
+      break;
+    }
+    case ParkedBindings::Why::kDeleted:
+    case ParkedBindings::Why::kShutdown: {
+      std::string msg =
+          why == ParkedBindings::Why::kDeleted ? "pod was deleted" : "scheduler is shutting down";
+      work = [this, task, msg] { finishBinding(task, Status::error(msg)); };
+      break;
+    }
+  }
+  // On a binder: the resumed PreBind and Unreserve talk to the apiserver. Binders gone (the
+  // scheduler stopped): here.
+  if (!binders_.submit(work)) work();
+}
+
+void SchedulerCore::finishBinding(std::shared_ptr<BindTask> task, Status s) {
+  framework::Framework& fwk = *task->fwk;
+  const api::Pod& pod = *task->assumed->pod;
+  const bool nominationWritten = task->nominationWritten;
   if (s.ok()) {
     // An interested binder extender binds instead of the Bind plugins.
     if (auto bound = extender::bindWithExtenders(extenders_, pod, task->node)) {

@@ -60,4 +60,18 @@ void from_json(const nlohmann::json& j, OwnerReference& o);
 void from_json(const nlohmann::json& j, ObjectMeta& m);
 void to_json(nlohmann::json& j, const ObjectMeta& m);
 
+// metav1.Condition (PodGroups, ResourceClaims' device status); decoded in pod_group.cc.
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  std::string lastTransitionTime;  // RFC 3339
+  std::optional<int64_t> observedGeneration;
+
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+void from_json(const nlohmann::json& j, Condition& c);
+void to_json(nlohmann::json& j, const Condition& c);
+
 }  // namespace ksched::api

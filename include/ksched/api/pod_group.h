@@ -43,20 +43,6 @@ inline constexpr std::string_view kPodGroupReasonUnschedulable = "Unschedulable"
 inline constexpr std::string_view kPodGroupReasonSchedulerError = "SchedulerError";
 inline constexpr std::string_view kPodGroupReasonPreemptionByScheduler = "PreemptionByScheduler";
 
-// metav1.Condition.
-struct Condition {
-  std::string type;
-  std::string status;  // "True", "False", "Unknown"
-  std::string reason;
-  std::string message;
-  std::string lastTransitionTime;  // RFC 3339
-  std::optional<int64_t> observedGeneration;
-
-  friend bool operator==(const Condition&, const Condition&) = default;
-};
-void from_json(const nlohmann::json& j, Condition& c);
-void to_json(nlohmann::json& j, const Condition& c);
-
 // spec.schedulingPolicy: basic (no gang) when `gangMinCount` is unset.
 struct PodGroupSchedulingPolicy {
   std::optional<int32_t> gangMinCount;  // gang.minCount (>= 1); CompositePodGroup: minGroupCount

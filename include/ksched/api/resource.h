@@ -282,9 +282,29 @@ struct ResourceClaimConsumerReference {
                          const ResourceClaimConsumerReference&) = default;
 };
 
+// status.devices[] (DRAResourceClaimDeviceStatus): what the driver says of an allocated device;
+// the scheduler reads the conditions (binding conditions, DRADeviceBindingConditions).
+struct AllocatedDeviceStatus {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::optional<std::string> shareID;
+  std::vector<Condition> conditions;
+
+  friend bool operator==(const AllocatedDeviceStatus&, const AllocatedDeviceStatus&) = default;
+  // The condition of `type`, null if none.
+  [[nodiscard]] const Condition* condition(std::string_view type) const noexcept {
+    for (const auto& c : conditions) {
+      if (c.type == type) return &c;
+    }
+    return nullptr;
+  }
+};
+
 struct ResourceClaimStatus {
   std::optional<AllocationResult> allocation;
   std::vector<ResourceClaimConsumerReference> reservedFor;
+  std::vector<AllocatedDeviceStatus> devices;
 
   friend bool operator==(const ResourceClaimStatus&, const ResourceClaimStatus&) = default;
 };

@@ -1,0 +1,263 @@
+// Binding conditions (DRADeviceBindingConditions) through a running scheduler and the real
+// apiserver, with pods that ask for `example.com/gpu` (extended resources backed by DRA: plain
+// pods the v1.20 apiserver stores). The devices list binding conditions; the test plays their
+// driver, reporting the conditions in the claims' status.devices.
+//   - A pod whose device is not attached yet stays unbound, with its claim written, and holds
+//     no binder thread: with more such pods parked than binder threads, 500 other pods bind
+//     meanwhile. Each binds once its device's condition turns True.
+//   - A failure condition gives the device up: the pod lands on the other node's device.
+//   - So does the binding timeout (`bindingTimeout` in DynamicResourcesArgs).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/errors.h"
+#include "cluster.h"
+#include "dra.h"
+#include "objects.h"
+#include "running_scheduler.h"
+#include "scheduling.h"
+
+namespace ksched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using client::ApiError;
+using nlohmann::json;
+
+constexpr const char* kNs = "dra-bind";
+constexpr const char* kOthers = "dra-bind-others";
+constexpr const char* kDriver = "bind.example.com";
+const std::string kAttached = "bind.example.com/attached";
+const std::string kFailed = "bind.example.com/failed";
+
+json gpuPod(const std::string& name) {
+  json p = podJson(kNs, name);
+  p["spec"]["containers"][0]["resources"] = {{"requests", {{"example.com/gpu", "1"}}},
+                                             {"limits", {{"example.com/gpu", "1"}}}};
+  return p;
+}
+
+// `devices` devices on `node`, each attached by the driver before a pod may bind to it.
+json slice(const std::string& node, int devices) {
+  json list = json::array();
+  for (int i = 0; i < devices; ++i) {
+    list.push_back({{"name", "gpu-" + std::to_string(i)},
+                    {"bindsToNode", true},
+                    {"bindingConditions", {kAttached}},
+                    {"bindingFailureConditions", {kFailed}}});
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", node + "-gpus"}}},
+          {"spec",
+           {{"driver", kDriver},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", list}}}};
+}
+
+std::string claimsPath() {
+  return std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims";
+}
+
+// The claims of the namespace that the scheduler wrote (allocated and reserved).
+std::vector<json> writtenClaims(RestClient& c) {
+  std::vector<json> out;
+  for (auto& claim : c.list(claimsPath()).items) {
+    if (claim["status"].contains("reservedFor")) out.push_back(claim);
+  }
+  return out;
+}
+
+std::string poolOf(const json& claim) {
+  return claim["status"]["allocation"]["devices"]["results"][0].value("pool", "");
+}
+
+// What the driver reports: the allocated device's condition `type` with `status`.
+void report(RestClient& c, const json& claim, const std::string& type, const std::string& status) {
+  const json& r = claim["status"]["allocation"]["devices"]["results"][0];
+  const json patch = {
+      {"status",
+       {{"devices", json::array({{{"driver", r.value("driver", "")},
+                                  {"pool", r.value("pool", "")},
+                                  {"device", r.value("device", "")},
+                                  {"conditions", json::array({{{"type", type},
+                                                               {"status", status},
+                                                               {"reason", "Test"},
+                                                               {"message", "set by the test"},
+                                                               {"lastTransitionTime",
+                                                                "2026-01-01T00:00:00Z"}}})}}})}}}};
+  c.patch(claimsPath() + "/" + claim["metadata"].value("name", "") + "/status", patch);
+}
+
+std::string nodeOf(RestClient& c, const std::string& name) {
+  return c.get(std::string("/api/v1/namespaces/") + kNs + "/pods/" + name)["spec"].value("nodeName",
+                                                                                         "");
+}
+
+class DraBindingConditions : public NamespacedTest {
+ protected:
+  void SetUp() override {
+    auto& admin = TestCluster::get().admin();
+    installResourceCrds(admin);
+    grantSchedulerResourceAccess(admin);
+    useNamespace(kNs);
+    deleteAllNodes(admin);
+    for (auto& claim : admin.list(claimsPath()).items) {
+      const std::string path = claimsPath() + "/" + claim["metadata"].value("name", "");
+      admin.patch(path, {{"metadata", {{"finalizers", nullptr}}}});
+      admin.del(path);
+    }
+    for (const char* s : {"bind-a-gpus", "bind-b-gpus"}) {
+      removeIfThere(std::string(kResourceApi) + "/resourceslices/" + s);
+    }
+    removeIfThere(std::string(kResourceApi) + "/deviceclasses/bind-gpu");
+    admin.post(
+        std::string(kResourceApi) + "/deviceclasses",
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "DeviceClass"},
+         {"metadata", {{"name", "bind-gpu"}}},
+         {"spec",
+          {{"selectors",
+            json::array(
+                {{{"cel", {{"expression", std::string("device.driver == '") + kDriver + "'"}}}}})},
+           {"extendedResourceName", "example.com/gpu"}}}});
+  }
+
+  void TearDown() override {
+    NamespacedTest::TearDown();
+    auto& admin = TestCluster::get().admin();
+    deleteAllPods(admin, kOthers);
+    deleteAllNodes(admin);
+    for (const char* s : {"bind-a-gpus", "bind-b-gpus"}) {
+      removeIfThere(std::string(kResourceApi) + "/resourceslices/" + s);
+    }
+  }
+
+  static void removeIfThere(const std::string& path) {
+    try {
+      TestCluster::get().admin().del(path);
+    } catch (const ApiError& e) {
+      if (!e.isNotFound()) throw;
+    }
+  }
+
+  static scheduler::Options options(const std::string& bindingTimeout = "") {
+    scheduler::Options o = RunningScheduler::defaultOptions();
+    if (!bindingTimeout.empty()) {
+      o.profiles[0].pluginConfig.push_back(
+          {"DynamicResources", {{"bindingTimeout", bindingTimeout}}});
+    }
+    return o;
+  }
+};
+
+TEST_F(DraBindingConditions, ParkedPodsHoldNoBinderAndBindOnceTheirDevicesAreAttached) {
+  auto& admin = TestCluster::get().admin();
+  admin.post("/api/v1/nodes", sizedNode("bind-a", "64", "256Gi"));
+  for (int i = 0; i < 5; ++i) {
+    admin.post("/api/v1/nodes", sizedNode("plain-" + std::to_string(i), "64", "256Gi"));
+  }
+  constexpr int kParked = 20;  // more than the scheduler's 8 binder threads
+  admin.post(std::string(kResourceApi) + "/resourceslices", slice("bind-a", kParked));
+  RunningScheduler sched(options());
+  for (int i = 0; i < kParked; ++i) {
+    admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods",
+               gpuPod("gpu-" + std::to_string(i)));
+  }
+  // Every claim created, allocated with its timestamp and reserved: all wait at PreBind.
+  ASSERT_TRUE(eventually([&] { return writtenClaims(admin).size() == kParked; }, 60s))
+      << writtenClaims(admin).size() << " claims written";
+  for (const auto& claim : writtenClaims(admin)) {
+    EXPECT_TRUE(claim["status"]["allocation"].contains("allocationTimestamp")) << claim.dump();
+  }
+  const auto pending = eventsByPod(admin, kNs, "BindingConditionsPending");
+  EXPECT_EQ(pending.size(), static_cast<size_t>(kParked));
+  if (!pending.empty()) {
+    EXPECT_EQ(pending.begin()->second.front(),
+              "waiting for binding conditions for device on node bind-a");
+  }
+
+  // 500 pods without devices bind meanwhile: a parked binding holds no binder.
+  const std::string other = kOthers;
+  ensureNamespace(admin, other);
+  for (int i = 0; i < 500; ++i) {
+    json p = podJson(other, "p-" + std::to_string(i));
+    admin.post("/api/v1/namespaces/" + other + "/pods", p);
+  }
+  EXPECT_EQ(waitAllBound(admin, other, 500, 120s), 500U);
+  for (const auto& p : listPods(admin, kNs)) {
+    EXPECT_EQ(p.spec.nodeName, "") << p.metadata.name << " bound before its device was attached";
+  }
+
+  // The driver attaches the devices: each pod binds, to the node of its device.
+  for (const auto& claim : writtenClaims(admin)) report(admin, claim, kAttached, "True");
+  EXPECT_EQ(waitAllBound(admin, kNs, kParked, 60s), static_cast<size_t>(kParked));
+  for (const auto& p : listPods(admin, kNs)) EXPECT_EQ(p.spec.nodeName, "bind-a");
+}
+
+// Two nodes with one device each; the device the pod gets first is given up (`giveUp` reports a
+// failure, or nothing until the timeout), and the pod binds to the other node's device.
+void landsOnTheOtherDevice(RunningScheduler& /*sched*/, bool failure) {
+  auto& admin = TestCluster::get().admin();
+  ASSERT_TRUE(eventually([&] { return writtenClaims(admin).size() == 1; }, 30s));
+  const json first = writtenClaims(admin).front();
+  const std::string bad = poolOf(first);
+  const std::string good = bad == "bind-a" ? "bind-b" : "bind-a";
+  EXPECT_EQ(nodeOf(admin, "p"), "");
+  if (failure) report(admin, first, kFailed, "True");
+  // The driver attaches the device on the good node once the pod gets it there.
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& claim : writtenClaims(admin)) {
+          if (poolOf(claim) == good && !claim["status"].contains("devices")) {
+            report(admin, claim, kAttached, "True");
+          }
+        }
+        return nodeOf(admin, "p") == good;
+      },
+      60s))
+      << "p did not land on " << good;
+  // The claim of the failed attempt is gone (the pod's extended-resource claim is per attempt).
+  const auto claims = writtenClaims(admin);
+  ASSERT_EQ(claims.size(), 1U);
+  EXPECT_EQ(poolOf(claims[0]), good);
+}
+
+TEST_F(DraBindingConditions, AFailureConditionGivesTheDeviceUpAndThePodLandsOnAnother) {
+  auto& admin = TestCluster::get().admin();
+  for (const char* n : {"bind-a", "bind-b"}) {
+    admin.post("/api/v1/nodes", sizedNode(n, "8", "16Gi"));
+    admin.post(std::string(kResourceApi) + "/resourceslices", slice(n, 1));
+  }
+  RunningScheduler sched(options());
+  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("p"));
+  landsOnTheOtherDevice(sched, true);
+  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["p"];
+  ASSERT_FALSE(failed.empty());
+  EXPECT_NE(failed.front().find("binding failed: reason=Test, message=\"set by the test\""),
+            std::string::npos)
+      << failed.front();
+}
+
+TEST_F(DraBindingConditions, TheBindingTimeoutGivesTheDeviceUpAndThePodLandsOnAnother) {
+  auto& admin = TestCluster::get().admin();
+  for (const char* n : {"bind-a", "bind-b"}) {
+    admin.post("/api/v1/nodes", sizedNode(n, "8", "16Gi"));
+    admin.post(std::string(kResourceApi) + "/resourceslices", slice(n, 1));
+  }
+  RunningScheduler sched(options("3s"));
+  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("p"));
+  landsOnTheOtherDevice(sched, false);
+  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["p"];
+  ASSERT_FALSE(failed.empty());
+  EXPECT_NE(failed.front().find("device binding timeout"), std::string::npos) << failed.front();
+}
+
+}  // namespace
+}  // namespace ksched::testing
