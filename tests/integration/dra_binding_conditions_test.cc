@@ -37,6 +37,7 @@ const std::string kFailed = "bind.example.com/failed";
 
 json gpuPod(const std::string& name) {
   json p = podJson(kNs, name);
+  p["spec"]["schedulerName"] = "default-scheduler";
   p["spec"]["containers"][0]["resources"] = {{"requests", {{"example.com/gpu", "1"}}},
                                              {"limits", {{"example.com/gpu", "1"}}}};
   return p;
@@ -188,6 +189,7 @@ TEST_F(DraBindingConditions, ParkedPodsHoldNoBinderAndBindOnceTheirDevicesAreAtt
   ensureNamespace(admin, other);
   for (int i = 0; i < 500; ++i) {
     json p = podJson(other, "p-" + std::to_string(i));
+    p["spec"]["schedulerName"] = "default-scheduler";
     admin.post("/api/v1/namespaces/" + other + "/pods", p);
   }
   EXPECT_EQ(waitAllBound(admin, other, 500, 120s), 500U);
@@ -203,13 +205,13 @@ TEST_F(DraBindingConditions, ParkedPodsHoldNoBinderAndBindOnceTheirDevicesAreAtt
 
 // Two nodes with one device each; the device the pod gets first is given up (`giveUp` reports a
 // failure, or nothing until the timeout), and the pod binds to the other node's device.
-void landsOnTheOtherDevice(RunningScheduler& /*sched*/, bool failure) {
+void landsOnTheOtherDevice(const std::string& pod, bool failure) {
   auto& admin = TestCluster::get().admin();
   ASSERT_TRUE(eventually([&] { return writtenClaims(admin).size() == 1; }, 30s));
   const json first = writtenClaims(admin).front();
   const std::string bad = poolOf(first);
   const std::string good = bad == "bind-a" ? "bind-b" : "bind-a";
-  EXPECT_EQ(nodeOf(admin, "p"), "");
+  EXPECT_EQ(nodeOf(admin, pod), "");
   if (failure) report(admin, first, kFailed, "True");
   // The driver attaches the device on the good node once the pod gets it there.
   ASSERT_TRUE(eventually(
@@ -219,10 +221,10 @@ void landsOnTheOtherDevice(RunningScheduler& /*sched*/, bool failure) {
             report(admin, claim, kAttached, "True");
           }
         }
-        return nodeOf(admin, "p") == good;
+        return nodeOf(admin, pod) == good;
       },
       60s))
-      << "p did not land on " << good;
+      << pod << " did not land on " << good;
   // The claim of the failed attempt is gone (the pod's extended-resource claim is per attempt).
   const auto claims = writtenClaims(admin);
   ASSERT_EQ(claims.size(), 1U);
@@ -236,9 +238,9 @@ TEST_F(DraBindingConditions, AFailureConditionGivesTheDeviceUpAndThePodLandsOnAn
     admin.post(std::string(kResourceApi) + "/resourceslices", slice(n, 1));
   }
   RunningScheduler sched(options());
-  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("p"));
-  landsOnTheOtherDevice(sched, true);
-  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["p"];
+  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("failed"));
+  landsOnTheOtherDevice("failed", true);
+  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["failed"];
   ASSERT_FALSE(failed.empty());
   EXPECT_NE(failed.front().find("binding failed: reason=Test, message=\"set by the test\""),
             std::string::npos)
@@ -252,9 +254,9 @@ TEST_F(DraBindingConditions, TheBindingTimeoutGivesTheDeviceUpAndThePodLandsOnAn
     admin.post(std::string(kResourceApi) + "/resourceslices", slice(n, 1));
   }
   RunningScheduler sched(options("3s"));
-  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("p"));
-  landsOnTheOtherDevice(sched, false);
-  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["p"];
+  admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", gpuPod("timeout"));
+  landsOnTheOtherDevice("timeout", false);
+  const auto failed = eventsByPod(admin, kNs, "FailedScheduling")["timeout"];
   ASSERT_FALSE(failed.empty());
   EXPECT_NE(failed.front().find("device binding timeout"), std::string::npos) << failed.front();
 }
