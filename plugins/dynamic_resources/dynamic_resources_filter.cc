@@ -139,17 +139,13 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
           std::chrono::steady_clock::now() +
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(bindingTimeout_));
     }
-    nlohmann::json written;
-    if (auto err = api->patch(dra::claimPath(e, true), patch, &written)) {
+    if (auto err = api->patch(dra::claimPath(e, true), patch, nullptr)) {
       return {{},
               Status::error("deallocating ResourceClaim " + e.claim->metadata.key() + ": " +
                             err->message)};
     }
-    try {
-      state_->assume(dra::DraState::decodeClaim(written));
-    } catch (const std::exception&) {
-      // The watch brings the claim as written.
-    }
+    // Not assumed: the watch brings the claim deallocated, and that change (allocated before,
+    // not now) is the event that retries the pod, as upstream's.
     return {{}, Status::unschedulable("deallocation of ResourceClaim completed")};
   }
   if (in.extended && in.extended->stale) {

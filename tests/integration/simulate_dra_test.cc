@@ -400,3 +400,61 @@ TEST_F(SimulateDra, ExtendedResourcesComeFromDevicesWhereNoDevicePluginServesThe
 
 }  // namespace
 }  // namespace ksched::testing
+
+namespace ksched::testing {
+namespace {
+
+// A slice whose one device the driver must attach before a pod may use it.
+std::string attachedSlice(const std::string& nodeName) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: " + nodeName +
+         "-gpus\nspec:\n  driver: gpu.example.com\n  nodeName: " + nodeName +
+         "\n  pool:\n    name: " + nodeName +
+         "\n    generation: 1\n    resourceSliceCount: 1\n  devices:\n  - name: gpu-0\n"
+         "    bindsToNode: true\n    bindingConditions: [gpu.example.com/attached]\n"
+         "    bindingFailureConditions: [gpu.example.com/failed]\n";
+}
+
+// Binding conditions from files: a device no file reports on counts as attached (nothing
+// reports device status in a simulated cluster); a claim whose file says its binding failed, or
+// whose allocation is older than bindingTimeout, is given up and its pod gets another device.
+TEST_F(SimulateDra, BindingConditionsAreDecidedAsTheFilesSay) {
+  const std::string allocatedOnN2 =
+      "status:\n  allocation:\n    allocationTimestamp: \"2026-01-01T00:00:00Z\"\n"
+      "    devices:\n      results:\n      - request: gpu\n"
+      "        driver: gpu.example.com\n        pool: n2\n        device: gpu-0\n"
+      "        bindingConditions: [gpu.example.com/attached]\n"
+      "        bindingFailureConditions: [gpu.example.com/failed]\n"
+      "    nodeSelector:\n      nodeSelectorTerms:\n      - matchFields:\n"
+      "        - key: metadata.name\n          operator: In\n          values: [n2]\n";
+  const std::string failed =
+      allocatedOnN2 +
+      "  devices:\n  - driver: gpu.example.com\n    pool: n2\n    device: gpu-0\n"
+      "    conditions:\n    - type: gpu.example.com/failed\n      status: \"True\"\n"
+      "      reason: FabricDown\n      message: no path\n"
+      "      lastTransitionTime: \"2026-01-01T00:01:00Z\"\n";
+  for (const auto& [name, status] : std::vector<std::pair<std::string, std::string>>{
+           {"failed", failed}, {"timed out", allocatedOnN2}}) {
+    SCOPED_TRACE(name);
+    const std::string cluster = file(
+        "cluster.yaml",
+        docs({node("n1"), node("n2"), attachedSlice("n1"), attachedSlice("n2"), deviceClass("gpu"),
+              claim("mine", oneGpu(), status), pod("p", {{"gpu", "resourceClaimName: mine"}})}));
+    const json doc = simulateJson(cluster);
+    ASSERT_TRUE(doc.is_object());
+    const auto pods = byName(doc);
+    const json& p = pods.at("p");
+    EXPECT_EQ(p.at("node"), "n1") << doc.dump(2);
+    EXPECT_EQ(devices(p), std::vector<std::string>{"gpu: gpu.example.com/n1/gpu-0"});
+  }
+  // A fresh claim on such a device: placed, the device taken as attached.
+  const std::string cluster =
+      file("fresh.yaml",
+           docs({node("n1"), attachedSlice("n1"), deviceClass("gpu"), claim("fresh", oneGpu()),
+                 pod("q", {{"gpu", "resourceClaimName: fresh"}})}));
+  const json doc = simulateJson(cluster);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(byName(doc).at("q").at("node"), "n1") << doc.dump(2);
+}
+
+}  // namespace
+}  // namespace ksched::testing
