@@ -7,9 +7,12 @@
 //     meanwhile. Each binds once its device's condition turns True.
 //   - A failure condition gives the device up: the pod lands on the other node's device.
 //   - So does the binding timeout (`bindingTimeout` in DynamicResourcesArgs).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -31,6 +34,7 @@ using nlohmann::json;
 
 constexpr const char* kNs = "dra-bind";
 constexpr const char* kOthers = "dra-bind-others";
+constexpr const char* kOthers2 = "dra-bind-others-2";
 constexpr const char* kDriver = "bind.example.com";
 const std::string kAttached = "bind.example.com/attached";
 const std::string kFailed = "bind.example.com/failed";
@@ -114,8 +118,10 @@ class DraBindingConditions : public NamespacedTest {
       admin.patch(path, {{"metadata", {{"finalizers", nullptr}}}});
       admin.del(path);
     }
-    for (const char* s : {"bind-a-gpus", "bind-b-gpus"}) {
-      removeIfThere(std::string(kResourceApi) + "/resourceslices/" + s);
+    for (auto& s : admin.list(std::string(kResourceApi) + "/resourceslices").items) {
+      const std::string name = s["metadata"].value("name", "");
+      if (name.starts_with("bind-"))
+        removeIfThere(std::string(kResourceApi) + "/resourceslices/" + name);
     }
     removeIfThere(std::string(kResourceApi) + "/deviceclasses/bind-gpu");
     admin.post(
@@ -134,9 +140,12 @@ class DraBindingConditions : public NamespacedTest {
     NamespacedTest::TearDown();
     auto& admin = TestCluster::get().admin();
     deleteAllPods(admin, kOthers);
+    deleteAllPods(admin, kOthers2);
     deleteAllNodes(admin);
-    for (const char* s : {"bind-a-gpus", "bind-b-gpus"}) {
-      removeIfThere(std::string(kResourceApi) + "/resourceslices/" + s);
+    for (auto& s : admin.list(std::string(kResourceApi) + "/resourceslices").items) {
+      const std::string name = s["metadata"].value("name", "");
+      if (name.starts_with("bind-"))
+        removeIfThere(std::string(kResourceApi) + "/resourceslices/" + name);
     }
   }
 
@@ -158,49 +167,94 @@ class DraBindingConditions : public NamespacedTest {
   }
 };
 
+// `n` pods without devices in namespace `ns`, created before the scheduler starts.
+void createPlainPods(RestClient& admin, const std::string& ns, int n) {
+  ensureNamespace(admin, ns);
+  for (int i = 0; i < n; ++i) {
+    json p = podJson(ns, "p-" + std::to_string(i));
+    p["spec"]["schedulerName"] = "default-scheduler";
+    admin.post("/api/v1/namespaces/" + ns + "/pods", p);
+  }
+}
+
+// How many pods wait at PreBind and how many others bind meanwhile: 20 and 500, or
+// KSCHED_PARKED_BENCH="<parked>/<others>" (e.g. 500/5000) to measure the binders' pace.
+std::pair<int, int> parkedBenchSize() {
+  if (const char* v = std::getenv("KSCHED_PARKED_BENCH")) {
+    int parked = 0;
+    int others = 0;
+    if (std::sscanf(v, "%d/%d", &parked, &others) == 2 && parked > 0 && others > 0) {
+      return {parked, others};
+    }
+  }
+  return {20, 500};  // 20: more than the scheduler's 8 binder threads
+}
+
 TEST_F(DraBindingConditions, ParkedPodsHoldNoBinderAndBindOnceTheirDevicesAreAttached) {
   auto& admin = TestCluster::get().admin();
-  admin.post("/api/v1/nodes", sizedNode("bind-a", "64", "256Gi"));
-  for (int i = 0; i < 5; ++i) {
+  const auto [parked, others] = parkedBenchSize();
+  const int gpuNodes = (parked + 99) / 100;  // 100 devices a node
+  for (int i = 0; i < gpuNodes; ++i) {
+    const std::string name = "bind-" + std::to_string(i);
+    admin.post("/api/v1/nodes", sizedNode(name, "64", "256Gi"));
+    admin.post(std::string(kResourceApi) + "/resourceslices", slice(name, 100));
+  }
+  for (int i = 0; i < (others + 99) / 100; ++i) {
     admin.post("/api/v1/nodes", sizedNode("plain-" + std::to_string(i), "64", "256Gi"));
   }
-  constexpr int kParked = 20;  // more than the scheduler's 8 binder threads
-  admin.post(std::string(kResourceApi) + "/resourceslices", slice("bind-a", kParked));
-  RunningScheduler sched(options());
-  for (int i = 0; i < kParked; ++i) {
-    admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods",
-               gpuPod("gpu-" + std::to_string(i)));
+  using Clock = std::chrono::steady_clock;
+  // The binders' pace with nothing parked: the pods exist before the scheduler starts.
+  createPlainPods(admin, kOthers, others);
+  double alone = 0;
+  {
+    RunningScheduler sched(options());
+    const auto start = Clock::now();
+    ASSERT_EQ(waitAllBound(admin, kOthers, others, 300s), static_cast<size_t>(others));
+    alone = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  // Every claim created, allocated with its timestamp and reserved: all wait at PreBind.
-  ASSERT_TRUE(eventually([&] { return writtenClaims(admin).size() == kParked; }, 60s))
+  deleteAllPods(admin, kOthers);
+
+  // The device pods first (higher priority), then as many others: the device pods park at
+  // PreBind with their claims written, and the others bind meanwhile.
+  ensurePriorityClass(admin, "bind-high", 1000);
+  for (int i = 0; i < parked; ++i) {
+    json p = gpuPod("gpu-" + std::to_string(i));
+    p["spec"]["priorityClassName"] = "bind-high";
+    admin.post(std::string("/api/v1/namespaces/") + kNs + "/pods", p);
+  }
+  createPlainPods(admin, kOthers2, others);
+  RunningScheduler sched(options());
+  const auto start = Clock::now();
+  ASSERT_EQ(waitAllBound(admin, kOthers2, others, 300s), static_cast<size_t>(others));
+  const double withParked = std::chrono::duration<double>(Clock::now() - start).count();
+  ASSERT_TRUE(
+      eventually([&] { return writtenClaims(admin).size() == static_cast<size_t>(parked); }, 60s))
       << writtenClaims(admin).size() << " claims written";
+  std::printf(
+      "[ bench    ] %d pods bound in %.2f s (%.0f pods/s) with nothing parked; in %.2f s "
+      "(%.0f pods/s) with %d bindings parked at PreBind\n",
+      others, alone, others / alone, withParked, others / withParked, parked);
+  for (const auto& p : listPods(admin, kNs)) {
+    EXPECT_EQ(p.spec.nodeName, "") << p.metadata.name << " bound before its device was attached";
+  }
+  // Every claim created, allocated with its timestamp and reserved.
   for (const auto& claim : writtenClaims(admin)) {
     EXPECT_TRUE(claim["status"]["allocation"].contains("allocationTimestamp")) << claim.dump();
   }
   const auto pending = eventsByPod(admin, kNs, "BindingConditionsPending");
-  EXPECT_EQ(pending.size(), static_cast<size_t>(kParked));
+  EXPECT_EQ(pending.size(), static_cast<size_t>(parked));
   if (!pending.empty()) {
-    EXPECT_EQ(pending.begin()->second.front(),
-              "waiting for binding conditions for device on node bind-a");
-  }
-
-  // 500 pods without devices bind meanwhile: a parked binding holds no binder.
-  const std::string other = kOthers;
-  ensureNamespace(admin, other);
-  for (int i = 0; i < 500; ++i) {
-    json p = podJson(other, "p-" + std::to_string(i));
-    p["spec"]["schedulerName"] = "default-scheduler";
-    admin.post("/api/v1/namespaces/" + other + "/pods", p);
-  }
-  EXPECT_EQ(waitAllBound(admin, other, 500, 120s), 500U);
-  for (const auto& p : listPods(admin, kNs)) {
-    EXPECT_EQ(p.spec.nodeName, "") << p.metadata.name << " bound before its device was attached";
+    EXPECT_THAT(pending.begin()->second.front(),
+                ::testing::StartsWith("waiting for binding conditions for device on node bind-"));
   }
 
   // The driver attaches the devices: each pod binds, to the node of its device.
   for (const auto& claim : writtenClaims(admin)) report(admin, claim, kAttached, "True");
-  EXPECT_EQ(waitAllBound(admin, kNs, kParked, 60s), static_cast<size_t>(kParked));
-  for (const auto& p : listPods(admin, kNs)) EXPECT_EQ(p.spec.nodeName, "bind-a");
+  EXPECT_EQ(waitAllBound(admin, kNs, parked, 120s), static_cast<size_t>(parked));
+  for (const auto& claim : writtenClaims(admin)) {
+    const std::string owner = claim["metadata"]["ownerReferences"][0].value("name", "");
+    EXPECT_EQ(nodeOf(admin, owner), poolOf(claim)) << owner;
+  }
 }
 
 // Two nodes with one device each; the device the pod gets first is given up (`giveUp` reports a
