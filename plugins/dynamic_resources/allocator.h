@@ -32,8 +32,8 @@
 //              all of them), distinctAttribute no value two devices share (pairwise disjoint);
 //              values of different types are different. For scalars that is the rule above.
 //              Without the gate a list attribute fails both constraints, as a missing one does.
-//              Selectors see a list attribute as a CEL list either way (`1 in x.numa`);
-//              `includes()` exists with the gate only.
+//              Selectors see a list attribute as a CEL list either way (`1 in x.numa`); the
+//              gate adds `includes()` and lets the macros iterate it (attributes are `dyn`).
 //   Search     Depth-first over claims, requests, devices, trying combinations rather than
 //              permutations within a request, backtracking on failure; a claim gets at most
 //              32 devices; the search stops at the caller's deadline.

@@ -95,19 +95,16 @@ Table matchCases() {
                        request(kReq2, kClassA, 1, {sel("device.attributes[\"driver-a\"].cpu")})},
                       {matchAttribute("resource.kubernetes.io/pcieRoot")})};
     c.realCel = true;
-    auto root = [](const char* r) { return std::string(r); };
     c.slices = {
         sliceA(
             {dev("gpu-0").attr("cpu", false).attr("resource.kubernetes.io/pcieRoot", "pci0000:02"),
              dev("gpu-1").attr("cpu", false).attr("resource.kubernetes.io/pcieRoot", "pci0000:01"),
              dev("cpu-0")
                  .attr("cpu", true)
-                 .strings("resource.kubernetes.io/pcieRoot",
-                          {root("pci0000:03"), root("pci0000:04")}),
+                 .strings("resource.kubernetes.io/pcieRoot", {"pci0000:03", "pci0000:04"}),
              dev("cpu-1")
                  .attr("cpu", true)
-                 .strings("resource.kubernetes.io/pcieRoot",
-                          {root("pci0000:01"), root("pci0000:02")})}),
+                 .strings("resource.kubernetes.io/pcieRoot", {"pci0000:01", "pci0000:02"})}),
         sliceB({dev("nic-0").attr("resource.kubernetes.io/pcieRoot", "pci0000:01")})};
     // gpu-0 (pci0000:02) finds no NIC there; gpu-1 and nic-0 share pci0000:01 with cpu-1.
     c.want = Allocations{local({resA(kReq0, "gpu-1"), resB(kReq1, "nic-0"), resA(kReq2, "cpu-1")})};

@@ -55,9 +55,10 @@ struct CompileResult {
 
 // The parts of the environment feature gates add, as upstream's compiler takes them.
 struct Features {
-  // DRAListTypeAttributes: the `includes()` member function (`x.includes(v)`: the list
-  // attribute x holds v, or the scalar x equals it). A list attribute is a CEL list with the
-  // gate off too: upstream's selectors convert every attribute the object holds.
+  // DRAListTypeAttributes: attributes are of type dyn rather than any (the macros can iterate a
+  // list attribute), and the `includes()` member function (`x.includes(v)`: the list attribute
+  // x holds v, or the scalar x equals it). A list attribute is a CEL list with the gate off
+  // too: upstream's selectors convert every attribute the object holds.
   bool listTypeAttributes = false;
 
   friend bool operator==(const Features&, const Features&) = default;

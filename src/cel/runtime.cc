@@ -189,17 +189,6 @@ Value listValue(const std::vector<T>& items, EvalContext& c, F&& one) {
   return Value::ofList(l);
 }
 
-// The version texts of an attribute, scalar or list.
-std::vector<const std::string*> versionTexts(const api::DeviceAttribute& a) {
-  std::vector<const std::string*> out;
-  if (const auto* v = std::get_if<api::DeviceAttribute::Version>(&a.value))
-    out.push_back(&v->value);
-  if (const auto* vs = std::get_if<api::DeviceAttribute::Versions>(&a.value)) {
-    for (const auto& v : *vs) out.push_back(&v.value);
-  }
-  return out;
-}
-
 }  // namespace
 
 Value attributeValue(const api::DeviceAttribute& a, EvalContext& c) {
@@ -229,14 +218,21 @@ Value attributeValue(const api::DeviceAttribute& a, EvalContext& c) {
 }
 
 std::string checkAttributes(const DeviceView& d) {
+  // Most versions are valid: one pass decides, the parse only says why one is not.
+  auto invalid = [](const std::string& text, std::string* err) {
+    if (isValidSemver(text)) return false;
+    Semver v;
+    return !parseSemver(text, &v, err);
+  };
   for (const auto& [name, a] : *d.attributes) {
-    if (a.value.index() % 4 != 3) continue;  // not a version, scalar or list
-    for (const std::string* text : versionTexts(a)) {
-      if (isValidSemver(*text)) continue;
-      Semver v;
-      std::string err;
-      if (!parseSemver(*text, &v, &err))
-        return "attribute " + name + ": parse semantic version: " + err;
+    std::string err;
+    if (const auto* v = std::get_if<api::DeviceAttribute::Version>(&a.value)) {
+      if (invalid(v->value, &err)) return "attribute " + name + ": parse semantic version: " + err;
+    } else if (const auto* vs = std::get_if<api::DeviceAttribute::Versions>(&a.value)) {
+      for (const auto& item : *vs) {
+        if (invalid(item.value, &err))
+          return "attribute " + name + ": parse semantic version: " + err;
+      }
     }
   }
   return {};
