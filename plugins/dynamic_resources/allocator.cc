@@ -38,13 +38,14 @@ Features Features::fromGates(const features::Gates& gates) noexcept {
   f.deviceBindingAndStatus = gates.enabled(Feature::kDRADeviceBindingConditions) &&
                              gates.enabled(Feature::kDRAResourceClaimDeviceStatus);
   f.consumableCapacity = gates.enabled(Feature::kDRAConsumableCapacity);
+  f.listTypeAttributes = gates.enabled(Feature::kDRAListTypeAttributes);
   return f;
 }
 
 Features Features::none() noexcept {
   Features f;
   f.adminAccess = f.prioritizedList = f.partitionableDevices = f.deviceTaints =
-      f.deviceBindingAndStatus = f.consumableCapacity = false;
+      f.deviceBindingAndStatus = f.consumableCapacity = f.listTypeAttributes = false;
   return f;
 }
 

@@ -26,6 +26,14 @@
 //              result has a shareID and the consumed capacity. matchAttribute: every device of
 //              the listed requests has the same value of the attribute; distinctAttribute: no
 //              two share a value; a device without the attribute fails either.
+//   Lists      With DRAListTypeAttributes (KEP 5491) an attribute may be a list (ints, bools,
+//              strings, versions) and both constraints compare sets, a scalar being a set of
+//              one: matchAttribute needs a value every device has (a non-empty intersection of
+//              all of them), distinctAttribute no value two devices share (pairwise disjoint);
+//              values of different types are different. For scalars that is the rule above.
+//              Without the gate a list attribute fails both constraints, as a missing one does.
+//              Selectors see a list attribute as a CEL list either way (`1 in x.numa`); the
+//              gate adds `includes()` and lets the macros iterate it (attributes are `dyn`).
 //   Search     Depth-first over claims, requests, devices, trying combinations rather than
 //              permutations within a request, backtracking on failure; a claim gets at most
 //              32 devices; the search stops at the caller's deadline.
@@ -112,6 +120,7 @@ struct Features {
   bool deviceTaints = true;            // DRADeviceTaints (GA)
   bool deviceBindingAndStatus = true;  // DRADeviceBindingConditions && DRAResourceClaimDeviceStatus
   bool consumableCapacity = true;      // DRAConsumableCapacity (beta)
+  bool listTypeAttributes = false;     // DRAListTypeAttributes (alpha)
 
   [[nodiscard]] static Features fromGates(const features::Gates& gates) noexcept;
   // Every feature off: the GA core (ExactCount, All, selectors, constraints, config).

@@ -15,8 +15,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "plugins/dynamic_resources/allocator.h"
@@ -191,11 +193,12 @@ struct DeviceRef {
 // matchAttribute or distinctAttribute of one claim, during one search.
 struct Constraint {
   bool distinct = false;
+  bool sets = false;  // DRAListTypeAttributes: values compare as sets, lists allowed
   std::string_view attribute;
   const std::vector<std::string>* requests = nullptr;  // empty: every request
-  const api::DeviceAttribute* first = nullptr;         // matchAttribute
-  int count = 0;                                       // matchAttribute
-  std::vector<const api::DeviceAttribute*> values;     // distinctAttribute
+  const api::DeviceAttribute* first = nullptr;         // matchAttribute without sets
+  int count = 0;                                       // matchAttribute without sets
+  std::vector<const api::DeviceAttribute*> values;     // distinctAttribute, or with sets
 
   [[nodiscard]] bool applies(std::string_view request, std::string_view sub) const;
   // Whether the device may join; if so it is counted (remove() undoes that).
@@ -291,6 +294,55 @@ class Search {
 [[nodiscard]] const api::DeviceAttribute* lookupAttribute(const api::Device& device,
                                                           std::string_view driver,
                                                           std::string_view name);
+
+// One value of an attribute as sets compare them: the type (int, bool, string, version: the
+// value's variant index % 4) and the value (an int or bool in `number`, else `text`).
+struct AttrItem {
+  uint8_t type = 0;
+  int64_t number = 0;
+  std::string_view text;
+  friend bool operator==(const AttrItem&, const AttrItem&) = default;
+};
+// Calls f with each value of an attribute (the scalar, or the items of the list; strings
+// borrowed) until it returns true; whether it did.
+template <class F>
+bool anyItem(const api::DeviceAttribute& a, F&& f) {
+  using A = api::DeviceAttribute;
+  const auto type = static_cast<uint8_t>(a.value.index() % 4);
+  return std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        auto one = [&](const auto& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::string>) {
+            return f(AttrItem{type, 0, x});
+          } else if constexpr (std::is_same_v<X, A::Version>) {
+            return f(AttrItem{type, 0, x.value});
+          } else {
+            return f(AttrItem{type, static_cast<int64_t>(x), {}});
+          }
+        };
+        if constexpr (std::is_same_v<T, A::Bools>) {
+          for (const bool b : v) {
+            if (one(b)) return true;
+          }
+          return false;
+        } else if constexpr (std::is_same_v<T, A::Ints> || std::is_same_v<T, A::Strings> ||
+                             std::is_same_v<T, A::Versions>) {
+          for (const auto& x : v) {
+            if (one(x)) return true;
+          }
+          return false;
+        } else {
+          return static_cast<bool>(one(v));
+        }
+      },
+      a.value);
+}
+// Whether the attribute has that value.
+[[nodiscard]] bool holds(const api::DeviceAttribute& a, const AttrItem& x);
+// Whether the two share a value (a scalar is a set of one; different types never meet).
+[[nodiscard]] bool intersects(const api::DeviceAttribute& a, const api::DeviceAttribute& b);
 
 // A NoSchedule or NoExecute taint no toleration tolerates, or nullptr.
 [[nodiscard]] const api::DeviceTaint* untoleratedTaint(

@@ -50,16 +50,17 @@ std::string taintText(const api::DeviceTaint& t) {
   return s + ":" + t.effect;
 }
 
-std::string attrKey(const api::DeviceAttribute& a) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int64_t>) return "i" + std::to_string(v);
-        if constexpr (std::is_same_v<T, bool>) return v ? "btrue" : "bfalse";
-        if constexpr (std::is_same_v<T, std::string>) return "s" + v;
-        if constexpr (std::is_same_v<T, api::DeviceAttribute::Version>) return "v" + v.value;
-      },
-      a.value);
+// The values of an attribute as keys: one for a scalar, one per distinct item of a list.
+std::set<std::string> attrKeys(const api::DeviceAttribute& a) {
+  std::set<std::string> keys;
+  anyItem(a, [&](const AttrItem& x) {
+    static constexpr std::string_view kTypes = "ibsv";
+    std::string key(1, kTypes[x.type]);
+    key += x.type == 2 || x.type == 3 ? std::string(x.text) : std::to_string(x.number);
+    keys.insert(std::move(key));
+    return false;
+  });
+  return keys;
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -300,6 +301,13 @@ std::string Search::explain() {
         inScope.push_back(s);
         names.push_back(slot.fullName);
       }
+      // The device's value of the attribute, if the constraint can compare it (a list only with
+      // DRAListTypeAttributes). With sets, distinct devices need as many values in all as
+      // devices, and matching ones one value they all have: still what is checked below.
+      auto comparable = [&](const DeviceRef& ref) -> const api::DeviceAttribute* {
+        const auto* a = lookupAttribute(deviceOf(ref), sliceOf(ref).slice->spec.driver, attr);
+        return a != nullptr && (!a->isList() || f_.listTypeAttributes) ? a : nullptr;
+      };
       bool feasible = true;
       if (distinct) {
         std::set<std::string> values;
@@ -307,9 +315,9 @@ std::string Search::explain() {
         for (uint32_t s : inScope) {
           needed += ix_.slots[s].all ? bySlot[s].matching : bySlot[s].needed;
           for (const auto& ref : bySlot[s].usable) {
-            if (const auto* a =
-                    lookupAttribute(deviceOf(ref), sliceOf(ref).slice->spec.driver, attr)) {
-              values.insert(attrKey(*a));
+            if (const auto* a = comparable(ref)) {
+              const std::set<std::string> keys = attrKeys(*a);
+              values.insert(keys.begin(), keys.end());
             }
           }
         }
@@ -326,12 +334,15 @@ std::string Search::explain() {
           const SlotStats& st = bySlot[inScope[i]];
           total += ix_.slots[inScope[i]].all ? st.matching : st.needed;
           for (const auto& ref : st.usable) {
-            if (const auto* a =
-                    lookupAttribute(deviceOf(ref), sliceOf(ref).slice->spec.driver, attr)) {
-              auto& pv = perValue[attrKey(*a)];
-              pv.counts.resize(inScope.size(), 0);
-              ++pv.counts[i];
-              pv.devices.insert(localOf(ref));
+            if (const auto* a = comparable(ref)) {
+              // With sets a device counts for each of its values: any of them may be the one
+              // every device shares.
+              for (const std::string& key : attrKeys(*a)) {
+                auto& pv = perValue[key];
+                pv.counts.resize(inScope.size(), 0);
+                ++pv.counts[i];
+                pv.devices.insert(localOf(ref));
+              }
             }
           }
         }

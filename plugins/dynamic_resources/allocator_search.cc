@@ -37,11 +37,39 @@ bool Constraint::applies(std::string_view request, std::string_view sub) const {
   return false;
 }
 
+bool holds(const api::DeviceAttribute& a, const AttrItem& x) {
+  return anyItem(a, [&](const AttrItem& item) { return item == x; });
+}
+
+bool intersects(const api::DeviceAttribute& a, const api::DeviceAttribute& b) {
+  if (a.value.index() % 4 != b.value.index() % 4) return false;
+  return anyItem(a, [&](const AttrItem& x) { return holds(b, x); });
+}
+
 bool Constraint::add(std::string_view request, std::string_view sub, const api::Device& device,
                      std::string_view driver) {
   if (!applies(request, sub)) return true;
   const api::DeviceAttribute* attr = lookupAttribute(device, driver, attribute);
-  if (!attr) return false;
+  // Without DRAListTypeAttributes a list is no value the constraints can compare.
+  if (!attr || (attr->isList() && !sets)) return false;
+  if (sets) {
+    if (distinct) {
+      // Pairwise disjoint.
+      for (const auto* v : values) {
+        if (intersects(*v, *attr)) return false;
+      }
+    } else {
+      // Some value of this device that every device taken so far has: the intersection of all
+      // of them stays non-empty.
+      const bool common = anyItem(*attr, [&](const AttrItem& item) {
+        return std::all_of(values.begin(), values.end(),
+                           [&](const api::DeviceAttribute* v) { return holds(*v, item); });
+      });
+      if (!common) return false;
+    }
+    values.push_back(attr);
+    return true;
+  }
   if (distinct) {
     for (const auto* v : values) {
       if (*v == *attr) return false;
@@ -61,7 +89,7 @@ bool Constraint::add(std::string_view request, std::string_view sub, const api::
 void Constraint::remove(std::string_view request, std::string_view sub, const api::Device& device,
                         std::string_view driver) {
   if (!applies(request, sub)) return;
-  if (!distinct) {
+  if (!distinct && !sets) {
     --count;
     return;
   }
@@ -429,6 +457,7 @@ Result Search::run() {
     for (const auto& c : claim.claim->spec.constraints) {
       Constraint k;
       k.distinct = !c.matchAttribute.has_value();
+      k.sets = f_.listTypeAttributes;
       k.attribute = c.matchAttribute ? *c.matchAttribute : *c.distinctAttribute;
       k.requests = &c.requests;
       constraints_[ci].push_back(std::move(k));

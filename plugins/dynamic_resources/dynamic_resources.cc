@@ -33,6 +33,8 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
                                    std::shared_ptr<dra::PodGroupIndex> podGroups)
     : handle_(handle),
       state_(std::move(state)),
+      celCache_(cel::Features{.listTypeAttributes = handle.features().enabled(
+                                  features::Feature::kDRAListTypeAttributes)}),
       features_(dra::Features::fromGates(handle.features())),
       extendedResources_(handle.features().enabled(features::Feature::kDRAExtendedResource)),
       filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)

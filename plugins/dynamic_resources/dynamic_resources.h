@@ -179,7 +179,7 @@ class DynamicResources final : public PreEnqueuePlugin,
 
   Handle& handle_;
   std::shared_ptr<dra::DraState> state_;
-  mutable cel::Cache celCache_;
+  mutable cel::Cache celCache_;  // with the selector features of the profile's gates
   mutable std::mutex sliceIndexMu_;
   mutable std::shared_ptr<const std::vector<dra::SlicePtr>> indexedSlices_;  // guarded
   mutable std::shared_ptr<const dra::SliceIndex> sliceIndex_;                // guarded

@@ -24,7 +24,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kDRADeviceTaints, "DRADeviceTaints", kGA, true, false, kSwitches},
     {F::kDRAExtendedResource, "DRAExtendedResource", kGA, true, true, kSwitches},
     {F::kDRAFractionalCapacityRange, "DRAFractionalCapacityRange", kBeta, true, false, kNotYet},
-    {F::kDRAListTypeAttributes, "DRAListTypeAttributes", kAlpha, false, false, kNotYet},
+    {F::kDRAListTypeAttributes, "DRAListTypeAttributes", kAlpha, false, false, kSwitches},
     {F::kDRANodeAllocatableResources, "DRANodeAllocatableResources", kAlpha, false, false, kNotYet},
     {F::kDRAOptionalNodeOperations, "DRAOptionalNodeOperations", kAlpha, false, false, kNotYet},
     {F::kDRAPartitionableDevices, "DRAPartitionableDevices", kBeta, true, false, kSwitches},

@@ -1,5 +1,7 @@
 #include <nlohmann/json.hpp>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <ksched/api/decode.h>
 #include <ksched/api/resource.h>
@@ -32,6 +34,22 @@ Shape shapeOf(const json& j, std::string_view fallbackVersion) {
   return Shape::kV1;
 }
 
+constexpr std::string_view kOneValue =
+    "exactly one of int, bool, string, version, ints, bools, strings, versions must be set";
+
+// A list form of an attribute: a non-empty array, each item read as the scalar would be.
+template <typename T, typename F>
+std::vector<T> asValues(const json& v, F&& one) {
+  if (!v.is_array()) fail(std::string("expected an array, got ") + v.type_name());
+  if (v.empty()) fail("must not be empty");
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(withinItem(i, [&] { return one(v[i]); }));
+  return out;
+}
+
+DeviceAttribute::Version asVersion(const json& v) { return DeviceAttribute::Version{asString(v)}; }
+
 DeviceAttribute asAttribute(const json& v) {
   expectObject(v);
   using Value = decltype(DeviceAttribute::value);
@@ -46,15 +64,14 @@ DeviceAttribute asAttribute(const json& v) {
   take("int", [](const json& f) { return Value(asInt(f)); });
   take("bool", [](const json& f) { return Value(asBool(f)); });
   take("string", [](const json& f) { return Value(asString(f)); });
-  take("version", [](const json& f) { return Value(DeviceAttribute::Version{asString(f)}); });
-  if (set == 1) return *out;
-  if (set > 1) fail("exactly one of int, bool, string, version must be set");
-  for (const char* list : {"ints", "bools", "strings", "versions"}) {
-    if (member(v, list) != nullptr) {
-      fail(std::string("list-valued attributes (") + list + ") are not supported");
-    }
-  }
-  fail("exactly one of int, bool, string, version must be set");
+  take("version", [](const json& f) { return Value(asVersion(f)); });
+  take("ints", [](const json& f) { return Value(asValues<int64_t>(f, asInt)); });
+  take("bools", [](const json& f) { return Value(asValues<bool>(f, asBool)); });
+  take("strings", [](const json& f) { return Value(asValues<std::string>(f, asString)); });
+  take("versions",
+       [](const json& f) { return Value(asValues<DeviceAttribute::Version>(f, asVersion)); });
+  if (set != 1) fail(std::string(kOneValue));
+  return *out;
 }
 
 CapacityRequestPolicy asRequestPolicy(const json& v) {

@@ -60,25 +60,33 @@ namespace {
 constexpr std::string_view kDeviceType = "kubernetes.DRADevice";
 constexpr size_t kMaxCacheEntries = 4096;
 
-// Upstream's device type (compile.go): attributes are of the unknown type ("any"), capacity
-// values are quantities; allowMultipleAllocations is in the stored-expressions environment.
-const CheckEnv& deviceEnv() {
-  static const CheckEnv env = [] {
-    CheckEnv e;
+// Upstream's device type (compile.go): attributes are of the unknown type ("any"; with
+// DRAListTypeAttributes "dyn", so that a list attribute can be iterated), capacity values are
+// quantities; allowMultipleAllocations is in the stored-expressions environment.
+CheckEnv makeDeviceEnv(const Features& features) {
+  CheckEnv e;
+  const TypePtr attribute = features.listTypeAttributes ? types::dyn() : types::any();
+  {
     e.variables.emplace_back("device", types::object(std::string(kDeviceType)));
     e.structFields[std::string(kDeviceType)] = {
         {"driver", types::string()},
         {"allowMultipleAllocations", types::boolean()},
-        {"attributes", types::map(types::string(), types::map(types::string(), types::any()))},
+        {"attributes", types::map(types::string(), types::map(types::string(), attribute))},
         {"capacity",
          types::map(types::string(),
                     types::map(types::string(), types::object(std::string(types::kQuantity))))},
     };
     e.homogeneousLiterals = true;
     e.crossTypeNumericComparisons = true;
-    return e;
-  }();
-  return env;
+    e.draIncludes = features.listTypeAttributes;
+  }
+  return e;
+}
+
+const CheckEnv& deviceEnv(const Features& features) {
+  static const CheckEnv base = makeDeviceEnv({});
+  static const CheckEnv lists = makeDeviceEnv({.listTypeAttributes = true});
+  return features.listTypeAttributes ? lists : base;
 }
 
 // cel-go's ConvertToNative(bool) refusal for a non-bool result.
@@ -165,7 +173,7 @@ class DeviceProgram final : public Program {
 
 }  // namespace
 
-CompileResult compile(std::string_view expression) {
+CompileResult compile(std::string_view expression, Features features) {
   CompileResult result;
   try {
     if (expression.size() > kSelectorMaxLength) {
@@ -175,13 +183,15 @@ CompileResult compile(std::string_view expression) {
       return result;
     }
     CompileOptions options;
-    options.env = &deviceEnv();
+    options.env = &deviceEnv(features);
     Compiled c = compileExpression(expression, options);
     if (!c.plan) {
       result.error = "compilation failed: " + c.error;
       return result;
     }
-    if (c.type->kind != TypeKind::kBool && c.type->kind != TypeKind::kAny) {
+    // The unknown type is the attribute's: "any", or "dyn" with DRAListTypeAttributes.
+    const TypeKind unknown = features.listTypeAttributes ? TypeKind::kDyn : TypeKind::kAny;
+    if (c.type->kind != TypeKind::kBool && c.type->kind != unknown) {
       result.error = "must evaluate to bool or the unknown type, not " + typeString(*c.type);
       return result;
     }
@@ -201,7 +211,7 @@ CompileResult Cache::get(std::string_view expression) {
   }
   // Compiled outside the lock; two threads may compile the same text, and the first one kept
   // wins (both results are the same).
-  CompileResult compiled = compile(expression);
+  CompileResult compiled = compile(expression, features_);
   std::lock_guard<std::mutex> lock(mu_);
   // Selectors come from objects users write: bound the memory they can pin.
   if (entries_.size() >= kMaxCacheEntries) entries_.clear();

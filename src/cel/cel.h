@@ -1,7 +1,8 @@
 // A CEL evaluator for the environment of Dynamic Resource Allocation device selectors
 // (resource.k8s.io DeviceSelector.cel.expression): the expression sees one variable, `device`,
-// with `driver`, `attributes[domain][name]` (int, bool, string, semver version),
-// `capacity[domain][name]` (quantities) and `allowMultipleAllocations`, and must yield a bool.
+// with `driver`, `attributes[domain][name]` (int, bool, string, semver version, or a list of one
+// of those), `capacity[domain][name]` (quantities) and `allowMultipleAllocations`, and must
+// yield a bool.
 //
 // Expressions are compiled once and cached by their text (Cache); a Program is immutable and
 // may be evaluated from many threads. Evaluation is bounded by upstream's cost limit, so a
@@ -52,15 +53,28 @@ struct CompileResult {
   std::string error;                       // e.g. "compilation failed: ERROR: <input>:1:8: ..."
 };
 
-// Parses and type-checks `expression` for the device environment. Never throws.
-[[nodiscard]] CompileResult compile(std::string_view expression);
+// The parts of the environment feature gates add, as upstream's compiler takes them.
+struct Features {
+  // DRAListTypeAttributes: attributes are of type dyn rather than any (the macros can iterate a
+  // list attribute), and the `includes()` member function (`x.includes(v)`: the list attribute
+  // x holds v, or the scalar x equals it). A list attribute is a CEL list with the gate off
+  // too: upstream's selectors convert every attribute the object holds.
+  bool listTypeAttributes = false;
 
-// compile() once per distinct expression. Thread-safe.
+  friend bool operator==(const Features&, const Features&) = default;
+};
+
+// Parses and type-checks `expression` for the device environment. Never throws.
+[[nodiscard]] CompileResult compile(std::string_view expression, Features features = {});
+
+// compile() once per distinct expression, with one set of features. Thread-safe.
 class Cache {
  public:
+  explicit Cache(Features features = {}) : features_(features) {}
   [[nodiscard]] CompileResult get(std::string_view expression);
 
  private:
+  Features features_;
   std::mutex mu_;
   std::unordered_map<std::string, CompileResult> entries_;
 };

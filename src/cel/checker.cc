@@ -214,6 +214,9 @@ class Checker {
       return ok ? types::boolean() : types::error();
     }
     auto fn = functions().find(e.name);
+    if (fn != functions().end() && e.name == "includes" && !env_.draIncludes) {
+      fn = functions().end();
+    }
     if (fn == functions().end()) {
       if (unsupportedFunction(e.name)) {
         report(e.pos, "unsupported: function '" + e.name + "'");

@@ -76,6 +76,8 @@ struct CheckEnv {
   bool homogeneousLiterals = false;
   // cel.CrossTypeNumericComparisons(true): `1 < 2.5`, `1u < 2`.
   bool crossTypeNumericComparisons = true;
+  // DRA's `includes()` member function (DRAListTypeAttributes); undeclared without it.
+  bool draIncludes = false;
 };
 
 struct CheckResult {

@@ -115,6 +115,8 @@ const FunctionTable& functions() {
       member("isLessThan", {x, x}, Bo);
       member("compareTo", {x, x}, I);
     }
+    // DRA (declared only with CheckEnv::draIncludes).
+    member("includes", {Dy, Dy}, Bo);
     return t;
   }();
   return table;

@@ -158,6 +158,8 @@ Value dispatch(Fn fn, const Value* args, size_t n, const re2::RE2* regex, EvalCo
     case Fn::kIsLessThan:
     case Fn::kCompareTo:
       return compareCall(fn, args, c);
+    case Fn::kIncludes:
+      return includesCall(args[0], args[1], c);
     case Fn::kUnknown:
       break;
   }
@@ -295,6 +297,7 @@ Fn resolveFunction(std::string_view name, bool member, size_t n) {
       {"isGreaterThan", Fn::kIsGreaterThan, 1, 2, 2},
       {"isLessThan", Fn::kIsLessThan, 1, 2, 2},
       {"compareTo", Fn::kCompareTo, 1, 2, 2},
+      {"includes", Fn::kIncludes, 1, 2, 2},
   };
   for (const Entry& e : kTable) {
     if (e.name != name) continue;

@@ -83,6 +83,8 @@ enum class Fn : uint8_t {
   kIsGreaterThan,
   kIsLessThan,
   kCompareTo,
+  // DRA (DRAListTypeAttributes): a list attribute holds the value, or a scalar equals it
+  kIncludes,
 };
 
 // The function a call names (kUnknown if none). Member calls pass the target as args[0].

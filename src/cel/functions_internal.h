@@ -62,5 +62,9 @@ Value semverCall(Fn fn, const Value* args, size_t n, EvalContext& c);
 Value quantityCall(Fn fn, const Value* args, size_t n, EvalContext& c);
 // isGreaterThan, isLessThan, compareTo on two versions or two quantities.
 Value compareCall(Fn fn, const Value* args, EvalContext& c);
+// <target>.includes(<arg>) of DRA's list attributes: an item of a list target equals the
+// argument, or a scalar target equals it. Lists longer than a device's attribute values are an
+// error, as upstream bounds the call's cost.
+Value includesCall(const Value& target, const Value& arg, EvalContext& c);
 
 }  // namespace ksched::cel::builtin

@@ -136,4 +136,22 @@ Value compareCall(Fn fn, const Value* args, EvalContext&) {
   return Value::integer(r);
 }
 
+// Unequal types or an equality error are no match, as upstream's `Equal(...) == True` test.
+Value includesCall(const Value& target, const Value& arg, EvalContext& c) {
+  // resource.k8s.io ResourceSliceMaxAttributeValuesPerDevice.
+  constexpr size_t kMaxValues = 48;
+  auto same = [&](const Value& v) {
+    const Value e = equals(v, arg, c);
+    return e.kind == Kind::kBool && e.b;
+  };
+  if (target.kind != Kind::kList) return Value::boolean(same(target));
+  for (size_t i = 0; i < target.list->size; ++i) {
+    if (i >= kMaxValues) {
+      return Value::error("'includes' function cannot be applied to lists longer than 48 values");
+    }
+    if (same(target.list->items[i])) return Value::boolean(true);
+  }
+  return Value::boolean(false);
+}
+
 }  // namespace ksched::cel::builtin

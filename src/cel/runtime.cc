@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace ksched::cel {
@@ -163,34 +166,74 @@ const api::DeviceCapacity* findCapacity(const DeviceView& d, std::string_view do
   return findQualified(*d.capacity, d.driver, domain, id);
 }
 
-Value attributeValue(const api::DeviceAttribute& a, EvalContext& c) {
-  switch (a.value.index()) {
-    case 0:
-      return Value::integer(std::get<int64_t>(a.value));
-    case 1:
-      return Value::boolean(std::get<bool>(a.value));
-    case 2:
-      return Value::str(std::get<std::string>(a.value));
-    default: {
-      Semver* v = c.arena.make<Semver>();
-      std::string err;
-      if (!parseSemver(std::get<api::DeviceAttribute::Version>(a.value).value, v, &err)) {
-        return c.error("parse semantic version: " + err);
-      }
-      return Value::ofSemver(v);
-    }
+namespace {
+
+Value versionValue(const api::DeviceAttribute::Version& version, EvalContext& c) {
+  Semver* v = c.arena.make<Semver>();
+  std::string err;
+  if (!parseSemver(version.value, v, &err)) return c.error("parse semantic version: " + err);
+  return Value::ofSemver(v);
+}
+
+// A list attribute as a CEL list of its element type; its strings stay the device's.
+template <class T, class F>
+Value listValue(const std::vector<T>& items, EvalContext& c, F&& one) {
+  auto* l = c.arena.make<ListData>();
+  Value* data = c.arena.allocArray<Value>(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    data[i] = one(items[i]);
+    if (data[i].isError()) return data[i];
   }
+  l->items = data;
+  l->size = items.size();
+  return Value::ofList(l);
+}
+
+}  // namespace
+
+Value attributeValue(const api::DeviceAttribute& a, EvalContext& c) {
+  using A = api::DeviceAttribute;
+  return std::visit(
+      [&](const auto& v) -> Value {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          return Value::integer(v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return Value::boolean(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return Value::str(v);
+        } else if constexpr (std::is_same_v<T, A::Version>) {
+          return versionValue(v, c);
+        } else if constexpr (std::is_same_v<T, A::Ints>) {
+          return listValue(v, c, [](int64_t i) { return Value::integer(i); });
+        } else if constexpr (std::is_same_v<T, A::Bools>) {
+          return listValue(v, c, [](bool b) { return Value::boolean(b); });
+        } else if constexpr (std::is_same_v<T, A::Strings>) {
+          return listValue(v, c, [](const std::string& s) { return Value::str(s); });
+        } else {
+          return listValue(v, c, [&](const A::Version& s) { return versionValue(s, c); });
+        }
+      },
+      a.value);
 }
 
 std::string checkAttributes(const DeviceView& d) {
-  for (const auto& [name, a] : *d.attributes) {
-    if (a.value.index() != 3) continue;
-    const std::string& text = std::get<api::DeviceAttribute::Version>(a.value).value;
-    if (isValidSemver(text)) continue;
+  // Most versions are valid: one pass decides, the parse only says why one is not.
+  auto invalid = [](const std::string& text, std::string* err) {
+    if (isValidSemver(text)) return false;
     Semver v;
+    return !parseSemver(text, &v, err);
+  };
+  for (const auto& [name, a] : *d.attributes) {
     std::string err;
-    if (!parseSemver(text, &v, &err))
-      return "attribute " + name + ": parse semantic version: " + err;
+    if (const auto* v = std::get_if<api::DeviceAttribute::Version>(&a.value)) {
+      if (invalid(v->value, &err)) return "attribute " + name + ": parse semantic version: " + err;
+    } else if (const auto* vs = std::get_if<api::DeviceAttribute::Versions>(&a.value)) {
+      for (const auto& item : *vs) {
+        if (invalid(item.value, &err))
+          return "attribute " + name + ": parse semantic version: " + err;
+      }
+    }
   }
   return {};
 }

@@ -1,7 +1,8 @@
 // CEL device selectors (resource.k8s.io DeviceSelector.cel.expression), as the DRA allocator
 // compiles and evaluates them: cel::compile (a compile error is a clean rejection: the program
 // is null and the error says why) and Program::evaluate against devices with attributes of
-// every kind, under the default cost limit and a small one. Nothing may throw, a result is a
+// every kind (scalars and lists), under the default cost limit and a small one, with and
+// without DRAListTypeAttributes. Nothing may throw, a result is a
 // bool or an error, and the cost never passes the limit by more than one step's worth.
 //
 // The same text is also compiled without the type checker (as cel-spec's disable_check tests
@@ -30,6 +31,12 @@ struct Devices {
     attributes["driverVersion"] = api::DeviceAttribute{api::DeviceAttribute::Version{"1.2.3-rc.1"}};
     attributes["other.example.com/zone"] = api::DeviceAttribute{std::string("z\xc3\xa9")};
     attributes["dra.example.com/model"] = api::DeviceAttribute{std::string("h100")};
+    // The list forms (DRAListTypeAttributes).
+    using A = api::DeviceAttribute;
+    attributes["numaNode"] = A{A::Ints{0, 1}};
+    attributes["smt"] = A{A::Bools{true, false}};
+    attributes["roots"] = A{A::Strings{"pci0000:00", "pci0000:01"}};
+    attributes["firmware"] = A{A::Versions{A::Version{"1.2.0"}, A::Version{"2.0.0-rc.1"}}};
     capacity["memory"] = api::DeviceCapacity{api::Quantity::parse("40Gi"), std::nullopt};
     capacity["other.example.com/slices"] =
         api::DeviceCapacity{api::Quantity::parse("1500m"), std::nullopt};
@@ -75,11 +82,13 @@ void evaluateUnchecked(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const Devices devices;
   const std::string_view text = fuzz::asText(data, size);
-  const cel::CompileResult compiled = cel::compile(text);
-  fuzz::check((compiled.program == nullptr) != compiled.error.empty(),
-              "a program with an error, or neither");
-  fuzz::check(cel::validUtf8(compiled.error), "a compile error that is not UTF-8");
-  if (compiled.program) {
+  // Without and with DRAListTypeAttributes (includes(), attributes of type dyn).
+  for (const bool lists : {false, true}) {
+    const cel::CompileResult compiled = cel::compile(text, {.listTypeAttributes = lists});
+    fuzz::check((compiled.program == nullptr) != compiled.error.empty(),
+                "a program with an error, or neither");
+    fuzz::check(cel::validUtf8(compiled.error), "a compile error that is not UTF-8");
+    if (!compiled.program) continue;
     const cel::DeviceView device{"dra.example.com", &devices.attributes, &devices.capacity, true};
     checkResult(compiled.program->evaluate(device), cel::kSelectorMaxCost);
     checkResult(compiled.program->evaluate(device, 50), 50);

@@ -322,5 +322,60 @@ TEST_F(DraApi, TheSchemaRefusesWhatUpstreamRefuses) {
   expectInvalid(std::string(kResourceApi) + "/resourceslices", slice, "value");
 }
 
+// The list forms of an attribute (DRAListTypeAttributes): stored as a 1.36 apiserver with the
+// gate stores them, and a slice holding them decodes from LIST and WATCH alike.
+TEST_F(DraApi, ListAttributesAreStoredAndRead) {
+  auto& admin = TestCluster::get().admin();
+  const std::string slices = std::string(kResourceApi) + "/resourceslices";
+  remove(slices + "/cpus");
+  Watch sliceWatch(admin, slices, admin.list(slices).resourceVersion);
+  admin.post(slices, json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "cpus"},
+    "spec": {"driver": "cpu.example.com", "nodeName": "worker",
+             "pool": {"name": "worker", "generation": 1, "resourceSliceCount": 1},
+             "devices": [{"name": "cpu-0", "attributes": {
+               "resource.kubernetes.io/numaNode": {"ints": [0, 1]},
+               "resource.kubernetes.io/pcieRoot": {"strings": ["pci0000:00", "pci0000:01"]},
+               "smt": {"bools": [true]},
+               "firmware": {"versions": ["1.2.0", "2.0.0"]},
+               "socket": {"int": 0}}}]}})"));
+  using A = api::DeviceAttribute;
+  auto expectCpus = [](const api::ResourceSlice& s) {
+    ASSERT_EQ(s.spec.devices.size(), 1u);
+    const api::DeviceAttributes& a = s.spec.devices[0].attributes;
+    EXPECT_EQ(a.at("resource.kubernetes.io/numaNode"), (A{A::Ints{0, 1}}));
+    EXPECT_EQ(a.at("resource.kubernetes.io/pcieRoot"), (A{A::Strings{"pci0000:00", "pci0000:01"}}));
+    EXPECT_EQ(a.at("smt"), (A{A::Bools{true}}));
+    EXPECT_EQ(a.at("firmware"), (A{A::Versions{A::Version{"1.2.0"}, A::Version{"2.0.0"}}}));
+    EXPECT_EQ(a.at("socket"), A{int64_t{0}});
+  };
+  const auto added = sliceWatch.waitFor(1);
+  ASSERT_EQ(added.size(), 1u);
+  expectCpus(api::decode<api::ResourceSlice>(added[0].object));
+  bool listed = false;
+  for (const auto& item : admin.list(slices).items) {
+    if (item["metadata"]["name"] != "cpus") continue;
+    listed = true;
+    expectCpus(api::decode<api::ResourceSlice>(item));
+  }
+  EXPECT_TRUE(listed);
+  // The other tests count the slices.
+  remove(slices + "/cpus");
+
+  // As upstream's validation, a list is never empty.
+  try {
+    admin.post(slices, json::parse(R"({
+      "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "empty"},
+      "spec": {"driver": "cpu.example.com", "nodeName": "worker",
+               "pool": {"name": "worker", "generation": 1, "resourceSliceCount": 1},
+               "devices": [{"name": "cpu-0", "attributes": {"numa": {"ints": []}}}]}})"));
+    ADD_FAILURE() << "an empty list was stored";
+    remove(slices + "/empty");
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.code(), 422) << e.what();
+    EXPECT_THAT(e.message(), ::testing::HasSubstr("ints")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ksched::testing

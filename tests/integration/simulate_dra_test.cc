@@ -398,6 +398,47 @@ TEST_F(SimulateDra, ExtendedResourcesComeFromDevicesWhereNoDevicePluginServesThe
               HasSubstr("dra-node: claim <extended-resources>, request container-0-request-0"));
 }
 
+// List attributes (DRAListTypeAttributes): a CPU on NUMA nodes 0 and 1 matches the GPU on node 1
+// with the gate; without it the list fails the constraint and the pod waits.
+TEST_F(SimulateDra, ListAttributesMatchASharedNumaNodeWithTheGate) {
+  const std::string slice =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: n1-devices\n"
+      "spec:\n  driver: gpu.example.com\n  nodeName: n1\n  pool:\n    name: n1\n"
+      "    generation: 1\n    resourceSliceCount: 1\n  devices:\n"
+      "  - name: cpu-0\n    attributes:\n      kind: {string: cpu}\n"
+      "      resource.kubernetes.io/numaNode: {ints: [0, 1]}\n"
+      "  - name: gpu-0\n    attributes:\n      kind: {string: gpu}\n"
+      "      resource.kubernetes.io/numaNode: {int: 3}\n"
+      "  - name: gpu-1\n    attributes:\n      kind: {string: gpu}\n"
+      "      resource.kubernetes.io/numaNode: {int: 1}\n";
+  const std::string spec =
+      "    requests:\n"
+      "    - name: cpu\n      exactly:\n        deviceClassName: cpu\n"
+      "    - name: gpu\n      exactly:\n        deviceClassName: gpu\n"
+      "    constraints:\n    - matchAttribute: resource.kubernetes.io/numaNode\n";
+  const std::string cluster =
+      file("cluster.yaml",
+           docs({node("n1"), slice,
+                 deviceClass("cpu", R"(device.attributes["gpu.example.com"].kind == "cpu")"),
+                 deviceClass("gpu", R"(device.attributes["gpu.example.com"].kind == "gpu")"),
+                 claim("aligned", spec), pod("a", {{"aligned", "resourceClaimName: aligned"}})}));
+
+  const json on = simulateJson(cluster, {"--feature-gates", "DRAListTypeAttributes=true"});
+  ASSERT_TRUE(on.is_object());
+  const json placed = byName(on).at("a");
+  EXPECT_EQ(placed.at("node"), "n1") << placed.dump(2);
+  EXPECT_EQ(devices(placed), (std::vector<std::string>{"aligned: gpu.example.com/n1/cpu-0",
+                                                       "aligned: gpu.example.com/n1/gpu-1"}));
+
+  const json off = simulateJson(cluster);
+  ASSERT_TRUE(off.is_object());
+  const json waiting = byName(off).at("a");
+  EXPECT_TRUE(waiting.at("node").is_null()) << waiting.dump(2);
+  EXPECT_THAT(details(waiting, "DynamicResources"),
+              HasSubstr("constraint matchAttribute resource.kubernetes.io/numaNode"))
+      << waiting.dump(2);
+}
+
 }  // namespace
 }  // namespace ksched::testing
 

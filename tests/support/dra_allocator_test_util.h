@@ -22,6 +22,7 @@ namespace ksched::plugins::dra::testutil {
 
 struct Case {
   Features features = Features::none();
+  bool realCel = false;  // the selectors through the real evaluator, not fakeCompile
   std::vector<api::ResourceClaim> claims;
   std::vector<DeviceId> allocated;  // in use by other claims
   ConsumedCapacity consumed;        // shared allocations of other claims
@@ -54,7 +55,12 @@ inline Result run(const Case& c,
   in.slices = slices;
   in.inUse = &inUse;
   in.consumedCapacity = &c.consumed;
-  in.compile = fakeCompile;
+  if (c.realCel) {
+    const cel::Features celFeatures{.listTypeAttributes = c.features.listTypeAttributes};
+    in.compile = [celFeatures](std::string_view e) { return cel::compile(e, celFeatures); };
+  } else {
+    in.compile = fakeCompile;
+  }
   in.features = c.features;
   // The slices indexed once and shared by two allocators, as DynamicResources shares the index
   // between cycles: what the first one caches per cycle must not change the second's answer.

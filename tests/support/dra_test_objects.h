@@ -7,7 +7,8 @@
 // "s" | 42, device.capacity["domain"].name.compareTo(quantity("1Gi")) >= 0 (also with
 // ["name"]). A missing attribute is a runtime error, "noSuchVar" a compile error ("undeclared
 // reference"), anything else a compile error that says the stand-in lacks it. To run the tests
-// against the real evaluator, pass `[&cache](auto e) { return cache.get(e); }` instead.
+// against the real evaluator, pass `[&cache](auto e) { return cache.get(e); }` instead (a table
+// case says `realCel`).
 #pragma once
 
 #include <cctype>
@@ -221,6 +222,21 @@ struct Dev {
   Dev& attr(const std::string& name, const char* v) { return set(name, {std::string(v)}); }
   Dev& version(const std::string& name, std::string v) {
     return set(name, {api::DeviceAttribute::Version{std::move(v)}});
+  }
+  // The list forms (DRAListTypeAttributes): dev("cpu-0").ints("numa", {0, 1}).
+  Dev& ints(const std::string& name, api::DeviceAttribute::Ints v) {
+    return set(name, {std::move(v)});
+  }
+  Dev& bools(const std::string& name, api::DeviceAttribute::Bools v) {
+    return set(name, {std::move(v)});
+  }
+  Dev& strings(const std::string& name, api::DeviceAttribute::Strings v) {
+    return set(name, {std::move(v)});
+  }
+  Dev& versions(const std::string& name, const std::vector<std::string>& v) {
+    api::DeviceAttribute::Versions out;
+    for (const auto& s : v) out.push_back({s});
+    return set(name, {std::move(out)});
   }
   Dev& cap(const std::string& name, std::string_view q) {
     d.capacity[name] = {api::Quantity::parse(q), std::nullopt};

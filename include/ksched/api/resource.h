@@ -34,13 +34,22 @@ inline constexpr std::string_view kDeviceTaintNone = "None";
 inline constexpr std::string_view kAllocationConfigFromClass = "FromClass";
 inline constexpr std::string_view kAllocationConfigFromClaim = "FromClaim";
 
-// A device attribute: exactly one of int, bool, string, version (a semver string).
+// A device attribute: exactly one of int, bool, string, version (a semver string), or one of
+// their list forms ints, bools, strings, versions (DRAListTypeAttributes, alpha; never empty).
+// The list forms are always decoded; whether the allocator sees them is the gate's business.
 struct DeviceAttribute {
   struct Version {
     std::string value;
     friend bool operator==(const Version&, const Version&) = default;
   };
-  std::variant<int64_t, bool, std::string, Version> value;
+  using Ints = std::vector<int64_t>;
+  using Bools = std::vector<bool>;
+  using Strings = std::vector<std::string>;
+  using Versions = std::vector<Version>;
+  // The scalars first, then the lists in the same order: index() % 4 is the element type.
+  std::variant<int64_t, bool, std::string, Version, Ints, Bools, Strings, Versions> value;
+
+  [[nodiscard]] bool isList() const noexcept { return value.index() >= 4; }
 
   friend bool operator==(const DeviceAttribute&, const DeviceAttribute&) = default;
 };
@@ -333,14 +342,15 @@ struct DeviceTaintRule {
 };
 
 // Decoding: throw DecodeError naming the field in upstream's notation
-// (`spec.devices[1].attributes[dra.example.com/model]: exactly one of int, bool, string, version
-// must be set`). The apiVersion of `j` picks the shape (v1, v1beta2, v1beta1); without one, v1;
-// any other version is a DecodeError. Defaults as the apiserver applies them: allocationMode
-// ExactCount and then count 1 (requests and subrequests), toleration operator Equal. In v1beta1,
-// as its conversion does, a request's own fields make its `exactly` when any is set, and a
-// slice's nodeName "" and allNodes false are unset. A device
-// attribute must have exactly one of int, bool, string, version (list-valued attributes, alpha,
-// are refused by name). A selector without `cel` keeps an empty expression, which does not
+// (`spec.devices[1].attributes[dra.example.com/model]: exactly one of int, bool, string, version,
+// ints, bools, strings, versions must be set`). The apiVersion of `j` picks the shape (v1, v1beta2,
+// v1beta1); without one, v1; any other version is a DecodeError. Defaults as the apiserver applies
+// them: allocationMode ExactCount and then count 1 (requests and subrequests), toleration operator
+// Equal. In v1beta1, as its conversion does, a request's own fields make its `exactly` when any is
+// set, and a slice's nodeName "" and allNodes false are unset. A device attribute must have exactly
+// one of int, bool, string, version, ints, bools, strings, versions; a list must not be empty and
+// each of its items is checked as the scalar would be (`...attributes[numa].ints[1]: expected an
+// integer, got string`). A selector without `cel` keeps an empty expression, which does not
 // compile. Opaque parameters are kept as their compact JSON text.
 void from_json(const nlohmann::json& j, ResourceSlice& s);
 void from_json(const nlohmann::json& j, DeviceClass& c);

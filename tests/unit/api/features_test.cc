@@ -126,5 +126,19 @@ TEST(FeatureGates, CheckRefusesNothingOf137AndWarnsAboutWhatChangesNothing) {
                 "changes nothing (docs/compatibility.md)"}));
 }
 
+TEST(FeatureGates, ListTypeAttributesSwitches) {
+  const Spec& s = spec(Feature::kDRAListTypeAttributes);
+  EXPECT_EQ(s.stage, Stage::kAlpha);
+  EXPECT_FALSE(s.defaultValue);
+  EXPECT_EQ(s.support, Support::kSwitches);
+  Gates g;
+  ASSERT_EQ(g.set("DRAListTypeAttributes=true"), std::nullopt);
+  EXPECT_TRUE(g.enabled(Feature::kDRAListTypeAttributes));
+  std::vector<std::string> errors, warnings;
+  g.check(errors, warnings);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_TRUE(warnings.empty());
+}
+
 }  // namespace
 }  // namespace ksched::features
