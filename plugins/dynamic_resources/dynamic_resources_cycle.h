@@ -68,8 +68,9 @@ struct DynamicResources::Cycle final : StateData {
   };
   using Variant = dra::ExtendedVariant;
   struct NodeAllocation {
-    std::vector<api::AllocationResult> results;  // the claims to allocate, then the variant's
-    std::shared_ptr<Variant> variant;            // null without extended resources
+    std::vector<api::AllocationResult> results;   // the claims to allocate, then the variant's
+    std::shared_ptr<Variant> variant;             // null without extended resources
+    std::optional<dra::Result::Quality> quality;  // with device scoring
   };
   struct Inner {
     std::vector<dra::ClaimEntryPtr> claims;

@@ -83,7 +83,7 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
         .withDetails(std::move(details));
   }
   std::lock_guard lock(in.mu);
-  in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant)};
+  in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant), out.quality};
   return {};
 }
 
@@ -143,6 +143,7 @@ Status DynamicResources::preScore(CycleState& state, const api::Pod& /*pod*/,
                                   const std::vector<const NodeInfo*>& /*nodes*/) {
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr) return Status::skip();
+  if (scoring_.enabled() && (!cycle->in->toAllocate.empty() || cycle->in->extended)) return {};
   for (size_t i : cycle->in->toAllocate) {
     for (const auto& req : cycle->in->claims[i]->claim->spec.requests) {
       if (!req.firstAvailable.empty()) return {};
@@ -152,12 +153,13 @@ Status DynamicResources::preScore(CycleState& state, const api::Pod& /*pod*/,
 }
 
 // Upstream's computeScore: per request with a prioritized list, 8 (the list's longest) minus
-// the index of the subrequest the allocation used.
+// the index of the subrequest the allocation used. With device scoring, combined with the
+// quality of the node's allocation (dra::combinedScore).
 Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
                                const NodeInfo& nodeInfo, int64_t& score) const {
   score = 0;
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->toAllocate.empty()) return {};
+  if (cycle == nullptr || (cycle->in->toAllocate.empty() && !scoring_.enabled())) return {};
   Cycle::Inner& in = *cycle->in;
   Cycle::NodeAllocation na;
   {
@@ -178,6 +180,7 @@ Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
       }
     }
   }
+  if (scoring_.enabled() && na.quality) score = dra::combinedScore(score, *na.quality);
   return {};
 }
 
