@@ -82,8 +82,9 @@ DeviceScoring decodeDeviceScoring(const nlohmann::json& j, const features::Gates
   return out;
 }
 
-int64_t combinedScore(int64_t listScore, const Result::Quality& quality) {
-  return listScore * (kMaxDeviceScore + 1) + quality.score;
+int64_t combinedScore(int64_t listScore, const Result::Quality* quality) {
+  return listScore * (kMaxDeviceScore + 1) +
+         (quality != nullptr ? quality->score : kMaxDeviceScore);
 }
 
 }  // namespace dra

@@ -121,6 +121,17 @@ TEST_F(DeviceScoringTest, OffScoreIsSkippedAndExplainSaysNothing) {
   EXPECT_EQ(plugin.explainScore(s, pod, n1), "");
 }
 
+// A prioritized list's choice outranks any device score; a node where nothing was allocated
+// (a device plugin serves the pod there) splits and fragments nothing.
+TEST(DeviceScoringCombined, TheListsChoiceFirstThenTheDevices) {
+  const dra::Result::Quality split{50, ""};
+  const dra::Result::Quality aligned{100, ""};
+  EXPECT_EQ(dra::combinedScore(0, &split), 50);
+  EXPECT_EQ(dra::combinedScore(0, nullptr), 100);
+  EXPECT_GT(dra::combinedScore(8, &split), dra::combinedScore(7, &aligned));
+  EXPECT_GT(dra::combinedScore(8, &aligned), dra::combinedScore(8, &split));
+}
+
 TEST(DeviceScoringArgsTest, DecodesTheFieldsAndNamesWhatIsWrong) {
   const DynamicResourcesArgs defaults = DynamicResourcesArgs::fromJson(nullptr, kGates);
   EXPECT_FALSE(defaults.deviceScoring.enabled());

@@ -200,9 +200,10 @@ namespace dra {
 // field path "deviceScoring.". Throws PluginArgsError.
 [[nodiscard]] DeviceScoring decodeDeviceScoring(const nlohmann::json& j,
                                                 const features::Gates& gates);
-// The raw score of a node whose allocation is rated `quality` when prioritized lists scored it
-// `listScore`: the lists' choice first, the devices' quality among equal choices.
-[[nodiscard]] int64_t combinedScore(int64_t listScore, const Result::Quality& quality);
+// The raw score of a node whose allocation is rated `quality` (nullptr: nothing allocated
+// there, as good as it gets) when prioritized lists scored it `listScore`: the lists' choice
+// first, the devices' quality among equal choices.
+[[nodiscard]] int64_t combinedScore(int64_t listScore, const Result::Quality* quality);
 }  // namespace dra
 
 // Decodes and validates DynamicResourcesArgs.

@@ -165,7 +165,12 @@ Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
   {
     std::lock_guard lock(in.mu);
     auto it = in.nodeAllocations.find(nodeInfo.node()->metadata.name);
-    if (it == in.nodeAllocations.end()) return {};
+    if (it == in.nodeAllocations.end()) {
+      // Nothing allocated here (a device plugin serves the pod's extended resources): nothing
+      // split or fragmented either.
+      if (scoring_.enabled()) score = dra::combinedScore(0, nullptr);
+      return {};
+    }
     na = it->second;
   }
   for (size_t k = 0; k < in.toAllocate.size() && k < na.results.size(); ++k) {
@@ -180,7 +185,7 @@ Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
       }
     }
   }
-  if (scoring_.enabled() && na.quality) score = dra::combinedScore(score, *na.quality);
+  if (scoring_.enabled()) score = dra::combinedScore(score, na.quality ? &*na.quality : nullptr);
   return {};
 }
 
