@@ -1,6 +1,7 @@
 // The allocator's private parts, shared by allocator.cc (validation, search, results),
 // allocator_pools.cc (the slice index and the pools a node sees), allocator_capacity.cc
-// (consumable capacity) and allocator_reason.cc (why a node fails). Not part of the API.
+// (consumable capacity), allocator_reason.cc (why a node fails) and allocator_scoring.cc
+// (device scoring). Not part of the API.
 //
 // Indices: every device of every slice has a global index (SliceInfo::firstDevice + its
 // position), which keys the per-cycle caches; the pools one node sees number their devices

@@ -1,5 +1,6 @@
 // Filter (the allocated claims' node selectors, then the allocator on this node), PostFilter
-// (deallocating a claim no node can take) and Score (the prioritized lists' choices).
+// (deallocating a claim no node can take) and Score (the prioritized lists' choices, with
+// device scoring the allocation's quality).
 #include <chrono>
 #include <set>
 #include <string>
