@@ -36,7 +36,9 @@
 //              gate adds `includes()` and lets the macros iterate it (attributes are `dyn`).
 //   Search     Depth-first over claims, requests, devices, trying combinations rather than
 //              permutations within a request, backtracking on failure; a claim gets at most
-//              32 devices; the search stops at the caller's deadline.
+//              32 devices; the search stops at the caller's deadline. With device scoring (a
+//              ksched extension, off by default: AllocatorInputs::scoring) the search runs in a
+//              preferred order first and rates what it found (allocator_scoring.cc).
 //   Result     Per claim: the devices in request order, the class and claim configs as
 //              upstream copies them, and a node selector (the node's name when a device is
 //              node-local, else the union of the slices' selectors, else none).
@@ -59,6 +61,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -128,6 +131,23 @@ struct Features {
   friend bool operator==(const Features&, const Features&) = default;
 };
 
+// Device scoring, a ksched extension (upstream allocates the first fit it finds; see
+// allocator_scoring.cc). Off unless one of the fields is set; off, allocate() is upstream's.
+struct DeviceScoring {
+  // A fully qualified device attribute ("resource.kubernetes.io/pcieRoot"): the devices of a pod
+  // that needs several are preferably taken from one value of it (one topology domain), the
+  // tightest domain that holds them first. "": no preference.
+  std::string topologyAttribute;
+  // Devices that consume shared counters (partitions of a device) are preferably taken from the
+  // counter sets already most consumed, so whole devices stay whole.
+  bool packPartitions = false;
+
+  [[nodiscard]] bool enabled() const noexcept {
+    return !topologyAttribute.empty() || packPartitions;
+  }
+  friend bool operator==(const DeviceScoring&, const DeviceScoring&) = default;
+};
+
 // Upstream's limit on the devices of one claim (resource.k8s.io AllocationResultsMaxSize).
 inline constexpr int kMaxDevicesPerClaim = 32;
 
@@ -160,6 +180,8 @@ struct AllocatorInputs {
   // Compiles a device selector; the plugin passes its cel::Cache (`cache.get(expression)`).
   std::function<cel::CompileResult(std::string_view)> compile;
   Features features;
+  // Off by default: the first fit, as upstream.
+  DeviceScoring scoring;
 };
 
 struct Result {
@@ -183,6 +205,15 @@ struct Result {
   std::string reason;
   // Steps of the search (upstream's allocateOne invocations) this call took.
   int64_t steps = 0;
+  // kAllocated with AllocatorInputs::scoring enabled: how good the allocation is, 0..100 (all
+  // devices in one topology domain, partitions filling their counter sets), and why in one line
+  // ("4 devices in pcieRoot pci0000:00").
+  struct Quality {
+    int64_t score = 0;
+    std::string reason;
+    friend bool operator==(const Quality&, const Quality&) = default;
+  };
+  std::optional<Quality> quality;
 
   [[nodiscard]] bool allocated() const noexcept { return code == Code::kAllocated; }
 };

@@ -1,6 +1,7 @@
 // The allocator's private parts, shared by allocator.cc (validation, search, results),
 // allocator_pools.cc (the slice index and the pools a node sees), allocator_capacity.cc
-// (consumable capacity) and allocator_reason.cc (why a node fails). Not part of the API.
+// (consumable capacity), allocator_reason.cc (why a node fails) and allocator_scoring.cc
+// (device scoring). Not part of the API.
 //
 // Indices: every device of every slice has a global index (SliceInfo::firstDevice + its
 // position), which keys the per-cycle caches; the pools one node sees number their devices
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,6 +43,7 @@ struct GenCounters {
   std::once_flag once;
   std::string invalidReason;  // non-empty: the pool is invalid (counter references)
   CounterSets available;      // may go negative when the devices in use overcommit
+  CounterSets total;          // as the slices declare them (device scoring's shares)
 };
 
 struct PoolInfo {
@@ -244,6 +247,13 @@ class Search {
   [[nodiscard]] Result fail(Result::Code code, std::string message) const;
   [[nodiscard]] bool validateSlot(uint32_t slot);
   [[nodiscard]] Step allocateOne(Indices r, bool allocateSubRequest, DeviceRef start);
+  // One device of allocateOne's loop: nullopt to go on with the next one. `resume`: where the
+  // request's next device is looked for.
+  [[nodiscard]] std::optional<Step> tryDevice(const Indices& r, uint32_t slot, DeviceRef ref,
+                                              bool allocateSubRequest, DeviceRef resume);
+  // Whether the search must stop: the deadline passed (timedOut_) or the scored attempt's
+  // steps ran out (overBudget_).
+  [[nodiscard]] bool pastLimits();
   [[nodiscard]] Take isSelectable(uint32_t slot, DeviceRef ref);
   [[nodiscard]] Take allocateDevice(const Indices& r, uint32_t slot, DeviceRef ref, bool must);
   void release(const Picked& p);
@@ -262,6 +272,21 @@ class Search {
                                                               std::string* error) const;
   // allocator_reason.cc: why the claims do not fit this node, for humans.
   [[nodiscard]] std::string explain();
+
+  // allocator_scoring.cc (device scoring): the search in the preferred order, falling back to
+  // the first fit; the quality of what it found.
+  [[nodiscard]] Step searchScored();
+  // Devices a pod takes by count (exactly, not All, not adminAccess), at least.
+  [[nodiscard]] int64_t countedDevices() const;
+  // The node's topology domains in the order tried (the tightest that can hold `need` first).
+  [[nodiscard]] std::vector<const api::DeviceAttribute*> domains(int64_t need);
+  // order_ := the node's devices in `domain` (nullptr: all) or without the attribute, partitions
+  // of the most consumed counter sets first when packing.
+  void orderDevices(const api::DeviceAttribute* domain);
+  // Used share (0..1, its most used counter) of a counter set of a pool view, before (false) or
+  // with (true) what this search took.
+  [[nodiscard]] double setShare(uint32_t pool, std::string_view set, bool inFlight) const;
+  [[nodiscard]] Result::Quality quality() const;
 
   const Index& ix_;
   const Features& f_;
@@ -282,6 +307,13 @@ class Search {
   std::vector<CapacityAmounts> sharedAmounts_;        // per local device, shared takes
   std::vector<CounterSets> counterUse_;               // per pool view, in flight
   std::vector<std::vector<Picked>> picks_;            // per claim
+
+  // Device scoring: allocateOne walks order_ instead of the pools when `ordered_`; a scored
+  // attempt stops after stepLimit_ steps.
+  bool ordered_ = false;
+  std::vector<DeviceRef> order_;
+  int64_t stepLimit_ = INT64_MAX;
+  bool overBudget_ = false;
 };
 
 // nodeName, then allNodes, then nodeSelector (upstream's NodeMatches).

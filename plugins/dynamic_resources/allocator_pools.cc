@@ -79,6 +79,7 @@ const GenCounters& Index::genCounters(uint32_t poolIndex, int64_t generation) co
           gc->invalidReason = "duplicate counter set name " + set.name;
           return;
         }
+        gc->total.try_emplace(set.name, set.counters);
       }
     }
     for (uint32_t si : deviceSlices) {

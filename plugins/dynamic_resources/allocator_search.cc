@@ -343,12 +343,40 @@ void Search::release(const Picked& p) {
   if (p.countersTaken) useCounters(p.ref, false);
 }
 
-Step Search::allocateOne(Indices r, bool allocateSubRequest, DeviceRef start) {
-  if ((++steps_ & 63) == 1 && deadline_ != Allocator::Clock::time_point::max() &&
-      Allocator::Clock::now() >= deadline_) {
-    timedOut_ = true;
-    return Step::kStop;
+bool Search::pastLimits() {
+  if (steps_ > stepLimit_) {
+    overBudget_ = true;
+    return true;
   }
+  if (deadline_ != Allocator::Clock::time_point::max() && Allocator::Clock::now() >= deadline_) {
+    timedOut_ = true;
+    return true;
+  }
+  return false;
+}
+
+std::optional<Step> Search::tryDevice(const Indices& r, uint32_t slotIndex, DeviceRef ref,
+                                      bool allocateSubRequest, DeviceRef resume) {
+  if (ix_.slots[slotIndex].admin ? allocatingForClaim(localOf(ref), r.claim) : deviceInUse(ref)) {
+    return std::nullopt;
+  }
+  const Take sel = isSelectable(slotIndex, ref);
+  if (sel == Take::kError) return Step::kStop;
+  if (sel == Take::kNo) return std::nullopt;
+  const Take t = allocateDevice(r, slotIndex, ref, false);
+  if (t == Take::kError) return Step::kStop;
+  if (t == Take::kNo) return std::nullopt;
+  const Step st =
+      allocateOne({r.claim, r.request, r.sub, r.device + 1}, allocateSubRequest, resume);
+  if (st == Step::kDone) return st;
+  release(picks_[r.claim].back());
+  picks_[r.claim].pop_back();
+  if (st != Step::kFail) return st;
+  return std::nullopt;
+}
+
+Step Search::allocateOne(Indices r, bool allocateSubRequest, DeviceRef start) {
+  if ((++steps_ & 63) == 1 && pastLimits()) return Step::kStop;
   if (r.claim >= ix_.claims.size()) return Step::kDone;
   const ClaimInfo& claim = ix_.claims[r.claim];
   if (r.request >= claim.requests.size()) {
@@ -393,6 +421,15 @@ Step Search::allocateOne(Indices r, bool allocateSubRequest, DeviceRef start) {
     return s;
   }
 
+  if (ordered_) {
+    // Device scoring (allocator_scoring.cc): the devices in order_, `start.device` the position.
+    for (uint32_t i = start.device; i < order_.size(); ++i) {
+      if (auto st = tryDevice(r, slotIndex, order_[i], allocateSubRequest, {0, 0, i + 1})) {
+        return *st;
+      }
+    }
+    return Step::kFail;
+  }
   for (uint32_t p = start.pool; p < nv_.pools.size(); ++p) {
     const PoolView& pv = nv_.pools[p];
     if (pv.incomplete || pv.invalid) continue;
@@ -401,19 +438,9 @@ Step Search::allocateOne(Indices r, bool allocateSubRequest, DeviceRef start) {
       const auto& devices = ix_.slices[pv.slices[s]].slice->spec.devices;
       const uint32_t firstDevice = (p == start.pool && s == start.slice) ? start.device : 0;
       for (uint32_t d = firstDevice; d < devices.size(); ++d) {
-        const DeviceRef ref{p, s, d};
-        if (slot.admin ? allocatingForClaim(localOf(ref), r.claim) : deviceInUse(ref)) continue;
-        const Take sel = isSelectable(slotIndex, ref);
-        if (sel == Take::kError) return Step::kStop;
-        if (sel == Take::kNo) continue;
-        const Take t = allocateDevice(r, slotIndex, ref, false);
-        if (t == Take::kError) return Step::kStop;
-        if (t == Take::kNo) continue;
-        const Step st = allocateOne(next, allocateSubRequest, {p, s, d + 1});
-        if (st == Step::kDone) return st;
-        release(picks_[r.claim].back());
-        picks_[r.claim].pop_back();
-        if (st != Step::kFail) return st;
+        if (auto st = tryDevice(r, slotIndex, {p, s, d}, allocateSubRequest, {p, s, d + 1})) {
+          return *st;
+        }
       }
     }
   }
@@ -465,12 +492,16 @@ Result Search::run() {
     picks_[ci].reserve(size_t(std::max(minDevices, 0)));
   }
 
-  const Step s = allocateOne({}, false, {});
+  const Step s = ix_.in.scoring.enabled() ? searchScored() : allocateOne({}, false, {});
   if (s == Step::kStop) {
     if (timedOut_) return fail(Result::Code::kTimedOut, std::string(kTimedOut));
     return fail(Result::Code::kError, error_);
   }
-  if (s == Step::kDone) return results();
+  if (s == Step::kDone) {
+    Result r = results();
+    if (r.allocated() && ix_.in.scoring.enabled()) r.quality = quality();
+    return r;
+  }
   const bool invalid = std::any_of(nv_.pools.begin(), nv_.pools.end(),
                                    [](const PoolView& pv) { return pv.invalid; });
   Result r =

@@ -40,7 +40,8 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
       filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)
                          ? args.filterTimeout
                          : std::chrono::nanoseconds(0)),
-      bindingTimeout_(args.bindingTimeout) {
+      bindingTimeout_(args.bindingTimeout),
+      scoring_(args.deviceScoring) {
   if (handle.features().enabled(features::Feature::kDRAWorkloadResourceClaims) &&
       handle.features().enabled(features::Feature::kGenericWorkload)) {
     podGroups_ = podGroups ? std::move(podGroups) : std::make_shared<dra::PodGroupIndex>();
@@ -51,8 +52,9 @@ DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j,
                                                     const features::Gates& gates) {
   DynamicResourcesArgs args;
   if (j.is_null()) return args;
-  helper::expectObject(
-      j, "", {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout"});
+  helper::expectObject(j, "",
+                       {helper::kApiVersionKey, helper::kKindKey, "filterTimeout", "bindingTimeout",
+                        "deviceScoring"});
   std::vector<helper::FieldError> errs;
   auto duration = [&](std::string_view key, std::chrono::nanoseconds& out) -> bool {
     std::string text;
@@ -85,6 +87,9 @@ DynamicResourcesArgs DynamicResourcesArgs::fromJson(const nlohmann::json& j,
     }
   }
   helper::throwIfAny(errs);
+  if (const nlohmann::json* scoring = helper::member(j, "deviceScoring")) {
+    args.deviceScoring = dra::decodeDeviceScoring(*scoring, gates);
+  }
   return args;
 }
 

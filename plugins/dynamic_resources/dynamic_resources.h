@@ -14,7 +14,10 @@
 // - PostFilter: an allocated claim unavailable everywhere and reserved for nobody else is
 //   deallocated, so the next attempt can allocate it anew.
 // - Score: a node where a prioritized list (firstAvailable) got an earlier subrequest scores
-//   higher: 8 - its index per request, summed, normalized to 0..100 (upstream's).
+//   higher: 8 - its index per request, summed, normalized to 0..100 (upstream's). With device
+//   scoring (args.deviceScoring, a ksched extension, off by default) the allocator prefers
+//   devices of one topology domain and packed partitions, and Score adds the quality of the
+//   node's allocation (device_scoring.cc); explain shows why.
 // - Extended resources (KEP 5004, extended_resources.h): a container's `example.com/gpu` that a
 //   DeviceClass serves is allocated on nodes whose allocatable lacks it, through one claim per
 //   pod that PreBind creates.
@@ -63,10 +66,16 @@ struct DynamicResourcesArgs {
   // How long PreBind may wait for binding conditions (DRADeviceBindingConditions and
   // DRAResourceClaimDeviceStatus); at least 1s.
   std::chrono::nanoseconds bindingTimeout = std::chrono::seconds(600);
+  // A ksched extension, off by default (upstream takes the first fit): which devices the
+  // allocator prefers on a node, and Score ranks nodes by how good their allocation is
+  // (device_scoring.cc). `deviceScoring: {topologyAttribute: <domain/name>, packPartitions: bool}`.
+  dra::DeviceScoring deviceScoring;
 
   // Decodes strictly (null: defaults; durations as Go writes them, "10s") and validates as
   // upstream, with its messages: a negative filterTimeout, a bindingTimeout under 1s, or either
-  // set while its gates (in `gates`, the profile's) are off. Throws PluginArgsError.
+  // set while its gates (in `gates`, the profile's) are off; deviceScoring's topologyAttribute
+  // must be a fully qualified attribute name, packPartitions needs DRAPartitionableDevices.
+  // Throws PluginArgsError.
   [[nodiscard]] static DynamicResourcesArgs fromJson(const nlohmann::json& j,
                                                      const features::Gates& gates);
 };
@@ -77,6 +86,7 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public PostFilterPlugin,
                                public PreScorePlugin,
                                public ScorePlugin,
+                               public ScoreExplainer,
                                public ReservePlugin,
                                public PreBindPlugin,
                                public EnqueueExtensions,
@@ -104,7 +114,8 @@ class DynamicResources final : public PreEnqueuePlugin,
                               const NodeInfo& nodeInfo) const override;
   std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
                                                  const NodeToStatus& filteredStatuses) override;
-  // Skip (no Score) unless a claim to allocate has a prioritized list: every node would score 0.
+  // Skip (no Score) unless a claim to allocate has a prioritized list (every node would score 0)
+  // or device scoring is on and there are devices to allocate.
   Status preScore(CycleState& state, const api::Pod& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
@@ -112,6 +123,10 @@ class DynamicResources final : public PreEnqueuePlugin,
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
+  // With device scoring on: the quality of the node's allocation and why ("device score 100: 4
+  // devices in pcieRoot pci0000:00"); "" otherwise.
+  [[nodiscard]] std::string explainScore(const CycleState& state, const api::Pod& pod,
+                                         const NodeInfo& nodeInfo) const override;
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   Status preBindPreFlight(const CycleState& state, const api::Pod& pod,
@@ -187,9 +202,21 @@ class DynamicResources final : public PreEnqueuePlugin,
   bool extendedResources_;                         // DRAExtendedResource
   std::chrono::nanoseconds filterTimeout_;         // 0: none (or DRASchedulerFilterTimeout off)
   std::chrono::nanoseconds bindingTimeout_;        // DynamicResourcesArgs.bindingTimeout
+  dra::DeviceScoring scoring_;                     // off: upstream's first fit, no device score
   std::shared_ptr<dra::PodGroupIndex> podGroups_;  // null: claims on groups off
   std::mutex groupBindMu_;                         // one binder at a time writes a claim on a group
 };
+
+namespace dra {
+// deviceScoring of DynamicResourcesArgs (device_scoring.cc): decoded strictly, errors under the
+// field path "deviceScoring.". Throws PluginArgsError.
+[[nodiscard]] DeviceScoring decodeDeviceScoring(const nlohmann::json& j,
+                                                const features::Gates& gates);
+// The raw score of a node whose allocation is rated `quality` (nullptr: nothing allocated
+// there, as good as it gets) when prioritized lists scored it `listScore`: the lists' choice
+// first, the devices' quality among equal choices.
+[[nodiscard]] int64_t combinedScore(int64_t listScore, const Result::Quality* quality);
+}  // namespace dra
 
 // Decodes and validates DynamicResourcesArgs.
 PluginFactory dynamicResourcesFactory();

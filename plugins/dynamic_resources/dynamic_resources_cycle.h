@@ -1,7 +1,8 @@
 // What the parts of DynamicResources share: the cycle's state (CycleState) and the helpers for
 // the claims it writes. The parts: dynamic_resources.cc (construction, arguments, the pod's
 // claims, PreEnqueue, events), dynamic_resources_prefilter.cc (PreFilter: the claims, their
-// classes, the allocator), dynamic_resources_filter.cc (Filter, PostFilter, Score) and
+// classes, the allocator), dynamic_resources_filter.cc (Filter, PostFilter, Score),
+// device_scoring.cc (device scoring's arguments, score and explanation) and
 // dynamic_resources_bind.cc (Reserve, Unreserve, PreBind: the writes).
 #pragma once
 
@@ -69,8 +70,9 @@ struct DynamicResources::Cycle final : StateData {
   };
   using Variant = dra::ExtendedVariant;
   struct NodeAllocation {
-    std::vector<api::AllocationResult> results;  // the claims to allocate, then the variant's
-    std::shared_ptr<Variant> variant;            // null without extended resources
+    std::vector<api::AllocationResult> results;   // the claims to allocate, then the variant's
+    std::shared_ptr<Variant> variant;             // null without extended resources
+    std::optional<dra::Result::Quality> quality;  // with device scoring
   };
   struct Inner {
     std::vector<dra::ClaimEntryPtr> claims;

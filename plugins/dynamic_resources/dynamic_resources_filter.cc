@@ -1,5 +1,6 @@
 // Filter (the allocated claims' node selectors, then the allocator on this node), PostFilter
-// (deallocating a claim no node can take) and Score (the prioritized lists' choices).
+// (deallocating a claim no node can take) and Score (the prioritized lists' choices, with
+// device scoring the allocation's quality).
 #include <chrono>
 #include <set>
 #include <string>
@@ -98,7 +99,7 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
         .withDetails(std::move(details));
   }
   std::lock_guard lock(in.mu);
-  in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant)};
+  in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant), out.quality};
   return {};
 }
 
@@ -163,6 +164,7 @@ Status DynamicResources::preScore(CycleState& state, const api::Pod& /*pod*/,
                                   const std::vector<const NodeInfo*>& /*nodes*/) {
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr) return Status::skip();
+  if (scoring_.enabled() && (!cycle->in->toAllocate.empty() || cycle->in->extended)) return {};
   for (size_t i : cycle->in->toAllocate) {
     for (const auto& req : cycle->in->claims[i]->claim->spec.requests) {
       if (!req.firstAvailable.empty()) return {};
@@ -172,18 +174,24 @@ Status DynamicResources::preScore(CycleState& state, const api::Pod& /*pod*/,
 }
 
 // Upstream's computeScore: per request with a prioritized list, 8 (the list's longest) minus
-// the index of the subrequest the allocation used.
+// the index of the subrequest the allocation used. With device scoring, combined with the
+// quality of the node's allocation (dra::combinedScore).
 Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
                                const NodeInfo& nodeInfo, int64_t& score) const {
   score = 0;
   const Cycle* cycle = state.read(kCycleKey);
-  if (cycle == nullptr || cycle->in->toAllocate.empty()) return {};
+  if (cycle == nullptr || (cycle->in->toAllocate.empty() && !scoring_.enabled())) return {};
   Cycle::Inner& in = *cycle->in;
   Cycle::NodeAllocation na;
   {
     std::lock_guard lock(in.mu);
     auto it = in.nodeAllocations.find(nodeInfo.node()->metadata.name);
-    if (it == in.nodeAllocations.end()) return {};
+    if (it == in.nodeAllocations.end()) {
+      // Nothing allocated here (a device plugin serves the pod's extended resources): nothing
+      // split or fragmented either.
+      if (scoring_.enabled()) score = dra::combinedScore(0, nullptr);
+      return {};
+    }
     na = it->second;
   }
   for (size_t k = 0; k < in.toAllocate.size() && k < na.results.size(); ++k) {
@@ -198,6 +206,7 @@ Status DynamicResources::score(const CycleState& state, const api::Pod& /*pod*/,
       }
     }
   }
+  if (scoring_.enabled()) score = dra::combinedScore(score, na.quality ? &*na.quality : nullptr);
   return {};
 }
 

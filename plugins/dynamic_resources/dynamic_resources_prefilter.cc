@@ -156,6 +156,7 @@ std::unique_ptr<dra::Allocator> DynamicResources::makeAllocator(
   inputs.inUse = in.inUse.get();
   inputs.compile = [this](std::string_view expression) { return celCache_.get(expression); };
   inputs.features = features_;
+  inputs.scoring = scoring_;
   return std::make_unique<dra::Allocator>(std::move(inputs));
 }
 

@@ -1,5 +1,6 @@
 // Micro benchmarks of the DRA allocator (plugins/dynamic_resources/allocator.h): what Filter pays
-// per node for one claim of one GPU, nodes of 8 GPUs each. Figures are printed, never asserted.
+// per node for one claim of one GPU (or of four, with and without device scoring), nodes of 8
+// GPUs each. Figures are printed, never asserted.
 //
 // The device selector is `device.driver == "gpu.example.com"` evaluated by the tests' CEL
 // stand-in (tests/support/dra_test_objects.h); its results are cached per device for the cycle,
@@ -24,6 +25,7 @@ using namespace plugins::dra;            // NOLINT(google-build-using-namespace)
 using namespace plugins::dra::testutil;  // NOLINT(google-build-using-namespace)
 
 const std::string kGpu = "gpu.example.com";
+const std::string kPcieRoot = "resource.kubernetes.io/pcieRoot";
 
 struct Cluster {
   std::vector<api::Node> nodes;
@@ -39,8 +41,10 @@ struct Cluster {
       nodes.push_back(node(name, "region-1"));
       std::vector<api::Device> gpus;
       for (int g = 0; g < 8; ++g) {
-        gpus.push_back(
-            dev("gpu-" + std::to_string(g)).cap("memory", "80Gi").attr("numa", int64_t{g / 4}));
+        gpus.push_back(dev("gpu-" + std::to_string(g))
+                           .cap("memory", "80Gi")
+                           .attr("numa", int64_t{g / 4})
+                           .attr(kPcieRoot, g % 2 == 0 ? "pci0000:00" : "pci0000:40"));
         if (g < used) inUse.insert({kGpu, name, "gpu-" + std::to_string(g)});
       }
       slices.push_back(std::make_shared<const api::ResourceSlice>(
@@ -70,6 +74,26 @@ void BM_DraAllocateOneGpuOn8(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DraAllocateOneGpuOn8)->Arg(0)->Arg(7)->ArgName("inUse")->Unit(benchmark::kMicrosecond);
+
+// Device scoring (allocator_scoring.cc): a claim of 4 GPUs on a node of 8 whose PCIe roots
+// alternate (the first fit splits them), with `inUse` of them taken (one of each root per 2).
+// scoring: 0 off (upstream's first fit), 1 topologyAttribute, 2 topology and packPartitions.
+void BM_DraAllocateFourGpusOn8(benchmark::State& state) {
+  Cluster cluster(1, static_cast<int>(state.range(0)));
+  cluster.claim = testutil::claim("gpu-claim", {request("gpu", kGpu, 4)});
+  AllocatorInputs in = cluster.inputs();
+  if (state.range(1) > 0) in.scoring = {kPcieRoot, state.range(1) > 1};
+  const Allocator allocator(std::move(in));
+  for (auto _ : state) {
+    Result r = allocator.allocate(cluster.nodes[0]);
+    benchmark::DoNotOptimize(r);
+    if (!r.allocated()) state.SkipWithError("not allocated");
+  }
+}
+BENCHMARK(BM_DraAllocateFourGpusOn8)
+    ->ArgsProduct({{0, 2}, {0, 1, 2}})
+    ->ArgNames({"inUse", "scoring"})
+    ->Unit(benchmark::kMicrosecond);
 
 // A whole cycle over 500 nodes of 8 GPUs: build the Allocator, allocate on every node (with all
 // GPUs in use, every node fails and says why). sliceIndex:1 reuses the slices' index from one

@@ -29,6 +29,7 @@ struct Case {
   std::vector<api::DeviceClass> classes;
   std::vector<api::ResourceSlice> slices;
   api::Node node = testutil::node(kNode1, kRegion1);
+  DeviceScoring scoring;  // off, as upstream
 
   // nullopt: not allocated on this node (unschedulable unless wantError is set).
   std::optional<std::vector<api::AllocationResult>> want;
@@ -62,6 +63,7 @@ inline Result run(const Case& c,
     in.compile = fakeCompile;
   }
   in.features = c.features;
+  in.scoring = c.scoring;
   // The slices indexed once and shared by two allocators, as DynamicResources shares the index
   // between cycles: what the first one caches per cycle must not change the second's answer.
   in.sliceIndex = indexSlices(slices);
