@@ -35,18 +35,23 @@ namespace {
 // constraints may take many more before it says so, and then the first fit is what is left.
 constexpr int64_t kScoringSteps = 4096;
 
+std::string scalarText(const std::string& v) { return v; }
+std::string scalarText(bool v) { return v ? "true" : "false"; }
+std::string scalarText(int64_t v) { return std::to_string(v); }
+std::string scalarText(const api::DeviceAttribute::Version& v) { return v.value; }
+
+// The domain a device is in: its attribute's value; of a list (DRAListTypeAttributes, e.g. a
+// numaNode list of the device's own node and the nodes near it), the first, the device's own.
 std::string scoringValueText(const api::DeviceAttribute& a) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          return v;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return v ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          return std::to_string(v);
+        if constexpr (std::is_same_v<T, api::DeviceAttribute::Bools>) {
+          return v.empty() ? std::string() : scalarText(static_cast<bool>(v.front()));
+        } else if constexpr (requires { v.front(); } && !std::is_same_v<T, std::string>) {
+          return v.empty() ? std::string() : scalarText(v.front());
         } else {
-          return v.value;
+          return scalarText(v);
         }
       },
       a.value);
