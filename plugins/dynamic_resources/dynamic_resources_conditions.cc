@@ -19,9 +19,9 @@ Status DynamicResources::checkBindingConditions(const Cycle& cycle, const api::P
   // by the pod for the claim of its extended resources (Unreserve deletes that one).
   auto giveUp = [&](const api::ResourceClaim& claim, bool extended) {
     if (!claim.status.allocation) return;
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           bindingTimeout_);
+    const auto until =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(bindingTimeout_);
     state_->avoid(claim.metadata.uid, *claim.status.allocation, until);
     if (extended) state_->avoid(dra::podAvoidKey(pod), *claim.status.allocation, until);
   };
