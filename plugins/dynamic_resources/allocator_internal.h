@@ -288,6 +288,21 @@ class Search {
   [[nodiscard]] double setShare(uint32_t pool, std::string_view set, bool inFlight) const;
   [[nodiscard]] Result::Quality quality() const;
 
+  // Calls fn(ref, device, slice) for each device of the node's complete, valid pools, in the
+  // search's order.
+  template <typename F>
+  void forEachDevice(F&& fn) const {
+    for (uint32_t p = 0; p < nv_.pools.size(); ++p) {
+      const PoolView& pv = nv_.pools[p];
+      if (pv.incomplete || pv.invalid) continue;
+      for (uint32_t s = 0; s < pv.slices.size(); ++s) {
+        const SliceInfo& si = ix_.slices[pv.slices[s]];
+        const auto& devices = si.slice->spec.devices;
+        for (uint32_t d = 0; d < devices.size(); ++d) fn(DeviceRef{p, s, d}, devices[d], si);
+      }
+    }
+  }
+
   const Index& ix_;
   const Features& f_;
   const api::Node& node_;

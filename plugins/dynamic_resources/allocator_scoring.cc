@@ -91,41 +91,31 @@ std::vector<const api::DeviceAttribute*> Search::domains(int64_t need) {
   };
   std::vector<Domain> found;
   int64_t neutral = 0;
-  for (uint32_t p = 0; p < nv_.pools.size(); ++p) {
-    const PoolView& pv = nv_.pools[p];
-    if (pv.incomplete || pv.invalid) continue;
-    for (uint32_t s = 0; s < pv.slices.size(); ++s) {
-      const SliceInfo& si = ix_.slices[pv.slices[s]];
-      const auto& devices = si.slice->spec.devices;
-      for (uint32_t d = 0; d < devices.size(); ++d) {
-        const DeviceRef ref{p, s, d};
-        const api::Device& dev = devices[d];
-        if (deviceInUse(ref)) continue;
-        if (!dev.consumesCounters.empty() && (!f_.partitionableDevices || !countersFit(ref))) {
-          continue;
-        }
-        bool wanted = false;
-        for (uint32_t k = 0; k < ix_.slots.size() && !wanted; ++k) {
-          const Slot& slot = ix_.slots[k];
-          wanted = !slot.all && !slot.admin && slot.staticError.empty() &&
-                   isSelectable(k, ref) == Take::kYes;
-        }
-        if (!wanted) continue;
-        const api::DeviceAttribute* value = lookupAttribute(dev, si.slice->spec.driver, attribute);
-        if (value == nullptr) {
-          ++neutral;
-          continue;
-        }
-        auto it = std::find_if(found.begin(), found.end(),
-                               [&](const Domain& dm) { return *dm.value == *value; });
-        if (it == found.end()) {
-          found.push_back({value, 1});
-        } else {
-          ++it->free;
-        }
-      }
+  forEachDevice([&](const DeviceRef& ref, const api::Device& dev, const SliceInfo& si) {
+    if (deviceInUse(ref)) return;
+    if (!dev.consumesCounters.empty() && (!f_.partitionableDevices || !countersFit(ref))) {
+      return;
     }
-  }
+    bool wanted = false;
+    for (uint32_t k = 0; k < ix_.slots.size() && !wanted; ++k) {
+      const Slot& slot = ix_.slots[k];
+      wanted = !slot.all && !slot.admin && slot.staticError.empty() &&
+               isSelectable(k, ref) == Take::kYes;
+    }
+    if (!wanted) return;
+    const api::DeviceAttribute* value = lookupAttribute(dev, si.slice->spec.driver, attribute);
+    if (value == nullptr) {
+      ++neutral;
+      return;
+    }
+    auto it = std::find_if(found.begin(), found.end(),
+                           [&](const Domain& dm) { return *dm.value == *value; });
+    if (it == found.end()) {
+      found.push_back({value, 1});
+    } else {
+      ++it->free;
+    }
+  });
   error_.clear();  // a selector's error is the search's to report, if it meets it
   std::vector<const api::DeviceAttribute*> out;
   if (found.size() < 2) return out;  // one domain or none: nothing to choose
@@ -167,29 +157,20 @@ void Search::orderDevices(const api::DeviceAttribute* domain) {
   ordered_ = true;
   order_.clear();
   std::vector<double> share;
-  for (uint32_t p = 0; p < nv_.pools.size(); ++p) {
-    const PoolView& pv = nv_.pools[p];
-    if (pv.incomplete || pv.invalid) continue;
-    for (uint32_t s = 0; s < pv.slices.size(); ++s) {
-      const SliceInfo& si = ix_.slices[pv.slices[s]];
-      const auto& devices = si.slice->spec.devices;
-      for (uint32_t d = 0; d < devices.size(); ++d) {
-        const api::Device& dev = devices[d];
-        if (domain != nullptr) {
-          const api::DeviceAttribute* value =
-              lookupAttribute(dev, si.slice->spec.driver, scoring.topologyAttribute);
-          if (value != nullptr && !(*value == *domain)) continue;
-        }
-        order_.push_back({p, s, d});
-        if (!scoring.packPartitions) continue;
-        double most = 0;
-        for (const auto& c : dev.consumesCounters) {
-          most = std::max(most, setShare(p, c.counterSet, false));
-        }
-        share.push_back(most);
-      }
+  forEachDevice([&](const DeviceRef& ref, const api::Device& dev, const SliceInfo& si) {
+    if (domain != nullptr) {
+      const api::DeviceAttribute* value =
+          lookupAttribute(dev, si.slice->spec.driver, scoring.topologyAttribute);
+      if (value != nullptr && !(*value == *domain)) return;
     }
-  }
+    order_.push_back(ref);
+    if (!scoring.packPartitions) return;
+    double most = 0;
+    for (const auto& c : dev.consumesCounters) {
+      most = std::max(most, setShare(ref.pool, c.counterSet, false));
+    }
+    share.push_back(most);
+  });
   if (!scoring.packPartitions) return;
   std::vector<uint32_t> idx(order_.size());
   for (uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
