@@ -192,7 +192,9 @@ std::pair<int, int> parkedBenchSize() {
 
 TEST_F(DraBindingConditions, ParkedPodsHoldNoBinderAndBindOnceTheirDevicesAreAttached) {
   auto& admin = TestCluster::get().admin();
-  const auto [parked, others] = parkedBenchSize();
+  const std::pair<int, int> size = parkedBenchSize();
+  const int parked = size.first;  // not a structured binding: lambdas below capture it
+  const int others = size.second;
   const int gpuNodes = (parked + 99) / 100;  // 100 devices a node
   for (int i = 0; i < gpuNodes; ++i) {
     const std::string name = "bind-" + std::to_string(i);
