@@ -86,6 +86,9 @@ struct DynamicResources::Cycle final : StateData {
     std::string groupKey;  // "<namespace>/<name>" of podGroup
     std::optional<Extended> extended;
     std::vector<std::optional<api::NodeSelector>> availableOn;  // allocated claims
+    // Allocated claims whose binding failed or timed out (binding conditions): why, "" for the
+    // others. No node takes such a claim; PostFilter deallocates it.
+    std::vector<std::string> givenUp;
     std::vector<size_t> toAllocate;  // indices into claims, in the allocator's order
     std::map<std::string, dra::ClassPtr, std::less<>> classes;
     std::shared_ptr<const std::vector<dra::SlicePtr>> slices;

@@ -44,17 +44,9 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
                         "match this node)");
       continue;
     }
-    // Devices whose binding failed or timed out are given up: PostFilter deallocates the claim.
-    if (features_.deviceBindingAndStatus && claim.status.allocation) {
-      const dra::BindingState st = dra::bindingState(claim);
-      if (st.code == dra::BindingState::Code::kFailed) {
-        unavailable.push_back(i);
-        details.push_back(st.message);
-      } else if (st.code == dra::BindingState::Code::kPending &&
-                 dra::bindingTimedOut(claim, bindingTimeout_, std::chrono::system_clock::now())) {
-        unavailable.push_back(i);
-        details.push_back("claim " + claim.metadata.name + " binding timeout");
-      }
+    if (!in.givenUp[i].empty()) {
+      unavailable.push_back(i);
+      details.push_back(in.givenUp[i]);
     }
   }
   if (!unavailable.empty()) {

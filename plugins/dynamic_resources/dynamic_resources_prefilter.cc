@@ -1,5 +1,6 @@
 // PreFilter: the pod's claims (and the extended resources DeviceClasses serve), the classes
 // they name, and the allocator of those to allocate over the slices and the devices in use.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,7 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
   }
   if (in.none()) return finish(Status::skip());
   in.availableOn.resize(in.claims.size());
+  in.givenUp.resize(in.claims.size());
   in.allocation.resize(in.claims.size());
   in.forGroup.resize(in.claims.size());
   in.sharesPending.resize(in.claims.size());
@@ -82,6 +84,15 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
         break;
       }
       in.availableOn[i] = claim.status.allocation->nodeSelector;
+      if (features_.deviceBindingAndStatus) {
+        const dra::BindingState st = dra::bindingState(claim);
+        if (st.code == dra::BindingState::Code::kFailed) {
+          in.givenUp[i] = st.message;
+        } else if (st.code == dra::BindingState::Code::kPending &&
+                   dra::bindingTimedOut(claim, bindingTimeout_, std::chrono::system_clock::now())) {
+          in.givenUp[i] = "claim " + claim.metadata.name + " binding timeout";
+        }
+      }
       continue;
     }
     if (state_->hasPendingAllocation(claim.metadata.uid)) {

@@ -375,18 +375,6 @@ ResourceClaimConsumerReference asConsumer(const json& v) {
   return r;
 }
 
-Condition asDeviceCondition(const json& v) {
-  expectObject(v);
-  Condition c;
-  read(v, "type", c.type);
-  read(v, "status", c.status);
-  read(v, "reason", c.reason);
-  read(v, "message", c.message);
-  read(v, "lastTransitionTime", c.lastTransitionTime);
-  read(v, "observedGeneration", c.observedGeneration);
-  return c;
-}
-
 AllocatedDeviceStatus asDeviceStatus(const json& v) {
   expectObject(v);
   AllocatedDeviceStatus d;
@@ -394,7 +382,7 @@ AllocatedDeviceStatus asDeviceStatus(const json& v) {
   read(v, "pool", d.pool);
   read(v, "device", d.device);
   read(v, "shareID", d.shareID);
-  readList(v, "conditions", d.conditions, asDeviceCondition);
+  readList(v, "conditions", d.conditions, asNested<Condition>);
   return d;
 }
 
