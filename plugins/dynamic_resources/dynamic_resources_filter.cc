@@ -9,7 +9,6 @@
 #include <ksched/cluster_api.h>
 #include <ksched/helper/normalize_score.h>
 
-#include "plugins/dynamic_resources/binding_conditions.h"
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
 #include "util/duration.h"
 
@@ -125,8 +124,7 @@ std::pair<PostFilterResult, Status> DynamicResources::postFilter(
         {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
     // Devices whose binding failed or timed out are not tried again for this claim for a
     // while, so that the next attempt takes others (the driver may fix or taint them).
-    if (features_.deviceBindingAndStatus &&
-        dra::bindingState(*e.claim).code != dra::BindingState::Code::kReady) {
+    if (!in.givenUp[i].empty()) {
       state_->avoid(
           e.claim->metadata.uid, *e.claim->status.allocation,
           std::chrono::steady_clock::now() +
