@@ -39,6 +39,36 @@ inline bool crdEstablished(client::RestClient& admin, const std::string& name) {
   return false;
 }
 
+// Deletes `path`; gone already is fine.
+inline void removeIfThere(client::RestClient& admin, const std::string& path) {
+  try {
+    admin.del(path);
+  } catch (const client::ApiError& e) {
+    if (!e.isNotFound()) throw;
+  }
+}
+
+// Deletes every ResourceClaim of `ns`, each finalizer removed first so that it goes.
+inline void deleteClaims(client::RestClient& admin, const std::string& ns) {
+  const std::string claims = std::string(kResourceApi) + "/namespaces/" + ns + "/resourceclaims";
+  for (auto& claim : admin.list(claims).items) {
+    const std::string path = claims + "/" + claim["metadata"].value("name", "");
+    admin.patch(path, {{"metadata", {{"finalizers", nullptr}}}});
+    admin.del(path);
+  }
+}
+
+// A DeviceClass of `driver`'s devices that serves the extended resource example.com/gpu.
+inline nlohmann::json extendedGpuClass(const std::string& name, const std::string& driver) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"selectors", nlohmann::json::array(
+                              {{{"cel", {{"expression", "device.driver == '" + driver + "'"}}}}})},
+            {"extendedResourceName", "example.com/gpu"}}}};
+}
+
 // Grants the scheduler identity (system:kube-scheduler) what a 1.34+ cluster's default role
 // gives it on resource.k8s.io, as deploy/manifests/rbac.yaml does: once the kinds are served,
 // every scheduler a later test starts watches them. Idempotent.

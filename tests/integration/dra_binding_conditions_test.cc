@@ -29,7 +29,6 @@ namespace ksched::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using client::ApiError;
 using nlohmann::json;
 
 constexpr const char* kNs = "dra-bind";
@@ -113,27 +112,20 @@ class DraBindingConditions : public NamespacedTest {
     grantSchedulerResourceAccess(admin);
     useNamespace(kNs);
     deleteAllNodes(admin);
-    for (auto& claim : admin.list(claimsPath()).items) {
-      const std::string path = claimsPath() + "/" + claim["metadata"].value("name", "");
-      admin.patch(path, {{"metadata", {{"finalizers", nullptr}}}});
-      admin.del(path);
-    }
+    deleteClaims(admin, kNs);
+    removeSlices(admin);
+    removeIfThere(admin, std::string(kResourceApi) + "/deviceclasses/bind-gpu");
+    admin.post(std::string(kResourceApi) + "/deviceclasses", extendedGpuClass("bind-gpu", kDriver));
+  }
+
+  // The slices of this suite's nodes ("bind-*").
+  static void removeSlices(RestClient& admin) {
     for (auto& s : admin.list(std::string(kResourceApi) + "/resourceslices").items) {
       const std::string name = s["metadata"].value("name", "");
-      if (name.starts_with("bind-"))
-        removeIfThere(std::string(kResourceApi) + "/resourceslices/" + name);
+      if (name.starts_with("bind-")) {
+        removeIfThere(admin, std::string(kResourceApi) + "/resourceslices/" + name);
+      }
     }
-    removeIfThere(std::string(kResourceApi) + "/deviceclasses/bind-gpu");
-    admin.post(
-        std::string(kResourceApi) + "/deviceclasses",
-        {{"apiVersion", "resource.k8s.io/v1"},
-         {"kind", "DeviceClass"},
-         {"metadata", {{"name", "bind-gpu"}}},
-         {"spec",
-          {{"selectors",
-            json::array(
-                {{{"cel", {{"expression", std::string("device.driver == '") + kDriver + "'"}}}}})},
-           {"extendedResourceName", "example.com/gpu"}}}});
   }
 
   void TearDown() override {
@@ -142,19 +134,7 @@ class DraBindingConditions : public NamespacedTest {
     deleteAllPods(admin, kOthers);
     deleteAllPods(admin, kOthers2);
     deleteAllNodes(admin);
-    for (auto& s : admin.list(std::string(kResourceApi) + "/resourceslices").items) {
-      const std::string name = s["metadata"].value("name", "");
-      if (name.starts_with("bind-"))
-        removeIfThere(std::string(kResourceApi) + "/resourceslices/" + name);
-    }
-  }
-
-  static void removeIfThere(const std::string& path) {
-    try {
-      TestCluster::get().admin().del(path);
-    } catch (const ApiError& e) {
-      if (!e.isNotFound()) throw;
-    }
+    removeSlices(admin);
   }
 
   static scheduler::Options options(const std::string& bindingTimeout = "") {

@@ -24,7 +24,6 @@
 namespace ksched::testing {
 namespace {
 
-using client::ApiError;
 using nlohmann::json;
 
 constexpr const char* kNs = "dra-ext";
@@ -75,38 +74,17 @@ class DraExtended : public NamespacedTest {
     installResourceCrds(admin);
     useNamespace(kNs);
     deleteAllNodes(admin);
-    for (auto& claim :
-         admin.list(std::string(kResourceApi) + "/namespaces/" + kNs + "/resourceclaims").items) {
-      const std::string path = std::string(kResourceApi) + "/namespaces/" + kNs +
-                               "/resourceclaims/" + claim["metadata"].value("name", "");
-      admin.patch(path, {{"metadata", {{"finalizers", nullptr}}}});
-      admin.del(path);
-    }
-    removeIfThere(std::string(kResourceApi) + "/resourceslices/ext-n1-gpus");
-    removeIfThere(std::string(kResourceApi) + "/deviceclasses/ext-gpu");
+    deleteClaims(admin, kNs);
+    removeIfThere(admin, std::string(kResourceApi) + "/resourceslices/ext-n1-gpus");
+    removeIfThere(admin, std::string(kResourceApi) + "/deviceclasses/ext-gpu");
     admin.post("/api/v1/nodes", sizedNode(kNode, "8", "16Gi"));
-    admin.post(
-        std::string(kResourceApi) + "/deviceclasses",
-        {{"apiVersion", "resource.k8s.io/v1"},
-         {"kind", "DeviceClass"},
-         {"metadata", {{"name", "ext-gpu"}}},
-         {"spec",
-          {{"selectors",
-            json::array({{{"cel", {{"expression", "device.driver == 'ext.example.com'"}}}}})},
-           {"extendedResourceName", "example.com/gpu"}}}});
+    admin.post(std::string(kResourceApi) + "/deviceclasses",
+               extendedGpuClass("ext-gpu", "ext.example.com"));
   }
 
   void TearDown() override {
     NamespacedTest::TearDown();
     deleteAllNodes(TestCluster::get().admin());
-  }
-
-  static void removeIfThere(const std::string& path) {
-    try {
-      TestCluster::get().admin().del(path);
-    } catch (const ApiError& e) {
-      if (!e.isNotFound()) throw;
-    }
   }
 };
 
