@@ -261,16 +261,26 @@ TEST(MonitoringIntegration, PrometheusOperatorComponentCarriesTheRulesAndValidat
       "crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com");
   kubectl("apply -f " + kManifests + "/namespace.yaml");
 
-  // An operator's kustomization: the manifests with the component on.
+  // An operator's kustomization: the manifests with the component on. The manifests are copied
+  // beside it, so that kustomize's root holds both whatever the test directory's path is.
   const std::string overlay = TestCluster::get().dir() + "/monitoring-overlay";
+  fs::remove_all(overlay);
   fs::create_directories(overlay);
+  fs::copy(kManifests, overlay + "/manifests", fs::copy_options::recursive);
   std::ofstream(overlay + "/kustomization.yaml")
-      << "resources:\n  - " << fs::relative(kManifests, overlay).string() << "\ncomponents:\n  - "
-      << fs::relative(kManifests + "/components/prometheus-operator", overlay).string() << "\n";
-  const std::string built = kubectl("kustomize " + overlay);
+      << "resources:\n  - manifests\ncomponents:\n  - manifests/components/prometheus-operator\n";
+  const std::string built = runCommand("kubectl kustomize " + overlay + " 2>" + overlay + "/err");
   json rule;
   int kinds = 0;
-  for (const auto& doc : config::yamlDocumentsToJson(built)) {
+  std::vector<json> docs;
+  try {
+    docs = config::yamlDocumentsToJson(built);
+  } catch (const std::exception& e) {
+    FAIL() << "kubectl kustomize printed no YAML (" << e.what() << "):\n"
+           << built << readFile(overlay + "/err");
+  }
+  for (const auto& doc : docs) {
+    ASSERT_TRUE(doc.is_object()) << built << readFile(overlay + "/err");
     const std::string kind = doc.value("kind", "");
     if (kind == "PrometheusRule") rule = doc;
     if (kind == "PrometheusRule" || kind == "ServiceMonitor") ++kinds;
