@@ -206,7 +206,11 @@ std::string ineligibleReason(const api::Pod& pod, const NodeInfoLister& nodes,
 using preemption::Candidate;
 
 DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, Handle& handle)
-    : args_(args), handle_(handle), rng_(handle.randomSeed()) {
+    : args_(args),
+      handle_(handle),
+      rng_(handle.randomSeed()),
+      settling_(handle.shared<PreemptionSettling>(
+          PreemptionSettling::kKey, [] { return std::make_shared<PreemptionSettling>(); })) {
   if (handle.features().enabled(features::Feature::kGenericWorkload)) {
     podGroups_ = handle.watchObjects({.kind = "PodGroup",
                                       .path = std::string(api::kPodGroupsV1beta1),
@@ -306,6 +310,9 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
   if (why.empty() && victimsStillPresent(pod, snapshot)) {
     why = "not eligible due to a terminating pod on the nominated node.";
   }
+  if (why.empty() && pod.spec.preemptionPolicy.value_or("") != "Never") {
+    why = settling_->settling(pod);
+  }
   if (!why.empty()) return Status::unschedulable(why);
 
   // Nodes where preemption might help: rejected as Unschedulable. Nodes without a status were
@@ -340,11 +347,12 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
         [&](int i) {
           const NodeInfo* node = potential[static_cast<size_t>((offset + i) % numNodes)];
           auto nodeCopy = node->clone();
-          CycleState stateCopy = state.clone();
+          auto stateCopy = std::make_shared<CycleState>(state.clone());
           Candidate c;
           c.node = node->name();
           Status s =
-              selectVictimsOnNode(stateCopy, pod, *nodeCopy, pdbs, c.victims, c.numPDBViolations);
+              selectVictimsOnNode(*stateCopy, pod, *nodeCopy, pdbs, c.victims, c.numPDBViolations);
+          c.state = std::move(stateCopy);
           if (s.ok() && c.victims.empty()) {
             s = Status::error("expected at least one victim pod on node \"" + c.node + "\"");
           }
@@ -442,6 +450,7 @@ std::pair<PostFilterResult, Status> DefaultPreemption::postFilter(
   handle_.metrics().observePreemptionVictims(chosen.victims.size());
   spdlog::info("pod {}/{} preempts {} pod(s) on node {}", pod.metadata.namespace_,
                pod.metadata.name, chosen.victims.size(), chosen.node);
+  if (chosen.state) settling_->chosen(*chosen.state, pod, chosen.node);
   prepareCandidate(pod, chosen);
   return {PostFilterResult{chosen.node}, {}};
 }

@@ -3,7 +3,9 @@
 // framework/plugins/defaultpreemption and framework/preemption).
 //
 //   1. Eligibility: preemptionPolicy Never never preempts; a pod nominated to a node that still
-//      has a terminating lower-priority pod waits (its victims are leaving).
+//      has a terminating lower-priority pod waits (its victims are leaving), and so does a pod
+//      whose earlier preemption has not settled (<ksched/preemption_settling.h>: DRA's claims
+//      still being deallocated).
 //   2. Candidates: nodes whose Filter failure was Unschedulable (not UnschedulableAndUnresolvable).
 //   3. Dry run, in parallel from a random offset, until max(nodes x pct, abs) candidates are
 //      found: on copies of the NodeInfo and the CycleState, remove every lower-priority pod; if
@@ -13,7 +15,7 @@
 //       (upstream callExtenders).
 //   4. Choose one candidate: fewest PDB violations; lowest highest-victim priority; smallest
 //      sum of victim priorities; fewest victims; latest start among the highest-priority
-//      victims; first.
+//      victims; first. The settling participants see the chosen node's dry run.
 //   5. Prepare, off the scheduling thread: delete the victims in parallel (uid precondition)
 //      with a Preempted event each, clear nominatedNodeName of lower-priority pods nominated
 //      there. The scheduler nominates the node for the pod (status.nominatedNodeName).
@@ -41,6 +43,7 @@
 #include <ksched/plugin.h>
 #include <ksched/plugin_names.h>
 #include <ksched/pod_group_plugin.h>
+#include <ksched/preemption_settling.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -60,6 +63,8 @@ struct Candidate {
   std::string node;
   std::vector<PodInfoPtr> victims;  // most important first
   int64_t numPDBViolations = 0;
+  // The dry run's state on this node, the victims removed (PreemptionSettling::chosen).
+  std::shared_ptr<const CycleState> state;
 };
 
 // True if a pod is "more important": higher priority, then earlier start (upstream
@@ -173,6 +178,8 @@ class DefaultPreemption final : public PostFilterPlugin,
   std::map<std::string, GroupEvicted, std::less<>> groupEvicted_;
   // The PodGroups, for the disruptionMode of victims in groups (GenericWorkload only).
   std::shared_ptr<const ObjectStore> podGroups_;
+  // Plugins whose freed resources are reclaimed after the victims are gone (one per process).
+  std::shared_ptr<PreemptionSettling> settling_;
   // Each preemption issues 2 requests per victim; a backlog here delays every preemptor.
 };
 

@@ -417,7 +417,6 @@ TEST_F(PreemptionDryRunTest, StopsAfterEnoughCandidates) {
   EXPECT_EQ(c.node, snapshot_.list()[5]->name());
 }
 
-
 // ---- workload-aware preemption (podGroupPostFilter), with a stand-in for the group's placement:
 // each of the group's pods takes 2 cpus on the first node with room, in node order ----
 

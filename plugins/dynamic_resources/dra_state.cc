@@ -318,18 +318,70 @@ void DraState::avoid(const std::string& claimUid, const api::AllocationResult& a
 }
 
 std::shared_ptr<const DeviceSet> DraState::devicesInUseFor(
-    const std::vector<std::string>& claimUids) const {
+    const std::vector<std::string>& claimUids, const api::Pod* pod) const {
   std::lock_guard lock(mu_);
-  if (avoided_.empty()) return inUse_;
+  if (avoided_.empty() && nominations_.empty()) return inUse_;
   const auto now = std::chrono::steady_clock::now();
   std::shared_ptr<DeviceSet> out;
+  auto add = [&](const DeviceId& id) {
+    if (!out) out = std::make_shared<DeviceSet>(*inUse_);
+    out->insert(id);
+  };
   for (const auto& uid : claimUids) {
     auto it = avoided_.find(uid);
     if (it == avoided_.end() || it->second.until <= now) continue;
-    if (!out) out = std::make_shared<DeviceSet>(*inUse_);
-    out->insert(it->second.devices.begin(), it->second.devices.end());
+    for (const auto& id : it->second.devices) add(id);
+  }
+  if (pod != nullptr) {
+    // Capacity a preemption freed for another pod is held for it against pods that are not
+    // more important; a pod of higher priority may take it (the preemptor then preempts again).
+    const int32_t prio = api::podPriority(*pod);
+    for (const auto& [uid, n] : nominations_) {
+      if (uid == pod->metadata.uid || n.expiry <= now || n.priority < prio) continue;
+      for (const auto& c : n.claims) {
+        for (const auto& r : c.allocation.devices) {
+          if (r.adminAccess.value_or(false) || r.shareID) continue;
+          if (inUse_->contains(DeviceIdView{r.driver, r.pool, r.device})) continue;
+          add(DeviceId{r.driver, r.pool, r.device});
+        }
+      }
+    }
   }
   return out ? out : inUse_;
+}
+
+void DraState::nominate(Nomination n) {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(nominations_, [&](const auto& kv) { return kv.second.expiry <= now; });
+  std::string uid = n.podUid;
+  nominations_.insert_or_assign(std::move(uid), std::move(n));
+}
+
+void DraState::dropNomination(const std::string& podUid) {
+  std::lock_guard lock(mu_);
+  nominations_.erase(podUid);
+}
+
+std::string DraState::settling(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  auto it = nominations_.find(pod.metadata.uid);
+  if (it == nominations_.end() || it->second.expiry <= std::chrono::steady_clock::now()) return {};
+  for (const auto& c : it->second.claims) {
+    auto ci = claims_.find(c.key);
+    if (ci == claims_.end()) continue;
+    const ClaimEntryPtr e = effective(ci->second);
+    if (e && e->claim->metadata.uid == c.uid && e->claim->status.allocation) {
+      return "not eligible due to ResourceClaim " + c.key +
+             ", released by an earlier preemption, not deallocated yet.";
+    }
+  }
+  return {};
+}
+
+size_t DraState::nominations() const {
+  std::lock_guard lock(mu_);
+  return nominations_.size();
 }
 
 bool DraState::hasPendingAllocation(const std::string& uid) const {

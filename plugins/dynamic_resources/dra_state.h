@@ -90,10 +90,37 @@ class DraState {
   // claim `claimUid` again until `until`.
   void avoid(const std::string& claimUid, const api::AllocationResult& allocation,
              std::chrono::steady_clock::time_point until);
-  // The devices in use plus those the claims `claimUids` avoid: devicesInUse() itself when
-  // they avoid none (the usual case).
+  // The devices in use plus those the claims `claimUids` avoid, plus (for `pod`, when given)
+  // those claim nominations hold against it: devicesInUse() itself when there are none (the
+  // usual case).
   [[nodiscard]] std::shared_ptr<const DeviceSet> devicesInUseFor(
-      const std::vector<std::string>& claimUids) const;
+      const std::vector<std::string>& claimUids, const api::Pod* pod = nullptr) const;
+
+  // ---- claim nominations (DRAPreemption, KEP 5690) ----
+  // What a preemptor is owed: the claims its preemption released (every pod holding them a
+  // victim) and their allocations, which no longer exist in the API once the resourceclaim
+  // controller deallocated them.
+  struct Nomination {
+    std::string podUid;
+    int32_t priority = 0;
+    std::string node;
+    struct Claim {
+      std::string key;  // "namespace/name"
+      std::string uid;
+      api::AllocationResult allocation;
+    };
+    std::vector<Claim> claims;
+    std::chrono::steady_clock::time_point expiry;
+  };
+  // Records (or replaces) the pod's nomination. Until it is dropped or expires, the devices of
+  // its claims stay in use for every other pod of the same or lower priority.
+  void nominate(Nomination n);
+  // The preemptor was placed, deleted or gave the nomination up.
+  void dropNomination(const std::string& podUid);
+  // While one of the claims of the pod's nomination is still allocated: why the pod must not
+  // preempt again; "" otherwise (no nomination, expired, or every claim deallocated or gone).
+  [[nodiscard]] std::string settling(const api::Pod& pod) const;
+  [[nodiscard]] size_t nominations() const;
 
   // ---- in-flight allocations (Reserve .. PreBind) ----
   [[nodiscard]] bool hasPendingAllocation(const std::string& uid) const;
@@ -175,7 +202,8 @@ class DraState {
     std::vector<DeviceId> devices;
     std::chrono::steady_clock::time_point until;
   };
-  std::unordered_map<std::string, Avoided> avoided_;  // by claim uid; guarded by mu_
+  std::unordered_map<std::string, Avoided> avoided_;         // by claim uid; guarded by mu_
+  std::unordered_map<std::string, Nomination> nominations_;  // by pod uid; guarded by mu_
   std::unordered_map<DeviceId, int, DeviceIdHash, DeviceIdEqual> counts_;
   std::unordered_map<std::string, std::vector<DeviceId>> contributions_;  // by source
 };

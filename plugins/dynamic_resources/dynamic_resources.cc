@@ -6,6 +6,7 @@
 #include <ksched/api/features.h>
 #include <ksched/helper/args_json.h>
 #include <ksched/helper/field_error.h>
+#include <ksched/preemption_settling.h>
 
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
 #include "plugins/dynamic_resources/extended_resources.h"
@@ -37,6 +38,7 @@ DynamicResources::DynamicResources(Handle& handle, std::shared_ptr<dra::DraState
                                   features::Feature::kDRAListTypeAttributes)}),
       features_(dra::Features::fromGates(handle.features())),
       extendedResources_(handle.features().enabled(features::Feature::kDRAExtendedResource)),
+      preemption_(handle.features().enabled(features::Feature::kDRAPreemption)),
       filterTimeout_(handle.features().enabled(features::Feature::kDRASchedulerFilterTimeout)
                          ? args.filterTimeout
                          : std::chrono::nanoseconds(0)),
@@ -245,8 +247,17 @@ PluginFactory dynamicResourcesFactory() {
         return DynamicResourcesArgs::fromJson(args, gates);
       },
       [](const DynamicResourcesArgs& args, Handle& h) {
-        auto state = h.shared<dra::DraState>(names::kDynamicResources,
-                                             [&h] { return std::make_shared<dra::DraState>(h); });
+        std::shared_ptr<PreemptionSettling> settling;
+        if (h.features().enabled(features::Feature::kDRAPreemption)) {
+          settling = h.shared<PreemptionSettling>(
+              PreemptionSettling::kKey, [] { return std::make_shared<PreemptionSettling>(); });
+        }
+        auto state = h.shared<dra::DraState>(names::kDynamicResources, [&h, &settling] {
+          auto made = std::make_shared<dra::DraState>(h);
+          // Once per process, with the state: its nominations outlive any one plugin.
+          if (settling) dra::joinPreemptionSettling(*settling, made);
+          return made;
+        });
         if (h.features().enabled(features::Feature::kDRAExtendedResource)) {
           helper::DeviceClassResolver::of(h)->set([state](std::string_view resource) {
             return dra::isDraExtendedResourceName(resource) &&
@@ -265,8 +276,27 @@ PluginFactory dynamicResourcesFactory() {
 }
 
 bool DynamicResources::signPod(const api::Pod& pod) const {
-  return pod.spec.resourceClaims.empty() &&
-         !(extendedResources_ && dra::requestsDraExtendedResourceName(pod));
+  if (extendedResources_ && dra::requestsDraExtendedResourceName(pod)) return false;
+  if (pod.spec.resourceClaims.empty()) return true;
+  // Pods of one template: each claim generated for the pod and not allocated yet, so that the
+  // pods of a batch ask the same of every node (api::sameSchedulingInputs leaves the generated
+  // claims' names out). The hinted node is filtered for the pod's own claims anyway.
+  if (podGroups_ && podGroups_->of(pod)) return false;
+  for (const auto& pc : pod.spec.resourceClaims) {
+    if (!pc.resourceClaimTemplateName) return false;
+    const api::PodResourceClaimStatus* generated = nullptr;
+    for (const auto& s : pod.status.resourceClaimStatuses) {
+      if (s.name == pc.name) generated = &s;
+    }
+    if (generated == nullptr || !generated->resourceClaimName) return false;
+    const dra::ClaimEntryPtr e =
+        state_->claim(pod.metadata.namespace_, *generated->resourceClaimName);
+    if (!e || e->claim->status.allocation || !e->claim->status.reservedFor.empty() ||
+        state_->hasPendingAllocation(e->claim->metadata.uid)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace ksched::plugins

@@ -82,6 +82,7 @@ struct DynamicResourcesArgs {
 
 class DynamicResources final : public PreEnqueuePlugin,
                                public PreFilterPlugin,
+                               public PreFilterExtensions,
                                public FilterPlugin,
                                public PostFilterPlugin,
                                public PreScorePlugin,
@@ -92,8 +93,9 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public EnqueueExtensions,
                                public SignPlugin {
  public:
-  // Signs pods without resource claims and without extended resources that a DeviceClass
-  // may serve (both allocate devices per pod).
+  // Signs pods without extended resources that a DeviceClass may serve (a claim made per pod)
+  // whose claims, if any, all come from templates and are not allocated yet (the pods of one
+  // template batch; a PodGroup's members do not).
   [[nodiscard]] bool signPod(const api::Pod& pod) const override;
   static constexpr std::string_view kName = names::kDynamicResources;
   static constexpr std::string_view kCannotAllocate = "cannot allocate all claims";
@@ -110,6 +112,19 @@ class DynamicResources final : public PreEnqueuePlugin,
   Status preEnqueue(const api::Pod& pod) override;
   Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
                    PreFilterResult& result) override;
+  // With DRAPreemption: removePod/addPod (dynamic_resources_preemption.cc).
+  [[nodiscard]] const PreFilterExtensions* preFilterExtensions() const override {
+    return preemption_ ? this : nullptr;
+  }
+  // Preemption's dry run removes a lower-priority pod: its claims that no remaining pod holds
+  // count as deallocated on this copy of the state, and their devices as free. Claims held by
+  // a PodGroup are never released, nor anything for a preemptor in a PodGroup (workload-aware
+  // preemption, KEP 5690's deferred part).
+  Status removePod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToRemove,
+                   const NodeInfo& nodeInfo) const override;
+  // The reverse, for a pod the dry run gives back (reprieves).
+  Status addPod(CycleState& state, const api::Pod& podToSchedule, const PodInfo& podToAdd,
+                const NodeInfo& nodeInfo) const override;
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;
   std::pair<PostFilterResult, Status> postFilter(CycleState& state, const api::Pod& pod,
@@ -176,8 +191,13 @@ class DynamicResources final : public PreEnqueuePlugin,
   std::string deleteClaim(const dra::ClaimEntry& e) const;
   // The allocator of the cycle's claims to allocate plus `extendedClaim` (null: none); null
   // when there is nothing to allocate.
+  // `inUse`: the devices in use, when not the cycle's (preemption's dry run freed some).
   [[nodiscard]] std::unique_ptr<dra::Allocator> makeAllocator(
-      const Cycle& cycle, const api::ResourceClaim* extendedClaim) const;
+      const Cycle& cycle, const api::ResourceClaim* extendedClaim,
+      const dra::DeviceSet* inUse = nullptr) const;
+  // The claims of a pod already placed (a preemption victim): named ones, those templates made
+  // (status.resourceClaimStatuses) and its extended resources' claim; unknown ones left out.
+  [[nodiscard]] std::vector<dra::ClaimEntryPtr> claimsHeldBy(const api::Pod& pod) const;
   // The claim and allocator for nodes where DRA serves the extended resources `viaDra`, made
   // once per cycle and set of resources.
   [[nodiscard]] std::shared_ptr<dra::ExtendedVariant> variantFor(
@@ -200,6 +220,7 @@ class DynamicResources final : public PreEnqueuePlugin,
   mutable std::shared_ptr<const dra::SliceIndex> sliceIndex_;                // guarded
   dra::Features features_;
   bool extendedResources_;                         // DRAExtendedResource
+  bool preemption_;                                // DRAPreemption
   std::chrono::nanoseconds filterTimeout_;         // 0: none (or DRASchedulerFilterTimeout off)
   std::chrono::nanoseconds bindingTimeout_;        // DynamicResourcesArgs.bindingTimeout
   dra::DeviceScoring scoring_;                     // off: upstream's first fit, no device score

@@ -59,10 +59,12 @@ std::string DynamicResources::deleteClaim(const dra::ClaimEntry& e) const {
   return {};
 }
 
-Status DynamicResources::reserve(CycleState& state, const api::Pod& /*pod*/,
+Status DynamicResources::reserve(CycleState& state, const api::Pod& pod,
                                  const std::string& nodeName) {
   const Cycle* cycle = state.read(kCycleKey);
   if (cycle == nullptr || cycle->in->none()) return {};
+  // Placed: what its preemption freed need not be held for it any longer.
+  if (preemption_) state_->dropNomination(pod.metadata.uid);
   Cycle::Inner& in = *cycle->in;
   for (size_t i = 0; i < in.claims.size(); ++i) {
     // The allocation an earlier member of the group made: held until this pod's PreBind or

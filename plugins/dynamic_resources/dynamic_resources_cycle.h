@@ -21,6 +21,10 @@
 
 #include "plugins/dynamic_resources/dynamic_resources.h"
 
+namespace ksched {
+class PreemptionSettling;
+}
+
 namespace ksched::plugins {
 
 namespace dra {
@@ -124,11 +128,31 @@ struct DynamicResources::Cycle final : StateData {
   };
   std::shared_ptr<Inner> in = std::make_shared<Inner>();
 
+  // DRAPreemption: the claims of the pods preemption's dry run removed from this copy (by claim
+  // uid), with who of their holders is gone; a claim is released when all are. Copied on write:
+  // each copy has its own.
+  struct Removed {
+    dra::ClaimEntryPtr entry;
+    std::set<std::string> pods;  // uids of the removed pods that held it
+    bool released = false;
+  };
+  std::shared_ptr<const std::map<std::string, Removed>> removed;
+
   [[nodiscard]] std::unique_ptr<StateData> clone() const override {
     return std::make_unique<Cycle>(*this);
   }
 };
 
 inline constexpr StateKey<DynamicResources::Cycle> kCycleKey{names::kDynamicResources};
+
+namespace dra {
+// The devices of the claims preemption's dry run released (dynamic_resources_preemption.cc).
+[[nodiscard]] DeviceSet releasedDevices(
+    const std::map<std::string, DynamicResources::Cycle::Removed>& removed);
+// Makes `state`'s claim nominations take part in preemption settling: a preemptor waits while a
+// claim it released is still allocated; the chosen dry run's released claims become its
+// nomination.
+void joinPreemptionSettling(PreemptionSettling& settling, std::shared_ptr<DraState> state);
+}  // namespace dra
 
 }  // namespace ksched::plugins

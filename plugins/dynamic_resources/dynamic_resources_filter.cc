@@ -68,6 +68,23 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
     if (variant->claim) ++expected;
   }
   if (allocator == nullptr) return {};
+  // Preemption's dry run released claims on this copy: their devices are free here, for an
+  // allocator of this call's own.
+  std::unique_ptr<dra::Allocator> dryRun;
+  dra::DeviceSet inUse;
+  if (cycle->removed) {
+    const dra::DeviceSet freed = dra::releasedDevices(*cycle->removed);
+    if (!freed.empty()) {
+      if (in.inUse) {
+        for (const auto& id : *in.inUse) {
+          if (!freed.contains(id)) inUse.insert(id);
+        }
+      }
+      dryRun = makeAllocator(*cycle, variant ? variant->claim.get() : nullptr, &inUse);
+      allocator = dryRun.get();
+      if (allocator == nullptr) return {};
+    }
+  }
   const dra::Result out =
       filterTimeout_.count() > 0
           ? allocator->allocate(
@@ -86,9 +103,13 @@ Status DynamicResources::filter(const CycleState& state, const api::Pod& pod,
   if (!out.allocated() || out.allocations.size() != expected) {
     std::vector<std::string> details;
     if (!out.reason.empty()) details.push_back(out.reason);
-    return Status::unresolvable(out.message.empty() ? std::string(kCannotAllocate) : out.message)
+    std::string message = out.message.empty() ? std::string(kCannotAllocate) : out.message;
+    // With DRAPreemption, evicting pods that hold devices here may help.
+    return Status(preemption_ ? Code::kUnschedulable : Code::kUnschedulableAndUnresolvable,
+                  {std::move(message)})
         .withDetails(std::move(details));
   }
+  if (dryRun) return {};  // what a dry run found is not this cycle's allocation
   std::lock_guard lock(in.mu);
   in.nodeAllocations[node.metadata.name] = {out.allocations, std::move(variant), out.quality};
   return {};

@@ -143,7 +143,7 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
     std::vector<std::string> uids;
     for (size_t i : in.toAllocate) uids.push_back(in.claims[i]->claim->metadata.uid);
     if (in.extended) uids.push_back(dra::podAvoidKey(pod));
-    in.inUse = state_->devicesInUseFor(uids);
+    in.inUse = state_->devicesInUseFor(uids, &pod);
     // With extended resources the allocators wait for Filter: which of them DRA serves
     // depends on the node.
     if (!in.extended) in.allocator = makeAllocator(*cycle, nullptr);
@@ -152,7 +152,8 @@ Status DynamicResources::preFilter(CycleState& state, const api::Pod& pod,
 }
 
 std::unique_ptr<dra::Allocator> DynamicResources::makeAllocator(
-    const Cycle& cycle, const api::ResourceClaim* extendedClaim) const {
+    const Cycle& cycle, const api::ResourceClaim* extendedClaim,
+    const dra::DeviceSet* inUse) const {
   Cycle::Inner& in = *cycle.in;
   dra::AllocatorInputs inputs;
   for (size_t i : in.toAllocate) inputs.claims.push_back(in.claims[i]->claim.get());
@@ -164,7 +165,7 @@ std::unique_ptr<dra::Allocator> DynamicResources::makeAllocator(
   };
   inputs.slices = *in.slices;
   inputs.sliceIndex = in.sliceIndex;
-  inputs.inUse = in.inUse.get();
+  inputs.inUse = inUse != nullptr ? inUse : in.inUse.get();
   inputs.compile = [this](std::string_view expression) { return celCache_.get(expression); };
   inputs.features = features_;
   inputs.scoring = scoring_;

@@ -28,6 +28,8 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
     {F::kDRANodeAllocatableResources, "DRANodeAllocatableResources", kAlpha, false, false, kNotYet},
     {F::kDRAOptionalNodeOperations, "DRAOptionalNodeOperations", kAlpha, false, false, kNotYet},
     {F::kDRAPartitionableDevices, "DRAPartitionableDevices", kBeta, true, false, kSwitches},
+    // KEP 5690: planned for 1.37 and not in it; the KEP's gate, off by default.
+    {F::kDRAPreemption, "DRAPreemption", kBeta, false, false, kSwitches},
     {F::kDRAPrioritizedList, "DRAPrioritizedList", kGA, true, true, kAlwaysOn},
     {F::kDRAResourceClaimDeviceStatus, "DRAResourceClaimDeviceStatus", kGA, true, true, kAlwaysOn},
     {F::kDRASchedulerFilterTimeout, "DRASchedulerFilterTimeout", kBeta, true, false, kSwitches},

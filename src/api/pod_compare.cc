@@ -54,6 +54,15 @@ std::optional<Pod> comparable(const Pod& pod) {
     }
   }
   p.status = pod.status;
+  // The claims generated from templates: named after the pod by the resourceclaim controller,
+  // each pod's its own. Pods of the same template ask for the same devices (DynamicResources
+  // signs such a pod only while its claims are unallocated).
+  for (PodResourceClaimStatus& s : p.status.resourceClaimStatuses) {
+    const bool fromTemplate = std::ranges::any_of(pod.spec.resourceClaims, [&](const auto& c) {
+      return c.name == s.name && c.resourceClaimTemplateName.has_value();
+    });
+    if (fromTemplate) s.resourceClaimName.reset();
+  }
   // The phase, startTime and the pre-1.33 resize status: read by no scheduling decision.
   p.status.phase.clear();
   p.status.startTime.reset();

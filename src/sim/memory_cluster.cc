@@ -285,7 +285,7 @@ ApiResult MemoryCluster::bindPod(const api::Pod& pod, const std::string& nodeNam
 }
 
 ApiResult MemoryCluster::deletePod(const api::Pod& pod) {
-  std::string recreatedUid;
+  std::shared_ptr<api::Pod> again;
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(pod.metadata.uid);
@@ -297,21 +297,29 @@ ApiResult MemoryCluster::deletePod(const api::Pod& pod) {
     victims_.emplace_back(old->metadata.uid, Victim{old->metadata.namespace_, old->metadata.name,
                                                     old->spec.nodeName, ""});
     enqueue([this, old] { core_->onPodDelete(old); });
+    watched_.releaseClaimsOf(*old, deliverer());
     if (victimsBecomePending_) {
-      auto again = std::make_shared<api::Pod>(*old);
+      again = std::make_shared<api::Pod>(*old);
       again->spec.nodeName.clear();
       again->metadata.uid = old->metadata.uid + "-r" + std::to_string(++recreated_);
       again->metadata.deletionTimestamp.reset();
       again->status = api::PodStatus{};
       again->status.phase = "Pending";
-      pods_[again->metadata.uid] = again;
       keys_[again->metadata.uid] = keys_[old->metadata.uid];
-      order_.push_back(again->metadata.uid);
-      recreatedUid = again->metadata.uid;
-      enqueue([this, again] { core_->onPodAdd(again); });
     }
   }
-  if (!recreatedUid.empty() && onRecreated_) onRecreated_(recreatedUid);
+  if (!again) return std::nullopt;
+  // The copy's template claims are generated anew, as for a pod of the cluster (outside the
+  // lock, as insert() does).
+  if (!again->spec.resourceClaims.empty()) watched_.generateClaims(*again, cluster_.others);
+  {
+    std::lock_guard lock(mu_);
+    PodPtr stored = again;
+    pods_[stored->metadata.uid] = stored;
+    order_.push_back(stored->metadata.uid);
+    enqueue([this, stored] { core_->onPodAdd(stored); });
+  }
+  if (onRecreated_) onRecreated_(again->metadata.uid);
   return std::nullopt;
 }
 

@@ -260,17 +260,73 @@ ApiResult WatchedObjects::remove(const std::string& path, const nlohmann::json& 
     replace(*p, old, makeObject(std::move(next)), deliver);
     return std::nullopt;
   }
+  erase(*p, old, deliver);
+  return std::nullopt;
+}
+
+void WatchedObjects::erase(const PathParts& p, const UnstructuredPtr& old,
+                           const std::function<void(std::function<void()>)>& deliver) {
   std::erase_if(changed_, [&](const UnstructuredPtr& o) {
-    return o->metadata.namespace_ == p->ns && o->metadata.name == p->name &&
+    return o->metadata.namespace_ == p.ns && o->metadata.name == p.name &&
            o->object.value("kind", "") == old->object.value("kind", "");
   });
   removed_.push_back(old);
   for (const auto& w : watches_) {
-    if (!w->covers(*p)) continue;
+    if (!w->covers(p)) continue;
     std::erase(w->objects, old);
     if (w->handlers.onDelete) deliver([h = w->handlers.onDelete, old] { h(old); });
   }
-  return std::nullopt;
+}
+
+void WatchedObjects::releaseClaimsOf(const api::Pod& pod,
+                                     const std::function<void(std::function<void()>)>& deliver) {
+  std::vector<std::string> names;
+  for (const auto& pc : pod.spec.resourceClaims) {
+    if (pc.resourceClaimName) names.push_back(*pc.resourceClaimName);
+    for (const auto& s : pod.status.resourceClaimStatuses) {
+      if (s.name == pc.name && s.resourceClaimName) names.push_back(*s.resourceClaimName);
+    }
+  }
+  if (const auto& ext = pod.status.extendedResourceClaimStatus) {
+    names.push_back(ext->resourceClaimName);
+  }
+  for (const auto& name : names) {
+    const PathParts p{"resource.k8s.io", "resourceclaims", pod.metadata.namespace_, name};
+    UnstructuredPtr old;
+    for (const auto& w : watches_) {
+      if (w->covers(p) && !old) old = w->get(p.ns, p.name);
+    }
+    if (!old || !old->object.contains("status") || !old->object["status"].is_object()) continue;
+    nlohmann::json next = old->object;
+    nlohmann::json& status = next["status"];
+    nlohmann::json kept = nlohmann::json::array();
+    bool held = false;
+    for (const auto& r : status.value("reservedFor", nlohmann::json::array())) {
+      if (r.is_object() && r.value("uid", "") == pod.metadata.uid) {
+        held = true;
+      } else {
+        kept.push_back(r);
+      }
+    }
+    if (!held) continue;
+    bool owned = false;
+    for (const auto& o : next["metadata"].value("ownerReferences", nlohmann::json::array())) {
+      owned = owned || (o.is_object() && o.value("uid", "") == pod.metadata.uid);
+    }
+    next["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+    if (!kept.empty()) {
+      status["reservedFor"] = std::move(kept);
+    } else {
+      // Nobody holds it: deallocated, and deleted when it was the pod's own.
+      status.erase("reservedFor");
+      status.erase("allocation");
+      status.erase("devices");
+      if (owned) next["metadata"].erase("finalizers");
+    }
+    UnstructuredPtr updated = makeObject(std::move(next));
+    replace(p, old, updated, deliver);
+    if (kept.empty() && owned) erase(p, updated, deliver);
+  }
 }
 
 bool WatchedObjects::generateClaims(

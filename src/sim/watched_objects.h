@@ -65,6 +65,12 @@ class WatchedObjects {
   bool generateClaims(api::Pod& pod,
                       const std::map<std::string, std::vector<UnstructuredPtr>>& others);
 
+  // The resourceclaim controller's part once `pod` is gone (a preemption victim): the pod leaves
+  // its claims' reservedFor; a claim nobody holds any longer is deallocated, and deleted when
+  // the pod owned it (a template's, or its extended resources').
+  void releaseClaimsOf(const api::Pod& pod,
+                       const std::function<void(std::function<void()>)>& deliver);
+
   // The devices allocated to `pod`'s claims, "<claim>: <driver>/<pool>/<device>" each, in the
   // order of its spec.resourceClaims and of the allocation's results; then those of the claim
   // for its extended resources (status.extendedResourceClaimStatus), named by the resource. A
@@ -85,6 +91,9 @@ class WatchedObjects {
   // `old` becomes `updated` in the watches of `p`'s collection, whose handlers see the update.
   void replace(const PathParts& p, const UnstructuredPtr& old, const UnstructuredPtr& updated,
                const std::function<void(std::function<void()>)>& deliver);
+  // `old` leaves the watches of `p`'s collection, whose handlers see it deleted.
+  void erase(const PathParts& p, const UnstructuredPtr& old,
+             const std::function<void(std::function<void()>)>& deliver);
   std::vector<std::shared_ptr<Watch>> watches_;
   std::vector<UnstructuredPtr> changed_;  // generated or written, newest last
   std::vector<UnstructuredPtr> removed_;  // deleted

@@ -271,6 +271,38 @@ TEST_F(SimulateDra, TemplateClaimsGetADeviceEachUntilNoneIsLeft) {
   }
 }
 
+// Pods of one template batch (OpportunisticBatching): they land where full cycles put them,
+// one device each, whatever the gate.
+TEST_F(SimulateDra, PodsOfOneTemplateBatchAndLandAsFullCyclesPlaceThem) {
+  std::vector<std::string> parts = {node("n1", "16"),          node("n2", "8"),
+                                    node("n3", "4"),           slice("n1", {"t4", "t4", "t4"}),
+                                    slice("n2", {"t4", "t4"}), slice("n3", {"t4", "t4"}),
+                                    deviceClass("gpu"),        claimTemplate("one-gpu", oneGpu())};
+  for (int i = 0; i < 8; ++i) {
+    parts.push_back(pod("b" + std::to_string(i), {{"gpu", "resourceClaimTemplateName: one-gpu"}}));
+  }
+  const std::string cluster = file("cluster.yaml", docs(parts));
+  auto placements = [&](const json& doc) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& p : doc.at("pods")) {
+      out[p.at("name")] = p.at("node").is_null() ? std::vector<std::string>{} : devices(p);
+    }
+    return out;
+  };
+  const json batched = simulateJson(cluster);
+  const json full = simulateJson(cluster, {"--feature-gates", "OpportunisticBatching=false"});
+  ASSERT_TRUE(batched.is_object() && full.is_object());
+  EXPECT_EQ(placements(batched), placements(full)) << batched.dump(2) << full.dump(2);
+  std::set<std::string> used;
+  int placed = 0;
+  for (const auto& [name, d] : placements(batched)) {
+    if (d.empty()) continue;
+    ++placed;
+    EXPECT_TRUE(used.insert(d[0]).second) << "device given twice: " << d[0];
+  }
+  EXPECT_EQ(placed, 7);
+}
+
 // A claim allocated already (by an earlier scheduling) binds the pod to the nodes of its
 // allocation: n1 is refused with upstream's reason though it is emptier.
 TEST_F(SimulateDra, AnAllocatedClaimKeepsThePodOnItsNode) {
@@ -495,6 +527,37 @@ TEST_F(SimulateDra, BindingConditionsAreDecidedAsTheFilesSay) {
   const json doc = simulateJson(cluster);
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(byName(doc).at("q").at("node"), "n1") << doc.dump(2);
+}
+
+// Preemption for devices (DRAPreemption): docs/examples/dra/preemption.yaml. With the gate the
+// inference pod preempts the batch pod that started last and takes its GPU once its claim is
+// gone (the simulated resourceclaim controller deletes it); the victim, back as a pending copy,
+// gets nothing.
+// Without the gate no node is worth a preemption.
+TEST_F(SimulateDra, AHighPriorityPodPreemptsADeviceHolderWithTheGate) {
+  const std::string example = std::string(KSCHED_SOURCE_DIR) + "/docs/examples/dra/preemption.yaml";
+  const json doc = simulateJson(example, {"--feature-gates", "DRAPreemption=true"});
+  ASSERT_TRUE(doc.is_object());
+  const auto pods = byName(doc);
+  EXPECT_EQ(pods.at("inference").at("node"), "node-1") << doc.dump(2);
+  EXPECT_EQ(devices(pods.at("inference")),
+            std::vector<std::string>{"gpu: gpu.example.com/node-1/gpu-1"});
+  ASSERT_EQ(doc.at("victims").size(), 1U) << doc.at("victims").dump();
+  EXPECT_EQ(doc.at("victims")[0].at("name"), "batch-1");
+  EXPECT_EQ(doc.at("victims")[0].at("preemptor"), "ml/inference");
+  // The victim, back as a pending copy with a claim of its own, finds no free GPU.
+  ASSERT_TRUE(pods.contains("batch-1"));
+  EXPECT_TRUE(pods.at("batch-1").at("node").is_null());
+  EXPECT_THAT(details(pods.at("batch-1"), "DynamicResources"),
+              HasSubstr("all 2 matching devices of class \"gpu.example.com\" are in use"));
+
+  const json off = simulateJson(example);
+  ASSERT_TRUE(off.is_object());
+  const auto offPods = byName(off);
+  EXPECT_TRUE(offPods.at("inference").at("node").is_null()) << off.dump(2);
+  EXPECT_TRUE(off.at("victims").empty());
+  EXPECT_THAT(offPods.at("inference").dump(),
+              HasSubstr("Preemption is not helpful for scheduling"));
 }
 
 }  // namespace

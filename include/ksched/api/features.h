@@ -36,6 +36,7 @@ enum class Feature : uint8_t {
   kDRANodeAllocatableResources,
   kDRAOptionalNodeOperations,
   kDRAPartitionableDevices,
+  kDRAPreemption,
   kDRAPrioritizedList,
   kDRAResourceClaimDeviceStatus,
   kDRASchedulerFilterTimeout,
