@@ -6,7 +6,7 @@
 //     found no device); the slice that appears later wakes it (the ResourceSlice hint) and it
 //     binds, with its claim created, allocated and reserved.
 //   - Pods never share a device: with two devices and three pods, two bind on distinct
-//     devices and the third waits.
+//     devices and the third waits; `ksched explain` on the live cluster says both are in use.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -16,6 +16,7 @@
 #include "client/errors.h"
 #include "cluster.h"
 #include "dra.h"
+#include "explain_cli.h"
 #include "objects.h"
 #include "running_scheduler.h"
 #include "scheduler/explain.h"
@@ -158,6 +159,19 @@ TEST_F(DraExtended, PodsNeverShareADeviceAndTheOneWithoutWaits) {
     }
   }
   EXPECT_EQ(devices, (std::set<std::string>{"gpu-0", "gpu-1"}));
+
+  // `ksched explain` on the live cluster reads the slices, the class and the claims the
+  // scheduler wrote: the waiting pod finds both devices in use.
+  std::string waiting;
+  for (const auto& p : listPods(admin, kNs)) {
+    if (p.spec.nodeName.empty()) waiting = p.metadata.name;
+  }
+  const CliRun r = explainCli("-n " + std::string(kNs) + " " + waiting);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("DynamicResources"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all 2 matching devices of class \"ext-gpu\" are in use on this node"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "explain_cli.h"
 #include "scheduling.h"
 
 namespace ksched::testing {
@@ -18,24 +19,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kNs = "explain";
-
-struct CliRun {
-  int rc = -1;
-  std::string out;
-};
-
-// `ksched explain <args>` as the cluster admin; stdout and stderr together.
-CliRun cli(const std::string& args) {
-  const std::string cmd = std::string(KSCHED_BINARY) + " explain --kubeconfig " +
-                          TestCluster::get().kubeconfig("admin") + " " + args +
-                          " 2>&1; echo \"rc=$?\"";
-  std::string out = runCommand(cmd);
-  const auto at = out.rfind("rc=");
-  CliRun r;
-  r.rc = std::stoi(out.substr(at + 3));
-  r.out = out.substr(0, at);
-  return r;
-}
 
 std::string podScheduledMessage(RestClient& admin, const std::string& name) {
   auto p = admin.get("/api/v1/namespaces/" + kNs + "/pods/" + name);
@@ -171,7 +154,7 @@ TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
                                                 {"inUse", "0"},
                                                 {"free", "1.5"}}));
 
-  CliRun table = cli("-n " + kNs + " trainer");
+  CliRun table = explainCli("-n " + kNs + " trainer");
   EXPECT_EQ(table.rc, 0) << table.out;
   for (const char* want : {"0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 "
                            "Insufficient cpu.",
@@ -181,7 +164,7 @@ TEST_F(Explain, PendingPodNamesEveryNodeWithItsReasonAndShortfall) {
                            "dedicated=gpu:NoSchedule not tolerated"}) {
     EXPECT_NE(table.out.find(want), std::string::npos) << want << " not in:\n" << table.out;
   }
-  CliRun asJson = cli("-n " + kNs + " trainer -o json");
+  CliRun asJson = explainCli("-n " + kNs + " trainer -o json");
   ASSERT_EQ(asJson.rc, 0) << asJson.out;
   json j = json::parse(asJson.out.substr(asJson.out.find('{')));
   EXPECT_EQ(j["filtered"], e["filtered"]) << "the command and the daemon agree";
@@ -256,7 +239,7 @@ TEST_F(Explain, PreemptionNamesTheNodeAndVictimsAndEvictsNobody) {
                            "profiles:\n"
                            "  - schedulerName: explain-offline\n";
 
-  CliRun r = cli("-n " + kNs + " urgent --config " + config + " -o json");
+  CliRun r = explainCli("-n " + kNs + " urgent --config " + config + " -o json");
   ASSERT_EQ(r.rc, 0) << r.out;
   json e = json::parse(r.out.substr(r.out.find('{')));
   EXPECT_EQ(e["profile"], "explain-offline");
@@ -264,7 +247,7 @@ TEST_F(Explain, PreemptionNamesTheNodeAndVictimsAndEvictsNobody) {
                                    {"node", "small-1"},
                                    {"victims", json::array({kNs + "/low-1"})}}))
       << e.dump(2);
-  CliRun table = cli("-n " + kNs + " urgent --config " + config);
+  CliRun table = explainCli("-n " + kNs + " urgent --config " + config);
   EXPECT_NE(table.out.find("DefaultPreemption would make room on small-1 by evicting 1 pod(s): " +
                            kNs + "/low-1"),
             std::string::npos)
@@ -284,28 +267,28 @@ TEST_F(Explain, BadInputIsAClearMessageAndANonZeroExit) {
   admin.post("/api/v1/namespaces/" + kNs + "/pods", other);
   admin.post("/api/v1/namespaces/" + kNs + "/pods", sizedPod(kNs, "mine", "100m"));
 
-  CliRun r = cli("-n " + kNs + " nope");
+  CliRun r = explainCli("-n " + kNs + " nope");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("pod explain/nope not found"), std::string::npos) << r.out;
-  r = cli("-n " + kNs + " elsewhere");
+  r = explainCli("-n " + kNs + " elsewhere");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("pod explain/elsewhere is for scheduler \"someone-else\""),
             std::string::npos)
       << r.out;
-  r = cli("-n " + kNs + " mine --node no-such-node");
+  r = explainCli("-n " + kNs + " mine --node no-such-node");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("node \"no-such-node\" is not in the scheduler's cache"), std::string::npos)
       << r.out;
-  r = cli("-n " + kNs + " mine -o yaml");
+  r = explainCli("-n " + kNs + " mine -o yaml");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("--output: \"yaml\" is not table or json"), std::string::npos) << r.out;
-  r = cli("-n " + kNs + " mine --feature-gates NoSuchGate=true");
+  r = explainCli("-n " + kNs + " mine --feature-gates NoSuchGate=true");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("invalid argument \"NoSuchGate=true\" for \"--feature-gates\" flag"),
             std::string::npos)
       << r.out;
   // With the gate on, a pod of no PodGroup is explained as before: no group section.
-  r = cli("-n " + kNs + " mine --feature-gates GenericWorkload=true");
+  r = explainCli("-n " + kNs + " mine --feature-gates GenericWorkload=true");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(r.out.find("Pod group"), std::string::npos) << r.out;
 
