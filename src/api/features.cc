@@ -3,6 +3,8 @@
 
 #include <ksched/api/features.h>
 
+#include "other_gates.h"
+
 namespace ksched::features {
 namespace {
 
@@ -137,7 +139,19 @@ Gates::Gates() noexcept {
 
 std::optional<std::string> Gates::set(std::string_view name, bool value) {
   const Spec* s = find(name);
-  if (s == nullptr) return "unrecognized feature gate: " + std::string(name);
+  if (s == nullptr) {
+    if (!isOtherComponentGate(name)) return "unrecognized feature gate: " + std::string(name);
+    // Another component's gate: accepted as kube-scheduler's process accepts it, and kept to
+    // warn about.
+    const std::string setting = std::string(name) + "=" + boolText(value);
+    std::erase_if(others_, [&](const std::string& o) {
+      return o.size() > name.size() && o.compare(0, name.size(), name) == 0 &&
+             o[name.size()] == '=';
+    });
+    others_.push_back(setting);
+    std::sort(others_.begin(), others_.end());
+    return std::nullopt;
+  }
   if (s->lockToDefault && value != s->defaultValue) {
     return "cannot set feature gate " + std::string(name) + " to " + boolText(value) +
            ", feature is locked to " + boolText(s->defaultValue);
@@ -205,6 +219,11 @@ std::string Gates::changed() const {
 }
 
 void Gates::check(std::vector<std::string>& errors, std::vector<std::string>& warnings) const {
+  for (const std::string& setting : others_) {
+    warnings.push_back("feature gate " + setting +
+                       ": a gate of other Kubernetes components, not of the scheduler; ksched "
+                       "accepts it and it changes nothing (docs/compatibility.md)");
+  }
   for (const Spec& s : kSpecs) {
     const bool v = enabled(s.feature);
     if (v == s.defaultValue) continue;

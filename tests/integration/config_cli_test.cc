@@ -217,7 +217,7 @@ TEST_F(ConfigCliTest, WrittenDefaultProfileIsThatOf137) {
   EXPECT_EQ(readFile(same), written);
 }
 
-TEST_F(ConfigCliTest, LockedOrUnknownFeatureGatesFailAtStartUp) {
+TEST_F(ConfigCliTest, LockedOrUnknownGatesFailAndOtherComponentsGatesWarn) {
   const std::string out = (dir_ / "never.yaml").string();
   Outcome locked =
       run(with({"--write-config-to=" + out, "--feature-gates", "NodeDeclaredFeatures=false"}));
@@ -232,6 +232,14 @@ TEST_F(ConfigCliTest, LockedOrUnknownFeatureGatesFailAtStartUp) {
   Outcome alpha = run(with(
       {"--write-config-to=" + out, "--feature-gates", "TaintTolerationComparisonOperators=true"}));
   EXPECT_EQ(alpha.exitCode, 0) << alpha.err;
+  // Another component's gate, as a --feature-gates value shared by a cluster's components
+  // carries it: accepted, with a warning.
+  Outcome other = run(with(
+      {"--write-config-to=" + out, "--feature-gates", "NodeSwap=true,PodLevelResources=true"}));
+  EXPECT_EQ(other.exitCode, 0) << other.err;
+  EXPECT_THAT(other.out + other.err,
+              HasSubstr("feature gate NodeSwap=true: a gate of other Kubernetes components, not "
+                        "of the scheduler; ksched accepts it and it changes nothing"));
 }
 
 TEST_F(ConfigCliTest, HelpAndVersion) {

@@ -111,7 +111,8 @@ class Gates {
   // Applies a --feature-gates value: "Name=true,Other=false" (spaces around items ignored;
   // AllAlpha and AllBeta set every alpha or beta gate not named in the same value). On an error
   // nothing changes and the result is upstream's message, e.g. "unrecognized feature gate: X"
-  // or "cannot set feature gate X to false, feature is locked to true".
+  // or "cannot set feature gate X to false, feature is locked to true". A gate of another
+  // component (NodeSwap, a kubelet's) is accepted and changes nothing; check() warns of it.
   [[nodiscard]] std::optional<std::string> set(std::string_view flagValue);
   // One gate by name; the same errors.
   [[nodiscard]] std::optional<std::string> set(std::string_view name, bool value);
@@ -123,13 +124,16 @@ class Gates {
   // The gates that differ from their defaults, "Name=value" in name order, comma-separated.
   [[nodiscard]] std::string changed() const;
   // What ksched cannot honour in these gates: `errors` for gates it refuses to run with (a
-  // kRefusedOn gate set true), `warnings` for changed gates that change nothing in ksched.
+  // kRefusedOn gate set true), `warnings` for changed gates that change nothing in ksched and
+  // for gates of other components set (kube-scheduler's process accepts those too).
   void check(std::vector<std::string>& errors, std::vector<std::string>& warnings) const;
 
   friend bool operator==(const Gates&, const Gates&) = default;
 
  private:
   std::array<bool, static_cast<size_t>(Feature::kCount)> values_{};
+  // Gates of other components that were set, "Name=value" in name order.
+  std::vector<std::string> others_;
 };
 
 // The lines --help lists: "AllAlpha=true|false (ALPHA - default=false)", "AllBeta=...", then

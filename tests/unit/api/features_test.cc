@@ -140,5 +140,28 @@ TEST(FeatureGates, ListTypeAttributesSwitches) {
   EXPECT_TRUE(warnings.empty());
 }
 
+// kube-scheduler's process accepts every component's gates (one process-wide set): a
+// --feature-gates value shared by a cluster's components starts ksched too, with a warning.
+TEST(FeatureGates, OtherComponentsGatesAreAcceptedWithAWarning) {
+  Gates g;
+  ASSERT_EQ(g.set("NodeSwap=true, PodLevelResources=false,KubeletPSI=false"), std::nullopt);
+  EXPECT_FALSE(g.enabled(Feature::kPodLevelResources));
+  ASSERT_EQ(g.set("NodeSwap", false), std::nullopt);  // set again: the last value counts
+  std::vector<std::string> errors, warnings;
+  g.check(errors, warnings);
+  EXPECT_TRUE(errors.empty());
+  ASSERT_GE(warnings.size(), 2U);
+  EXPECT_EQ(warnings[0],
+            "feature gate KubeletPSI=false: a gate of other Kubernetes components, not of the "
+            "scheduler; ksched accepts it and it changes nothing (docs/compatibility.md)");
+  EXPECT_EQ(warnings[1],
+            "feature gate NodeSwap=false: a gate of other Kubernetes components, not of the "
+            "scheduler; ksched accepts it and it changes nothing (docs/compatibility.md)");
+  // Names are case-sensitive, and a name no component has is still refused.
+  EXPECT_EQ(g.set("nodeswap=true"), "unrecognized feature gate: nodeswap");
+  EXPECT_EQ(g.set("NodeSwap=true,NoSuchGate=true"), "unrecognized feature gate: NoSuchGate");
+  EXPECT_EQ(g.changed(), "PodLevelResources=false") << "ksched's own gates only";
+}
+
 }  // namespace
 }  // namespace ksched::features
