@@ -14,20 +14,17 @@
 #include <ksched/api/rfc3339.h>
 
 #include "plugins/dynamic_resources/dynamic_resources.h"
+#include "tests/support/dra_plugin_json.h"
 #include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {
 
 using namespace std::chrono_literals;
+using dra::testjson::gpuClass;
+using dra::testjson::meta;
 using nlohmann::json;
 using Code = dra::BindingState::Code;
-
-json meta(const std::string& name, const std::string& ns = "") {
-  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
-  if (!ns.empty()) m["namespace"] = ns;
-  return m;
-}
 
 json condition(const std::string& type, const std::string& status, const std::string& reason = "",
                const std::string& message = "") {
@@ -130,15 +127,6 @@ TEST(BindingConditions, TheTimeoutCountsFromTheAllocationTimestamp) {
 }
 
 // ---- the plugin ----
-
-json gpuClass() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "DeviceClass"},
-          {"metadata", meta("gpu")},
-          {"spec",
-           {{"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
-}
 
 json slice() {
   return {{"apiVersion", "resource.k8s.io/v1"},

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/dra_plugin_json.h"
 #include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
@@ -18,37 +19,11 @@ namespace {
 // The default feature gates, for args decoded outside a profile.
 const features::Gates kDefaultGates;
 
+using dra::testjson::gpuClass;
+using dra::testjson::meta;
 using nlohmann::json;
 using testutil::NodeWrapper;
 using testutil::PodWrapper;
-
-json meta(const std::string& name, const std::string& ns = "") {
-  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
-  if (!ns.empty()) m["namespace"] = ns;
-  return m;
-}
-
-json gpuClass() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "DeviceClass"},
-          {"metadata", meta("gpu")},
-          {"spec",
-           {{"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
-}
-
-json slice(const std::string& node, int devices) {
-  json d = json::array();
-  for (int i = 0; i < devices; ++i) d.push_back({{"name", "gpu-" + std::to_string(i)}});
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", meta(node + "-gpus")},
-          {"spec",
-           {{"driver", "gpu.example.com"},
-            {"nodeName", node},
-            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", d}}}};
-}
 
 json claim(const std::string& name, const json& extraMeta = json::object()) {
   json m = meta(name, "ml");
@@ -80,7 +55,7 @@ class DynamicResourcesTest : public ::testing::Test {
  protected:
   DynamicResourcesTest() : state(std::make_shared<dra::DraState>()), plugin(handle, state) {
     state->onClass(gpuClass());
-    state->onSlice(slice("n1", 1));
+    state->onSlice(dra::testjson::nodeSlice("n1", 1));
   }
 
   testing::FakeHandle handle;
@@ -189,11 +164,11 @@ TEST_F(DynamicResourcesTest, TheNextCycleSeesSlicesThatChanged) {
   ASSERT_TRUE(plugin.reserve(sa, a, "n1").ok());  // n1's one device is in flight
   EXPECT_FALSE(fits(b, n1));
   EXPECT_FALSE(fits(b, n1));  // the same slices: the kept index
-  state->onSlice(slice("n1", 2));
+  state->onSlice(dra::testjson::nodeSlice("n1", 2));
   EXPECT_TRUE(fits(b, n1));
   const NodeInfo n2{std::make_shared<api::Node>(NodeWrapper("n2").obj())};
   EXPECT_FALSE(fits(b, n2));
-  state->onSlice(slice("n2", 1));
+  state->onSlice(dra::testjson::nodeSlice("n2", 1));
   EXPECT_TRUE(fits(b, n2));
   state->onSliceDelete("n1-gpus");
   EXPECT_FALSE(fits(b, n1));
@@ -362,7 +337,7 @@ TEST_F(DynamicResourcesTest, ExtendedResourcesComeFromDevicesWhereNoDevicePlugin
 // Score altogether.
 TEST_F(DynamicResourcesTest, ScoreFavoursTheNodeThatGotAnEarlierChoiceOfAPrioritizedList) {
   auto modelSlice = [](const std::string& node, const std::string& model) {
-    json j = slice(node, 1);
+    json j = dra::testjson::nodeSlice(node, 1);
     j["spec"]["devices"][0]["attributes"] = {{"model", {{"string", model}}}};
     return j;
   };
@@ -415,7 +390,7 @@ TEST_F(DynamicResourcesTest, AFilterLongerThanFilterTimeoutRefusesTheNode) {
     devs.push_back(
         {{"name", "gpu-" + std::to_string(i)}, {"attributes", {{"numa", {{"int", i % 2}}}}}});
   }
-  json big = slice("n1", 0);
+  json big = dra::testjson::nodeSlice("n1", 0);
   big["spec"]["devices"] = devs;
   state->onSlice(big);
   json c = claim("twenty");
@@ -500,8 +475,8 @@ TEST(DraStateTest, ASliceArrivingIsAnEventThatRetriesRejectedPods) {
       (std::vector<std::string>{
           "/apis/resource.k8s.io/v1/resourceclaims", "/apis/resource.k8s.io/v1/resourceslices",
           "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/devicetaintrules"}));
-  state.onSlice(slice("late", 2));
-  state.onSlice(slice("late", 3));
+  state.onSlice(dra::testjson::nodeSlice("late", 2));
+  state.onSlice(dra::testjson::nodeSlice("late", 3));
   state.onClass(gpuClass());
   EXPECT_EQ(handle.events, (std::vector<std::string>{"resource.k8s.io/ResourceSliceAdd",
                                                      "resource.k8s.io/ResourceSliceUpdate",
@@ -520,8 +495,8 @@ TEST(DraStateTest, ASliceArrivingIsAnEventThatRetriesRejectedPods) {
 TEST(DraStateTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
   RecordingHandle handle;
   dra::DraState state(handle);
-  state.onSlice(slice("n1", 2));
-  state.onSlice(slice("n2", 1));
+  state.onSlice(dra::testjson::nodeSlice("n1", 2));
+  state.onSlice(dra::testjson::nodeSlice("n2", 1));
   auto rule = [](const std::string& name, json selector) {
     return json{
         {"apiVersion", "resource.k8s.io/v1beta2"},
@@ -556,7 +531,7 @@ TEST(DraStateTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
   // Through the plugin: the tainted device is not handed out.
   auto shared = std::make_shared<dra::DraState>();
   shared->onClass(gpuClass());
-  shared->onSlice(slice("n1", 1));
+  shared->onSlice(dra::testjson::nodeSlice("n1", 1));
   shared->onTaintRule(rule("down", {{"device", "gpu-0"}}));
   shared->onClaim(claim("c"));
   testing::FakeHandle fake;

@@ -14,39 +14,15 @@
 
 #include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/dynamic_resources/dynamic_resources_cycle.h"
+#include "tests/support/dra_plugin_json.h"
 #include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {
 
+using dra::testjson::gpuClass;
+using dra::testjson::meta;
 using nlohmann::json;
-
-json meta(const std::string& name, const std::string& ns = "") {
-  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
-  if (!ns.empty()) m["namespace"] = ns;
-  return m;
-}
-
-json gpuClass() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "DeviceClass"},
-          {"metadata", meta("gpu")},
-          {"spec",
-           {{"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
-}
-
-// Node n1's two GPUs.
-json slice() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", meta("n1-gpus")},
-          {"spec",
-           {{"driver", "gpu.example.com"},
-            {"nodeName", "n1"},
-            {"pool", {{"name", "n1"}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", json::array({{{"name", "gpu-0"}}, {{"name", "gpu-1"}}})}}}};
-}
 
 json consumer(const std::string& pod) {
   return {{"resource", "pods"}, {"name", pod}, {"uid", pod + "-uid"}};
@@ -102,7 +78,7 @@ class DraPreemption : public ::testing::Test {
   DraPreemption() : state(std::make_shared<dra::DraState>()) {
     handle.setFeatures(withPreemption(true));
     state->onClass(gpuClass());
-    state->onSlice(slice());
+    state->onSlice(dra::testjson::nodeSlice("n1", 2));
     state->onClaim(claim("want"));
     preemptor = *podUsing("p", {"want"}, 100)->pod;
     preemptor.spec.nodeName.clear();
