@@ -263,6 +263,12 @@ class PreemptionDryRunTest : public ::testing::Test {
     return plugin_->findCandidate(state_, preemptor, statuses, chosen);
   }
 
+  // The work the plugin handed to the framework's pool (evicting victims) ends while the plugin
+  // still lives, as the scheduler drains it before its plugins go.
+  void TearDown() override {
+    if (fwk_) fwk_->close();
+  }
+
   testutil::FakeEventRecorder events_;
   testutil::InlineParallelizer parallelizer_;
   StaticClusterListers listers_;
