@@ -24,6 +24,7 @@
 
 #include <ksched/api/pod.h>
 #include <ksched/cycle_state.h>
+#include <ksched/handle.h>
 
 namespace ksched {
 
@@ -39,6 +40,12 @@ class PreemptionSettling {
     std::function<void(const CycleState& dryRun, const api::Pod& pod, const std::string& node)>
         chosen;
   };
+
+  // The process's registry (created on first use).
+  [[nodiscard]] static std::shared_ptr<PreemptionSettling> of(Handle& handle) {
+    return handle.shared<PreemptionSettling>(kKey,
+                                             [] { return std::make_shared<PreemptionSettling>(); });
+  }
 
   void add(Participant p) {
     std::lock_guard lock(mu_);

@@ -55,10 +55,8 @@ using Clock = std::chrono::system_clock;
 // status.startTime. Pods that have not started (assumed, or no kubelet yet) count as started
 // "now", i.e. after every pod that has; they compare equal among themselves.
 Clock::time_point startTime(const api::Pod& pod) {
-  if (pod.status.startTime) {
-    if (auto t = api::parseRFC3339(*pod.status.startTime)) return *t;
-  }
-  return Clock::time_point::max();
+  const auto t = pod.status.startTime ? api::parseRFC3339(*pod.status.startTime) : std::nullopt;
+  return t ? *t : Clock::time_point::max();
 }
 
 bool selectorIsEmpty(const std::optional<api::LabelSelector>& s) {
@@ -209,8 +207,7 @@ DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, Handle& handle)
     : args_(args),
       handle_(handle),
       rng_(handle.randomSeed()),
-      settling_(handle.shared<PreemptionSettling>(
-          PreemptionSettling::kKey, [] { return std::make_shared<PreemptionSettling>(); })) {
+      settling_(PreemptionSettling::of(handle)) {
   if (handle.features().enabled(features::Feature::kGenericWorkload)) {
     podGroups_ = handle.watchObjects({.kind = "PodGroup",
                                       .path = std::string(api::kPodGroupsV1beta1),
@@ -310,9 +307,7 @@ Status DefaultPreemption::findCandidate(const CycleState& state, const api::Pod&
   if (why.empty() && victimsStillPresent(pod, snapshot)) {
     why = "not eligible due to a terminating pod on the nominated node.";
   }
-  if (why.empty() && pod.spec.preemptionPolicy.value_or("") != "Never") {
-    why = settling_->settling(pod);
-  }
+  if (why.empty()) why = settling_->settling(pod);  // preemptionPolicy Never said so already
   if (!why.empty()) return Status::unschedulable(why);
 
   // Nodes where preemption might help: rejected as Unschedulable. Nodes without a status were

@@ -249,8 +249,7 @@ PluginFactory dynamicResourcesFactory() {
       [](const DynamicResourcesArgs& args, Handle& h) {
         std::shared_ptr<PreemptionSettling> settling;
         if (h.features().enabled(features::Feature::kDRAPreemption)) {
-          settling = h.shared<PreemptionSettling>(
-              PreemptionSettling::kKey, [] { return std::make_shared<PreemptionSettling>(); });
+          settling = PreemptionSettling::of(h);
         }
         auto state = h.shared<dra::DraState>(names::kDynamicResources, [&h, &settling] {
           auto made = std::make_shared<dra::DraState>(h);
