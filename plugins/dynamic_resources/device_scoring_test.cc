@@ -5,25 +5,22 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugins/dynamic_resources/dynamic_resources.h"
+#include "tests/support/dra_plugin_json.h"
 #include "tests/support/plugin_test_util.h"
 
 namespace ksched::plugins {
 namespace {
 
+using dra::testjson::meta;
 using nlohmann::json;
 using testutil::NodeWrapper;
 using testutil::PodWrapper;
 
 const features::Gates kGates;
-
-json meta(const std::string& name, const std::string& ns = "") {
-  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
-  if (!ns.empty()) m["namespace"] = ns;
-  return m;
-}
 
 // `roots[i]` is the PCIe root of gpu-i.
 json gpuSlice(const std::string& node, const std::vector<std::string>& roots) {
@@ -33,14 +30,7 @@ json gpuSlice(const std::string& node, const std::vector<std::string>& roots) {
         {{"name", "gpu-" + std::to_string(i)},
          {"attributes", {{"resource.kubernetes.io/pcieRoot", {{"string", roots[i]}}}}}});
   }
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", meta(node + "-gpus")},
-          {"spec",
-           {{"driver", "gpu.example.com"},
-            {"nodeName", node},
-            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", devices}}}};
+  return dra::testjson::nodeSlice(node, std::move(devices));
 }
 
 class DeviceScoringTest : public ::testing::Test {

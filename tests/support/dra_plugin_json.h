@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 namespace ksched::plugins::dra::testjson {
 
@@ -25,10 +26,8 @@ inline nlohmann::json gpuClass() {
                  {{{"cel", {{"expression", "device.driver == \"gpu.example.com\""}}}}})}}}};
 }
 
-// The slice of `node`'s pool: `devices` GPUs named gpu-0, gpu-1, ...
-inline nlohmann::json nodeSlice(const std::string& node, int devices) {
-  nlohmann::json d = nlohmann::json::array();
-  for (int i = 0; i < devices; ++i) d.push_back({{"name", "gpu-" + std::to_string(i)}});
+// The slice of `node`'s pool (driver gpu.example.com) holding `devices`.
+inline nlohmann::json nodeSlice(const std::string& node, nlohmann::json devices) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceSlice"},
           {"metadata", meta(node + "-gpus")},
@@ -36,7 +35,14 @@ inline nlohmann::json nodeSlice(const std::string& node, int devices) {
            {{"driver", "gpu.example.com"},
             {"nodeName", node},
             {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", d}}}};
+            {"devices", std::move(devices)}}}};
+}
+
+// The same with `devices` plain GPUs named gpu-0, gpu-1, ...
+inline nlohmann::json nodeSlice(const std::string& node, int devices) {
+  nlohmann::json d = nlohmann::json::array();
+  for (int i = 0; i < devices; ++i) d.push_back({{"name", "gpu-" + std::to_string(i)}});
+  return nodeSlice(node, std::move(d));
 }
 
 }  // namespace ksched::plugins::dra::testjson

@@ -13,6 +13,7 @@
 #include "framework/parallelizer.h"
 #include "plugins/registry.h"
 #include "scheduler/explain.h"
+#include "tests/support/dra_plugin_json.h"
 #include "tests/support/framework_test_plugins.h"
 
 namespace ksched::scheduler {
@@ -20,13 +21,8 @@ namespace {
 
 using ksched::testing::NodeWrapper;
 using nlohmann::json;
+using plugins::dra::testjson::meta;
 using ::testing::HasSubstr;
-
-json meta(const std::string& name, const std::string& ns = "") {
-  json m = {{"name", name}, {"uid", name + "-uid"}, {"resourceVersion", "1"}};
-  if (!ns.empty()) m["namespace"] = ns;
-  return m;
-}
 
 json gpuSlice(const std::string& node) {
   json devices = json::array();
@@ -36,14 +32,7 @@ json gpuSlice(const std::string& node) {
                         {{"resource.kubernetes.io/pcieRoot",
                           {{"string", i % 2 == 0 ? "pci0000:00" : "pci0000:40"}}}}}});
   }
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", meta(node + "-gpus")},
-          {"spec",
-           {{"driver", "gpu.example.com"},
-            {"nodeName", node},
-            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", devices}}}};
+  return plugins::dra::testjson::nodeSlice(node, std::move(devices));
 }
 
 json fourGpus(const std::string& name) {
