@@ -37,6 +37,8 @@ enum class EventResource : uint8_t {
   kPersistentVolumeClaim,
   kStorageClass,
   kCSINode,
+  kCSIDriver,
+  kCSIStorageCapacity,
   kPodDisruptionBudget,
   kNamespace,
   kService,
@@ -114,7 +116,8 @@ using EventObject = std::variant<
     std::shared_ptr<const api::PodDisruptionBudget>, std::shared_ptr<const api::Namespace>,
     std::shared_ptr<const api::Service>, std::shared_ptr<const api::ResourceClaim>,
     std::shared_ptr<const api::ResourceSlice>, std::shared_ptr<const api::DeviceClass>,
-    std::shared_ptr<const api::PodGroup>, std::shared_ptr<const api::CompositePodGroup>>;
+    std::shared_ptr<const api::PodGroup>, std::shared_ptr<const api::CompositePodGroup>,
+    std::shared_ptr<const api::CSIDriver>, std::shared_ptr<const api::CSIStorageCapacity>>;
 
 // The object if it is a T, else nullptr: `if (const api::Node* n = as<api::Node>(newObj))`.
 template <typename T>

@@ -52,6 +52,16 @@ class ClusterListers {
       std::string_view name) const = 0;
   [[nodiscard]] virtual std::shared_ptr<const api::CSINode> getCSINode(
       std::string_view name) const = 0;
+  // CSI drivers and the storage capacity they report (VolumeBinding, NodeVolumeLimits). Not
+  // pure: a listers implementation without them has no driver and no capacity objects.
+  [[nodiscard]] virtual std::shared_ptr<const api::CSIDriver> getCSIDriver(
+      std::string_view /*name*/) const {
+    return nullptr;
+  }
+  // Every CSIStorageCapacity, all namespaces.
+  [[nodiscard]] virtual ObjectList<api::CSIStorageCapacity> csiStorageCapacities() const {
+    return {};
+  }
 };
 
 // An in-memory ClusterListers: objects are added (or replaced, by namespace/name) with add().
@@ -68,6 +78,8 @@ class StaticClusterListers final : public ClusterListers {
   void add(api::PersistentVolume o) { put(pvs_, std::move(o)); }
   void add(api::StorageClass o) { put(storageClasses_, std::move(o)); }
   void add(api::CSINode o) { put(csiNodes_, std::move(o)); }
+  void add(api::CSIDriver o) { put(csiDrivers_, std::move(o)); }
+  void add(api::CSIStorageCapacity o) { put(capacities_, std::move(o)); }
 
   [[nodiscard]] ObjectList<api::Service> services(std::string_view ns) const override {
     return inNamespace(services_, ns);
@@ -109,6 +121,13 @@ class StaticClusterListers final : public ClusterListers {
   [[nodiscard]] std::shared_ptr<const api::CSINode> getCSINode(
       std::string_view name) const override {
     return find(csiNodes_, "", name);
+  }
+  [[nodiscard]] std::shared_ptr<const api::CSIDriver> getCSIDriver(
+      std::string_view name) const override {
+    return find(csiDrivers_, "", name);
+  }
+  [[nodiscard]] ObjectList<api::CSIStorageCapacity> csiStorageCapacities() const override {
+    return all(capacities_);
   }
 
  private:
@@ -157,6 +176,8 @@ class StaticClusterListers final : public ClusterListers {
   Store<api::PersistentVolume> pvs_;
   Store<api::StorageClass> storageClasses_;
   Store<api::CSINode> csiNodes_;
+  Store<api::CSIDriver> csiDrivers_;
+  Store<api::CSIStorageCapacity> capacities_;
 };
 
 }  // namespace ksched

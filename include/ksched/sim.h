@@ -62,6 +62,8 @@ struct Cluster {
   std::vector<api::PersistentVolume> persistentVolumes;
   std::vector<api::StorageClass> storageClasses;
   std::vector<api::CSINode> csiNodes;
+  std::vector<api::CSIDriver> csiDrivers;
+  std::vector<api::CSIStorageCapacity> csiStorageCapacities;
 
   // Objects of every other kind (custom resources such as scheduling.x-k8s.io PodGroups, which
   // plugins watch through Handle::watchObjects), by "<apiVersion>/<kind>", e.g.

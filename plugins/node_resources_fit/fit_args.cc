@@ -4,6 +4,7 @@
 
 #include <ksched/api/resources.h>
 #include <ksched/helper/args_json.h>
+#include <ksched/helper/shape_score.h>
 #include <ksched/registry.h>
 
 namespace ksched::plugins {
@@ -50,55 +51,11 @@ ScoringStrategy decodeStrategy(const nlohmann::json& j, const std::string& path)
     const std::string rtcrPath = childPath(path, "requestedToCapacityRatio");
     helper::expectObject(*rtcr, rtcrPath, {"shape"});
     RequestedToCapacityRatioParam param;
-    const std::string shapePath = childPath(rtcrPath, "shape");
-    const nlohmann::json& shape = arrayAt(*rtcr, "shape", rtcrPath);
-    for (size_t i = 0; i < shape.size(); ++i) {
-      const std::string p = indexPath(shapePath, i);
-      helper::expectObject(shape[i], p, {"utilization", "score"});
-      UtilizationShapePoint point;
-      helper::readInt32(shape[i], "utilization", p, point.utilization);
-      helper::readInt32(shape[i], "score", p, point.score);
-      param.shape.push_back(point);
-    }
+    param.shape =
+        helper::readShape(arrayAt(*rtcr, "shape", rtcrPath), childPath(rtcrPath, "shape"));
     s.requestedToCapacityRatio = std::move(param);
   }
   return s;
-}
-
-std::vector<helper::FieldError> validateFunctionShape(
-    const std::vector<UtilizationShapePoint>& shape, const std::string& path) {
-  constexpr int32_t kMinUtilization = 0;
-  constexpr int32_t kMaxUtilization = 100;
-  constexpr int32_t kMinScore = 0;
-  constexpr int32_t kMaxScore = kMaxCustomPriorityScore;
-  std::vector<helper::FieldError> errs;
-  if (shape.empty()) {
-    errs.push_back(helper::required(path, "at least one point must be specified"));
-    return errs;
-  }
-  for (size_t i = 1; i < shape.size(); ++i) {
-    if (shape[i - 1].utilization >= shape[i].utilization) {
-      errs.push_back(helper::invalid(childPath(indexPath(path, i), "utilization"),
-                                     shape[i].utilization,
-                                     "values must be sorted in increasing order"));
-      break;
-    }
-  }
-  const std::string utilizationRange = "not in valid range [" + std::to_string(kMinUtilization) +
-                                       ", " + std::to_string(kMaxUtilization) + "]";
-  const std::string scoreRange =
-      "not in valid range [" + std::to_string(kMinScore) + ", " + std::to_string(kMaxScore) + "]";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const UtilizationShapePoint& p = shape[i];
-    if (p.utilization < kMinUtilization || p.utilization > kMaxUtilization) {
-      errs.push_back(helper::invalid(childPath(indexPath(path, i), "utilization"), p.utilization,
-                                     utilizationRange));
-    }
-    if (p.score < kMinScore || p.score > kMaxScore) {
-      errs.push_back(helper::invalid(childPath(indexPath(path, i), "score"), p.score, scoreRange));
-    }
-  }
-  return errs;
 }
 
 }  // namespace
@@ -151,9 +108,10 @@ std::vector<helper::FieldError> NodeResourcesFitArgs::validationErrors() const {
   }
   // Upstream reports shape errors under "scoringStrategy.shape".
   if (s.requestedToCapacityRatio) {
-    append(validateFunctionShape(s.requestedToCapacityRatio->shape, "scoringStrategy.shape"));
+    append(
+        helper::validateFunctionShape(s.requestedToCapacityRatio->shape, "scoringStrategy.shape"));
   } else if (s.type == kRequestedToCapacityRatio) {
-    append(validateFunctionShape({}, "scoringStrategy.shape"));
+    append(helper::validateFunctionShape({}, "scoringStrategy.shape"));
   }
   return errs;
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include <ksched/api/features.h>
 #include <ksched/api/pod.h>
 #include <ksched/api/storage.h>
 
@@ -24,6 +25,9 @@ using CSINodeMap = std::unordered_map<std::string, std::shared_ptr<const api::CS
 struct PreFilterState final : StateData {
   // The pod's CSI volumes: unique name -> limit key.
   std::map<std::string, std::string, std::less<>> newVolumes;
+  // VolumeLimitScaling: the drivers of those volumes whose CSIDriver sets
+  // preventPodSchedulingIfMissing, in name order.
+  std::vector<std::string> requiredDrivers;
   // "<ns>/<claim>" of the pods in the snapshot -> their volume (shared between clones).
   std::shared_ptr<const ClaimMap> claims;
   // Claims of pods added by AddPod that the snapshot did not have.
@@ -60,6 +64,20 @@ struct OverLimit {
 std::vector<OverLimit> overLimits(const PreFilterState* s, const NodeInfo& nodeInfo,
                                   bool firstOnly);
 
+// VolumeLimitScaling: the first required driver the node's CSINode does not list (all of them
+// when the node has no CSINode), or nullptr.
+const std::string* missingDriver(const PreFilterState& s, const std::string& nodeName) {
+  if (s.requiredDrivers.empty()) return nullptr;
+  const api::CSINode* csiNode = nullptr;
+  if (s.csiNodes) {
+    if (auto it = s.csiNodes->find(nodeName); it != s.csiNodes->end()) csiNode = it->second.get();
+  }
+  for (const std::string& d : s.requiredDrivers) {
+    if (csiNode == nullptr || csiNode->driver(d) == nullptr) return &d;
+  }
+  return nullptr;
+}
+
 bool usesClaims(const api::Pod& pod) {
   return std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
                      [](const api::Volume& v) { return v.persistentVolumeClaim || v.ephemeral; });
@@ -94,10 +112,12 @@ std::string sha1Hex(std::string_view data) {
 
 }  // namespace
 
-NodeVolumeLimits::NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix)
+NodeVolumeLimits::NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix,
+                                   bool volumeLimitScaling)
     : listers_(listers),
       unboundVolumePrefix_(unboundVolumePrefix.empty() ? helper::randomString(32)
-                                                       : std::move(unboundVolumePrefix)) {}
+                                                       : std::move(unboundVolumePrefix)),
+      volumeLimitScaling_(volumeLimitScaling) {}
 
 std::string NodeVolumeLimits::csiAttachLimitKey(std::string_view driver) {
   if (kCSIAttachLimitPrefix.size() + driver.size() >= kResourceNameLengthLimit) {
@@ -117,7 +137,7 @@ NodeVolumeLimits::CSIVolume NodeVolumeLimits::resolveClaim(
     if (sc == nullptr || sc->provisioner.empty()) return {};
     return {sc->provisioner + "/" + unboundVolumePrefix_ + "-" + pvc.metadata.namespace_ + "/" +
                 pvc.metadata.name,
-            csiAttachLimitKey(sc->provisioner)};
+            csiAttachLimitKey(sc->provisioner), sc->provisioner};
   };
   if (pvc.spec.volumeName.empty()) return fromStorageClass();
   auto pv = listers_.getPersistentVolume(pvc.spec.volumeName);
@@ -126,7 +146,7 @@ NodeVolumeLimits::CSIVolume NodeVolumeLimits::resolveClaim(
     return {};
   }
   return {pv->spec.csi->driver + "/" + pv->spec.csi->volumeHandle,
-          csiAttachLimitKey(pv->spec.csi->driver)};
+          csiAttachLimitKey(pv->spec.csi->driver), pv->spec.csi->driver};
 }
 
 Status NodeVolumeLimits::preFilter(CycleState& state, const api::Pod& pod,
@@ -148,8 +168,18 @@ Status NodeVolumeLimits::preFilter(CycleState& state, const api::Pod& pod,
                            pod.metadata.name + " (pod is not owner)");
     }
     CSIVolume vol = resolveClaim(*pvc);
-    if (!vol.uniqueName.empty()) s->newVolumes.emplace(vol.uniqueName, vol.limitKey);
+    if (vol.uniqueName.empty()) continue;
+    s->newVolumes.emplace(vol.uniqueName, vol.limitKey);
+    if (volumeLimitScaling_ &&
+        std::ranges::find(s->requiredDrivers, vol.driver) == s->requiredDrivers.end()) {
+      auto driver = listers_.getCSIDriver(vol.driver);
+      // No CSIDriver object: maybe not a CSI driver at all; allowed (upstream).
+      if (driver && driver->spec.preventPodSchedulingIfMissing) {
+        s->requiredDrivers.push_back(vol.driver);
+      }
+    }
   }
+  std::ranges::sort(s->requiredDrivers);
   if (!s->newVolumes.empty()) {
     auto claims = std::make_shared<ClaimMap>();
     auto csiNodes = std::make_shared<CSINodeMap>();
@@ -209,6 +239,9 @@ Status NodeVolumeLimits::filter(const CycleState& state, const api::Pod& pod,
                          "\" from cycleState: not found");
   }
   if (s->newVolumes.empty()) return {};
+  if (const std::string* missing = missingDriver(*s, nodeInfo.name())) {
+    return Status::unschedulable(*missing + " CSI driver is not installed on the node");
+  }
   return overLimits(s, nodeInfo, true).empty()
              ? Status()
              : Status::unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
@@ -220,6 +253,11 @@ std::vector<std::string> NodeVolumeLimits::explainRejection(const CycleState& st
   std::vector<std::string> out;
   const PreFilterState* s = state.read(kPreFilterKey);
   if (s == nullptr) return out;
+  if (const std::string* missing = missingDriver(*s, nodeInfo.name())) {
+    out.push_back("the CSIDriver " + *missing +
+                  " sets preventPodSchedulingIfMissing and the node's CSINode does not list it");
+    return out;
+  }
   for (const OverLimit& o : overLimits(s, nodeInfo, false)) {
     // The driver is the unique name's first part ("<driver>/<volumeHandle>").
     std::string driver(o.key);
@@ -288,6 +326,7 @@ std::vector<OverLimit> overLimits(const PreFilterState* s, const NodeInfo& nodeI
 std::vector<ClusterEventWithHint> NodeVolumeLimits::eventsToRegister() const {
   return {
       {EventResource::kCSINode, kAdd},
+      {EventResource::kCSINode, kUpdate, &NodeVolumeLimits::csiNodeUpdatedHint},
       {EventResource::kPod, kDelete, &NodeVolumeLimits::podDeletedHint},
       {EventResource::kPersistentVolumeClaim, kAdd, &NodeVolumeLimits::pvcAddedHint},
   };
@@ -312,9 +351,26 @@ QueueingHint NodeVolumeLimits::pvcAddedHint(const api::Pod& pod, const EventObje
   return used ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
+QueueingHint NodeVolumeLimits::csiNodeUpdatedHint(const api::Pod& /*pod*/,
+                                                  const EventObject& oldObj,
+                                                  const EventObject& newObj) {
+  const api::CSINode* oldNode = as<api::CSINode>(oldObj);
+  const api::CSINode* newNode = as<api::CSINode>(newObj);
+  if (oldNode == nullptr || newNode == nullptr) return QueueingHint::kQueue;
+  auto count = [](const api::CSINodeDriver* d) -> int64_t {
+    return d != nullptr && d->allocatable && d->allocatable->count ? *d->allocatable->count : 0;
+  };
+  for (const api::CSINodeDriver& d : newNode->spec.drivers) {
+    if (count(&d) > count(oldNode->driver(d.name))) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
 PluginFactory nodeVolumeLimitsFactory() {
-  return makePluginFactory<NodeVolumeLimits>(
-      [](Handle& handle) { return std::make_unique<NodeVolumeLimits>(handle.listers()); });
+  return makePluginFactory<NodeVolumeLimits>([](Handle& handle) {
+    return std::make_unique<NodeVolumeLimits>(
+        handle.listers(), "", handle.features().enabled(features::Feature::kVolumeLimitScaling));
+  });
 }
 
 }  // namespace ksched::plugins

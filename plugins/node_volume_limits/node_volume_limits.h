@@ -15,6 +15,10 @@
 //              the pods on the node plus the pod's volumes not already attached there must not
 //              exceed it, else Unschedulable `node(s) exceed max volume count`. A node
 //              without limits fits.
+//              With VolumeLimitScaling (beta and on in 1.37), first: a driver of the pod's
+//              volumes whose CSIDriver sets preventPodSchedulingIfMissing must be listed in the
+//              node's CSINode, else Unschedulable `<driver> CSI driver is not installed on the
+//              node` (no CSIDriver object: not a CSI driver, allowed).
 // Inline CSI volumes and in-tree volumes (CSI migration) are not counted.
 #pragma once
 
@@ -47,8 +51,9 @@ class NodeVolumeLimits final : public PreFilterPlugin,
       "node(s) exceed max volume count";
 
   // `listers` must outlive the plugin. `unboundVolumePrefix` prefixes the placeholder volume
-  // handles of unbound claims (random when empty).
-  explicit NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix = "");
+  // handles of unbound claims (random when empty). `volumeLimitScaling`: the gate.
+  explicit NodeVolumeLimits(const ClusterListers& listers, std::string unboundVolumePrefix = "",
+                            bool volumeLimitScaling = false);
 
   [[nodiscard]] std::string_view name() const override { return kName; }
   Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
@@ -67,7 +72,8 @@ class NodeVolumeLimits final : public PreFilterPlugin,
   [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
                                                           const api::Pod& pod,
                                                           const NodeInfo& nodeInfo) const override;
-  // CSINode added; pod deleted (podDeletedHint); PVC added (pvcAddedHint).
+  // CSINode added, or updated (csiNodeUpdatedHint); pod deleted (podDeletedHint); PVC added
+  // (pvcAddedHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // QueueingHints (upstream isSchedulableAfterPodDeleted / isSchedulableAfterPVCAdded): a
@@ -77,6 +83,11 @@ class NodeVolumeLimits final : public PreFilterPlugin,
                                                    const EventObject& newObj);
   [[nodiscard]] static QueueingHint pvcAddedHint(const api::Pod& pod, const EventObject& oldObj,
                                                  const EventObject& newObj);
+  // Upstream isSchedulableAfterCSINodeUpdated: some driver's allocatable count grew (unset
+  // counts as 0; MutableCSINodeAllocatableCount).
+  [[nodiscard]] static QueueingHint csiNodeUpdatedHint(const api::Pod& pod,
+                                                       const EventObject& oldObj,
+                                                       const EventObject& newObj);
 
   // The node resource naming a driver's limit (upstream GetCSIAttachLimitKey):
   // "attachable-volumes-csi-<driver>", shortened with a SHA-1 suffix past 62 characters.
@@ -86,6 +97,7 @@ class NodeVolumeLimits final : public PreFilterPlugin,
   struct CSIVolume {
     std::string uniqueName;  // "<driver>/<volumeHandle>"
     std::string limitKey;    // csiAttachLimitKey(driver)
+    std::string driver;
   };
 
  private:
@@ -93,6 +105,7 @@ class NodeVolumeLimits final : public PreFilterPlugin,
 
   const ClusterListers& listers_;
   const std::string unboundVolumePrefix_;
+  const bool volumeLimitScaling_;
 };
 
 // Takes no args (ignored).

@@ -45,7 +45,8 @@ api::Pod podWith(const std::vector<std::string>& volumes, std::string name = "po
 }
 
 PodInfoPtr infoOf(api::Pod p) {
-  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)), features::Gates{});
+  return std::make_shared<const PodInfo>(std::make_shared<const api::Pod>(std::move(p)),
+                                         features::Gates{});
 }
 
 api::PersistentVolumeClaim pvc(std::string name, std::string volumeName,
@@ -420,8 +421,19 @@ TEST(NodeVolumeLimitsTest, QueueingHints) {
   const std::vector<Case> cases = {
       {"CSINode added", testutil::event(EventResource::kCSINode, kAdd), none,
        obj(csiNode("node", {})), kQueue},
-      {"CSINode update is not registered", testutil::event(EventResource::kCSINode, kUpdateOther),
-       obj(csiNode("node", {})), obj(csiNode("node", {{kDriver, 1}})), std::nullopt},
+      // Upstream isSchedulableAfterCSINodeUpdated (an unset count is 0).
+      {"CSINode: a driver's count grew", testutil::event(EventResource::kCSINode, kUpdateOther),
+       obj(csiNode("node", {{kDriver, 1}})), obj(csiNode("node", {{kDriver, 2}})), kQueue},
+      {"CSINode: a driver registered with a count",
+       testutil::event(EventResource::kCSINode, kUpdateOther), obj(csiNode("node", {})),
+       obj(csiNode("node", {{kDriver, 1}})), kQueue},
+      {"CSINode: counts unchanged", testutil::event(EventResource::kCSINode, kUpdateOther),
+       obj(csiNode("node", {{kDriver, 2}})), obj(csiNode("node", {{kDriver, 2}})), kSkip},
+      {"CSINode: a count went down", testutil::event(EventResource::kCSINode, kUpdateOther),
+       obj(csiNode("node", {{kDriver, 2}})), obj(csiNode("node", {{kDriver, 1}})), kSkip},
+      {"CSINode: a driver registered without a count",
+       testutil::event(EventResource::kCSINode, kUpdateOther), obj(csiNode("node", {})),
+       obj(csiNode("node", {{kDriver, 0}})), kSkip},
       {"deleted pod had a claim", podDelete, bound({"pvc:csi-0"}), none, kQueue},
       {"deleted pod had an ephemeral volume", podDelete, bound({"eph:scratch"}), none, kQueue},
       {"deleted pod had an inline CSI volume only", podDelete, bound({"inline"}), none, kSkip},
@@ -470,6 +482,86 @@ TEST(NodeVolumeLimitsExplain, NamesTheDriverItsCountAndItsLimit) {
   EXPECT_EQ(testutil::explainAfterFilter(pl, full, podWith({"pvc:shared", "pvc:csi-3"}), "node"),
             std::vector<std::string>{
                 "3 volumes of driver ebs.csi.aws.com attached, the pod adds 1, limit 2"});
+}
+
+// VolumeLimitScaling (KEP-5030): a CSIDriver with preventPodSchedulingIfMissing keeps pods with
+// its volumes off nodes whose CSINode does not list it (upstream csi.go's checkCSIDriverOnNode).
+TEST(NodeVolumeLimitsScaling, ADriverThatOptsInMustBeOnTheNode) {
+  const std::string notInstalled =
+      std::string(kDriver) + " CSI driver is not installed on the node";
+  struct ScalingCase {
+    std::string name;
+    std::vector<std::string> podVolumes = {"pvc:csi-0"};
+    std::optional<bool> prevent = true;  // nullopt: no CSIDriver object
+    // The node's CSINode drivers and counts; nullopt: no CSINode.
+    std::optional<std::vector<std::pair<std::string, int32_t>>> csiNode;
+    bool gate = true;
+    Code want = Code::kSuccess;
+    std::string wantReason;
+  };
+  const std::vector<ScalingCase> cases = {
+      {.name = "no CSIDriver object: allowed", .prevent = std::nullopt},
+      {.name = "the driver does not opt in", .prevent = false},
+      {.name = "no CSINode", .want = Code::kUnschedulable, .wantReason = notInstalled},
+      {.name = "CSINode without the driver",
+       .csiNode = std::vector<std::pair<std::string, int32_t>>{{kOtherDriver, 10}},
+       .want = Code::kUnschedulable,
+       .wantReason = notInstalled},
+      {.name = "CSINode lists the driver",
+       .csiNode = std::vector<std::pair<std::string, int32_t>>{{kDriver, 5}}},
+      {.name = "installed, and its limit still applies",
+       .csiNode = std::vector<std::pair<std::string, int32_t>>{{kDriver, 0}},
+       .want = Code::kUnschedulable,
+       .wantReason = kExceeded},
+      {.name = "an unbound claim names the driver through its class",
+       .podVolumes = {"pvc:unbound"},
+       .want = Code::kUnschedulable,
+       .wantReason = notInstalled},
+      {.name = "gate off", .gate = false},
+      {.name = "no CSI volume", .podVolumes = {"pvc:plain"}},
+  };
+  for (const ScalingCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    testutil::FakeHandle h;
+    addObjects(h.mutableListers());
+    if (c.prevent) {
+      api::CSIDriver d;
+      d.metadata.name = kDriver;
+      d.spec.preventPodSchedulingIfMissing = *c.prevent;
+      h.mutableListers().add(d);
+    }
+    if (c.csiNode) h.mutableListers().add(csiNode("node", *c.csiNode));
+    NodeVolumeLimits pl(h.listers(), "prefix", c.gate);
+    auto ni = testutil::makeNodeInfo(NodeWrapper("node"));
+    FakeLister lister({ni});
+    const api::Pod pod = podWith(c.podVolumes);
+    CycleState state;
+    PreFilterResult result;
+    Status pre = pl.preFilter(state, pod, lister, result);
+    ASSERT_TRUE(pre.ok() || pre.code() == Code::kSkip) << pre.message();
+    if (pre.code() == Code::kSkip) {
+      EXPECT_EQ(c.want, Code::kSuccess);
+      continue;
+    }
+    Status st = pl.filter(state, pod, *ni);
+    EXPECT_EQ(st.code(), c.want) << st.message();
+    if (!c.wantReason.empty()) {
+      EXPECT_EQ(st.reasons(), std::vector<std::string>{c.wantReason});
+    }
+  }
+  // explain names the CSIDriver and its field.
+  testutil::FakeHandle h;
+  addObjects(h.mutableListers());
+  api::CSIDriver d;
+  d.metadata.name = kDriver;
+  d.spec.preventPodSchedulingIfMissing = true;
+  h.mutableListers().add(d);
+  NodeVolumeLimits pl(h.listers(), "prefix", true);
+  FakeLister lister({testutil::makeNodeInfo(NodeWrapper("node"))});
+  EXPECT_EQ(testutil::explainAfterFilter(pl, lister, podWith({"pvc:csi-0"}), "node"),
+            std::vector<std::string>{"the CSIDriver ebs.csi.aws.com sets "
+                                     "preventPodSchedulingIfMissing and the node's CSINode does "
+                                     "not list it"});
 }
 
 }  // namespace

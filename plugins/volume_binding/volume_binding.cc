@@ -1,10 +1,13 @@
 #include "plugins/volume_binding/volume_binding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
+#include <ksched/api/features.h>
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 #include <ksched/helper/args_json.h>
@@ -18,23 +21,37 @@ using volume_binding::PVCPtr;
 using volume_binding::PVPtr;
 using volume_binding::State;
 
-VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& j) {
+VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& j, const features::Gates& gates) {
   VolumeBindingArgs a;
-  if (j.is_null()) return a;
-  helper::expectObject(j, "",
-                       {helper::kApiVersionKey, helper::kKindKey, "bindTimeoutSeconds", "shape"});
-  helper::readInt64(j, "bindTimeoutSeconds", "", a.bindTimeoutSeconds);
-  // Upstream ValidateVolumeBindingArgs (StorageCapacityScoring, which gives `shape` a
-  // meaning, is alpha and off).
+  const bool scoring = gates.enabled(features::Feature::kStorageCapacityScoring);
   std::vector<helper::FieldError> errs;
+  const nlohmann::json* shape = nullptr;
+  if (!j.is_null()) {
+    helper::expectObject(j, "",
+                         {helper::kApiVersionKey, helper::kKindKey, "bindTimeoutSeconds", "shape"});
+    helper::readInt64(j, "bindTimeoutSeconds", "", a.bindTimeoutSeconds);
+    shape = helper::member(j, "shape");
+  }
+  // Upstream ValidateVolumeBindingArgs.
   if (a.bindTimeoutSeconds < 0) {
     errs.push_back(helper::invalid("bindTimeoutSeconds", a.bindTimeoutSeconds,
                                    "invalid BindTimeoutSeconds, should not be a negative value"));
   }
-  if (const nlohmann::json* shape = helper::member(j, "shape")) {
+  if (shape != nullptr && !scoring) {
     errs.push_back(helper::invalid(
         "shape", std::string_view(shape->dump()),
         "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"));
+  } else if (shape != nullptr) {
+    a.shape = helper::readShape(*shape, "shape");
+    // Upstream defaults an empty list too (SetDefaults_VolumeBindingArgs: len(Shape) == 0).
+  }
+  if (scoring && a.shape.empty()) {
+    a.shape = {{0, helper::kMaxCustomPriorityScore}, {100, 0}};
+  }
+  if (scoring) {
+    for (helper::FieldError& e : helper::validateFunctionShape(a.shape, "shape")) {
+      errs.push_back(std::move(e));
+    }
   }
   helper::throwIfAny(errs);
   return a;
@@ -78,7 +95,17 @@ std::string claimKey(const api::PersistentVolumeClaim& c) {
 }  // namespace
 
 VolumeBinding::VolumeBinding(VolumeBindingArgs args, Handle& handle)
-    : args_(args), handle_(handle) {}
+    : args_(std::move(args)), handle_(handle) {
+  if (handle_.features().enabled(features::Feature::kStorageCapacityScoring) &&
+      !args_.shape.empty()) {
+    std::vector<helper::FunctionShapePoint> points;
+    for (const helper::UtilizationShapePoint& p : args_.shape) {
+      points.push_back(
+          {p.utilization, int64_t{p.score} * (kMaxNodeScore / helper::kMaxCustomPriorityScore)});
+    }
+    scorer_.emplace(std::move(points));
+  }
+}
 
 Status VolumeBinding::preFilter(CycleState& state, const api::Pod& pod,
                                 const NodeInfoLister& /*nodes*/, PreFilterResult& /*result*/) {
@@ -162,9 +189,11 @@ Status VolumeBinding::findPodVolumes(const State::Data& s, const api::Node& node
   bool boundSatisfied = true;
   bool boundPVsFound = true;
   bool unboundSatisfied = true;
+  bool sufficientStorage = true;
   auto collect = [&] {
     if (!boundSatisfied) reasons.emplace_back(kErrReasonNodeConflict);
     if (!unboundSatisfied) reasons.emplace_back(kErrReasonBindConflict);
+    if (!sufficientStorage) reasons.emplace_back(kErrReasonNotEnoughSpace);
     if (!boundPVsFound) reasons.emplace_back(kErrReasonPVNotExist);
     return Status::success();
   };
@@ -215,17 +244,25 @@ Status VolumeBinding::findPodVolumes(const State::Data& s, const api::Node& node
     }
   }
   if (!toProvision.empty()) {
-    if (Status err = checkVolumeProvisions(toProvision, node, unboundSatisfied); !err.ok()) {
+    std::vector<std::shared_ptr<const api::CSIStorageCapacity>> capacities;
+    if (Status err = checkVolumeProvisions(toProvision, node, unboundSatisfied, sufficientStorage,
+                                           capacities);
+        !err.ok()) {
       return err;
     }
-    if (unboundSatisfied) out.dynamicProvisions = std::move(toProvision);
+    if (unboundSatisfied && sufficientStorage) {
+      out.dynamicProvisions = std::move(toProvision);
+      out.provisionCapacities = std::move(capacities);
+    }
   }
   return collect();
 }
 
-Status VolumeBinding::checkVolumeProvisions(const std::vector<PVCPtr>& claims,
-                                            const api::Node& node, bool& satisfied) const {
+Status VolumeBinding::checkVolumeProvisions(
+    const std::vector<PVCPtr>& claims, const api::Node& node, bool& satisfied, bool& sufficient,
+    std::vector<std::shared_ptr<const api::CSIStorageCapacity>>& capacities) const {
   satisfied = false;
+  sufficient = true;
   for (const PVCPtr& claim : claims) {
     std::string cls = api::persistentVolumeClaimClass(*claim);
     if (cls.empty()) return Status::error("no class for claim " + dq(claimKey(*claim)));
@@ -235,6 +272,13 @@ Status VolumeBinding::checkVolumeProvisions(const std::vector<PVCPtr>& claims,
       return {};
     }
     if (!api::matchTopologySelectorTerms(sc->allowedTopologies, node.metadata.labels)) return {};
+    bool enough = true;
+    capacities.push_back(findCapacity(*claim, *sc, node, enough));
+    if (!enough) {
+      satisfied = true;  // upstream: provisionable, but not here
+      sufficient = false;
+      return {};
+    }
   }
   satisfied = true;
   return {};
@@ -372,17 +416,9 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
 
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(args_.bindTimeoutSeconds);
+  // Checked at once, then every poll interval: the objects may be bound already (simulate's
+  // in-memory PV controller binds them within the write).
   for (;;) {
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) break;
-    {
-      std::unique_lock lock(closeMu_);
-      if (closeCv_.wait_until(lock, std::min(now + pollInterval_, deadline),
-                              [this] { return closed_; })) {
-        revert(*assumed);
-        return Status::error("binding volumes: scheduler is shutting down");
-      }
-    }
     bool done = false;
     Status st2 = checkBindings(pod, nodeName, written, done);
     if (!st2.ok()) {
@@ -392,6 +428,16 @@ Status VolumeBinding::preBind(CycleState& state, const api::Pod& pod, const std:
     if (done) {
       revert(*assumed);  // the informers hold the bound objects now
       return {};
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    {
+      std::unique_lock lock(closeMu_);
+      if (closeCv_.wait_until(lock, std::min(now + pollInterval_, deadline),
+                              [this] { return closed_; })) {
+        revert(*assumed);
+        return Status::error("binding volumes: scheduler is shutting down");
+      }
     }
   }
   revert(*assumed);
@@ -478,6 +524,8 @@ std::vector<ClusterEventWithHint> VolumeBinding::eventsToRegister() const {
       {EventResource::kPersistentVolume, kAdd | kUpdate},
       {EventResource::kNode, kAdd | kUpdateNodeLabel},
       {EventResource::kCSINode, kAdd | kUpdate, &VolumeBinding::csiNodeChangeHint},
+      {EventResource::kCSIDriver, kUpdate, &VolumeBinding::csiDriverChangeHint},
+      {EventResource::kCSIStorageCapacity, kAdd | kUpdate, &VolumeBinding::capacityChangeHint},
   };
 }
 
@@ -517,7 +565,9 @@ QueueingHint VolumeBinding::csiNodeChangeHint(const api::Pod& /*pod*/, const Eve
 
 PluginFactory volumeBindingFactory() {
   return makePluginFactory<VolumeBinding>(
-      [](const nlohmann::json& args) { return decodeVolumeBindingArgs(args); },
+      [](const nlohmann::json& args, const features::Gates& gates) {
+        return decodeVolumeBindingArgs(args, gates);
+      },
       [](const VolumeBindingArgs& typed, Handle& handle) {
         return std::make_unique<VolumeBinding>(typed, handle);
       });

@@ -1,4 +1,4 @@
-// VolumeBinding (PreFilter, Filter, Reserve/Unreserve, PreBind): places pods whose
+// VolumeBinding (PreFilter, Filter, PreScore, Score, Reserve/Unreserve, PreBind): places pods whose
 // PersistentVolumeClaims are unbound on nodes where matching PVs exist or can be provisioned,
 // and binds the claims before the pod is bound (upstream framework/plugins/volumebinding and
 // controller/volume/scheduling).
@@ -12,13 +12,20 @@
 //              smallest matching available PV, or dynamic provisioning when the class has a
 //              provisioner and its allowedTopologies match the node. The decision per node is
 //              kept in the CycleState for Reserve.
+//              A claim to provision whose class's provisioner is a CSIDriver with
+//              storageCapacity: true needs a CSIStorageCapacity of that class whose
+//              nodeTopology selects the node and whose maximumVolumeSize (else capacity) holds
+//              the claim's request, else `node(s) did not have enough free storage`.
+//   PreScore/Score (StorageCapacityScoring, beta and on in 1.37): a node's score is the
+//              average over storage classes of shape(utilization), utilization = requested /
+//              capacity in percent: of the chosen PVs when the node has static bindings, else
+//              of the matched CSIStorageCapacity's capacity for the claims to provision. The
+//              default shape (0 -> 10, 100 -> 0) prefers the node with the most free storage.
 //   Reserve:   assumes the chosen PVs (claimRef set) and claims (selected-node annotation) in
 //              the plugin's AssumeCache; Unreserve restores them.
 //   PreBind:   writes the PVs' claimRef and the claims' selected-node annotation, then polls
 //              (every second, at most bindTimeoutSeconds) until the PV controller has bound
 //              every claim.
-//
-// No Score: upstream scores only with the alpha StorageCapacityScoring feature.
 #pragma once
 
 #include <chrono>
@@ -28,11 +35,14 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <ksched/handle.h>
+#include <ksched/helper/resource_allocation.h>
+#include <ksched/helper/shape_score.h>
 #include <ksched/plugin.h>
 #include <ksched/plugin_names.h>
 #include <ksched/registry.h>
@@ -44,12 +54,17 @@ namespace ksched::plugins {
 
 struct VolumeBindingArgs {
   int64_t bindTimeoutSeconds = 600;
+  // StorageCapacityScoring's function of utilization; defaulted to {0, 10}, {100, 0} when the
+  // gate is on and no shape is given.
+  std::vector<helper::UtilizationShapePoint> shape;
 };
 
-// Strict decoding with upstream's default and validation (PluginArgsError, e.g.
+// Strict decoding with upstream's defaults and validation (PluginArgsError, e.g.
 // "bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not be a negative
-// value").
-[[nodiscard]] VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& args);
+// value"). `shape` is validated as NodeResourcesFit's when StorageCapacityScoring is on, and
+// refused when it is off.
+[[nodiscard]] VolumeBindingArgs decodeVolumeBindingArgs(const nlohmann::json& args,
+                                                        const features::Gates& gates);
 
 namespace volume_binding {
 
@@ -62,6 +77,9 @@ struct PodVolumes {
   std::vector<StaticBinding> staticBindings;
   // Claims to provision; after Reserve: the assumed claims with the selected-node annotation.
   std::vector<PVCPtr> dynamicProvisions;
+  // For each of dynamicProvisions (same index): the CSIStorageCapacity that showed room for it
+  // on the node, nullptr when its driver does not report capacity (StorageCapacityScoring).
+  std::vector<std::shared_ptr<const api::CSIStorageCapacity>> provisionCapacities;
   // The node's labels at Filter time (PreBind re-checks PV node affinity against them).
   api::Labels nodeLabels;
 };
@@ -101,6 +119,8 @@ inline constexpr StateKey<State> kStateKey{names::kVolumeBinding};
 class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
                             public FilterExplainer,
+                            public PreScorePlugin,
+                            public ScorePlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
                             public EnqueueExtensions,
@@ -114,7 +134,9 @@ class VolumeBinding final : public PreFilterPlugin,
   static constexpr std::string_view kErrReasonBindConflict =
       "node(s) didn't find available persistent volumes to bind";
   static constexpr std::string_view kErrReasonNodeConflict =
-      "node(s) had volume node affinity conflict";
+      "node(s) didn't match PersistentVolume's node affinity";
+  static constexpr std::string_view kErrReasonNotEnoughSpace =
+      "node(s) did not have enough free storage";
   static constexpr std::string_view kErrReasonPVNotExist =
       "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
   static constexpr std::string_view kErrReasonUnboundImmediate =
@@ -138,6 +160,12 @@ class VolumeBinding final : public PreFilterPlugin,
   [[nodiscard]] std::vector<std::string> explainRejection(const CycleState& state,
                                                           const api::Pod& pod,
                                                           const NodeInfo& nodeInfo) const override;
+  // Skip when StorageCapacityScoring is off or the pod has no claims.
+  Status preScore(CycleState& state, const api::Pod& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
+  // 0..100, no normalization (upstream has none).
+  [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
+                             int64_t& score) const override;
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // Skip when the pod's claims are all bound already (or it has none), else Success.
@@ -146,7 +174,9 @@ class VolumeBinding final : public PreFilterPlugin,
   // API writes and the wait for the PV controller (binder threads).
   Status preBind(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   // StorageClass add or update (storageClassChangeHint), PVC add or update (pvcChangeHint), PV
-  // add or update, node add or label change, CSINode add or update (csiNodeChangeHint).
+  // add or update, node add or label change, CSINode add or update (csiNodeChangeHint),
+  // CSIDriver update (csiDriverChangeHint), CSIStorageCapacity add or update
+  // (capacityChangeHint).
   [[nodiscard]] std::vector<ClusterEventWithHint> eventsToRegister() const override;
 
   // QueueingHints (upstream isSchedulableAfterStorageClassChange,
@@ -162,6 +192,16 @@ class VolumeBinding final : public PreFilterPlugin,
   [[nodiscard]] static QueueingHint csiNodeChangeHint(const api::Pod& pod,
                                                       const EventObject& oldObj,
                                                       const EventObject& newObj);
+  // Upstream isSchedulableAfterCSIDriverChange: an inline CSI volume of the pod whose driver
+  // stopped reporting storage capacity.
+  [[nodiscard]] static QueueingHint csiDriverChangeHint(const api::Pod& pod,
+                                                        const EventObject& oldObj,
+                                                        const EventObject& newObj);
+  // Upstream isSchedulableAfterCSIStorageCapacityChange: a new object, or a larger limit
+  // (maximumVolumeSize, else capacity).
+  [[nodiscard]] static QueueingHint capacityChangeHint(const api::Pod& pod,
+                                                       const EventObject& oldObj,
+                                                       const EventObject& newObj);
 
   [[nodiscard]] const volume_binding::AssumeCache& assumeCacheForTest() const { return cache_; }
   // Test hook: the poll interval of PreBind's wait (default one second).
@@ -172,18 +212,30 @@ class VolumeBinding final : public PreFilterPlugin,
   // (empty = fits), or an Error status.
   Status findPodVolumes(const volume_binding::State::Data& s, const api::Node& node,
                         volume_binding::PodVolumes& out, std::vector<std::string>& reasons) const;
-  // Upstream checkVolumeProvisions: false when some claim cannot be provisioned on the node.
-  Status checkVolumeProvisions(const std::vector<volume_binding::PVCPtr>& claims,
-                               const api::Node& node, bool& satisfied) const;
+  // Upstream checkVolumeProvisions: `satisfied` false when some claim's class cannot provision
+  // on the node, `sufficient` false when its driver reports no room there; `capacities` gets
+  // the matched CSIStorageCapacity per claim.
+  Status checkVolumeProvisions(
+      const std::vector<volume_binding::PVCPtr>& claims, const api::Node& node, bool& satisfied,
+      bool& sufficient,
+      std::vector<std::shared_ptr<const api::CSIStorageCapacity>>& capacities) const;
   // Upstream checkBindings: true once every claim is bound; Error when binding went wrong.
   Status checkBindings(const api::Pod& pod, const std::string& nodeName,
                        const volume_binding::PodVolumes& pv, bool& done) const;
+  // Upstream hasEnoughCapacity: the CSIStorageCapacity that holds `claim` on the node (nullptr
+  // and `sufficient` true when the class's provisioner reports no capacity or the claim
+  // requests none).
+  std::shared_ptr<const api::CSIStorageCapacity> findCapacity(
+      const api::PersistentVolumeClaim& claim, const api::StorageClass& sc, const api::Node& node,
+      bool& sufficient) const;
   // Whether every claim of the pod is fully bound (assume cache view).
   [[nodiscard]] bool podVolumesBound(const api::Pod& pod) const;
   void revert(const volume_binding::PodVolumes& pv);
 
   // Constant after construction.
   const VolumeBindingArgs args_;
+  // StorageCapacityScoring on: the shape with scores scaled to node scores.
+  std::optional<helper::BrokenLinearFunction> scorer_;
   Handle& handle_;
   std::chrono::milliseconds pollInterval_{1000};
   volume_binding::AssumeCache cache_;  // thread-safe

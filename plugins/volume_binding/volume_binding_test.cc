@@ -14,126 +14,14 @@
 
 #include "tests/support/hint_test_util.h"
 #include "tests/support/plugin_test_util.h"
+#include "tests/support/volume_test_objects.h"
 
 namespace ksched::plugins {
 namespace {
 
 using testutil::PodWrapper;
 
-constexpr std::string_view kWaitClass = "wait";
-constexpr std::string_view kImmediateClass = "immediate";
-constexpr std::string_view kProvisionClass = "provision";
-constexpr std::string_view kTopologyClass = "provision-zone-a";
-
-api::StorageClass storageClass(std::string_view name, std::string_view mode,
-                               std::string_view provisioner,
-                               std::vector<api::TopologySelectorTerm> topologies = {}) {
-  api::StorageClass sc;
-  sc.metadata.name = name;
-  sc.volumeBindingMode = mode;
-  sc.provisioner = provisioner;
-  sc.allowedTopologies = std::move(topologies);
-  return sc;
-}
-
-struct PVSpec {
-  std::string name;
-  std::string size = "10Gi";
-  std::string cls{kWaitClass};
-  std::vector<std::string> modes = {"ReadWriteOnce"};
-  std::string hostname;  // node affinity kubernetes.io/hostname In [hostname] when set
-  std::string phase{api::kVolumeAvailable};
-  std::string claimRef;  // "ns/name" when pre-bound or claimed
-  std::string volumeMode{api::kVolumeModeFilesystem};
-  api::Labels labels;
-  std::string vac;  // volumeAttributesClassName
-};
-
-api::PersistentVolume makePV(const PVSpec& s) {
-  api::PersistentVolume pv;
-  pv.metadata.name = s.name;
-  pv.metadata.resourceVersion = "1";
-  pv.metadata.labels = s.labels;
-  pv.spec.capacity[std::string(api::kResourceStorage)] = api::Quantity::parse(s.size);
-  pv.spec.storageClassName = s.cls;
-  pv.spec.accessModes = s.modes;
-  pv.spec.volumeMode = s.volumeMode;
-  pv.spec.volumeAttributesClassName = s.vac;
-  pv.status.phase = s.phase;
-  if (!s.hostname.empty()) {
-    api::NodeSelectorTerm term;
-    term.matchExpressions.push_back(
-        {std::string(api::kLabelHostname), api::SelectorOperator::kIn, {s.hostname}});
-    api::NodeSelector sel;
-    sel.nodeSelectorTerms.push_back(term);
-    pv.spec.nodeAffinity = api::VolumeNodeAffinity{sel};
-  }
-  if (!s.claimRef.empty()) {
-    api::ObjectReference ref;
-    ref.namespace_ = s.claimRef.substr(0, s.claimRef.find('/'));
-    ref.name = s.claimRef.substr(s.claimRef.find('/') + 1);
-    pv.spec.claimRef = ref;
-  }
-  return pv;
-}
-
-struct PVCSpec {
-  std::string name;
-  std::string size = "5Gi";
-  std::string cls{kWaitClass};
-  std::vector<std::string> modes = {"ReadWriteOnce"};
-  std::string volumeName;  // bound (with bind-completed) when set
-  std::string volumeMode{api::kVolumeModeFilesystem};
-  std::optional<api::LabelSelector> selector;
-  std::string selectedNode;
-  bool deleting = false;
-  std::string vac;  // volumeAttributesClassName
-};
-
-api::PersistentVolumeClaim makePVC(const PVCSpec& s) {
-  api::PersistentVolumeClaim c;
-  c.metadata.name = s.name;
-  c.metadata.namespace_ = "default";
-  c.metadata.uid = s.name + "-uid";
-  c.metadata.resourceVersion = "1";
-  c.spec.storageClassName = s.cls;
-  c.spec.accessModes = s.modes;
-  c.spec.volumeMode = s.volumeMode;
-  c.spec.selector = s.selector;
-  c.spec.volumeAttributesClassName = s.vac;
-  c.spec.resources.requests[std::string(api::kResourceStorage)] = api::Quantity::parse(s.size);
-  if (!s.volumeName.empty()) {
-    c.spec.volumeName = s.volumeName;
-    c.metadata.annotations[std::string(api::kAnnBindCompleted)] = "yes";
-    c.status.phase = api::kVolumeBound;
-  }
-  if (!s.selectedNode.empty()) {
-    c.metadata.annotations[std::string(api::kAnnSelectedNode)] = s.selectedNode;
-  }
-  if (s.deleting) c.metadata.deletionTimestamp = "2024-01-01T00:00:00Z";
-  return c;
-}
-
-api::Pod podWithClaims(const std::vector<std::string>& claims) {
-  api::Pod pod = PodWrapper("pod").obj();
-  for (const std::string& c : claims) {
-    api::Volume v;
-    v.name = "vol-" + c;
-    v.persistentVolumeClaim = api::PersistentVolumeClaimVolumeSource{c, false};
-    pod.spec.volumes.push_back(std::move(v));
-  }
-  return pod;
-}
-
-std::shared_ptr<NodeInfo> nodeInfo(const std::string& name, const std::string& zone = "a") {
-  api::Node n;
-  n.metadata.name = name;
-  n.metadata.labels[std::string(api::kLabelHostname)] = name;
-  n.metadata.labels["topology.kubernetes.io/zone"] = zone;
-  auto ni = std::make_shared<NodeInfo>();
-  ni->setNode(std::make_shared<const api::Node>(std::move(n)));
-  return ni;
-}
+using namespace testutil::volumes;  // NOLINT(google-build-using-namespace)
 
 void addClasses(StaticClusterListers& l) {
   l.add(storageClass(kWaitClass, api::kVolumeBindingWaitForFirstConsumer,
@@ -507,34 +395,70 @@ TEST(VolumeBindingReserveTest, AllBoundNeedsNoPreBind) {
   EXPECT_EQ(f.plugin().assumeCacheForTest().sizeForTest(), 0u);
 }
 
+features::Gates scoringOff() {
+  features::Gates g;
+  EXPECT_EQ(g.set("StorageCapacityScoring=false"), std::nullopt);
+  return g;
+}
+
 TEST(VolumeBindingArgsTest, DefaultsAndValidation) {
-  EXPECT_EQ(decodeVolumeBindingArgs(nullptr).bindTimeoutSeconds, 600);
-  EXPECT_EQ(decodeVolumeBindingArgs(nlohmann::json::object()).bindTimeoutSeconds, 600);
-  EXPECT_EQ(decodeVolumeBindingArgs({{"bindTimeoutSeconds", 0}}).bindTimeoutSeconds, 0);
-  EXPECT_EQ(decodeVolumeBindingArgs({{"kind", "VolumeBindingArgs"}, {"bindTimeoutSeconds", 30}})
+  const features::Gates on;
+  const features::Gates off = scoringOff();
+  EXPECT_EQ(decodeVolumeBindingArgs(nullptr, on).bindTimeoutSeconds, 600);
+  EXPECT_EQ(decodeVolumeBindingArgs(nlohmann::json::object(), on).bindTimeoutSeconds, 600);
+  EXPECT_EQ(decodeVolumeBindingArgs({{"bindTimeoutSeconds", 0}}, on).bindTimeoutSeconds, 0);
+  EXPECT_EQ(decodeVolumeBindingArgs({{"kind", "VolumeBindingArgs"}, {"bindTimeoutSeconds", 30}}, on)
                 .bindTimeoutSeconds,
             30);
+  // Upstream SetDefaults_VolumeBindingArgs: the shape only with StorageCapacityScoring.
+  using Shape = std::vector<helper::UtilizationShapePoint>;
+  EXPECT_EQ(decodeVolumeBindingArgs(nullptr, on).shape, (Shape{{0, 10}, {100, 0}}));
+  EXPECT_EQ(decodeVolumeBindingArgs({{"shape", nlohmann::json::array()}}, on).shape,
+            (Shape{{0, 10}, {100, 0}}));
+  EXPECT_TRUE(decodeVolumeBindingArgs(nullptr, off).shape.empty());
+  EXPECT_EQ(
+      decodeVolumeBindingArgs(
+          {{"shape", {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}}},
+          on)
+          .shape,
+      (Shape{{0, 0}, {100, 10}}));
+  // Upstream TestValidateVolumeBindingArgs.
   struct Case {
     nlohmann::json args;
+    bool scoring = true;
     std::string want;
   } cases[] = {
       {{{"bindTimeoutSeconds", -10}},
+       true,
        "bindTimeoutSeconds: Invalid value: -10: invalid BindTimeoutSeconds, should not be a "
        "negative value"},
       {{{"shape", nlohmann::json::array()}},
+       false,
        "shape: Invalid value: \"[]\": unexpected field `shape`, remove it or turn on the feature "
        "gate StorageCapacityScoring"},
+      {{{"shape", {{{"utilization", 3}, {"score", 3}}, {{"utilization", 1}, {"score", 1}}}}},
+       true,
+       "shape[1].utilization: Invalid value: 1: values must be sorted in increasing order"},
+      {{{"shape",
+         {{{"utilization", -1}, {"score", 1}},
+          {{"utilization", 10}, {"score", -1}},
+          {{"utilization", 20}, {"score", 11}},
+          {{"utilization", 101}, {"score", 1}}}}},
+       true,
+       // ksched's args errors name the first field (upstream lists all four).
+       "shape[0].utilization: Invalid value: -1: not in valid range [0, 100]"},
   };
   for (const Case& c : cases) {
     try {
-      (void)decodeVolumeBindingArgs(c.args);
+      (void)decodeVolumeBindingArgs(c.args, c.scoring ? on : off);
       ADD_FAILURE() << "accepted " << c.args.dump();
     } catch (const PluginArgsError& e) {
       EXPECT_EQ(std::string(e.what()), c.want);
     }
   }
-  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeout", 1}}), PluginArgsError);
-  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeoutSeconds", "1"}}), PluginArgsError);
+  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeout", 1}}, on), PluginArgsError);
+  EXPECT_THROW((void)decodeVolumeBindingArgs({{"bindTimeoutSeconds", "1"}}, on), PluginArgsError);
+  EXPECT_THROW((void)decodeVolumeBindingArgs({{"shape", "x"}}, on), PluginArgsError);
 }
 
 TEST(VolumeBindingTest, QueueingHints) {

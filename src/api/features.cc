@@ -67,13 +67,13 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
      kSwitches},
     {F::kSchedulerPreQueueingHints, "SchedulerPreQueueingHints", kAlpha, false, false, kNotYet},
     {F::kSidecarContainers, "SidecarContainers", kGA, true, true, kAlwaysOn},
-    {F::kStorageCapacityScoring, "StorageCapacityScoring", kBeta, true, false, kNotYet},
+    {F::kStorageCapacityScoring, "StorageCapacityScoring", kBeta, true, false, kSwitches},
     {F::kTaintTolerationComparisonOperators, "TaintTolerationComparisonOperators", kAlpha, false,
      false, kSwitches},
     {F::kTopologyAwareWorkloadScheduling, "TopologyAwareWorkloadScheduling", kAlpha, false, false,
      kSwitches},
     {F::kVolumeAttributesClass, "VolumeAttributesClass", kGA, true, true, kSwitches},
-    {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false, kNotYet},
+    {F::kVolumeLimitScaling, "VolumeLimitScaling", kBeta, true, false, kSwitches},
 }};
 
 constexpr bool specsInOrder() {

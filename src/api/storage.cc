@@ -144,4 +144,23 @@ void from_json(const nlohmann::json& j, CSINode& n) {
   readField(j, "spec", n.spec);
 }
 
+void from_json(const nlohmann::json& j, CSIDriverSpec& s) {
+  readField(j, "storageCapacity", s.storageCapacity);
+  readField(j, "preventPodSchedulingIfMissing", s.preventPodSchedulingIfMissing);
+}
+
+void from_json(const nlohmann::json& j, CSIDriver& d) {
+  readField(j, "metadata", d.metadata);
+  readField(j, "spec", d.spec);
+}
+
+void from_json(const nlohmann::json& j, CSIStorageCapacity& c) {
+  readField(j, "metadata", c.metadata);
+  readField(j, "nodeTopology", c.nodeTopology);
+  readField(j, "storageClassName", c.storageClassName);
+  readField(j, "capacity", c.capacity);
+  readField(j, "maximumVolumeSize", c.maximumVolumeSize);
+  c.topology = Selector::compile(c.nodeTopology);
+}
+
 }  // namespace ksched::api

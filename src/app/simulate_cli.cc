@@ -414,6 +414,8 @@ void addWorkObjects(const sim::Cluster& work, sim::Cluster& cluster) {
   append(cluster.persistentVolumes, work.persistentVolumes);
   append(cluster.storageClasses, work.storageClasses);
   append(cluster.csiNodes, work.csiNodes);
+  append(cluster.csiDrivers, work.csiDrivers);
+  append(cluster.csiStorageCapacities, work.csiStorageCapacities);
   append(cluster.nodes, work.nodes);
   for (const auto& [kind, objects] : work.others) append(cluster.others[kind], objects);
   append(cluster.skipped, work.skipped);

@@ -459,4 +459,16 @@ std::optional<std::string> RestClient::pickVersion(const std::vector<std::string
   return std::nullopt;
 }
 
+std::optional<std::string> RestClient::pickVersionServing(
+    const std::vector<std::string>& candidates, const std::string& resource) {
+  for (const auto& c : candidates) {
+    if (pickVersion({c}) != c) continue;
+    const auto j = get((c.find('/') == std::string::npos ? "/api/" : "/apis/") + c);
+    for (const auto& r : j.value("resources", nlohmann::json::array())) {
+      if (r.is_object() && r.value("name", "") == resource) return c;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace ksched::client

@@ -120,6 +120,11 @@ class RestClient {
   std::vector<std::string> servedVersions(const std::string& group);
   // The first of `candidates` (e.g. {"policy/v1", "policy/v1beta1"}) the server serves, if any.
   std::optional<std::string> pickVersion(const std::vector<std::string>& candidates);
+  // The first of `candidates` whose resource list has `resource` (e.g. "csistoragecapacities"
+  // in {"storage.k8s.io/v1", "storage.k8s.io/v1beta1"}): a group version can be served before
+  // one of its kinds is.
+  std::optional<std::string> pickVersionServing(const std::vector<std::string>& candidates,
+                                                const std::string& resource);
 
   // Ends this client's work for good (shutdown): requests in flight are cut off, retry and
   // rate-limiter waits return at once, and every call from now on throws ApiError code 0

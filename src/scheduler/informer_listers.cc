@@ -61,13 +61,19 @@ InformerListers::InformerListers(client::RestClient& client, EventHandler onEven
       csiNodes_(client, {.kind = "CSINode",
                          .path = "/apis/storage.k8s.io/v1/csinodes",
                          .withoutIt = "NodeVolumeLimits sees no CSI driver's attach limit on any "
-                                      "node"}) {
+                                      "node"}),
+      csiDrivers_(client,
+                  {.kind = "CSIDriver",
+                   .path = "/apis/storage.k8s.io/v1/csidrivers",
+                   .withoutIt = "VolumeBinding checks no driver's storage capacity and "
+                                "NodeVolumeLimits no driver's preventPodSchedulingIfMissing"}) {
   watchEvents(services_, EventResource::kService);
   watchEvents(namespaces_, EventResource::kNamespace);
   watchEvents(pvcs_, EventResource::kPersistentVolumeClaim);
   watchEvents(pvs_, EventResource::kPersistentVolume);
   watchEvents(storageClasses_, EventResource::kStorageClass);
   watchEvents(csiNodes_, EventResource::kCSINode);
+  watchEvents(csiDrivers_, EventResource::kCSIDriver);
 }
 
 InformerListers::~InformerListers() { stop(); }
@@ -102,6 +108,36 @@ void InformerListers::start() {
       spdlog::warn("the apiserver serves no PodDisruptionBudget version; preemption ignores PDBs");
     }
   }
+  if (!capacities_) {
+    std::optional<std::string> version;
+    bool discoveryFailed = false;
+    try {
+      version = client_.pickVersionServing({"storage.k8s.io/v1", "storage.k8s.io/v1beta1"},
+                                           "csistoragecapacities");
+    } catch (const std::exception& e) {
+      // Not assumed, unlike the PDB version: a guess the apiserver answers 404 would hold up
+      // start-up.
+      spdlog::warn(
+          "discovery of CSIStorageCapacity failed ({}); VolumeBinding provisions without "
+          "checking storage capacity until ksched restarts",
+          e.what());
+      discoveryFailed = true;
+    }
+    if (!version) {
+      if (!discoveryFailed)
+        spdlog::info(
+            "the apiserver serves no CSIStorageCapacity (storage.k8s.io/v1 from Kubernetes 1.24, "
+            "v1beta1 from 1.21): VolumeBinding provisions without checking storage capacity");
+    } else {
+      capacities_ = std::make_unique<informer::Informer<api::CSIStorageCapacity>>(
+          client_,
+          informer::ResourceDef{.kind = "CSIStorageCapacity",
+                                .path = "/apis/" + *version + "/csistoragecapacities",
+                                .withoutIt = "VolumeBinding provisions without checking any "
+                                             "driver's storage capacity"});
+      watchEvents(*capacities_, EventResource::kCSIStorageCapacity);
+    }
+  }
   services_.start();
   replicaSets_.start();
   statefulSets_.start();
@@ -111,7 +147,9 @@ void InformerListers::start() {
   pvs_.start();
   storageClasses_.start();
   csiNodes_.start();
+  csiDrivers_.start();
   if (pdbs_) pdbs_->start();
+  if (capacities_) capacities_->start();
 }
 
 void InformerListers::stop() {
@@ -124,15 +162,18 @@ void InformerListers::stop() {
   pvs_.stop();
   storageClasses_.stop();
   csiNodes_.stop();
+  csiDrivers_.stop();
   if (pdbs_) pdbs_->stop();
+  if (capacities_) capacities_->stop();
 }
 
 std::string InformerListers::fatalError() const {
   for (const std::string& e :
        {services_.fatalError(), replicaSets_.fatalError(), statefulSets_.fatalError(),
         rcs_.fatalError(), namespaces_.fatalError(), pvcs_.fatalError(), pvs_.fatalError(),
-        storageClasses_.fatalError(), csiNodes_.fatalError(),
-        pdbs_ ? pdbs_->fatalError() : std::string()}) {
+        storageClasses_.fatalError(), csiNodes_.fatalError(), csiDrivers_.fatalError(),
+        pdbs_ ? pdbs_->fatalError() : std::string(),
+        capacities_ ? capacities_->fatalError() : std::string()}) {
     if (!e.empty()) return e;
   }
   return "";
@@ -149,14 +190,16 @@ bool InformerListers::waitForSync(std::chrono::milliseconds timeout) {
             statefulSets_.waitForSync(left()) && rcs_.waitForSync(left()) &&
             namespaces_.waitForSync(left()) && pvcs_.waitForSync(left()) &&
             pvs_.waitForSync(left()) && storageClasses_.waitForSync(left()) &&
-            csiNodes_.waitForSync(left());
-  return ok && (!pdbs_ || pdbs_->waitForSync(left()));
+            csiNodes_.waitForSync(left()) && csiDrivers_.waitForSync(left());
+  return ok && (!pdbs_ || pdbs_->waitForSync(left())) &&
+         (!capacities_ || capacities_->waitForSync(left()));
 }
 
 bool InformerListers::hasSynced() const {
   return services_.hasSynced() && replicaSets_.hasSynced() && statefulSets_.hasSynced() &&
          rcs_.hasSynced() && namespaces_.hasSynced() && pvcs_.hasSynced() && pvs_.hasSynced() &&
-         storageClasses_.hasSynced() && csiNodes_.hasSynced() && (!pdbs_ || pdbs_->hasSynced());
+         storageClasses_.hasSynced() && csiNodes_.hasSynced() && csiDrivers_.hasSynced() &&
+         (!pdbs_ || pdbs_->hasSynced()) && (!capacities_ || capacities_->hasSynced());
 }
 
 ObjectList<api::Service> InformerListers::services(std::string_view ns) const {
@@ -195,6 +238,12 @@ std::shared_ptr<const api::StorageClass> InformerListers::getStorageClass(
 }
 std::shared_ptr<const api::CSINode> InformerListers::getCSINode(std::string_view name) const {
   return csiNodes_.get(std::string(name));
+}
+std::shared_ptr<const api::CSIDriver> InformerListers::getCSIDriver(std::string_view name) const {
+  return csiDrivers_.get(std::string(name));
+}
+ObjectList<api::CSIStorageCapacity> InformerListers::csiStorageCapacities() const {
+  return capacities_ ? capacities_->list() : ObjectList<api::CSIStorageCapacity>{};
 }
 
 }  // namespace ksched::scheduler

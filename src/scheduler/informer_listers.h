@@ -1,5 +1,6 @@
 // InformerListers: ClusterListers backed by one informer per kind, plus the queue moves their
-// events trigger (upstream's event handlers for PV, PVC, StorageClass, CSINode, Service,
+// events trigger (upstream's event handlers for PV, PVC, StorageClass, CSINode, CSIDriver,
+// CSIStorageCapacity, Service,
 // Namespace and PDB changes).
 //
 // Threads: one reflector thread per kind (refl-<Kind>). Reads are thread-safe.
@@ -31,7 +32,8 @@ class InformerListers final : public ClusterListers {
   InformerListers& operator=(const InformerListers&) = delete;
 
   // Discovers the PodDisruptionBudget version (policy/v1, else policy/v1beta1; none: no PDB
-  // informer) and starts every informer.
+  // informer) and the CSIStorageCapacity one (storage.k8s.io/v1, else v1beta1; none: no
+  // capacity is known, as for a driver that reports none) and starts every informer.
   void start();
   void stop();
   // Waits until every started informer has synced; false on timeout, or at once when the
@@ -59,6 +61,9 @@ class InformerListers final : public ClusterListers {
       std::string_view name) const override;
   [[nodiscard]] std::shared_ptr<const api::CSINode> getCSINode(
       std::string_view name) const override;
+  [[nodiscard]] std::shared_ptr<const api::CSIDriver> getCSIDriver(
+      std::string_view name) const override;
+  [[nodiscard]] ObjectList<api::CSIStorageCapacity> csiStorageCapacities() const override;
 
  private:
   template <typename T>
@@ -75,7 +80,11 @@ class InformerListers final : public ClusterListers {
   informer::Informer<api::PersistentVolume> pvs_;
   informer::Informer<api::StorageClass> storageClasses_;
   informer::Informer<api::CSINode> csiNodes_;
+  informer::Informer<api::CSIDriver> csiDrivers_;
   std::unique_ptr<informer::Informer<api::PodDisruptionBudget>> pdbs_;  // set by start()
+  // Set by start() where the apiserver serves the kind (storage.k8s.io/v1 from 1.24, v1beta1
+  // 1.21-1.27).
+  std::unique_ptr<informer::Informer<api::CSIStorageCapacity>> capacities_;
 };
 
 }  // namespace ksched::scheduler

@@ -23,6 +23,10 @@ std::string_view resourceName(EventResource r) noexcept {
       return "storage.k8s.io/StorageClass";
     case EventResource::kCSINode:
       return "storage.k8s.io/CSINode";
+    case EventResource::kCSIDriver:
+      return "storage.k8s.io/CSIDriver";
+    case EventResource::kCSIStorageCapacity:
+      return "storage.k8s.io/CSIStorageCapacity";
     case EventResource::kPodDisruptionBudget:
       return "policy/PodDisruptionBudget";
     case EventResource::kNamespace:

@@ -180,6 +180,14 @@ constexpr KindEntry kKinds[] = {
      keep<api::StorageClass, &Cluster::storageClasses>},
     {"storage.k8s.io/v1", "CSINode", false, keep<api::CSINode, &Cluster::csiNodes>,
      keep<api::CSINode, &Cluster::csiNodes>},
+    {"storage.k8s.io/v1", "CSIDriver", false, keep<api::CSIDriver, &Cluster::csiDrivers>,
+     keep<api::CSIDriver, &Cluster::csiDrivers>},
+    {"storage.k8s.io/v1", "CSIStorageCapacity", true,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>},
+    {"storage.k8s.io/v1beta1", "CSIStorageCapacity", true,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>},
     {"scheduling.k8s.io/v1beta1", "PodGroup", true, keepGroup<api::PodGroup>,
      keepGroup<api::PodGroup>},
     {"scheduling.k8s.io/v1alpha2", "PodGroup", true, keepGroup<api::PodGroup>,
@@ -360,6 +368,7 @@ constexpr Collection kCollections[] = {
     {"/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet"},
     {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass"},
     {"/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode"},
+    {"/apis/storage.k8s.io/v1/csidrivers", "storage.k8s.io/v1", "CSIDriver"},
 };
 
 // scheduling.k8s.io's collections, newest version first.
@@ -385,6 +394,8 @@ void append(Cluster& from, Cluster& into) {
   move(from.persistentVolumes, into.persistentVolumes);
   move(from.storageClasses, into.storageClasses);
   move(from.csiNodes, into.csiNodes);
+  move(from.csiDrivers, into.csiDrivers);
+  move(from.csiStorageCapacities, into.csiStorageCapacities);
   for (auto& [key, objects] : from.others) move(objects, into.others[key]);
   move(from.skipped, into.skipped);
 }
@@ -442,6 +453,16 @@ void loadFromApiserver(client::RestClient& client, const std::vector<std::string
     const std::string path = std::string("/apis/") + version + "/poddisruptionbudgets";
     try {
       listInto(client, path, version, "PodDisruptionBudget", into);
+      break;
+    } catch (const client::ApiError& e) {
+      if (!e.isNotFound()) throw fail(path, e);
+    }
+  }
+  // CSIStorageCapacity: storage.k8s.io/v1 (1.24+), else v1beta1 (1.21-1.27); neither: none.
+  for (const char* version : {"storage.k8s.io/v1", "storage.k8s.io/v1beta1"}) {
+    const std::string path = std::string("/apis/") + version + "/csistoragecapacities";
+    try {
+      listInto(client, path, version, "CSIStorageCapacity", into);
       break;
     } catch (const client::ApiError& e) {
       if (!e.isNotFound()) throw fail(path, e);
@@ -530,6 +551,8 @@ void checkCluster(Cluster& cluster) {
   dedupe(cluster.persistentVolumes, "PersistentVolume", skipped);
   dedupe(cluster.storageClasses, "StorageClass", skipped);
   dedupe(cluster.csiNodes, "CSINode", skipped);
+  dedupe(cluster.csiDrivers, "CSIDriver", skipped);
+  dedupe(cluster.csiStorageCapacities, "CSIStorageCapacity", skipped);
   for (auto& [key, objects] : cluster.others) {
     dedupe(objects, std::string_view(key).substr(key.rfind('/') + 1), skipped);
   }

@@ -138,11 +138,22 @@ void applyStatusPatch(api::Pod& pod, const nlohmann::json& patch) {
 std::string keyOf(const api::Pod& p) { return p.metadata.namespace_ + "/" + p.metadata.name; }
 
 MemoryCluster::MemoryCluster(const Cluster& cluster, bool victimsBecomePending, uint64_t& recreated,
-                             std::function<void(const std::string& uid)> onRecreated)
+                             std::function<void(const std::string& uid)> onRecreated,
+                             StaticClusterListers& listers)
     : cluster_(cluster),
       victimsBecomePending_(victimsBecomePending),
       recreated_(recreated),
-      onRecreated_(std::move(onRecreated)) {}
+      onRecreated_(std::move(onRecreated)),
+      // Called with mu_ held.
+      volumes_(listers, [this](std::string_view node) -> const api::Labels* {
+        if (nodeLabels_.empty()) {
+          for (const NodePtr& n : cluster_.nodes) {
+            nodeLabels_.emplace(n->metadata.name, &n->metadata.labels);
+          }
+        }
+        auto it = nodeLabels_.find(node);
+        return it == nodeLabels_.end() ? nullptr : it->second;
+      }) {}
 
 void MemoryCluster::deliverFeed() {
   for (;;) {
@@ -192,6 +203,7 @@ PodPtr MemoryCluster::insert(const PodPtr& given) {
   std::lock_guard lock(mu_);
   pods_[p->metadata.uid] = p;
   keys_[p->metadata.uid] = keyOf(*p);
+  uidByKey_[keys_[p->metadata.uid]] = p->metadata.uid;
   order_.push_back(p->metadata.uid);
   return p;
 }
@@ -347,12 +359,33 @@ ApiResult MemoryCluster::patchPodStatus(const api::Pod& pod, const nlohmann::jso
 
 ApiResult MemoryCluster::get(const std::string& path, nlohmann::json* out) {
   std::lock_guard lock(mu_);
+  constexpr std::string_view kNamespaces = "/api/v1/namespaces/";
+  if (const size_t pods = path.find("/pods/");
+      path.starts_with(kNamespaces) && pods != std::string::npos) {
+    const std::string key =
+        path.substr(kNamespaces.size(), pods - kNamespaces.size()) + "/" + path.substr(pods + 6);
+    auto it = uidByKey_.find(key);
+    if (it == uidByKey_.end() || gone_.contains(it->second)) {
+      return ApiError{404, "NotFound", "pods \"" + path.substr(pods + 6) + "\" not found"};
+    }
+    if (out != nullptr) {
+      *out = {{"metadata", {{"name", path.substr(pods + 6)}, {"uid", it->second}}}};
+    }
+    return std::nullopt;
+  }
   return watched_.get(path, out);
 }
 
 ApiResult MemoryCluster::patch(const std::string& path, const nlohmann::json& patch,
                                nlohmann::json* out, std::string_view /*contentType*/) {
   std::lock_guard lock(mu_);
+  if (VolumeController::handles(path)) {
+    return volumes_.patch(
+        path, patch, out,
+        [this](const ClusterEvent& e, const EventObject& o, const EventObject& n) {
+          enqueue([this, e, o, n] { core_->onClusterEvent(e, o, n); });
+        });
+  }
   return watched_.patch(path, patch, out, deliverer());
 }
 

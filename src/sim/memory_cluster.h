@@ -21,6 +21,7 @@
 #include <ksched/sim.h>
 
 #include "scheduler/scheduler_core.h"
+#include "sim/volume_controller.h"
 #include "sim/watched_objects.h"
 
 namespace ksched::sim {
@@ -34,8 +35,11 @@ class MemoryCluster final : public ClusterApi {
   // With `victimsBecomePending`, a deleted pod comes back as a pending copy whose uid is its own
   // with "-r<n>", n counted in `recreated` (kept by the caller across runs, so uids stay
   // unique); `onRecreated` then gets the copy's uid.
+  // `listers` (the storage objects plugins read) get what the PV controller and the
+  // provisioners would do with VolumeBinding's writes (VolumeController).
   MemoryCluster(const Cluster& cluster, bool victimsBecomePending, uint64_t& recreated,
-                std::function<void(const std::string& uid)> onRecreated);
+                std::function<void(const std::string& uid)> onRecreated,
+                StaticClusterListers& listers);
 
   // The core the changes are fed to; set once it is built, before anything changes.
   void feedTo(scheduler::SchedulerCore& core) { core_ = &core; }
@@ -77,7 +81,10 @@ class MemoryCluster final : public ClusterApi {
   ApiResult deletePod(const api::Pod& pod) override;
   ApiResult patchPodStatus(const api::Pod& pod, const nlohmann::json& patch,
                            std::string_view contentType) override;
+  // A pod's path ("/api/v1/namespaces/<ns>/pods/<name>", VolumeBinding's PreBind asks), else
+  // the watched objects.
   ApiResult get(const std::string& path, nlohmann::json* out) override;
+  // PersistentVolumes and claims go to the VolumeController, the rest to the watched objects.
   ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                   std::string_view contentType) override;
   ApiResult create(const std::string& path, const nlohmann::json& object,
@@ -97,13 +104,16 @@ class MemoryCluster final : public ClusterApi {
   scheduler::SchedulerCore* core_ = nullptr;
 
   mutable std::mutex mu_;
-  std::set<std::string> watchedKinds_;                 // keys of Cluster::others a plugin watches
-  WatchedObjects watched_;                             // what plugins watch, and their writes to it
-  std::unordered_map<std::string, PodPtr> pods_;       // the cluster's pods by uid
-  std::unordered_map<std::string, PodPtr> lastSeen_;   // deleted pods
-  std::vector<std::string> order_;                     // uids in the order the pods came
-  std::unordered_set<std::string> gone_;               // uids deleted
-  std::unordered_map<std::string, std::string> keys_;  // uid -> namespace/name
+  std::set<std::string> watchedKinds_;  // keys of Cluster::others a plugin watches
+  WatchedObjects watched_;              // what plugins watch, and their writes to it
+  VolumeController volumes_;            // PV controller and provisioners
+  std::unordered_map<std::string, std::string> uidByKey_;                // namespace/name -> uid
+  std::unordered_map<std::string_view, const api::Labels*> nodeLabels_;  // filled on first use
+  std::unordered_map<std::string, PodPtr> pods_;         // the cluster's pods by uid
+  std::unordered_map<std::string, PodPtr> lastSeen_;     // deleted pods
+  std::vector<std::string> order_;                       // uids in the order the pods came
+  std::unordered_set<std::string> gone_;                 // uids deleted
+  std::unordered_map<std::string, std::string> keys_;    // uid -> namespace/name
   std::vector<std::pair<std::string, Victim>> victims_;  // (victim uid, victim)
   std::vector<std::function<void()>> feed_;
 };

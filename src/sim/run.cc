@@ -42,7 +42,7 @@ scheduler::Options coreOptions(const config::SchedulerConfiguration& config, con
 Run::Run(Simulator::State& st, bool preemption)
     : st_(st),
       cluster_(st.cluster, st.options.victimsBecomePending, st.recreated,
-               [this](const std::string& uid) { track(uid, "preempted"); }) {
+               [this](const std::string& uid) { track(uid, "preempted"); }, listers_) {
   for (const auto& o : st.cluster.namespaces) listers_.add(o);
   for (const auto& o : st.cluster.services) listers_.add(o);
   for (const auto& o : st.cluster.replicaSets) listers_.add(o);
@@ -53,6 +53,8 @@ Run::Run(Simulator::State& st, bool preemption)
   for (const auto& o : st.cluster.persistentVolumes) listers_.add(o);
   for (const auto& o : st.cluster.storageClasses) listers_.add(o);
   for (const auto& o : st.cluster.csiNodes) listers_.add(o);
+  for (const auto& o : st.cluster.csiDrivers) listers_.add(o);
+  for (const auto& o : st.cluster.csiStorageCapacities) listers_.add(o);
 
   scheduler::Environment env;
   env.api = &cluster_;

@@ -1,5 +1,5 @@
-// Storage kinds: PersistentVolumeClaim, PersistentVolume, StorageClass (storage.k8s.io/v1) and
-// CSINode, plus the in-tree volume sources shared with pods.
+// Storage kinds: PersistentVolumeClaim, PersistentVolume, StorageClass (storage.k8s.io/v1),
+// CSINode, CSIDriver and CSIStorageCapacity, plus the in-tree volume sources shared with pods.
 //
 // Defaults applied when a field is missing or empty, as the apiserver's defaulting would:
 // volumeMode "Filesystem" (PV and PVC), persistentVolumeReclaimPolicy "Retain",
@@ -17,6 +17,7 @@
 
 #include <ksched/api/meta.h>
 #include <ksched/api/object_reference.h>
+#include <ksched/api/quantity.h>
 #include <ksched/api/resources.h>
 #include <ksched/api/selectors.h>
 
@@ -175,6 +176,33 @@ struct CSINode {
   [[nodiscard]] const CSINodeDriver* driver(std::string_view name) const noexcept;
 };
 
+// Only the fields the scheduler reads.
+struct CSIDriverSpec {
+  // The driver reports CSIStorageCapacity objects: VolumeBinding checks them before choosing
+  // a node for a claim to provision. Unset: false.
+  bool storageCapacity = false;
+  // VolumeLimitScaling (KEP-5030): pods with volumes of this driver go only to nodes whose
+  // CSINode lists the driver. Unset: false.
+  bool preventPodSchedulingIfMissing = false;
+};
+
+struct CSIDriver {
+  ObjectMeta metadata;  // name is the driver's name
+  CSIDriverSpec spec;
+};
+
+// Storage a driver can provision for one class in one topology segment (storage.k8s.io/v1,
+// v1beta1 before 1.24).
+struct CSIStorageCapacity {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> nodeTopology;  // nullopt: no node has access
+  std::string storageClassName;
+  std::optional<Quantity> capacity;
+  std::optional<Quantity> maximumVolumeSize;
+  // nodeTopology compiled once at decode time.
+  Selector topology;
+};
+
 // Upstream GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName, else "".
 [[nodiscard]] std::string persistentVolumeClaimClass(const PersistentVolumeClaim& pvc);
 // Upstream GetPersistentVolumeClass: the beta annotation, else spec.storageClassName.
@@ -198,5 +226,8 @@ void from_json(const nlohmann::json& j, VolumeNodeResources& r);
 void from_json(const nlohmann::json& j, CSINodeDriver& d);
 void from_json(const nlohmann::json& j, CSINodeSpec& s);
 void from_json(const nlohmann::json& j, CSINode& n);
+void from_json(const nlohmann::json& j, CSIDriverSpec& s);
+void from_json(const nlohmann::json& j, CSIDriver& d);
+void from_json(const nlohmann::json& j, CSIStorageCapacity& c);
 
 }  // namespace ksched::api

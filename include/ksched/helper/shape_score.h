@@ -3,8 +3,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <ksched/helper/field_error.h>
+#include <ksched/helper/resource_allocation.h>
 
 namespace ksched::plugins::helper {
 
@@ -25,5 +30,14 @@ class BrokenLinearFunction {
  private:
   std::vector<FunctionShapePoint> shape_;
 };
+
+// A `shape` argument: a list of {utilization, score} objects at `path` (PluginArgsError naming
+// the field when it is not one).
+[[nodiscard]] std::vector<UtilizationShapePoint> readShape(const nlohmann::json& j,
+                                                           const std::string& path);
+// Upstream validateFunctionShape: at least one point, utilizations strictly increasing (the
+// first violation only), utilization in [0, 100], score in [0, kMaxCustomPriorityScore].
+[[nodiscard]] std::vector<FieldError> validateFunctionShape(
+    const std::vector<UtilizationShapePoint>& shape, const std::string& path);
 
 }  // namespace ksched::plugins::helper

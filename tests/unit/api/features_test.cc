@@ -113,17 +113,18 @@ TEST(FeatureGates, CheckRefusesNothingOf137AndWarnsAboutWhatChangesNothing) {
   // The gates once refused (CompositePodGroup, DRAWorkloadResourceClaims) now switch.
   Gates g;
   ASSERT_EQ(g.set("CompositePodGroup=true,DRAWorkloadResourceClaims=true,"
-                  "VolumeLimitScaling=false,SchedulerAsyncAPICalls=true,"
-                  "TaintTolerationComparisonOperators=true"),
+                  "DRAFractionalCapacityRange=false,SchedulerAsyncAPICalls=true,"
+                  "TaintTolerationComparisonOperators=true,VolumeLimitScaling=false,"
+                  "StorageCapacityScoring=false"),
             std::nullopt);
   g.check(errors, warnings);
   EXPECT_TRUE(errors.empty());
   EXPECT_EQ(warnings,
             (std::vector<std::string>{
+                "feature gate DRAFractionalCapacityRange=false: ksched does not have this feature "
+                "yet, it changes nothing (docs/compatibility.md)",
                 "feature gate SchedulerAsyncAPICalls=true: changes nothing in ksched "
-                "(docs/compatibility.md)",
-                "feature gate VolumeLimitScaling=false: ksched does not have this feature yet, it "
-                "changes nothing (docs/compatibility.md)"}));
+                "(docs/compatibility.md)"}));
 }
 
 TEST(FeatureGates, ListTypeAttributesSwitches) {

@@ -735,10 +735,12 @@ TEST(SchedulerConfigTest, DefaultPluginsFollowTheGates) {
   EXPECT_THAT(points["PostFilter"], ElementsAre("DynamicResources", "DefaultPreemption"));
   EXPECT_THAT(points["Reserve"], ElementsAre("VolumeBinding", "DynamicResources"));
   EXPECT_THAT(points["PreBind"], ElementsAre("VolumeBinding", "DynamicResources"));
-  EXPECT_THAT(points["Score"],
-              ElementsAre("TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1",
-                          "PodTopologySpread:2", "InterPodAffinity:2", "DynamicResources:2",
-                          "NodeResourcesBalancedAllocation:1", "ImageLocality:1"));
+  // VolumeBinding scores (StorageCapacityScoring), weight 1 as upstream's multiPoint gives it.
+  EXPECT_THAT(
+      points["Score"],
+      ElementsAre("TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "VolumeBinding:1",
+                  "PodTopologySpread:2", "InterPodAffinity:2", "DynamicResources:2",
+                  "NodeResourcesBalancedAllocation:1", "ImageLocality:1"));
 }
 
 TEST(SchedulerConfigTest, WrittenYamlLooksLikeKubeSchedulers) {

@@ -573,7 +573,8 @@ spec: {schedulingPolicy: {gang: {minCount: 0}}}
   EXPECT_EQ(c.others.at("scheduling.k8s.io/v1alpha2/PodGroup").at(0)->metadata.uid, "u-web");
 
   uint64_t recreated = 0;
-  MemoryCluster cluster(c, false, recreated, {});
+  StaticClusterListers listers;
+  MemoryCluster cluster(c, false, recreated, {}, listers);
   auto listed = [&](std::string path, std::vector<std::string> alternatives) {
     std::vector<std::string> keys;
     auto store = cluster.watch(ObjectWatch{"X", std::move(path), "", std::move(alternatives)}, {});
