@@ -160,6 +160,20 @@ TEST(VolumeBindingCapacity, FilterChecksTheDriversCapacity) {
   }
 }
 
+// explain names the claim, the driver and the size it found no room for.
+TEST(VolumeBindingCapacity, ExplainNamesTheDriverAndTheSize) {
+  CapacityFixture f;
+  f.listers().add(makePVC({.name = "pvc", .size = "30Gi", .cls = std::string(kCapClass)}));
+  f.listers().add(makeCapacity({.name = "c", .node = "node-a", .capacity = "10Gi"}));
+  testutil::FakeLister lister({nodeInfo("node-a")});
+  EXPECT_EQ(testutil::explainAfterFilter(f.plugin(), lister, podWithClaims({"pvc"}), "node-a"),
+            std::vector<std::string>{
+                "claim default/pvc: no available PV of class \"wait-sc-with-storage-capacity\" "
+                "matches it here, and driver driver-with-storage-capacity reports no "
+                "CSIStorageCapacity of class \"wait-sc-with-storage-capacity\" on this node with "
+                "room for 30Gi"});
+}
+
 struct ScoreCase {
   std::string name;
   nlohmann::json args;  // VolumeBindingArgs
