@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real local control plane on loopback: etcd + kube-apiserver v1.20.2, fresh PKI, RBAC on.
+# A real local control plane on loopback: etcd + kube-apiserver v1.20.2, fresh PKI, RBAC on, and
+# v1.20's alpha storage capacity API on (CSIStorageCapacity gate, storage.k8s.io/v1alpha1).
 #
 #   cluster.sh up                    build (cached) and start; prints how to use it
 #   cluster.sh down                  stop exactly what `up` started and remove the state dir
@@ -199,6 +200,7 @@ start_apiserver() {
     --enable-admission-plugins NamespaceLifecycle,LimitRanger,Priority,DefaultTolerationSeconds,DefaultStorageClass,ResourceQuota,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
     --disable-admission-plugins ServiceAccount,TaintNodesByCondition,StorageObjectInUseProtection \
     --max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
+    --feature-gates CSIStorageCapacity=true --runtime-config storage.k8s.io/v1alpha1=true \
     --profiling=false --logtostderr=true --v=0 \
     > "$LOGS/kube-apiserver.log" 2>&1 &
   echo $! > "$DIR/apiserver.pid"

@@ -112,8 +112,9 @@ void InformerListers::start() {
     std::optional<std::string> version;
     bool discoveryFailed = false;
     try {
-      version = client_.pickVersionServing({"storage.k8s.io/v1", "storage.k8s.io/v1beta1"},
-                                           "csistoragecapacities");
+      version = client_.pickVersionServing(
+          {"storage.k8s.io/v1", "storage.k8s.io/v1beta1", "storage.k8s.io/v1alpha1"},
+          "csistoragecapacities");
     } catch (const std::exception& e) {
       // Not assumed, unlike the PDB version: a guess the apiserver answers 404 would hold up
       // start-up.
@@ -127,7 +128,8 @@ void InformerListers::start() {
       if (!discoveryFailed)
         spdlog::info(
             "the apiserver serves no CSIStorageCapacity (storage.k8s.io/v1 from Kubernetes 1.24, "
-            "v1beta1 from 1.21): VolumeBinding provisions without checking storage capacity");
+            "v1beta1 from 1.21, v1alpha1 1.19-1.23 where turned on): VolumeBinding provisions "
+            "without checking storage capacity");
     } else {
       capacities_ = std::make_unique<informer::Informer<api::CSIStorageCapacity>>(
           client_,

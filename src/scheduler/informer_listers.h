@@ -32,8 +32,8 @@ class InformerListers final : public ClusterListers {
   InformerListers& operator=(const InformerListers&) = delete;
 
   // Discovers the PodDisruptionBudget version (policy/v1, else policy/v1beta1; none: no PDB
-  // informer) and the CSIStorageCapacity one (storage.k8s.io/v1, else v1beta1; none: no
-  // capacity is known, as for a driver that reports none) and starts every informer.
+  // informer) and the CSIStorageCapacity one (storage.k8s.io/v1, else v1beta1, else v1alpha1;
+  // none: no capacity is known, as for a driver that reports none) and starts every informer.
   void start();
   void stop();
   // Waits until every started informer has synced; false on timeout, or at once when the

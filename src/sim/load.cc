@@ -185,6 +185,9 @@ constexpr KindEntry kKinds[] = {
     {"storage.k8s.io/v1", "CSIStorageCapacity", true,
      keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>,
      keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>},
+    {"storage.k8s.io/v1alpha1", "CSIStorageCapacity", true,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>,
+     keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>},
     {"storage.k8s.io/v1beta1", "CSIStorageCapacity", true,
      keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>,
      keep<api::CSIStorageCapacity, &Cluster::csiStorageCapacities>},
@@ -458,8 +461,10 @@ void loadFromApiserver(client::RestClient& client, const std::vector<std::string
       if (!e.isNotFound()) throw fail(path, e);
     }
   }
-  // CSIStorageCapacity: storage.k8s.io/v1 (1.24+), else v1beta1 (1.21-1.27); neither: none.
-  for (const char* version : {"storage.k8s.io/v1", "storage.k8s.io/v1beta1"}) {
+  // CSIStorageCapacity: storage.k8s.io/v1 (1.24+), else v1beta1 (1.21-1.27), else v1alpha1
+  // (1.19-1.23, where turned on); none: none.
+  for (const char* version :
+       {"storage.k8s.io/v1", "storage.k8s.io/v1beta1", "storage.k8s.io/v1alpha1"}) {
     const std::string path = std::string("/apis/") + version + "/csistoragecapacities";
     try {
       listInto(client, path, version, "CSIStorageCapacity", into);

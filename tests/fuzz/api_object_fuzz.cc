@@ -1,5 +1,5 @@
 // Every API object kind ksched decodes from the apiserver's JSON. The first byte picks the
-// kind (a letter below, any other byte one by its value), the rest is the object as a LIST page
+// kind (a letter or digit below, any other byte one by its value), the rest is the object as a LIST page
 // item or watch event carries it: parsed as the client parses them (client::parseObjectJson,
 // managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
 // they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
@@ -230,6 +230,8 @@ constexpr Kind kKinds[] = {
     {'C', informerKind<api::PersistentVolumeClaim>},
     {'S', informerKind<api::StorageClass>},
     {'I', informerKind<api::CSINode>},
+    {'J', informerKind<api::CSIDriver>},
+    {'1', informerKind<api::CSIStorageCapacity>},
     {'M', informerKind<api::Namespace>},
     {'E', informerKind<api::Service>},
     {'R', informerKind<api::ReplicaSet>},

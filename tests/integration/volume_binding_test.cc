@@ -107,6 +107,12 @@ class VolumeBindingIntegration : public NamespacedTest {
     }
     for (const auto& name : pvs_) tryDelete("/api/v1/persistentvolumes/" + name);
     for (const auto& name : classes_) tryDelete("/apis/storage.k8s.io/v1/storageclasses/" + name);
+    for (const auto& path : others_) tryDelete(path);
+  }
+  // Creates `object` at `collection`; deleted again after the test at `collection`/name.
+  void create(const std::string& collection, const nlohmann::json& object) {
+    TestCluster::get().admin().post(collection, object);
+    others_.push_back(collection + "/" + object["metadata"]["name"].get<std::string>());
   }
 
   void createClass(const nlohmann::json& sc) {
@@ -136,6 +142,7 @@ class VolumeBindingIntegration : public NamespacedTest {
   std::vector<std::pair<std::string, std::string>> claims_;
   std::vector<std::string> pvs_;
   std::vector<std::string> classes_;
+  std::vector<std::string> others_;
 };
 
 // A local PV on vb-b, a WaitForFirstConsumer class without provisioner: the pod can only go to
@@ -231,6 +238,67 @@ TEST_F(VolumeBindingIntegration, DynamicProvisioningSelectsTheNode) {
   auto pvc = getClaim(ns, "data");
   EXPECT_EQ(pvc.status.phase, "Bound");
   EXPECT_EQ(pvc.spec.volumeName, "vb-provisioned");
+}
+
+// Storage capacity on the real apiserver (its CSIStorageCapacity v1alpha1 and CSIDriver
+// storageCapacity, which the test control plane turns on): a 20Gi claim of a driver that reports
+// capacity is not provisioned on vb-a (5Gi free) and goes to vb-b (100Gi) rather than vb-c
+// (50Gi): StorageCapacityScoring prefers the most free storage. ksched writes the selected node.
+TEST_F(VolumeBindingIntegration, StorageCapacityDecidesWhereAClaimIsProvisioned) {
+  const std::string ns = useNamespace("vb-capacity");
+  const std::string driver = "vb-capacity.csi.example.com";
+  create("/apis/storage.k8s.io/v1/csidrivers",
+         {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "CSIDriver"},
+          {"metadata", {{"name", driver}}},
+          {"spec", {{"attachRequired", false}, {"storageCapacity", true}}}});
+  createClass(storageClassJson("vb-capacity", driver, "WaitForFirstConsumer"));
+  for (const auto& [zone, size] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "5Gi"}, {"b", "100Gi"}, {"c", "50Gi"}}) {
+    create("/apis/storage.k8s.io/v1alpha1/namespaces/" + ns + "/csistoragecapacities",
+           {{"apiVersion", "storage.k8s.io/v1alpha1"},
+            {"kind", "CSIStorageCapacity"},
+            {"metadata", {{"name", "vb-" + zone}, {"namespace", ns}}},
+            {"storageClassName", "vb-capacity"},
+            {"nodeTopology", {{"matchLabels", {{"topology.kubernetes.io/zone", "zone-" + zone}}}}},
+            {"capacity", size}});
+  }
+  // The apiserver kept the driver's opt-in (it drops the field without the gate).
+  ASSERT_EQ(
+      TestCluster::get().admin().get("/apis/storage.k8s.io/v1/csidrivers/" + driver)["spec"].value(
+          "storageCapacity", false),
+      true);
+  createClaim(claimJson(ns, "data", "vb-capacity", "20Gi"));
+  RunningScheduler sched(volumeOptions());
+  auto& admin = TestCluster::get().admin();
+  admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "db", "data"));
+  std::string selected;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto pvc = getClaim(ns, "data");
+        auto it = pvc.metadata.annotations.find(api::kAnnSelectedNode);
+        if (it == pvc.metadata.annotations.end()) return false;
+        selected = it->second;
+        return true;
+      },
+      30s));
+  EXPECT_EQ(selected, "vb-b");
+
+  // A claim no node has room for: the pod stays pending with upstream's reason on every node.
+  createClaim(claimJson(ns, "huge", "vb-capacity", "200Gi"));
+  admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "huge", "huge"));
+  std::string message;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& c : getPod(ns, "huge").status.conditions) {
+          if (c.type == "PodScheduled" && c.status == "False") message = c.message;
+        }
+        return !message.empty();
+      },
+      30s));
+  EXPECT_EQ(message,
+            "0/3 nodes are available: 3 node(s) did not have enough free storage. preemption: 0/3 "
+            "nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 }  // namespace
