@@ -616,5 +616,34 @@ TEST(VolumeBindingExplain, NamesTheClaimAndItsPVOrClass) {
   }
 }
 
+// KEP-5381 (MutablePVNodeAffinity, an apiserver gate): a bound PV's node affinity may change;
+// VolumeBinding reads the PV as it is now in every cycle, and the PV update requeues the pod
+// (no hint, as upstream).
+TEST(VolumeBindingTest, APVsChangedNodeAffinityIsFollowed) {
+  Fixture f;
+  f.listers().add(makePVC({.name = "c", .volumeName = "pv"}));
+  PVSpec spec{.name = "pv", .hostname = "node-b", .phase = "Bound", .claimRef = "default/c"};
+  f.listers().add(makePV(spec));
+  const api::Pod pod = podWithClaims({"c"});
+  auto nodeA = nodeInfo("node-a");
+  {
+    CycleState state;
+    ASSERT_TRUE(f.preFilter(pod, state).ok());
+    Status st = f.plugin().filter(state, pod, *nodeA);
+    EXPECT_EQ(st.reasons(), std::vector<std::string>{kNodeConflict});
+  }
+  // The data moved: the CSI driver rewrote the PV's affinity to node-a.
+  auto oldPV = std::make_shared<const api::PersistentVolume>(makePV(spec));
+  spec.hostname = "node-a";
+  f.listers().add(makePV(spec));
+  auto newPV = std::make_shared<const api::PersistentVolume>(makePV(spec));
+  EXPECT_EQ(testutil::hintFor(f.plugin(), {EventResource::kPersistentVolume, kUpdateOther, {}}, pod,
+                              oldPV, newPV),
+            QueueingHint::kQueue);
+  CycleState state;
+  ASSERT_TRUE(f.preFilter(pod, state).ok());
+  EXPECT_TRUE(f.plugin().filter(state, pod, *nodeA).ok());
+}
+
 }  // namespace
 }  // namespace ksched::plugins

@@ -2,7 +2,9 @@
 // registers the whole of pkg/features (and the generic apiserver's, client-go's and
 // component-base's gates) in one process-wide set, so a --feature-gates value shared by every
 // component of a cluster starts it. Names as upstream's versioned feature list of 1.34 has them,
-// less the gates ksched knows itself (features.cc); ksched accepts these with a warning.
+// plus those of 1.35-1.37 seen since (MutablePVNodeAffinity, DRAPartitionableDevicesType,
+// DRAResourcePoolStatus, WorkloadWithJob), less the gates ksched knows itself (features.cc);
+// ksched accepts these with a warning.
 #include "other_gates.h"
 
 #include <algorithm>
@@ -12,7 +14,7 @@
 namespace ksched::features {
 namespace {
 
-constexpr std::array<std::string_view, 172> kOtherGates = {{
+constexpr std::array<std::string_view, 176> kOtherGates = {{
     "APIResponseCompression",
     "APIServerIdentity",
     "APIServerTracing",
@@ -53,6 +55,8 @@ constexpr std::array<std::string_view, 172> kOtherGates = {{
     "CronJobsScheduledAnnotation",
     "CrossNamespaceVolumeDataSource",
     "CustomResourceFieldSelectors",
+    "DRAPartitionableDevicesType",
+    "DRAResourcePoolStatus",
     "DeclarativeValidation",
     "DeclarativeValidationTakeover",
     "DeploymentReplicaSetTerminatingReplicas",
@@ -105,6 +109,7 @@ constexpr std::array<std::string_view, 172> kOtherGates = {{
     "MemoryQoS",
     "MultiCIDRServiceAllocator",
     "MutableCSINodeAllocatableCount",
+    "MutablePVNodeAffinity",
     "MutatingAdmissionPolicy",
     "NFTablesProxyMode",
     "NodeLogQuery",
@@ -185,6 +190,7 @@ constexpr std::array<std::string_view, 172> kOtherGates = {{
     "WindowsCPUAndMemoryAffinity",
     "WindowsGracefulNodeShutdown",
     "WindowsHostNetwork",
+    "WorkloadWithJob",
 }};
 
 constexpr bool sorted() {

@@ -1,6 +1,6 @@
 // Every API object kind ksched decodes from the apiserver's JSON. The first byte picks the
-// kind (a letter or digit below, any other byte one by its value), the rest is the object as a LIST page
-// item or watch event carries it: parsed as the client parses them (client::parseObjectJson,
+// kind (a letter or digit below, any other byte one by its value), the rest is the object as a LIST
+// page item or watch event carries it: parsed as the client parses them (client::parseObjectJson,
 // managedFields dropped), then decoded as the informers do (api::decode<T>, whose DecodeError
 // they log and skip), a PodGroup as Coscheduling does (DecodeError), a Lease as leader
 // election does (json::get<api::Lease>, any std::exception), the Workload API's kinds
