@@ -44,7 +44,8 @@ void loadFile(const std::string& path, LoadAs as, Cluster& into);
 
 // LISTs (paged) nodes, pods, namespaces, services, replicasets, statefulsets,
 // replicationcontrollers, poddisruptionbudgets (policy/v1, falling back to v1beta1),
-// persistentvolumeclaims, persistentvolumes, storageclasses and csinodes, the Workload API's
+// persistentvolumeclaims, persistentvolumes, storageclasses, csinodes, csidrivers and
+// csistoragecapacities (storage.k8s.io/v1, else v1beta1, else v1alpha1), the Workload API's
 // podgroups, compositepodgroups and workloads (scheduling.k8s.io: each in the newest version
 // served, of v1beta1, v1alpha3, v1alpha2; none where it is not served), plus each collection
 // in `customPaths` (e.g. "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"; a 404 there is not an

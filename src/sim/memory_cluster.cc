@@ -273,6 +273,7 @@ void MemoryCluster::writeBack(Cluster& out) const {
   }
   out.pods = std::move(pods);
   watched_.writeBack(out.others);
+  volumes_.writeBack(out);
 }
 
 ApiResult MemoryCluster::bindPod(const api::Pod& pod, const std::string& nodeName) {

@@ -90,6 +90,7 @@ ApiResult VolumeController::patchVolume(const std::string& name, const nlohmann:
     if (claim) pv.status.phase = std::string(api::kVolumeBound);
   }
   listers_.add(pv);
+  volumes_.emplace("", name);
   emit({EventResource::kPersistentVolume, kUpdateOther, {}}, old,
        listers_.getPersistentVolume(name));
   if (claim && claim->spec.volumeName.empty()) bind(*claim, name, emit);
@@ -106,6 +107,7 @@ ApiResult VolumeController::patchClaim(const std::string& ns, const std::string&
   claim.metadata.resourceVersion = nextVersion(claim.metadata.resourceVersion);
   writeOut(out, claim.metadata);
   listers_.add(claim);
+  claims_.emplace(ns, name);
   auto stored = listers_.getPersistentVolumeClaim(ns, name);
   emit({EventResource::kPersistentVolumeClaim, kUpdateOther, {}}, old, stored);
   const auto node = claim.metadata.annotations.find(std::string(api::kAnnSelectedNode));
@@ -128,6 +130,7 @@ void VolumeController::bind(const api::PersistentVolumeClaim& claim, const std::
   }
   bound.metadata.resourceVersion = nextVersion(bound.metadata.resourceVersion);
   listers_.add(bound);
+  claims_.emplace(claim.metadata.namespace_, claim.metadata.name);
   emit({EventResource::kPersistentVolumeClaim, kUpdateOther, {}}, old,
        listers_.getPersistentVolumeClaim(claim.metadata.namespace_, claim.metadata.name));
 }
@@ -192,6 +195,7 @@ bool VolumeController::provision(const api::PersistentVolumeClaim& claim, const 
   provisioned_[pv.metadata.name] = pv;
   const std::string name = pv.metadata.name;
   listers_.add(std::move(pv));
+  volumes_.emplace("", name);
   emit({EventResource::kPersistentVolume, kAdd, {}}, std::monostate{},
        listers_.getPersistentVolume(name));
   bind(claim, name, emit);
@@ -206,10 +210,46 @@ bool VolumeController::provision(const api::PersistentVolumeClaim& claim, const 
     }
     next.metadata.resourceVersion = nextVersion(next.metadata.resourceVersion);
     listers_.add(next);
+    capacities_.emplace(next.metadata.namespace_, next.metadata.name);
     emit({EventResource::kCSIStorageCapacity, kUpdateOther, {}}, matched,
          std::make_shared<const api::CSIStorageCapacity>(std::move(next)));
   }
   return true;
+}
+
+namespace {
+
+// Replaces the object of `key` in `objects` by `now` (appended when absent).
+template <typename T>
+void replace(std::vector<T>& objects, const std::pair<std::string, std::string>& key,
+             const T& now) {
+  for (T& o : objects) {
+    if (o.metadata.namespace_ == key.first && o.metadata.name == key.second) {
+      o = now;
+      return;
+    }
+  }
+  objects.push_back(now);
+}
+
+}  // namespace
+
+void VolumeController::writeBack(Cluster& out) const {
+  for (const auto& key : volumes_) {
+    if (auto pv = listers_.getPersistentVolume(key.second)) {
+      replace(out.persistentVolumes, key, *pv);
+    }
+  }
+  for (const auto& key : claims_) {
+    if (auto pvc = listers_.getPersistentVolumeClaim(key.first, key.second)) {
+      replace(out.persistentVolumeClaims, key, *pvc);
+    }
+  }
+  if (capacities_.empty()) return;
+  for (const auto& c : listers_.csiStorageCapacities()) {
+    const std::pair<std::string, std::string> key{c->metadata.namespace_, c->metadata.name};
+    if (capacities_.contains(key)) replace(out.csiStorageCapacities, key, *c);
+  }
 }
 
 }  // namespace ksched::sim

@@ -17,13 +17,16 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <ksched/api/storage.h>
 #include <ksched/cluster_api.h>
 #include <ksched/cluster_event.h>
 #include <ksched/listers.h>
+#include <ksched/sim.h>
 
 namespace ksched::sim {
 
@@ -47,6 +50,10 @@ class VolumeController {
   [[nodiscard]] const std::map<std::string, api::PersistentVolume>& provisioned() const {
     return provisioned_;
   }
+  // Puts every PV, claim and CSIStorageCapacity changed so far, as the listers hold it now, into
+  // `out` (replacing the object of that namespace and name), so that the Simulator's next call
+  // starts from the storage as this one left it.
+  void writeBack(Cluster& out) const;
 
  private:
   ApiResult patchVolume(const std::string& name, const nlohmann::json& patch, nlohmann::json* out,
@@ -63,6 +70,8 @@ class VolumeController {
   StaticClusterListers& listers_;
   NodeLabels nodeLabels_;
   std::map<std::string, api::PersistentVolume> provisioned_;
+  // What changed, by (namespace, name).
+  std::set<std::pair<std::string, std::string>> volumes_, claims_, capacities_;
 };
 
 }  // namespace ksched::sim
