@@ -133,6 +133,21 @@ class VolumeBindingIntegration : public NamespacedTest {
     return api::decode<api::PersistentVolumeClaim>(TestCluster::get().admin().get(
         "/api/v1/namespaces/" + ns + "/persistentvolumeclaims/" + name));
   }
+  // The node ksched wrote into the claim's volume.kubernetes.io/selected-node within 30 s ("" if
+  // none).
+  std::string selectedNode(const std::string& ns, const std::string& claim) {
+    std::string selected;
+    EXPECT_TRUE(eventually(
+        [&] {
+          auto pvc = getClaim(ns, claim);
+          auto it = pvc.metadata.annotations.find(api::kAnnSelectedNode);
+          if (it == pvc.metadata.annotations.end()) return false;
+          selected = it->second;
+          return true;
+        },
+        30s));
+    return selected;
+  }
   api::Pod getPod(const std::string& ns, const std::string& name) {
     return api::decode<api::Pod>(
         TestCluster::get().admin().get("/api/v1/namespaces/" + ns + "/pods/" + name));
@@ -209,16 +224,7 @@ TEST_F(VolumeBindingIntegration, DynamicProvisioningSelectsTheNode) {
   auto claim = createClaim(claimJson(ns, "data", "vb-dynamic", "1Gi"));
   RunningScheduler sched(volumeOptions());
   admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "web", "data"));
-  std::string selected;
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto pvc = getClaim(ns, "data");
-        auto it = pvc.metadata.annotations.find(api::kAnnSelectedNode);
-        if (it == pvc.metadata.annotations.end()) return false;
-        selected = it->second;
-        return true;
-      },
-      30s));
+  const std::string selected = selectedNode(ns, "data");
   EXPECT_EQ(selected, "vb-c");
   // Not bound yet: PreBind waits for the volume.
   EXPECT_TRUE(getPod(ns, "web").spec.nodeName.empty());
@@ -272,16 +278,7 @@ TEST_F(VolumeBindingIntegration, StorageCapacityDecidesWhereAClaimIsProvisioned)
   RunningScheduler sched(volumeOptions());
   auto& admin = TestCluster::get().admin();
   admin.post("/api/v1/namespaces/" + ns + "/pods", podWithClaim(ns, "db", "data"));
-  std::string selected;
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto pvc = getClaim(ns, "data");
-        auto it = pvc.metadata.annotations.find(api::kAnnSelectedNode);
-        if (it == pvc.metadata.annotations.end()) return false;
-        selected = it->second;
-        return true;
-      },
-      30s));
+  const std::string selected = selectedNode(ns, "data");
   EXPECT_EQ(selected, "vb-b");
 
   // A claim no node has room for: the pod stays pending with upstream's reason on every node.
