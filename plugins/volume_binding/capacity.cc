@@ -1,6 +1,7 @@
 // VolumeBinding's storage capacity: the CSIStorageCapacity check of dynamic provisioning
 // (upstream hasEnoughCapacity), StorageCapacityScoring's PreScore and Score, and the
 // queueing hints of CSIDriver and CSIStorageCapacity events.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -14,6 +15,7 @@
 namespace ksched::plugins {
 
 using volume_binding::PodVolumes;
+using volume_binding::PVCPtr;
 using volume_binding::State;
 
 namespace {
@@ -25,36 +27,54 @@ const api::Quantity* volumeLimit(const api::CSIStorageCapacity& c) {
 }
 
 int64_t storageRequest(const api::PersistentVolumeClaim& pvc) {
-  auto it = pvc.spec.resources.requests.find("storage");
-  return it == pvc.spec.resources.requests.end() ? 0 : it->second.value();
+  return volume_binding::requestedStorage(pvc).value();
 }
 
 }  // namespace
 
-std::shared_ptr<const api::CSIStorageCapacity> VolumeBinding::findCapacity(
-    const api::PersistentVolumeClaim& claim, const api::StorageClass& sc, const api::Node& node,
-    bool& sufficient) const {
-  sufficient = true;
-  if (!claim.spec.resources.requests.contains("storage")) return nullptr;
-  auto driver = handle_.listers().getCSIDriver(sc.provisioner);
-  // Not a CSI driver, or one that does not report capacity: nothing to check.
-  if (!driver || !driver->spec.storageCapacity) return nullptr;
-  const int64_t size = storageRequest(claim);
-  // Upstream takes the first match in its informer's order; by namespace and name here, so
-  // that the choice (and the score) does not depend on the order objects arrived in.
-  std::shared_ptr<const api::CSIStorageCapacity> best;
-  for (auto& c : handle_.listers().csiStorageCapacities()) {
-    if (c->storageClassName != sc.metadata.name) continue;
-    const api::Quantity* limit = volumeLimit(*c);
-    if (limit == nullptr || limit->value() < size) continue;
-    if (!c->nodeTopology || !c->topology.matches(node.metadata.labels)) continue;
-    if (!best || std::tie(c->metadata.namespace_, c->metadata.name) <
-                     std::tie(best->metadata.namespace_, best->metadata.name)) {
-      best = std::move(c);
+void VolumeBinding::findCapacityCandidates(State::Data& s) const {
+  const ClusterListers& listers = handle_.listers();
+  ObjectList<api::CSIStorageCapacity> all;  // listed once, for the first claim that needs it
+  bool listed = false;
+  for (const PVCPtr& claim : s.claimsToBind) {
+    if (!claim->spec.resources.requests.contains("storage")) continue;
+    const std::string cls = api::persistentVolumeClaimClass(*claim);
+    auto sc = cls.empty() ? nullptr : listers.getStorageClass(cls);
+    if (!sc) continue;
+    auto driver = listers.getCSIDriver(sc->provisioner);
+    // Not a CSI driver, or one that does not report capacity: nothing to check.
+    if (!driver || !driver->spec.storageCapacity) continue;
+    if (!listed) {
+      all = listers.csiStorageCapacities();
+      // Upstream takes the first match in its informer's order; by namespace and name here,
+      // so that the choice (and the score) does not depend on the order objects arrived in.
+      std::ranges::sort(all, [](const auto& a, const auto& b) {
+        return std::tie(a->metadata.namespace_, a->metadata.name) <
+               std::tie(b->metadata.namespace_, b->metadata.name);
+      });
+      listed = true;
+    }
+    const int64_t size = storageRequest(*claim);
+    auto& candidates = s.capacityCandidates[claim.get()];
+    for (const auto& c : all) {
+      if (c->storageClassName != cls || !c->nodeTopology) continue;
+      const api::Quantity* limit = volumeLimit(*c);
+      if (limit != nullptr && limit->value() >= size) candidates.push_back(c);
     }
   }
-  sufficient = best != nullptr;
-  return best;
+}
+
+std::shared_ptr<const api::CSIStorageCapacity> VolumeBinding::findCapacity(
+    const State::Data& s, const api::PersistentVolumeClaim& claim, const api::Node& node,
+    bool& sufficient) {
+  sufficient = true;
+  auto it = s.capacityCandidates.find(&claim);
+  if (it == s.capacityCandidates.end()) return nullptr;
+  for (const auto& c : it->second) {
+    if (c->topology.matches(node.metadata.labels)) return c;
+  }
+  sufficient = false;
+  return nullptr;
 }
 
 Status VolumeBinding::preScore(CycleState& state, const api::Pod& /*pod*/,

@@ -70,7 +70,7 @@ std::vector<std::string> VolumeBinding::explainRejection(const CycleState& state
     } else if (!api::matchTopologySelectorTerms(sc->allowedTopologies, labels)) {
       out.push_back(claimText(*claim) + none + (none.empty() ? ": " : ", and ") + "class \"" + cls +
                     "\" does not provision on this node (allowedTopologies)");
-    } else if (bool enough = true; !findCapacity(*claim, *sc, *node, enough) && !enough) {
+    } else if (bool enough = true; !findCapacity(s, *claim, *node, enough) && !enough) {
       out.push_back(claimText(*claim) + none + (none.empty() ? ": " : ", and ") + "driver " +
                     sc->provisioner + " reports no CSIStorageCapacity of class \"" + cls +
                     "\" on this node with room for " +

@@ -160,6 +160,7 @@ Status VolumeBinding::preFilter(CycleState& state, const api::Pod& pod,
       data->unboundVolumesByClass.emplace(cls, cache_.listPVs(listers, cls));
     }
   }
+  findCapacityCandidates(*data);
   state.write(volume_binding::kStateKey, std::make_unique<State>(std::move(data)));
   return {};
 }
@@ -245,8 +246,8 @@ Status VolumeBinding::findPodVolumes(const State::Data& s, const api::Node& node
   }
   if (!toProvision.empty()) {
     std::vector<std::shared_ptr<const api::CSIStorageCapacity>> capacities;
-    if (Status err = checkVolumeProvisions(toProvision, node, unboundSatisfied, sufficientStorage,
-                                           capacities);
+    if (Status err = checkVolumeProvisions(s, toProvision, node, unboundSatisfied,
+                                           sufficientStorage, capacities);
         !err.ok()) {
       return err;
     }
@@ -259,7 +260,8 @@ Status VolumeBinding::findPodVolumes(const State::Data& s, const api::Node& node
 }
 
 Status VolumeBinding::checkVolumeProvisions(
-    const std::vector<PVCPtr>& claims, const api::Node& node, bool& satisfied, bool& sufficient,
+    const State::Data& s, const std::vector<PVCPtr>& claims, const api::Node& node, bool& satisfied,
+    bool& sufficient,
     std::vector<std::shared_ptr<const api::CSIStorageCapacity>>& capacities) const {
   satisfied = false;
   sufficient = true;
@@ -273,7 +275,7 @@ Status VolumeBinding::checkVolumeProvisions(
     }
     if (!api::matchTopologySelectorTerms(sc->allowedTopologies, node.metadata.labels)) return {};
     bool enough = true;
-    capacities.push_back(findCapacity(*claim, *sc, node, enough));
+    capacities.push_back(findCapacity(s, *claim, node, enough));
     if (!enough) {
       satisfied = true;  // upstream: provisionable, but not here
       sufficient = false;

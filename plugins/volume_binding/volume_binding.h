@@ -94,6 +94,12 @@ class State final : public StateData {
     std::vector<PVCPtr> claimsToBind;  // unbound, delayed binding
     // Class name -> the PVs of that class (assumed versions), for claimsToBind.
     std::map<std::string, std::vector<PVPtr>, std::less<>> unboundVolumesByClass;
+    // For each of claimsToBind whose class's driver reports storage capacity: the
+    // CSIStorageCapacity objects of the class with room for the claim, by namespace and name
+    // (Filter checks only their nodeTopology per node). Absent: no capacity check.
+    std::map<const api::PersistentVolumeClaim*,
+             std::vector<std::shared_ptr<const api::CSIStorageCapacity>>>
+        capacityCandidates;
     bool allBound = false;  // set by Reserve
 
     std::mutex mu;
@@ -216,18 +222,20 @@ class VolumeBinding final : public PreFilterPlugin,
   // on the node, `sufficient` false when its driver reports no room there; `capacities` gets
   // the matched CSIStorageCapacity per claim.
   Status checkVolumeProvisions(
-      const std::vector<volume_binding::PVCPtr>& claims, const api::Node& node, bool& satisfied,
-      bool& sufficient,
+      const volume_binding::State::Data& s, const std::vector<volume_binding::PVCPtr>& claims,
+      const api::Node& node, bool& satisfied, bool& sufficient,
       std::vector<std::shared_ptr<const api::CSIStorageCapacity>>& capacities) const;
   // Upstream checkBindings: true once every claim is bound; Error when binding went wrong.
   Status checkBindings(const api::Pod& pod, const std::string& nodeName,
                        const volume_binding::PodVolumes& pv, bool& done) const;
-  // Upstream hasEnoughCapacity: the CSIStorageCapacity that holds `claim` on the node (nullptr
-  // and `sufficient` true when the class's provisioner reports no capacity or the claim
-  // requests none).
-  std::shared_ptr<const api::CSIStorageCapacity> findCapacity(
-      const api::PersistentVolumeClaim& claim, const api::StorageClass& sc, const api::Node& node,
-      bool& sufficient) const;
+  // The capacity candidates of each claim to bind (State::Data::capacityCandidates), at
+  // PreFilter: upstream hasEnoughCapacity's class, driver and size checks, done once per pod.
+  void findCapacityCandidates(volume_binding::State::Data& s) const;
+  // Upstream hasEnoughCapacity on one node: the first candidate whose nodeTopology selects the
+  // node (nullptr and `sufficient` true when the claim has no capacity check).
+  [[nodiscard]] static std::shared_ptr<const api::CSIStorageCapacity> findCapacity(
+      const volume_binding::State::Data& s, const api::PersistentVolumeClaim& claim,
+      const api::Node& node, bool& sufficient);
   // Whether every claim of the pod is fully bound (assume cache view).
   [[nodiscard]] bool podVolumesBound(const api::Pod& pod) const;
   void revert(const volume_binding::PodVolumes& pv);
