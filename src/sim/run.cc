@@ -41,8 +41,9 @@ scheduler::Options coreOptions(const config::SchedulerConfiguration& config, con
 
 Run::Run(Simulator::State& st, bool preemption)
     : st_(st),
-      cluster_(st.cluster, st.options.victimsBecomePending, st.recreated,
-               [this](const std::string& uid) { track(uid, "preempted"); }, listers_) {
+      cluster_(
+          st.cluster, st.options.victimsBecomePending, st.recreated,
+          [this](const std::string& uid) { track(uid, "preempted"); }, listers_) {
   for (const auto& o : st.cluster.namespaces) listers_.add(o);
   for (const auto& o : st.cluster.services) listers_.add(o);
   for (const auto& o : st.cluster.replicaSets) listers_.add(o);
