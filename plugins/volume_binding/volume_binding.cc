@@ -1,10 +1,8 @@
 #include "plugins/volume_binding/volume_binding.h"
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 #include <ksched/api/features.h>
