@@ -4,6 +4,7 @@
 #include "plugins/coscheduling/coscheduling.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/deferred_pod_scheduling/deferred_pod_scheduling.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/gang_scheduling/gang_scheduling.h"
 #include "plugins/image_locality/image_locality.h"
@@ -58,6 +59,7 @@ Registry inTreeRegistry() {
   r.add(std::string(VolumeZone::kName), volumeZoneFactory());
   r.add(std::string(DynamicResources::kName), dynamicResourcesFactory());
   r.add(std::string(NodeDeclaredFeatures::kName), nodeDeclaredFeaturesFactory());
+  r.add(std::string(DeferredPodScheduling::kName), deferredPodSchedulingFactory());
   // Kept from v1.20 for v1beta1 and Policy profiles; in no default profile.
   r.add(std::string(SelectorSpread::kName), selectorSpreadFactory());
   r.add(std::string(ServiceAffinity::kName), serviceAffinityFactory());

@@ -61,6 +61,7 @@ TEST(InTreeRegistryTest, ListsEveryPluginByUpstreamName) {
                                          "Coscheduling",
                                          "DefaultBinder",
                                          "DefaultPreemption",
+                                         "DeferredPodScheduling",
                                          "DynamicResources",
                                          "EBSLimits",
                                          "GCEPDLimits",

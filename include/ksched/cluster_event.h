@@ -70,10 +70,12 @@ enum ActionType : uint32_t {
   kUpdateNodeDeclaredFeature = 1u << 12,  // status.declaredFeatures
   // status.resourceClaimStatuses or status.extendedResourceClaimStatus changed
   kUpdatePodGeneratedResourceClaim = 1u << 13,
+  // spec.podPreemptionPolicy changed (KEP 5836, InPlacePodVerticalScalingSchedulerPreemption)
+  kUpdateNodePreemptionPolicy = 1u << 14,
   kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
-            kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature | kUpdatePodLabel |
-            kUpdatePodScaleDown | kUpdatePodTolerations | kUpdatePodSchedulingGatesEliminated |
-            kUpdatePodGeneratedResourceClaim | kUpdateOther,
+            kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature | kUpdateNodePreemptionPolicy |
+            kUpdatePodLabel | kUpdatePodScaleDown | kUpdatePodTolerations |
+            kUpdatePodSchedulingGatesEliminated | kUpdatePodGeneratedResourceClaim | kUpdateOther,
   kAll = kAdd | kDelete | kUpdate,
 };
 
@@ -174,7 +176,8 @@ inline const ClusterEvent kForceActivate{EventResource::kWildcard, kAll, "ForceA
 // How a node changed, as upstream's nodeSchedulingPropertiesChange: kUpdateNodeAllocatable,
 // kUpdateNodeLabel, kUpdateNodeTaint (taints, or spec.unschedulable turned false),
 // kUpdateNodeCondition (conditions compared as a type -> status map), kUpdateNodeAnnotation,
-// kUpdateNodeDeclaredFeature (status.declaredFeatures); empty if none of these changed.
+// kUpdateNodeDeclaredFeature (status.declaredFeatures), kUpdateNodePreemptionPolicy
+// (spec.podPreemptionPolicy); empty if none of these changed.
 [[nodiscard]] std::vector<ClusterEvent> nodeSchedulingPropertiesChange(const api::Node& newNode,
                                                                        const api::Node& oldNode);
 

@@ -72,6 +72,13 @@ class Plugin {
   // election, this instance leads. Start work that writes to the apiserver on its own (a status
   // writer) here, not in the factory: followers build plugins too.
   virtual void start() {}
+  // With InPlacePodVerticalScalingSchedulerPreemption, a pod already on a node whose in-place
+  // resize the kubelet deferred (api::isPodResizeDeferred) is scheduled again, to its own node
+  // only, to make room by preemption (KEP 5836). Of the PreFilter and Filter plugins only those
+  // that return true here run for such a pod (in-tree: NodeName, NodeResourcesFit and
+  // DeferredPodScheduling); the framework skips every other one, as each of upstream's other
+  // in-tree filters skips such a pod itself: the pod is already counted in the node it checks.
+  [[nodiscard]] virtual bool filtersResizeDeferredPods() const noexcept { return false; }
 };
 
 class PreEnqueuePlugin : public virtual Plugin {

@@ -31,6 +31,8 @@ inline constexpr std::string_view kNodeResourcesBalancedAllocation =
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
+// Scheduler preemption for in-place resize (InPlacePodVerticalScalingSchedulerPreemption).
+inline constexpr std::string_view kDeferredPodScheduling = "DeferredPodScheduling";
 // The Workload API's gang scheduling (GenericWorkload).
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
 // Topology-aware placement of pod groups (TopologyAwareWorkloadScheduling).

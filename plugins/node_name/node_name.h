@@ -25,6 +25,8 @@ class NodeName final : public FilterPlugin,
   static constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
 
   [[nodiscard]] std::string_view name() const override { return kName; }
+  // A pod whose resize waits is checked against its own node, as any pod with spec.nodeName.
+  [[nodiscard]] bool filtersResizeDeferredPods() const noexcept override { return true; }
   // Stateless: thread-safe.
   [[nodiscard]] Status filter(const CycleState& state, const api::Pod& pod,
                               const NodeInfo& nodeInfo) const override;

@@ -78,7 +78,7 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsReques
 
 std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAllocatable(
     const api::Resource& podRequest, const api::Resource& alloc, const api::Resource& used,
-    int64_t podCount, const std::vector<std::string>& viaDra) const {
+    int64_t podCount, const std::vector<std::string>& viaDra, const api::Resource* counted) const {
   std::vector<InsufficientResource> out;
   if (podCount + 1 > alloc.allowedPodNumber) {
     out.push_back({std::string(api::kResourcePods), std::string(kReasonTooManyPods), 1, podCount,
@@ -90,30 +90,51 @@ std::vector<NodeResourcesFit::InsufficientResource> NodeResourcesFit::fitsAlloca
   }
 
   // The reason string is built only for a resource that does not fit: Filter runs this on
-  // every node it visits, and most fit.
+  // every node it visits, and most fit. A pod whose resize waits needs room only for what its
+  // node does not count yet (`already`); upstream judges "unresolvable" on the full request for
+  // cpu, memory and ephemeral storage, on that difference for scalar resources.
   auto check = [&out](std::string_view resource, std::string_view reason, int64_t request,
-                      int64_t inUse, int64_t capacity) {
-    if (request > 0 && request > capacity - inUse) {
+                      int64_t inUse, int64_t capacity, int64_t already, bool fullUnresolvable) {
+    const int64_t need = std::max<int64_t>(0, request - already);
+    if (request > 0 && need > capacity - inUse) {
       out.push_back({std::string(resource), std::string(reason), request, inUse, capacity,
-                     request > capacity});
+                     (fullUnresolvable ? request : need) > capacity});
     }
   };
+  const api::Resource none;
+  const api::Resource& had = counted != nullptr ? *counted : none;
   check(api::kResourceCPU, kReasonInsufficientCPU, podRequest.milliCPU, used.milliCPU,
-        alloc.milliCPU);
+        alloc.milliCPU, had.milliCPU, true);
   check(api::kResourceMemory, kReasonInsufficientMemory, podRequest.memory, used.memory,
-        alloc.memory);
+        alloc.memory, had.memory, true);
   check(api::kResourceEphemeralStorage, kReasonInsufficientEphemeralStorage,
-        podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage);
+        podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage,
+        had.ephemeralStorage, true);
   for (const auto& [name, quantity] : podRequest.scalar) {
     if (quantity == 0 || ignored(name)) continue;
     if (!viaDra.empty() && alloc.scalarValue(name) == 0 &&
         std::ranges::find(viaDra, name) != viaDra.end()) {
       continue;  // DynamicResources allocates it on this node
     }
-    check(name, insufficientReason(name), quantity, used.scalarValue(name),
-          alloc.scalarValue(name));
+    check(name, insufficientReason(name), quantity, used.scalarValue(name), alloc.scalarValue(name),
+          had.scalarValue(name), false);
   }
   return out;
+}
+
+bool NodeResourcesFit::resizeDeferred(const api::Pod& pod) const {
+  return !pod.spec.nodeName.empty() &&
+         gates_.enabled(features::Feature::kInPlacePodVerticalScalingSchedulerPreemption) &&
+         api::isPodResizeDeferred(pod);
+}
+
+const api::Resource* NodeResourcesFit::countedForDeferred(const api::Pod& pod,
+                                                          const NodeInfo& nodeInfo) const {
+  if (pod.spec.nodeName != nodeInfo.name() || !resizeDeferred(pod)) return nullptr;
+  for (const PodInfoPtr& pi : nodeInfo.pods()) {
+    if (pi->pod->metadata.uid == pod.metadata.uid) return &pi->requests;
+  }
+  return nullptr;
 }
 
 Status NodeResourcesFit::preFilter(CycleState& state, const api::Pod& pod,
@@ -125,7 +146,7 @@ Status NodeResourcesFit::preFilter(CycleState& state, const api::Pod& pod,
   return {};
 }
 
-Status NodeResourcesFit::filter(const CycleState& state, const api::Pod& /*pod*/,
+Status NodeResourcesFit::filter(const CycleState& state, const api::Pod& pod,
                                 const NodeInfo& nodeInfo) const {
   const PreFilterState* s = state.read(kPreFilterKey);
   if (s == nullptr) {
@@ -134,7 +155,8 @@ Status NodeResourcesFit::filter(const CycleState& state, const api::Pod& /*pod*/
   }
   const std::vector<InsufficientResource> insufficient =
       fitsAllocatable(s->podRequest, nodeInfo.allocatable(), nodeInfo.requested(),
-                      static_cast<int64_t>(nodeInfo.pods().size()), s->viaDra);
+                      static_cast<int64_t>(nodeInfo.pods().size()), s->viaDra,
+                      pod.spec.nodeName.empty() ? nullptr : countedForDeferred(pod, nodeInfo));
   if (insufficient.empty()) return {};
   Code code = Code::kUnschedulable;
   std::vector<std::string> reasons;
@@ -205,6 +227,12 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   const api::Pod* original = as<api::Pod>(oldObj);
   const api::Pod* modified = as<api::Pod>(newObj);
   if (original == nullptr) return QueueingHint::kQueue;
+  // A pod whose resize waits can only gain room on its own node.
+  const bool deferred = resizeDeferred(pod);
+  if (deferred && (modified != nullptr ? modified : original)->metadata.uid != pod.metadata.uid &&
+      (modified != nullptr ? modified : original)->spec.nodeName != pod.spec.nodeName) {
+    return QueueingHint::kSkip;
+  }
   if (modified == nullptr) {
     // Deleted: a pod on a node held resources, a nominated one reserved them.
     if (!original->spec.nodeName.empty())
@@ -292,7 +320,9 @@ QueueingHint NodeResourcesFit::fitsCurrentNode(const api::Pod& pod, const std::s
     ++count;
   }
   const api::Resource request = computePodResourceRequest(pod);
-  return fitsAllocatable(request, ni->allocatable(), used, count, draServable(request)).empty()
+  return fitsAllocatable(request, ni->allocatable(), used, count, draServable(request),
+                         pod.spec.nodeName.empty() ? nullptr : countedForDeferred(pod, *ni))
+                 .empty()
              ? QueueingHint::kQueue
              : QueueingHint::kSkip;
 }
@@ -302,6 +332,9 @@ QueueingHint NodeResourcesFit::isSchedulableAfterNodeChange(const api::Pod& pod,
                                                             const EventObject& newObj) const {
   const api::Node* modified = as<api::Node>(newObj);
   if (modified == nullptr) return QueueingHint::kQueue;
+  if (resizeDeferred(pod) && modified->metadata.name != pod.spec.nodeName) {
+    return QueueingHint::kSkip;  // it can only gain room on its own node
+  }
   const api::Resource podRequest = computePodResourceRequest(pod);
   const api::Resource alloc = api::Resource::fromList(modified->status.allocatable);
   const std::vector<std::string> viaDra = draServable(podRequest);

@@ -73,6 +73,11 @@ class NodeResourcesFit final : public PreFilterPlugin,
                             std::function<bool(std::string_view)> draServes = {});
 
   [[nodiscard]] std::string_view name() const override { return kName; }
+  // A pod whose resize waits (KEP 5836) is checked for the growth the node has not counted:
+  // max(0, request - what the node counts for it) per resource, which in practice asks whether
+  // the node is over-allocated with the pod at its new size. The pod count is checked as for
+  // any pod (it counts the pod twice, as upstream's); "unresolvable" looks at the full request.
+  [[nodiscard]] bool filtersResizeDeferredPods() const noexcept override { return true; }
 
   Status preFilter(CycleState& state, const api::Pod& pod, const NodeInfoLister& nodes,
                    PreFilterResult& result) override;
@@ -128,9 +133,19 @@ class NodeResourcesFit final : public PreFilterPlugin,
   [[nodiscard]] std::vector<std::string> draServable(const api::Resource& podRequest) const;
   // fitsRequest on a node with this allocatable, requested resources and number of pods;
   // `viaDra` (draServable) are left to DynamicResources where the allocatable lacks them.
+  // `counted`: what `used` already counts of this pod (a pod whose resize waits, on its node);
+  // only the part of the request above it must fit.
   [[nodiscard]] std::vector<InsufficientResource> fitsAllocatable(
       const api::Resource& podRequest, const api::Resource& alloc, const api::Resource& used,
-      int64_t podCount, const std::vector<std::string>& viaDra) const;
+      int64_t podCount, const std::vector<std::string>& viaDra,
+      const api::Resource* counted = nullptr) const;
+  // The pod's entry in `nodeInfo` when it is a pod whose resize waits (with the gate) and this
+  // is its node: what the node already counts for it; else nullptr.
+  [[nodiscard]] const api::Resource* countedForDeferred(const api::Pod& pod,
+                                                        const NodeInfo& nodeInfo) const;
+  // With InPlacePodVerticalScalingSchedulerPreemption, `pod` is on a node and waits for its
+  // resize: hints look at its node only.
+  [[nodiscard]] bool resizeDeferred(const api::Pod& pod) const;
 
   // Constant after construction.
   const Handle* handle_;

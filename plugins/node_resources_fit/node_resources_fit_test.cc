@@ -369,8 +369,7 @@ TEST(NodeResourcesFitTest, PodLevelRequests) {
   auto pl = makeFit();
   auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("5", "5")});
   auto got = pl->fitsRequest(
-      pl->computePodResourceRequest(cpuMem("1", "1").podReq({{"cpu", "7m"}}).obj()),
-      *ni);
+      pl->computePodResourceRequest(cpuMem("1", "1").podReq({{"cpu", "7m"}}).obj()), *ni);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].reason, "Insufficient cpu");
   EXPECT_EQ(got[0].requested, 7);
@@ -417,8 +416,7 @@ TEST(NodeResourcesFitTest, ResizedPodOnTheNodeCountsAtItsAllocatedSize) {
 TEST(NodeResourcesFitTest, InsufficientResourceDetails) {
   auto pl = makeFit();
   auto ni = testutil::makeNodeInfo(filterNode(), {cpuMem("8", "0")});
-  auto got =
-      pl->fitsRequest(pl->computePodResourceRequest(cpuMem("3", "0").obj()), *ni);
+  auto got = pl->fitsRequest(pl->computePodResourceRequest(cpuMem("3", "0").obj()), *ni);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].resourceName, "cpu");
   EXPECT_EQ(got[0].reason, "Insufficient cpu");
@@ -612,7 +610,8 @@ TEST(NodeResourcesFitTest, QueueingHintsCountPodsNominatedToTheFreedNode) {
                                    PodWrapper("b").nodeName("n1").req({{"cpu", "1"}})})}));
   api::Pod waiting = PodWrapper("waiting").req({{"cpu", "1"}}).priority(10).obj();
   waiting.status.nominatedNodeName = "n1";
-  cache.nominate("n1", std::make_shared<PodInfo>(std::make_shared<const api::Pod>(waiting), features::Gates{}));
+  cache.nominate("n1", std::make_shared<PodInfo>(std::make_shared<const api::Pod>(waiting),
+                                                 features::Gates{}));
   auto fit = makeFit(nullptr, cache);
   const auto gone = PodWrapper("gone").nodeName("n1").req({{"cpu", "1"}});
   auto pending = [](int32_t priority) {
@@ -989,6 +988,138 @@ TEST(NodeResourcesFitDraTest, QueueingHintsForDeviceClassesAndNodesWithoutTheRes
 }
 
 }  // namespace dra_extended
+
+// ---- A pod whose in-place resize waits (KEP 5836) -------------------------------------------
+
+namespace deferred {
+
+testutil::FakeHandle& withResizePreemption(testutil::FakeHandle& h, bool on = true) {
+  features::Gates gates;
+  gates.force(features::Feature::kInPlacePodVerticalScalingSchedulerPreemption, on);
+  h.setFeatures(gates);
+  return h;
+}
+
+// Runs on 100m, wants 300m; the kubelet deferred it.
+PodWrapper grower(const std::string& cpu = "300m") {
+  return PodWrapper("grower")
+      .uid("grower-uid")
+      .nodeName("n1")
+      .req({{"cpu", cpu}})
+      .allocated({{"cpu", "100m"}})
+      .condition("PodResizePending", "True", "Deferred");
+}
+
+NodeWrapper n1(const std::string& cpu = "300m") {
+  return NodeWrapper("n1").capacity({{"cpu", cpu}, {"memory", "1Gi"}, {"pods", "10"}});
+}
+
+}  // namespace deferred
+
+// Upstream's FitsRequest with the cache discrepancy adjusted: the node counts the pod at
+// max(desired, allocated); only what it does not count yet must fit, so the check asks whether
+// the node is over-allocated with the pod at its new size.
+TEST(NodeResourcesFitTest, ResizeDeferredPodIsCheckedForWhatItsNodeDoesNotCountYet) {
+  using deferred::grower;
+  using deferred::n1;
+  struct Case {
+    std::string name;
+    bool gate;
+    PodWrapper pod;
+    NodeWrapper node;
+    std::vector<PodWrapper> onNode;
+    Code want;
+    std::vector<std::string> reasons;
+  };
+  const PodWrapper victim = PodWrapper("victim").nodeName("n1").req({{"cpu", "200m"}});
+  const std::vector<Case> cases = {
+      {"over-allocated with a victim",
+       true,
+       grower(),
+       n1(),
+       {grower(), victim},
+       kUnsched,
+       {"Insufficient cpu"}},
+      {"fits alone", true, grower(), n1(), {grower()}, Code::kSuccess, {}},
+      {"desired above allocatable: unresolvable",
+       true,
+       grower("400m"),
+       n1(),
+       {grower("400m")},
+       Code::kUnschedulableAndUnresolvable,
+       {"Insufficient cpu"}},
+      {"gate off: checked as a new pod",
+       false,
+       grower(),
+       n1(),
+       {grower()},
+       kUnsched,
+       {"Insufficient cpu"}},
+      {"not on this node: checked as a new pod",
+       true,
+       grower(),
+       NodeWrapper("n2").capacity({{"cpu", "300m"}, {"memory", "1Gi"}, {"pods", "10"}}),
+       {PodWrapper("x").nodeName("n2").req({{"cpu", "100m"}})},
+       kUnsched,
+       {"Insufficient cpu"}},
+      {"not in the node's pods: checked as a new pod",
+       true,
+       grower(),
+       n1(),
+       {PodWrapper("other").nodeName("n1").req({{"cpu", "100m"}})},
+       kUnsched,
+       {"Insufficient cpu"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    testutil::FakeHandle h;
+    auto pl = makeFit(nullptr, deferred::withResizePreemption(h, c.gate));
+    EXPECT_TRUE(pl->filtersResizeDeferredPods());
+    auto ni = testutil::makeNodeInfo(c.node, c.onNode);
+    CycleState state;
+    PreFilterResult result;
+    testutil::FakeLister lister;
+    ASSERT_TRUE(pl->preFilter(state, c.pod.obj(), lister, result).ok());
+    Status s = pl->filter(state, c.pod.obj(), *ni);
+    EXPECT_EQ(s.code(), c.want) << s.message();
+    EXPECT_EQ(s.reasons(), c.reasons);
+  }
+}
+
+// Upstream's TestDeferredResizeQueueingHints: only its own node can give the pod room.
+TEST(NodeResourcesFitTest, ResizeDeferredPodHintsLookAtItsNodeOnly) {
+  using deferred::grower;
+  using deferred::n1;
+  using testutil::event;
+  using testutil::kWantQueue;
+  using testutil::kWantSkip;
+  using testutil::obj;
+  constexpr auto kAssigned = EventResource::kAssignedPod;
+  // n1 as the cache holds it after the victim left: the grower alone, at 300m of 300m.
+  testutil::FakeHandle h(testutil::FakeLister({testutil::makeNodeInfo(n1(), {grower()})}));
+  auto fit = makeFit(nullptr, deferred::withResizePreemption(h));
+  const api::Pod pod = grower().obj();
+  const auto onN1 = PodWrapper("v").nodeName("n1").req({{"cpu", "200m"}});
+  const auto onN2 = PodWrapper("v").nodeName("n2").req({{"cpu", "200m"}});
+  const auto n2 = NodeWrapper("n2").capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}});
+  testutil::expectHints(
+      *fit,
+      {
+          {"pod deleted on its node", event(kAssigned, kDelete), pod, obj(onN1), {}, kWantQueue},
+          {"pod deleted elsewhere", event(kAssigned, kDelete), pod, obj(onN2), {}, kWantSkip},
+          {"pod on its node scaled down", event(kAssigned, kUpdatePodScaleDown), pod, obj(onN1),
+           obj(PodWrapper("v").nodeName("n1").req({{"cpu", "100m"}})), kWantQueue},
+          {"pod elsewhere scaled down", event(kAssigned, kUpdatePodScaleDown), pod, obj(onN2),
+           obj(PodWrapper("v").nodeName("n2").req({{"cpu", "100m"}})), kWantSkip},
+          {"the pod itself scaled down", event(kAssigned, kUpdatePodScaleDown), pod, obj(grower()),
+           obj(grower("200m")), kWantQueue},
+          {"its node grew", event(EventResource::kNode, kUpdateNodeAllocatable), pod, obj(n1()),
+           obj(n1("600m")), kWantQueue},
+          {"another node grew", event(EventResource::kNode, kUpdateNodeAllocatable), pod, obj(n2),
+           obj(NodeWrapper("n2").capacity({{"cpu", "2"}, {"memory", "1Gi"}, {"pods", "10"}})),
+           kWantSkip},
+      });
+}
 
 }  // namespace
 }  // namespace ksched::plugins

@@ -42,7 +42,7 @@ constexpr std::array<Spec, static_cast<size_t>(Feature::kCount)> kSpecs = {{
      true, false, kSwitches},
     {F::kInPlacePodVerticalScaling, "InPlacePodVerticalScaling", kGA, true, true, kSwitches},
     {F::kInPlacePodVerticalScalingSchedulerPreemption,
-     "InPlacePodVerticalScalingSchedulerPreemption", kAlpha, false, false, kNotYet},
+     "InPlacePodVerticalScalingSchedulerPreemption", kAlpha, false, false, kSwitches},
     {F::kInterPodAffinityHostnameFastPath, "InterPodAffinityHostnameFastPath", kAlpha, false, false,
      kNoEffect},
     {F::kMatchLabelKeysInPodAffinity, "MatchLabelKeysInPodAffinity", kGA, true, true, kAlwaysOn},

@@ -15,6 +15,9 @@ const NodeCondition* Node::condition(std::string_view type) const noexcept {
 void from_json(const nlohmann::json& j, NodeSpec& s) {
   readField(j, "unschedulable", s.unschedulable);
   readField(j, "taints", s.taints);
+  if (auto it = j.find("podPreemptionPolicy"); it != j.end() && it->is_object()) {
+    readField(*it, "disableResizePreemption", s.disableResizePreemption);
+  }
 }
 
 void from_json(const nlohmann::json& j, ContainerImage& i) {

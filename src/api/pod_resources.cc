@@ -112,6 +112,11 @@ bool isPodResizeInfeasible(const Pod& pod) noexcept {
   return c != nullptr && c->reason == kPodReasonInfeasible;
 }
 
+bool isPodResizeDeferred(const Pod& pod) noexcept {
+  const PodCondition* c = pod.condition(kPodConditionResizePending);
+  return c != nullptr && c->reason == kPodReasonDeferred;
+}
+
 ResourceList aggregateContainerRequests(const Pod& pod, const PodResourcesOptions& options) {
   const ResourceList& nonMissing = options.nonMissingContainerRequests;
   ResourceList spec = aggregate(pod, nonMissing, false, false, specList);

@@ -19,6 +19,10 @@ PluginSet defaultMultiPoint(const features::Gates& gates) {
   add(names::kTaintToleration, 3);
   add(names::kNodeAffinity, 2);
   add(names::kNodePorts);
+  // Upstream applyFeatureGates inserts it right before NodeResourcesFit.
+  if (gates.enabled(Feature::kInPlacePodVerticalScalingSchedulerPreemption)) {
+    add(names::kDeferredPodScheduling);
+  }
   add(names::kNodeResourcesFit, 1);
   add(names::kVolumeRestrictions);
   add(names::kNodeVolumeLimits);

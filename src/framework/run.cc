@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include <ksched/api/pod_resources.h>
+
 #include "framework/framework.h"
 
 namespace ksched::framework {
@@ -35,8 +37,23 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
                                       std::set<std::string, std::less<>>* pluginsWithNodes) {
   std::set<std::string, std::less<>> restricting;
   if (pluginsWithNodes == nullptr) pluginsWithNodes = &restricting;
+  // A pod whose in-place resize waits (KEP 5836): only the filters that take such pods run.
+  const bool resizeDeferred =
+      !pod.spec.nodeName.empty() &&
+      services_.features.enabled(
+          features::Feature::kInPlacePodVerticalScalingSchedulerPreemption) &&
+      api::isPodResizeDeferred(pod);
+  if (resizeDeferred) {
+    for (auto* p : plugins<ExtensionPoint::kFilter>()) {
+      if (!p->filtersResizeDeferredPods()) state.skipFilterPlugins.emplace(p->name());
+    }
+  }
   return timed(ExtensionPoint::kPreFilter, [&]() -> Status {
     for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
+      if (resizeDeferred && !p->filtersResizeDeferredPods()) {
+        state.skipFilterPlugins.emplace(p->name());
+        continue;
+      }
       PreFilterResult r;
       Status s = timedPlugin(p, ExtensionPoint::kPreFilter,
                              [&] { return p->preFilter(state, pod, snapshot(), r); });

@@ -28,6 +28,8 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
           options_.features.enabled(features::Feature::kSchedulerPreEnqueuePodStatus)),
       nominateForExpectation_(
           options_.features.enabled(features::Feature::kNominatedNodeNameForExpectation)),
+      resizePreemption_(options_.features.enabled(
+          features::Feature::kInPlacePodVerticalScalingSchedulerPreemption)),
       parallelizer_(
           std::min<int>(options_.parallelism, std::max(1u, std::thread::hardware_concurrency()))),
       cache_([this] {
@@ -381,6 +383,7 @@ void SchedulerCore::onPodAdd(const PodPtr& pod) {
   if (assigned(*pod)) {
     if (Status s = cache_.addPod(pod); !s.ok()) spdlog::error("cache: {}", s.message());
     queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodAdd, {}, pod);
+    if (resizePreemption_) feedResizeDeferred(nullptr, pod);
     return;
   }
   if (!responsibleFor(*pod) || pod->metadata.deletionTimestamp) return;
@@ -430,6 +433,7 @@ void SchedulerCore::onPodUpdate(const PodPtr& oldPod, const PodPtr& newPod) {
       queue_->moveAllToActiveOrBackoffQueue(
           ClusterEvent{EventResource::kAssignedPod, kUpdatePodScaleDown, {}}, oldPod, newPod);
     }
+    if (resizePreemption_) feedResizeDeferred(oldPod, newPod);
     return;
   }
   if (!responsibleFor(*newPod)) {
@@ -455,6 +459,7 @@ void SchedulerCore::onPodDelete(const PodPtr& pod) {
   if (assigned(*pod)) {
     if (Status s = cache_.removePod(*pod); !s.ok()) spdlog::debug("cache: {}", s.message());
     queue_->moveAllToActiveOrBackoffQueue(events::kAssignedPodDelete, pod, {});
+    if (resizePreemption_) feedResizeDeferred(pod, nullptr);
     return;
   }
   queue_->remove(*pod);

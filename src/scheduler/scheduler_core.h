@@ -344,12 +344,29 @@ class SchedulerCore {
   // The fed version of `pod` if it is still the same pod and not bound; else nullptr.
   [[nodiscard]] PodPtr pendingVersion(const api::Pod& pod) const;
 
+  // resize_preemption.cc (InPlacePodVerticalScalingSchedulerPreemption, KEP 5836)
+  // With the gate: `pod` is on a node and the kubelet deferred its in-place resize.
+  [[nodiscard]] bool resizeDeferred(const api::Pod& pod) const;
+  // The feed's part: an assigned pod of this scheduler enters the queue when its resize is
+  // deferred (added so, or updated into it), is updated there while it stays so and leaves it
+  // when the condition clears or the pod goes. `oldPod` is null for an add, `newPod` for a
+  // delete.
+  void feedResizeDeferred(const PodPtr& oldPod, const PodPtr& newPod);
+  // The end of such a pod's cycle, whatever its outcome (it fits and waits for the kubelet,
+  // DefaultPreemption made room, nothing can, an error): back to the unschedulable pods while
+  // it stays deferred; no nomination, no FailedScheduling event, no status patch (its
+  // PodScheduled stays True).
+  void requeueResizeDeferred(framework::Framework& fwk, std::unique_ptr<QueuedPodInfo> qpi,
+                             const Status& status, int64_t cycle,
+                             std::chrono::steady_clock::time_point start);
+
   // Constant after construction.
   const Environment env_;
   const Options options_;
   // The gates, read once.
   const bool preEnqueueStatus_;
   const bool nominateForExpectation_;
+  const bool resizePreemption_;  // InPlacePodVerticalScalingSchedulerPreemption
   ExtenderList extenders_;
   framework::ThreadPoolParallelizer parallelizer_;
   std::vector<std::unique_ptr<framework::Framework>> frameworks_;

@@ -52,13 +52,14 @@ void SchedulerCore::scheduleGuarded(std::unique_ptr<QueuedPodInfo> qpi) {
 void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   const int64_t cycle = queue_->schedulingCycle();
   framework::Framework* fwk = frameworkFor(qpi->pod());
-  if (fwk == nullptr || qpi->pod().metadata.deletionTimestamp || assigned(qpi->pod()) ||
+  if (fwk == nullptr || qpi->pod().metadata.deletionTimestamp ||
+      (assigned(qpi->pod()) && !resizeDeferred(qpi->pod())) ||
       cache_.isAssumed(qpi->pod().metadata.uid) ||
       (options_.maxAttempts > 0 && qpi->attempts > options_.maxAttempts)) {
     queue_->done(qpi->pod().metadata.uid);
     return;
   }
-  if (podGroupCycles_ && qpi->pod().spec.podGroupName() != nullptr) {
+  if (podGroupCycles_ && qpi->pod().spec.podGroupName() != nullptr && !assigned(qpi->pod())) {
     schedulePodGroup(*fwk, std::move(qpi), cycle);
     return;
   }
@@ -92,6 +93,29 @@ void SchedulerCore::scheduleOne(std::unique_ptr<QueuedPodInfo> qpi) {
   if (outcome == Algorithm::Outcome::kScheduled && options_.metrics != nullptr) {
     options_.metrics->observeAlgorithm(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (assigned(*pod)) {
+    // A pod whose resize waits (KEP 5836): PostFilter may make room on its node; it is never
+    // assumed, nominated or bound.
+    Status s = error;
+    if (outcome == Algorithm::Outcome::kUnschedulable) {
+      qpi->unschedulablePlugins = fitError.diagnosis.unschedulablePlugins;
+      s = Status::unschedulable(fitError.message());
+      if (fwk->hasPostFilterPlugins()) {
+        (void)fwk->runPostFilterPlugins(state, *pod, fitError.diagnosis.nodeToStatus);
+      }
+    } else if (outcome == Algorithm::Outcome::kScheduled) {
+      s = fwk->runPermitPlugins(state, *pod, result.suggestedHost);
+      if (s.isWait()) {
+        // A Permit plugin of the user's wanted to wait: nothing is bound here, end the wait.
+        if (auto wp = fwk->getWaitingPod(pod->metadata.uid)) wp->reject("", "resize deferred");
+        s = fwk->waitOnPermit(*pod, nullptr);
+      }
+      if (s.isRejected() && !s.plugin().empty()) qpi->unschedulablePlugins.insert(s.plugin());
+    }
+    fwk->setSnapshot(nullptr);
+    requeueResizeDeferred(*fwk, std::move(qpi), s, cycle, start);
+    return;
   }
   if (outcome == Algorithm::Outcome::kUnschedulable) {
     unschedulable_.fetch_add(1);

@@ -67,6 +67,8 @@ std::string_view actionName(uint32_t actions) noexcept {
       return "UpdateNodeAnnotation";
     case kUpdateNodeDeclaredFeature:
       return "UpdateNodeDeclaredFeature";
+    case kUpdateNodePreemptionPolicy:
+      return "UpdateNodePreemptionPolicy";
     case kUpdatePodLabel:
       return "UpdatePodLabel";
     case kUpdatePodScaleDown:
@@ -157,6 +159,8 @@ std::vector<ClusterEvent> nodeSchedulingPropertiesChange(const api::Node& newNod
   add(newNode.metadata.annotations != oldNode.metadata.annotations, kUpdateNodeAnnotation);
   add(newNode.status.declaredFeatures != oldNode.status.declaredFeatures,
       kUpdateNodeDeclaredFeature);
+  add(newNode.spec.disableResizePreemption != oldNode.spec.disableResizePreemption,
+      kUpdateNodePreemptionPolicy);
   return out;
 }
 

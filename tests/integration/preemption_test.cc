@@ -11,6 +11,7 @@
 #include <ksched/api/pod.h>
 
 #include "cluster.h"
+#include "config/profile.h"
 #include "objects.h"
 #include "running_scheduler.h"
 #include "scheduling.h"
@@ -195,6 +196,58 @@ TEST_F(PreemptionIntegration, PreemptorIsNominatedWhileVictimsTerminate) {
   std::this_thread::sleep_for(1s);
   EXPECT_EQ(placements(admin, ns)["sneaky"], "");
   expectNoNodeOvercommitted(admin);
+}
+
+// Scheduler preemption for in-place resize (KEP 5836,
+// InPlacePodVerticalScalingSchedulerPreemption): a running pod whose resize the kubelet deferred
+// (the condition as a 1.37 kubelet writes it; the v1.20 apiserver stores it, and the pod's spec
+// already holds the desired size) makes room on its own node by evicting a lower-priority pod
+// there, and nowhere else. It is not nominated, gets no FailedScheduling event, and its
+// PodScheduled is not touched.
+TEST_F(PreemptionIntegration, DeferredResizeEvictsALowerPriorityPodOnItsNodeOnly) {
+  auto& admin = TestCluster::get().admin();
+  const std::string ns = useNamespace("preempt-resize");
+  admin.post("/api/v1/nodes", sizedNode("pre-resize-0", "1", "4Gi"));
+  admin.post("/api/v1/nodes", sizedNode("pre-resize-1", "1", "4Gi"));
+  const std::string pods = "/api/v1/namespaces/" + ns + "/pods";
+  // 1200m on a 1-cpu node once the grower counts at its new size (600m): over-allocated.
+  admin.post(pods, prioPod(ns, "victim", "600m", "ksched-low", "pre-resize-0"));
+  admin.post(pods, prioPod(ns, "bystander", "600m", "ksched-low", "pre-resize-1"));
+  admin.post(pods, prioPod(ns, "grower", "600m", "ksched-high", "pre-resize-0"));
+  auto opts = RunningScheduler::defaultOptions();
+  ASSERT_EQ(opts.features.set("InPlacePodVerticalScalingSchedulerPreemption=true"), std::nullopt);
+  opts.profiles = {config::defaultProfile(opts.features)};
+  RunningScheduler sched(opts);
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(placements(admin, ns).size(), size_t{3}) << "nothing is evicted before the deferral";
+  // The kubelet defers the resize: the update queues the pod.
+  admin.patch(pods + "/grower/status",
+              {{"status",
+                {{"conditions",
+                  {{{"type", "PodResizePending"},
+                    {"status", "True"},
+                    {"reason", "Deferred"},
+                    {"message", "Node didn't have enough capacity: cpu"}}}}}}},
+              "application/strategic-merge-patch+json");
+  EXPECT_TRUE(eventually([&] { return !placements(admin, ns).contains("victim"); }, 30s))
+      << "the lower-priority pod on the grower's node was not evicted";
+  std::map<std::string, std::vector<std::string>> preempted;
+  EXPECT_TRUE(eventually([&] {
+    preempted = eventsByPod(admin, ns, "Preempted");
+    return preempted.contains("victim");
+  }));
+  ASSERT_EQ(preempted["victim"].size(), size_t{1});
+  const std::string growerUid = api::decode<api::Pod>(admin.get(pods + "/grower")).metadata.uid;
+  EXPECT_EQ(preempted["victim"][0], "Preempted by pod " + growerUid + " on node pre-resize-0");
+  std::this_thread::sleep_for(2s);  // the grower's next cycle: it fits, it waits for the kubelet
+  auto final = placements(admin, ns);
+  EXPECT_EQ(final["bystander"], "pre-resize-1");
+  EXPECT_EQ(final["grower"], "pre-resize-0");
+  const auto grower = api::decode<api::Pod>(admin.get(pods + "/grower"));
+  EXPECT_EQ(grower.status.nominatedNodeName, "");
+  EXPECT_EQ(grower.condition("PodScheduled"), nullptr);
+  EXPECT_FALSE(eventsByPod(admin, ns, "FailedScheduling").contains("grower"));
+  EXPECT_EQ(preempted.size(), size_t{1}) << "only the victim";
 }
 
 }  // namespace

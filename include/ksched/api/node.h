@@ -25,6 +25,9 @@ inline constexpr std::string_view kConditionFalse = "False";
 struct NodeSpec {
   bool unschedulable = false;
   std::vector<Taint> taints;
+  // spec.podPreemptionPolicy.disableResizePreemption (KEP 5836): the owners that keep the
+  // scheduler from preempting pods for an in-place resize on this node; any one disables it.
+  std::vector<std::string> disableResizePreemption;
 };
 
 struct ContainerImage {

@@ -77,6 +77,10 @@ struct PodResourcesOptions {
 [[nodiscard]] bool isPodLevelRequestsSet(const Pod& pod) noexcept;
 // The first PodResizePending condition has reason Infeasible (upstream IsPodResizeInfeasible).
 [[nodiscard]] bool isPodResizeInfeasible(const Pod& pod) noexcept;
+// The first PodResizePending condition has reason Deferred (upstream IsPodResizeDeferred): the
+// kubelet waits for room on the node. No gate is read here; callers check
+// InPlacePodVerticalScalingSchedulerPreemption.
+[[nodiscard]] bool isPodResizeDeferred(const Pod& pod) noexcept;
 
 // Step 1 alone (upstream AggregateContainerRequests; overhead and pod level left out).
 [[nodiscard]] ResourceList aggregateContainerRequests(const Pod& pod,

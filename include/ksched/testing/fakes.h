@@ -126,6 +126,12 @@ class PodWrapper {
         {std::move(key), std::move(op), std::move(value), std::move(effect), std::nullopt});
     return *this;
   }
+  // A status condition, e.g. condition("PodResizePending", "True", "Deferred").
+  PodWrapper& condition(std::string type, std::string status, std::string reason = "") {
+    pod_.status.conditions.push_back(
+        {std::move(type), std::move(status), std::move(reason), std::string(), std::string()});
+    return *this;
+  }
   PodWrapper& preemptionPolicy(std::string policy) {
     pod_.spec.preemptionPolicy = std::move(policy);
     return *this;
@@ -214,6 +220,11 @@ class NodeWrapper {
   }
   NodeWrapper& unschedulable(bool u = true) {
     node_.spec.unschedulable = u;
+    return *this;
+  }
+  // spec.podPreemptionPolicy.disableResizePreemption (KEP 5836).
+  NodeWrapper& disableResizePreemption(std::vector<std::string> owners) {
+    node_.spec.disableResizePreemption = std::move(owners);
     return *this;
   }
 
