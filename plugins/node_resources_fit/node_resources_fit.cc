@@ -227,10 +227,10 @@ QueueingHint NodeResourcesFit::isSchedulableAfterPodEvent(const api::Pod& pod,
   const api::Pod* original = as<api::Pod>(oldObj);
   const api::Pod* modified = as<api::Pod>(newObj);
   if (original == nullptr) return QueueingHint::kQueue;
-  // A pod whose resize waits can only gain room on its own node.
-  const bool deferred = resizeDeferred(pod);
-  if (deferred && (modified != nullptr ? modified : original)->metadata.uid != pod.metadata.uid &&
-      (modified != nullptr ? modified : original)->spec.nodeName != pod.spec.nodeName) {
+  // A pod whose resize waits can only gain room on its own node (or by shrinking itself).
+  if (const api::Pod* changed = modified != nullptr ? modified : original;
+      resizeDeferred(pod) && changed->metadata.uid != pod.metadata.uid &&
+      changed->spec.nodeName != pod.spec.nodeName) {
     return QueueingHint::kSkip;
   }
   if (modified == nullptr) {
