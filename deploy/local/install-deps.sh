@@ -15,6 +15,8 @@ PKGS=(
   zlib1g-dev
   # RE2: the regular expressions of CEL device selectors (src/cel/)
   libre2-dev
+  # simdjson: watched pods decoded straight from the text (src/api/fast_decode.cc)
+  libsimdjson-dev
   # local control plane
   etcd-server etcd-client openssl curl golang-go rsync jq make dpkg-dev
   # the container image and its test (deploy/build-image.sh: buildah needs no daemon)

@@ -370,7 +370,7 @@ void RestClient::watch(const std::string& path, const WatchOptions& options,
   std::stop_callback onStop(stop, [&conn] { conn->shutdown(); });
   std::stop_callback onAbort(abort_.get_token(), [&conn] { conn->shutdown(); });
 
-  WatchBody body(path, handler);
+  WatchBody body(path, handler, &options.lineHandler);
   auto sink = [&](std::string_view data) -> bool {
     return !stop.stop_requested() && body.feed(data) && !stop.stop_requested();
   };

@@ -53,6 +53,8 @@ struct WatchOptions {
   std::string fieldSelector;
   int timeoutSeconds = 300;  // the server closes the stream after this; reflectors re-watch
   bool allowWatchBookmarks = true;
+  // Offered each line first (WatchBody): lines it takes never reach the WatchHandler.
+  WatchLineHandler lineHandler;
 };
 
 // The JSON of a 2xx answer's body, as get(), post(), put() and patch() return it. Not JSON

@@ -63,6 +63,13 @@ bool WatchBody::finish() {
 
 bool WatchBody::onLine(std::string_view line) {
   if (line.empty()) return true;
+  if (lineHandler_ != nullptr && *lineHandler_) {
+    if (const std::optional<bool> more = (*lineHandler_)(line)) {
+      ++events_;
+      if (!*more) handlerStopped_ = true;
+      return *more;
+    }
+  }
   std::string why;
   std::optional<WatchEvent> ev = parseWatchEvent(line, &why);
   if (!ev) {

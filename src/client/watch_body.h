@@ -30,6 +30,12 @@ struct WatchEvent {
 // Returns false to end the watch.
 using WatchHandler = std::function<bool(WatchEvent&&)>;
 
+// Offered each line before it is parsed into a JSON tree, by a caller that can decode its kind
+// straight from the text (api::decodePodWatchEventFast): nullopt leaves the line to the usual
+// parse and the WatchHandler; otherwise the line was an ADDED, MODIFIED or DELETED event, handed
+// on, and the value says whether to go on (as a WatchHandler's).
+using WatchLineHandler = std::function<std::optional<bool>(std::string_view line)>;
+
 // Splits a watch answer into its lines as it arrives: a line lying whole in a piece is handed
 // over in place, only a line split across pieces is copied.
 class WatchLineSplitter {
@@ -68,9 +74,11 @@ class WatchLineSplitter {
 
 class WatchBody {
  public:
-  // `path` names the watch in errors; `handler` gets every event but ERROR, in order.
-  WatchBody(std::string path, const WatchHandler& handler)
-      : path_(std::move(path)), handler_(handler) {}
+  // `path` names the watch in errors; `handler` gets every event but ERROR, in order, but for
+  // the lines `lineHandler` (when set) took.
+  WatchBody(std::string path, const WatchHandler& handler,
+            const WatchLineHandler* lineHandler = nullptr)
+      : path_(std::move(path)), handler_(handler), lineHandler_(lineHandler) {}
 
   // Hands on the events `data` completes. False once the stream must end: an ERROR event, a
   // line that is not an event (error() says which) or the handler returned false.
@@ -90,6 +98,7 @@ class WatchBody {
 
   const std::string path_;
   const WatchHandler& handler_;
+  const WatchLineHandler* lineHandler_;
   WatchLineSplitter lines_;
   std::optional<ApiError> error_;
   bool handlerStopped_ = false;

@@ -2,7 +2,9 @@
 // Reflector, with add/update/delete handlers.
 //
 // Objects are decoded once into T (src/api/) and shared as `std::shared_ptr<const T>`; the
-// JSON is dropped.
+// JSON is dropped. Watched pods are decoded straight from the event's text
+// (api::decodePodWatchEventFast), with no JSON tree; an event that path declines takes the
+// tree's, so the rules below hold either way.
 //
 // An object the object model refuses (valid JSON, but e.g. a quantity that does not parse) is
 // first read again: the watch resumes before it (a LIST reads the page again), since bytes
@@ -26,13 +28,17 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <ksched/api/decode.h>
+#include <ksched/api/fast_decode.h>
 
 #include "informer/reflector.h"
 
@@ -166,20 +172,35 @@ class Informer final : public ReflectorSink {
     }
     Decoded d = decodeItem(object);
     if (d.readAgain) return false;
-    if (!d.obj) return true;
-    Ptr obj = std::move(d.obj);
-    Ptr old;
-    {
-      std::unique_lock lock(mu_);
-      auto& slot = items_[obj->metadata.key()];
-      old = std::exchange(slot, obj);
-    }
-    if (old) {
-      notifyUpdate(old, obj);
-    } else {
-      notifyAdd(obj);
-    }
+    if (d.obj) store(std::move(d.obj));
     return true;
+  }
+
+  // Pods: the event decoded from its text when api::decodePodWatchEventFast takes it.
+  [[nodiscard]] bool appliesLines() const override { return std::is_same_v<T, api::Pod>; }
+  std::optional<bool> applyLine(std::string_view line, std::string& resourceVersion) override {
+    if constexpr (std::is_same_v<T, api::Pod>) {
+      std::string type;
+      api::Pod pod;
+      if (!api::decodePodWatchEventFast(line, type, pod)) return std::nullopt;
+      const bool deleted = type == "DELETED";
+      if (!deleted && type != "ADDED" && type != "MODIFIED") return std::nullopt;
+      resourceVersion = pod.metadata.resourceVersion;
+      Ptr obj = std::make_shared<const T>(std::move(pod));
+      std::string key = obj->metadata.key();
+      if (deleted) {
+        if (!key.empty()) {
+          forgetRefusal(key);
+          remove(key, obj);
+        }
+      } else {
+        forgetRefusal(key);
+        store(std::move(obj));
+      }
+      return true;
+    } else {
+      return std::nullopt;
+    }
   }
 
  private:
@@ -219,6 +240,21 @@ class Informer final : public ReflectorSink {
     if (!key.empty()) remove(key, nullptr);
     if (onRefused_) onRefused_(j, meta, error);
     return {nullptr, false};
+  }
+
+  // An added or modified object into the store, then to the handlers.
+  void store(Ptr obj) {
+    Ptr old;
+    {
+      std::unique_lock lock(mu_);
+      auto& slot = items_[obj->metadata.key()];
+      old = std::exchange(slot, obj);
+    }
+    if (old) {
+      notifyUpdate(old, obj);
+    } else {
+      notifyAdd(obj);
+    }
   }
 
   Ptr decodeQuietly(const nlohmann::json& j) {

@@ -145,6 +145,19 @@ bool Reflector::watchOnce(std::stop_token stop) {
   wo.fieldSelector = def_.fieldSelector;
   wo.timeoutSeconds = options_.watchTimeoutSeconds;
   wo.allowWatchBookmarks = true;
+  if (sink_.appliesLines()) {
+    wo.lineHandler = [this](std::string_view line) -> std::optional<bool> {
+      std::string rv;
+      const std::optional<bool> applied = sink_.applyLine(line, rv);
+      if (applied && *applied) {
+        std::lock_guard lock(mu_);
+        if (!rv.empty()) resourceVersion_ = rv;
+        ++stats_.events;
+        ++stats_.eventsFromText;
+      }
+      return applied;
+    };
+  }
   {
     std::lock_guard lock(mu_);
     ++stats_.watches;

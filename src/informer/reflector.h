@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -60,6 +62,14 @@ class ReflectorSink {
   // decode: corrupted on the way, or malformed for good) — the watch ends before the event's
   // resourceVersion and starts again from the last event applied, which re-delivers it.
   virtual bool apply(client::WatchEventType type, nlohmann::json&& object) = 0;
+  // A watch event's line, offered before it is parsed into a JSON tree (a sink that decodes its
+  // kind from the text, Informer<api::Pod>): nullopt leaves it to apply(); otherwise it was an
+  // ADDED, MODIFIED or DELETED event, applied (the value as apply()'s) at `resourceVersion`.
+  virtual std::optional<bool> applyLine(std::string_view /*line*/,
+                                        std::string& /*resourceVersion*/) {
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual bool appliesLines() const { return false; }
 };
 
 class Reflector {
@@ -77,6 +87,7 @@ class Reflector {
     uint64_t relistsAfterGone = 0;
     uint64_t errors = 0;
     uint64_t events = 0;
+    uint64_t eventsFromText = 0;  // of those, applied from the line (ReflectorSink::applyLine)
   };
 
   Reflector(client::RestClient& client, ResourceDef def, ReflectorSink& sink, Options options);

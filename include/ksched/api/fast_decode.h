@@ -1,0 +1,33 @@
+// Pods read straight from the apiserver's JSON text into the object model, without building a
+// JSON tree first: simdjson (a validating parser that runs at several GB/s) parses the text,
+// and only the fields api::Pod holds are read from it. The informers take this path for every
+// pod a watch delivers; it costs a fraction of decode<Pod>(parseObjectJson(text)).
+//
+// Same result or none. Each function either produces exactly the Pod that decode<Pod> gives for
+// the same text (the fuzz target fast_decode checks this on every input) or declines, returning
+// false: the text is not JSON, or a field the object model holds has a value the fast path does
+// not vouch for (a wrong type, an integer out of range, a quantity that does not parse, ...).
+// The caller then takes the JSON-tree path, which gives the Pod or names the field that does
+// not decode. Rare, intricate fields (affinity, topology spread constraints, volumes other than
+// claims and CSI) are decoded by their usual decoders from a tree of that field alone.
+//
+// The functions keep a parser per thread (allocated on first use, reused after) and never
+// throw.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <ksched/api/pod.h>
+
+namespace ksched::api {
+
+// `text` is one Pod object: on true, `out` is decode<Pod> of it.
+[[nodiscard]] bool decodePodFast(std::string_view text, Pod& out);
+
+// `line` is one watch event, {"type": T, "object": <Pod>}, as a watch answer's line: on true,
+// `type` is T and `out` the decoded object. False also when the event has no string "type" or
+// its object no "metadata" object (the watch's own checks then refuse the line).
+[[nodiscard]] bool decodePodWatchEventFast(std::string_view line, std::string& type, Pod& out);
+
+}  // namespace ksched::api
