@@ -488,17 +488,27 @@ bool get(element e, std::optional<T>& out) {
 
 // --- Parsing ---------------------------------------------------------------------------------
 
-// The text parsed by this thread's parser, from a copy with the padding simdjson reads past the
-// end. The element lives until this thread's next parse.
-simdjson::simdjson_result<element> parse(std::string_view text) {
-  struct Scratch {
-    simdjson::dom::parser parser;
-    std::string padded;
-  };
+// A parser and a copy of the text with the padding simdjson reads past its end. The elements
+// parsed live as long as it, until its next parse.
+struct Scratch {
+  simdjson::dom::parser parser;
+  std::string padded;
+
+  simdjson::simdjson_result<element> parse(std::string_view text) {
+    padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    padded.assign(text);
+    return parser.parse(padded.data(), padded.size(), /*realloc_if_needed=*/false);
+  }
+};
+
+// Each thread keeps one for watch events (a few kB each); a LIST page (up to 500 pods, about a
+// MB) gets its own, freed after it, so that no thread holds a page's buffers for good.
+Scratch& threadScratch() {
   thread_local Scratch s;
-  s.padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  s.padded.assign(text);
-  return s.parser.parse(s.padded.data(), s.padded.size(), /*realloc_if_needed=*/false);
+  return s;
+}
+simdjson::simdjson_result<element> parse(std::string_view text) {
+  return threadScratch().parse(text);
 }
 
 // Whether the last "metadata" of a pod object is an object (the watch's check of its objects).
@@ -517,6 +527,38 @@ bool decodePodFast(std::string_view text, Pod& out) {
     element root;
     if (parse(text).get(root) != SUCCESS) return false;
     return get(root, out);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+bool decodePodListFast(std::string_view text, std::vector<Pod>& items, std::string& continueToken,
+                       std::string& resourceVersion) {
+  try {
+    Scratch own;
+    element root;
+    object page;
+    if (own.parse(text).get(root) != SUCCESS || root.get_object().get(page) != SUCCESS) {
+      return false;
+    }
+    std::optional<element> itemsValue;
+    std::optional<element> meta;
+    for (auto [key, value] : page) {
+      if (key == "items") itemsValue = value;
+      if (key == "metadata") meta = value;
+    }
+    continueToken.clear();
+    resourceVersion.clear();
+    if (meta) {
+      object m;
+      if (meta->get_object().get(m) != SUCCESS) return false;
+      for (auto [key, value] : m) {
+        if (key == "continue" && !get(value, continueToken)) return false;
+        if (key == "resourceVersion" && !get(value, resourceVersion)) return false;
+      }
+    }
+    items.clear();
+    return !itemsValue || itemsValue->is_null() || get(*itemsValue, items);
   } catch (const std::exception&) {
     return false;
   }

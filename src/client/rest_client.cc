@@ -295,9 +295,16 @@ ListResult RestClient::list(const std::string& path, const ListOptions& options)
   return out;
 }
 
-nlohmann::json RestClient::listPage(const std::string& path, const std::string& query) {
+nlohmann::json RestClient::listPage(const std::string& path, const std::string& query,
+                                    const PageTextHandler& pageText, std::optional<bool>& taken,
+                                    std::string& cont, std::string& rv) {
   return readAgainUntil(
-      [&] { return parseObjectJson(call("GET", path, query, nullptr, "")); }, isListPage,
+      [&] {
+        const std::string body = call("GET", path, query, nullptr, "");
+        taken = pageText ? pageText(body, cont, rv) : std::nullopt;
+        return taken ? nlohmann::json::object() : parseObjectJson(body);
+      },
+      isListPage,
       [&]() -> nlohmann::json { throw ApiError(0, "", "the answer is not a list", "LIST", path); });
 }
 
@@ -315,8 +322,11 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
                     {"continue", cont},
                     {"resourceVersion", cont.empty() ? options.resourceVersion : ""}});
     nlohmann::json page;
+    std::optional<bool> taken;  // the page went to options.pageText
+    std::string textCont;
+    std::string resourceVersion;
     try {
-      page = listPage(path, query);
+      page = listPage(path, query, options.pageText, taken, textCont, resourceVersion);
     } catch (const ApiError& e) {
       if (e.isGone() && !cont.empty() && !restarted) {  // continue token expired: start over
         restarted = true;
@@ -326,21 +336,30 @@ std::string RestClient::listPaged(const std::string& path, const ListOptions& op
       }
       throw;
     }
-    std::vector<nlohmann::json> items;
-    if (auto it = page.find("items"); it != page.end() && it->is_array()) {
-      items = std::move(it->get_ref<nlohmann::json::array_t&>());
+    bool accepted = false;
+    std::string next;  // the next page's continue token
+    if (taken) {
+      next = std::move(textCont);
+      accepted = *taken;
+    } else {
+      std::vector<nlohmann::json> items;
+      if (auto it = page.find("items"); it != page.end() && it->is_array()) {
+        items = std::move(it->get_ref<nlohmann::json::array_t&>());
+      }
+      const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
+      resourceVersion = meta.value("resourceVersion", "");
+      next = meta.value("continue", "");
+      page = nullptr;  // only this page's items are left
+      accepted = onPage(std::move(items));
     }
-    const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
-    std::string resourceVersion = meta.value("resourceVersion", "");
-    cont = meta.value("continue", "");
-    page = nullptr;  // only this page's items are left
-    if (!onPage(std::move(items))) {
+    if (!accepted) {
       if (++rereads > options_.maxRetries) {
         throw ApiError(0, "", "a page's items kept failing to decode", "LIST", path);
       }
       continue;  // the same page again: `cont` and the query are unchanged
     }
     rereads = 0;
+    cont = std::move(next);
     if (cont.empty()) return resourceVersion;
   }
 }

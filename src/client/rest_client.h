@@ -35,11 +35,19 @@ namespace ksched::client {
 
 class TlsContext;
 
+// Offered each LIST page's body before it is parsed into a JSON tree, by a caller that can
+// decode its kind straight from the text (api::decodePodListFast): nullopt leaves the page to
+// the usual parse and the PageHandler; otherwise the handler took the page's items (the value
+// as a PageHandler's) and set the page's continue token and resourceVersion.
+using PageTextHandler = std::function<std::optional<bool>(
+    std::string_view body, std::string& continueToken, std::string& resourceVersion)>;
+
 struct ListOptions {
   std::string labelSelector;
   std::string fieldSelector;
   int64_t limit = 500;          // page size; 0 = everything in one answer
   std::string resourceVersion;  // "" = most recent (quorum read)
+  PageTextHandler pageText;     // listPaged only
 };
 
 struct ListResult {
@@ -163,7 +171,11 @@ class RestClient {
                    const std::string* body, const std::string& contentType);
   // One page of a LIST: call() and a parse, retried as a transport failure when the answer is
   // not a list (cut short or corrupted on the way).
-  nlohmann::json listPage(const std::string& path, const std::string& query);
+  // One LIST page as a tree, or (nullopt) taken by `pageText` with `cont` and `rv` set, as
+  // `taken` says.
+  nlohmann::json listPage(const std::string& path, const std::string& query,
+                          const PageTextHandler& pageText, std::optional<bool>& taken,
+                          std::string& cont, std::string& rv);
   // read() (a GET and its parse) again, with backoff, until good() takes what it returns, up
   // to Options::maxRetries times; then fail() (which throws). Reads only: a write whose answer
   // does not decode may have been applied and is not sent again.

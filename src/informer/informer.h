@@ -121,15 +121,26 @@ class Informer final : public ReflectorSink {
     for (auto& j : items) {
       Decoded d = decodeItem(j);
       if (d.readAgain) return false;
-      if (d.obj) {
-        std::string key = d.obj->metadata.key();
-        if (listed_.insert_or_assign(key, std::move(d.obj)).second) {
-          listedOrder_.push_back(std::move(key));
-        }
-      }
+      if (d.obj) list(std::move(d.obj));
       j = nullptr;
     }
     return true;
+  }
+  // Pods: the page decoded from its text when api::decodePodListFast takes it.
+  std::optional<bool> listPageText(std::string_view body, std::string& continueToken,
+                                   std::string& resourceVersion) override {
+    if constexpr (std::is_same_v<T, api::Pod>) {
+      std::vector<api::Pod> pods;
+      if (!api::decodePodListFast(body, pods, continueToken, resourceVersion)) return std::nullopt;
+      for (auto& pod : pods) {
+        Ptr obj = std::make_shared<const T>(std::move(pod));
+        forgetRefusal(obj->metadata.key());
+        list(std::move(obj));
+      }
+      return true;
+    } else {
+      return std::nullopt;
+    }
   }
   void endList(const std::string& /*rv*/) override {
     std::unordered_map<std::string, Ptr> fresh = std::exchange(listed_, {});
@@ -177,7 +188,7 @@ class Informer final : public ReflectorSink {
   }
 
   // Pods: the event decoded from its text when api::decodePodWatchEventFast takes it.
-  [[nodiscard]] bool appliesLines() const override { return std::is_same_v<T, api::Pod>; }
+  [[nodiscard]] bool decodesText() const override { return std::is_same_v<T, api::Pod>; }
   std::optional<bool> applyLine(std::string_view line, std::string& resourceVersion) override {
     if constexpr (std::is_same_v<T, api::Pod>) {
       std::string type;
@@ -240,6 +251,13 @@ class Informer final : public ReflectorSink {
     if (!key.empty()) remove(key, nullptr);
     if (onRefused_) onRefused_(j, meta, error);
     return {nullptr, false};
+  }
+
+  // A listed object into the LIST being paged in.
+  void list(Ptr obj) {
+    std::string key = obj->metadata.key();
+    if (listed_.insert_or_assign(key, std::move(obj)).second)
+      listedOrder_.push_back(std::move(key));
   }
 
   // An added or modified object into the store, then to the handlers.

@@ -91,18 +91,29 @@ bool Reflector::listOnce(std::stop_token stop) {
     lo.labelSelector = def_.labelSelector;
     lo.fieldSelector = def_.fieldSelector;
     lo.limit = options_.pageSize;
-    size_t n = 0;
+    size_t pages = 0;
+    size_t textPages = 0;  // of those, taken from the text (ReflectorSink::listPageText)
+    if (sink_.decodesText()) {
+      lo.pageText = [&](std::string_view body, std::string& cont, std::string& rv) {
+        std::optional<bool> taken = sink_.listPageText(body, cont, rv);
+        if (taken && *taken) {
+          ++pages;
+          ++textPages;
+        }
+        return taken;
+      };
+    }
     sink_.beginList();
     const std::string rv = client_.listPaged(
         def_.path, lo,
         [&](std::vector<nlohmann::json>&& items) {
-          const size_t count = items.size();
           if (!sink_.listPage(std::move(items))) return false;
-          n += count;
+          ++pages;
           return true;
         },
         [&] {
-          n = 0;
+          pages = 0;
+          textPages = 0;
           sink_.beginList();
         });
     if (stop.stop_requested()) return false;
@@ -111,13 +122,14 @@ bool Reflector::listOnce(std::stop_token stop) {
       std::lock_guard lock(mu_);
       resourceVersion_ = rv;
       ++stats_.lists;
+      stats_.pagesFromText += textPages;
       synced_.store(true);
     }
     cv_.notify_all();
     if (forbidden_.exchange(false)) {
       spdlog::info("{} ({}): allowed now; watching it", def_.kind, def_.path);
     }
-    spdlog::debug("reflector {}: listed {} objects at resourceVersion {}", def_.kind, n, rv);
+    spdlog::debug("reflector {}: listed {} pages at resourceVersion {}", def_.kind, pages, rv);
     return true;
   } catch (const client::ApiError& e) {
     if (client_.aborted()) return false;  // shutting down
@@ -145,7 +157,7 @@ bool Reflector::watchOnce(std::stop_token stop) {
   wo.fieldSelector = def_.fieldSelector;
   wo.timeoutSeconds = options_.watchTimeoutSeconds;
   wo.allowWatchBookmarks = true;
-  if (sink_.appliesLines()) {
+  if (sink_.decodesText()) {
     wo.lineHandler = [this](std::string_view line) -> std::optional<bool> {
       std::string rv;
       const std::optional<bool> applied = sink_.applyLine(line, rv);

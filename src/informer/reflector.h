@@ -62,14 +62,22 @@ class ReflectorSink {
   // decode: corrupted on the way, or malformed for good) — the watch ends before the event's
   // resourceVersion and starts again from the last event applied, which re-delivers it.
   virtual bool apply(client::WatchEventType type, nlohmann::json&& object) = 0;
-  // A watch event's line, offered before it is parsed into a JSON tree (a sink that decodes its
-  // kind from the text, Informer<api::Pod>): nullopt leaves it to apply(); otherwise it was an
-  // ADDED, MODIFIED or DELETED event, applied (the value as apply()'s) at `resourceVersion`.
+  // For a sink that decodes its kind straight from the text (decodesText(), Informer<api::Pod>):
+  // each LIST page's body and each watch event's line, offered before they are parsed into a
+  // JSON tree. nullopt leaves them to listPage() or apply(). Otherwise the page's items were
+  // taken (the value as listPage()'s) with its continue token and resourceVersion set, or the
+  // line was an ADDED, MODIFIED or DELETED event, applied (the value as apply()'s) at
+  // `resourceVersion`.
+  [[nodiscard]] virtual bool decodesText() const { return false; }
+  virtual std::optional<bool> listPageText(std::string_view /*body*/,
+                                           std::string& /*continueToken*/,
+                                           std::string& /*resourceVersion*/) {
+    return std::nullopt;
+  }
   virtual std::optional<bool> applyLine(std::string_view /*line*/,
                                         std::string& /*resourceVersion*/) {
     return std::nullopt;
   }
-  [[nodiscard]] virtual bool appliesLines() const { return false; }
 };
 
 class Reflector {
@@ -88,6 +96,7 @@ class Reflector {
     uint64_t errors = 0;
     uint64_t events = 0;
     uint64_t eventsFromText = 0;  // of those, applied from the line (ReflectorSink::applyLine)
+    uint64_t pagesFromText = 0;   // LIST pages taken from the text (ReflectorSink::listPageText)
   };
 
   Reflector(client::RestClient& client, ResourceDef def, ReflectorSink& sink, Options options);

@@ -141,6 +141,22 @@ TEST(InformerIntegration, FollowsCreatesUpdatesDeletesOf1000PodsAnd100Nodes) {
                 held->status == served.status)
         << name;
   }
+  // A LIST of the same pods in pages of 300 is read from the text too, to the same objects.
+  informer::Reflector::Options paged;
+  paged.pageSize = 300;
+  Informer<api::Pod> relisted(sched, {"Pod", podsPath}, paged);
+  relisted.start();
+  ASSERT_TRUE(relisted.waitForSync(std::chrono::seconds(30)));
+  EXPECT_EQ(relisted.stats().pagesFromText, 3u);
+  EXPECT_EQ(relisted.size(), 750u);
+  for (const auto& held : pods.list()) {
+    const auto listed = relisted.get(held->metadata.key());
+    ASSERT_NE(listed, nullptr) << held->metadata.key();
+    if (listed->metadata.resourceVersion != held->metadata.resourceVersion) continue;
+    EXPECT_TRUE(listed->metadata == held->metadata && listed->spec == held->spec &&
+                listed->status == held->status)
+        << held->metadata.key();
+  }
   parallelFor(70, 8, [&](int i) { admin.del("/api/v1/nodes/follow-" + std::to_string(30 + i)); });
 }
 

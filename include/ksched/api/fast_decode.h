@@ -17,6 +17,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <ksched/api/pod.h>
 
@@ -24,6 +25,12 @@ namespace ksched::api {
 
 // `text` is one Pod object: on true, `out` is decode<Pod> of it.
 [[nodiscard]] bool decodePodFast(std::string_view text, Pod& out);
+
+// `text` is one LIST page of pods, {"metadata": {"continue": C, "resourceVersion": R},
+// "items": [<Pod>, ...]}: on true, `items` are the decoded pods, `continueToken` C and
+// `resourceVersion` R ("" when absent). False also for a page client::isListPage refuses.
+[[nodiscard]] bool decodePodListFast(std::string_view text, std::vector<Pod>& items,
+                                     std::string& continueToken, std::string& resourceVersion);
 
 // `line` is one watch event, {"type": T, "object": <Pod>}, as a watch answer's line: on true,
 // `type` is T and `out` the decoded object. False also when the event has no string "type" or

@@ -225,6 +225,52 @@ TEST(FastDecode, WatchEventDeclinesWhatTheWatchRefusesOrDecodesOtherwise) {
   }
 }
 
+TEST(FastDecode, ListPageGivesItemsAndPaging) {
+  const std::string page = std::string(R"({"kind": "PodList", "apiVersion": "v1",
+      "metadata": {"resourceVersion": "77", "continue": "tok", "remainingItemCount": 3},
+      "items": [)") + kFullPod +
+                           R"(, {"metadata": {"name": "b"}}]})";
+  std::vector<Pod> items;
+  std::string cont = "stale";
+  std::string rv = "stale";
+  ASSERT_TRUE(decodePodListFast(page, items, cont, rv));
+  EXPECT_EQ(cont, "tok");
+  EXPECT_EQ(rv, "77");
+  ASSERT_EQ(items.size(), 2u);
+  expectSame(items[0], *treeDecode(kFullPod));
+  EXPECT_EQ(items[1].metadata.name, "b");
+
+  // The last page: no continue; items null or missing is an empty page.
+  for (const char* text : {R"({"metadata": {"resourceVersion": "78"}, "items": null})",
+                           R"({"metadata": {"resourceVersion": "78"}})"}) {
+    SCOPED_TRACE(text);
+    ASSERT_TRUE(decodePodListFast(text, items, cont, rv));
+    EXPECT_TRUE(items.empty());
+    EXPECT_EQ(cont, "");
+    EXPECT_EQ(rv, "78");
+  }
+}
+
+// What client::isListPage refuses, and pages with an item the fast path does not vouch for.
+TEST(FastDecode, ListPageDeclines) {
+  for (const char* text : {
+           R"({"metadata": {"continue": null}, "items": []})",
+           R"({"metadata": {"resourceVersion": 5}, "items": []})",
+           R"({"metadata": "x", "items": []})",
+           R"({"items": {}})",
+           R"([])",
+           R"({"items": [{"metadata": {"name": "a"}}, {"spec": {"priority": "x"}}]})",
+           R"({"items": [null]})",
+           R"({"items": []} {})",
+       }) {
+    SCOPED_TRACE(text);
+    std::vector<Pod> items;
+    std::string cont;
+    std::string rv;
+    EXPECT_FALSE(decodePodListFast(text, items, cont, rv));
+  }
+}
+
 // Every pod of the fuzz corpora (the api_object target's, less its selector byte, and each line
 // of the watch target's): the fast path takes each one the tree decodes, with the same result.
 TEST(FastDecode, CorpusPodsDecodeAlike) {
