@@ -60,7 +60,9 @@ run_mode() {
     asan) env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1) ;;
     tsan) env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1) ;;
   esac
-  if ! env "${env[@]}" ctest --test-dir "$dir" --output-on-failure "$@"; then
+  # Two at a time: the integration shards side by side (tests/CMakeLists.txt); `image` and
+  # `sdk` (RUN_SERIAL) alone.
+  if ! env "${env[@]}" ctest --test-dir "$dir" --output-on-failure --parallel "${KSCHED_TEST_JOBS:-2}" "$@"; then
     # A long suite's output is cut in the middle by whoever keeps only its head and tail: say
     # again, last, which tests failed and how.
     echo "=== ksched tests: $mode: the failures again"
