@@ -424,6 +424,33 @@ TEST(LoadSource, ParsesPrometheusVectorsAndRefusesOtherAnswers) {
   EXPECT_EQ(error, "the answer is not JSON");
 }
 
+TEST(LoadSource, PrometheusVectorEdges) {
+  std::string error;
+  // A repeated key counts as its last occurrence; samples of the wrong shape are skipped.
+  auto v = load::parsePrometheusVector(
+      R"({"status":"error","status":"success","data":{"resultType":"vector","result":[
+        {"metric":{"node":"a","node":"b"},"value":[1,"1.5"]},
+        {"metric":{"node":"c"},"value":[1,"2","3"]},
+        {"metric":{"node":"d"},"value":[1,2]},
+        {"metric":{"node":5},"value":[1,"2"]},
+        {"metric":{"node":"e"},"value":[1,"2x"]},
+        "f",
+        {"metric":{"node":"g:1:2"},"value":[1,"4"]},
+        {"metric":{"node":"a"},"value":[1,"0.5"]}]}})",
+      "node", error);
+  ASSERT_TRUE(v.has_value()) << error;
+  EXPECT_EQ(*v, (std::map<std::string, double>{{"a", 0.5}, {"b", 1.5}, {"g:1:2", 4}}));
+  EXPECT_FALSE(load::parsePrometheusVector(R"({"status":"error","error":7})", "node", error));
+  EXPECT_EQ(error, "the query failed: ?");
+  EXPECT_FALSE(load::parsePrometheusVector("[]", "node", error));
+  EXPECT_EQ(error, "the answer is not JSON");
+  EXPECT_FALSE(load::parsePrometheusVector(R"({"status":"success"} x)", "node", error));
+  EXPECT_EQ(error, "the answer is not JSON");
+  EXPECT_FALSE(load::parsePrometheusVector(
+      R"({"status":"success","data":{"resultType":"vector","result":{}}})", "node", error));
+  EXPECT_EQ(error, "the query did not return an instant vector");
+}
+
 TEST(LoadSource, ParsesNodeMetricsAndSkipsMalformedItems) {
   // The example of the Kubernetes documentation, and two broken items.
   const json list = json::parse(R"({"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1",

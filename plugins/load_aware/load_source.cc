@@ -29,59 +29,6 @@ std::string_view ProviderConfig::label() const {
   return type == kPrometheus ? "prometheus" : "metrics-server";
 }
 
-namespace {
-
-// j[key] if it is a string, else "" (value() throws on a member of another type).
-std::string stringAt(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
-std::optional<std::map<std::string, double>> parsePrometheusVector(std::string_view body,
-                                                                   const std::string& nodeLabel,
-                                                                   std::string& error) {
-  const json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) {
-    error = "the answer is not JSON";
-    return std::nullopt;
-  }
-  if (stringAt(j, "status") != "success") {
-    const auto* e = j.contains("error") && j["error"].is_string() ? &j["error"] : nullptr;
-    error = "the query failed: " + (e != nullptr ? e->get<std::string>() : std::string("?"));
-    return std::nullopt;
-  }
-  const auto data = j.find("data");
-  if (data == j.end() || !data->is_object() || stringAt(*data, "resultType") != "vector" ||
-      !data->contains("result") || !(*data)["result"].is_array()) {
-    error = "the query did not return an instant vector";
-    return std::nullopt;
-  }
-  std::map<std::string, double> out;
-  for (const auto& s : (*data)["result"]) {
-    if (!s.is_object() || !s.contains("metric") || !s["metric"].is_object()) continue;
-    const auto& metric = s["metric"];
-    if (!metric.contains(nodeLabel) || !metric[nodeLabel].is_string()) continue;
-    if (!s.contains("value") || !s["value"].is_array() || s["value"].size() != 2 ||
-        !s["value"][1].is_string()) {
-      continue;
-    }
-    const std::string& text = s["value"][1].get_ref<const std::string&>();
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0' || !std::isfinite(v)) continue;
-    const std::string node = metric[nodeLabel].get<std::string>();
-    out[node] = v;
-    // "host:port" (node_exporter's instance) also names node "host".
-    const auto colon = node.rfind(':');
-    if (colon != std::string::npos && colon > 0 && node.find(':') == colon) {
-      out.emplace(node.substr(0, colon), v);
-    }
-  }
-  return out;
-}
-
 std::map<std::string, NodeLoad> parseNodeMetricsList(const json& list, size_t& skipped) {
   std::map<std::string, NodeLoad> out;
   skipped = 0;
