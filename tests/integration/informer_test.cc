@@ -2,15 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
+#include <ksched/api/resource.h>
 
 #include "cluster.h"
+#include "dra.h"
 #include "objects.h"
 
 namespace ksched::testing {
@@ -248,4 +252,49 @@ TEST(InformerIntegration, RelistsAfterCompactionExpiresItsResourceVersion) {
 }
 
 }  // namespace
+// A LIST page holding an object the object model refuses (a device attribute with two values:
+// the CRD cannot say "exactly one of", ksched's decoder does) is read again, the whole page:
+// refused again, the object is kept out and the rest of its page is listed.
+TEST(InformerIntegration, AListPageWithARefusedObjectIsReadAgainWhole) {
+  auto& admin = TestCluster::get().admin();
+  installResourceCrds(admin);
+  const std::string slices = std::string(kResourceApi) + "/resourceslices";
+  auto slice = [](const std::string& name, const nlohmann::json& attribute) {
+    return nlohmann::json{
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceSlice"},
+        {"metadata", {{"name", name}, {"labels", {{"ksched-test", "reread"}}}}},
+        {"spec",
+         {{"driver", "gpu.example.com"},
+          {"nodeName", "n-" + name},
+          {"pool", {{"name", "n-" + name}, {"generation", 0}, {"resourceSliceCount", 1}}},
+          {"devices", {{{"name", "gpu-0"}, {"attributes", {{"index", attribute}}}}}}}}};
+  };
+  // In name order, pages of two: [a, b], [c, d], [e]; c opens its page.
+  for (const char* name : {"reread-a", "reread-b", "reread-c", "reread-d", "reread-e"}) {
+    removeIfThere(admin, slices + "/" + name);
+    const bool bad = std::string(name) == "reread-c";
+    admin.post(slices, slice(name, bad ? nlohmann::json{{"int", 1}, {"string", "one"}}
+                                       : nlohmann::json{{"int", 0}}));
+  }
+
+  RestClient sched(TestCluster::get().config("admin"));
+  informer::Reflector::Options paged = fastRetry();
+  paged.pageSize = 2;
+  Informer<api::ResourceSlice> informer(sched, {"ResourceSlice", slices, "ksched-test=reread"},
+                                        paged);
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(30)));
+  std::vector<std::string> names;
+  for (const auto& s : informer.list()) names.push_back(s->metadata.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"reread-a", "reread-b", "reread-d", "reread-e"}));
+  EXPECT_EQ(informer.decodeErrors(), 1u);
+  EXPECT_EQ(informer.rereads(), 1u);
+  informer.stop();
+  for (const char* name : {"reread-a", "reread-b", "reread-c", "reread-d", "reread-e"}) {
+    removeIfThere(admin, slices + "/" + name);
+  }
+}
+
 }  // namespace ksched::testing
