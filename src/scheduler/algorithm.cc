@@ -44,7 +44,7 @@ Algorithm::Outcome Algorithm::schedulePod(framework::Framework& fwk, CycleState&
     return schedule(fwk, state, *pod, snapshot, globalPercentage, result, fitError, error, nullptr);
   }
   auto& batch = batches_[&fwk];
-  if (!batch) batch = std::make_unique<OpportunisticBatch>(fwk, batchMetrics_);
+  if (!batch) batch = std::make_unique<OpportunisticBatch>(fwk, batchMetrics_, batchClock_);
   Batching b{.batch = batch.get(), .pod = pod, .cycle = cycle, .signed_ = fwk.signPod(*pod)};
   Outcome out = schedule(fwk, state, *pod, snapshot, globalPercentage, result, fitError, error, &b);
   if (out != Outcome::kScheduled) batch->failed();

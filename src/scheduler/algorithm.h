@@ -59,10 +59,12 @@ class Algorithm {
                       ScheduleResult& result, FitError& fitError, Status& error);
 
   // Opportunistic batching (KEP 5598) for the profiles whose plugins sign pods; off until this
-  // is called. `metrics` (may be null) gets the scheduler_batch_* counters.
-  void enableBatching(metrics::SchedulerMetrics* metrics) {
+  // is called. `metrics` (may be null) gets the scheduler_batch_* counters; `clock` (empty:
+  // steady_clock) times the batches' age (OpportunisticBatch).
+  void enableBatching(metrics::SchedulerMetrics* metrics, OpportunisticBatch::ClockFn clock = {}) {
     batching_ = true;
     batchMetrics_ = metrics;
+    batchClock_ = std::move(clock);
   }
   // The pod that schedulePod placed was not assumed after all (the cache, Reserve or Permit
   // refused it): the next pod must not use the batch.
@@ -100,6 +102,7 @@ class Algorithm {
   size_t nextStartNodeIndex_ = 0;
   bool batching_ = false;
   metrics::SchedulerMetrics* batchMetrics_ = nullptr;
+  OpportunisticBatch::ClockFn batchClock_;
   std::map<const framework::Framework*, std::unique_ptr<OpportunisticBatch>> batches_;
   bool recordTies_ = false;
   std::mt19937_64 rng_;

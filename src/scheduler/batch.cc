@@ -17,8 +17,10 @@ bool better(const std::pair<int64_t, uint32_t>& a, const std::pair<int64_t, uint
 }  // namespace
 
 OpportunisticBatch::OpportunisticBatch(framework::Framework& fwk,
-                                       metrics::SchedulerMetrics* metrics)
-    : fwk_(fwk), metrics_(metrics != nullptr ? &metrics->profile(fwk.profileName()) : nullptr) {}
+                                       metrics::SchedulerMetrics* metrics, ClockFn clock)
+    : fwk_(fwk),
+      metrics_(metrics != nullptr ? &metrics->profile(fwk.profileName()) : nullptr),
+      clock_(clock ? std::move(clock) : ClockFn([] { return Clock::now(); })) {}
 
 void OpportunisticBatch::count(metrics::BatchAttempt result) {
   if (metrics_ != nullptr) metrics_->batchAttempts[static_cast<size_t>(result)]->Increment();
@@ -54,7 +56,7 @@ std::string OpportunisticBatch::nodeHint(CycleState& state, const PodPtr& pod, b
   if (!signed_ || !api::sameSchedulingInputs(*pod_, *pod)) {
     return noHint(BatchFlush::kPodIncompatible);
   }
-  if (Clock::now() - created_ > kMaxAge) return noHint(BatchFlush::kExpired);
+  if (clock_() - created_ > kMaxAge) return noHint(BatchFlush::kExpired);
   const NodeInfo* last = snapshot.get(lastChosen_);
   if (last == nullptr || last->node() == nullptr) return noHint(BatchFlush::kNodeMissing);
   Status fs = fwk_.runFilterPluginsWithNominatedPods(state, *pod, *last);
@@ -180,7 +182,7 @@ void OpportunisticBatch::store(const PodPtr& pod, bool signed_, const std::strin
   // A new batch from this full cycle.
   const size_t n = breakdown->plugins.size();
   pod_ = pod;
-  created_ = Clock::now();
+  created_ = clock_();
   plugins_ = breakdown->plugins;
   weights_ = breakdown->weights;
   normalize_.assign(n, nullptr);

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -41,10 +42,14 @@ struct ScheduleResultTies {
 class OpportunisticBatch {
  public:
   using Clock = std::chrono::steady_clock;
+  using ClockFn = std::function<Clock::time_point()>;
   static constexpr std::chrono::milliseconds kMaxAge{500};
 
-  // `metrics` may be null.
-  OpportunisticBatch(framework::Framework& fwk, metrics::SchedulerMetrics* metrics);
+  // `metrics` may be null. `clock` (default Clock::now) times a batch's age: the scheduling
+  // queue's, so that the simulator's virtual time never expires a batch however slow the
+  // machine (its placements stay the same from run to run).
+  OpportunisticBatch(framework::Framework& fwk, metrics::SchedulerMetrics* metrics,
+                     ClockFn clock = {});
 
   // The node for `pod` in cycle `cycle`, or "" (then the cycle runs in full). `signed_` is
   // Framework::signPod(pod). Runs after PreFilter: filters (and may score) the last chosen node
@@ -83,6 +88,7 @@ class OpportunisticBatch {
 
   framework::Framework& fwk_;
   const metrics::ProfileMetrics* metrics_ = nullptr;
+  ClockFn clock_;
 
   // The batch; empty when there is none.
   PodPtr pod_;

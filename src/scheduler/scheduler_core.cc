@@ -85,7 +85,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   }
   if (options_.seed) algorithm_ = Algorithm(*options_.seed);
   algorithm_.recordTies(static_cast<bool>(options_.onSuggestedHost));
-  algorithm_.enableBatching(options_.metrics);
+  algorithm_.enableBatching(options_.metrics, options_.queue.clock);
   queue::QueueingHintMap hints;
   if (options_.profiles.empty())
     throw framework::FrameworkError("profiles: at least one is needed");

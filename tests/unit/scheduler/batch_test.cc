@@ -261,5 +261,26 @@ TEST(SameSchedulingInputsTest, IgnoresIdentityAndUnreadVolumes) {
   EXPECT_FALSE(api::sameSchedulingInputs(a, containerClaim));
 }
 
+// A batch's age is read from the clock enableBatching was given (the queue's): the simulator's
+// virtual time, which moves only as it counts, never expires one however slow the machine.
+TEST(OpportunisticBatchTest, AgeIsTimedByTheGivenClock) {
+  std::vector<NodePtr> nodes;
+  for (int i = 0; i < 5; ++i) nodes.push_back(node("n" + std::to_string(i), "8"));
+  Bench b(nodes);
+  auto now = std::make_shared<OpportunisticBatch::Clock::time_point>();
+  b.batching.enableBatching(&b.metrics, [now] { return *now; });
+  b.schedule(pod("a0", "500m"));
+  bool batched = false;
+  // Wall time past the age, the given clock not: still batched.
+  std::this_thread::sleep_for(OpportunisticBatch::kMaxAge + std::chrono::milliseconds(20));
+  b.schedule(pod("a1", "500m"), &batched);
+  EXPECT_TRUE(batched);
+  // The given clock past the age: expired.
+  *now += OpportunisticBatch::kMaxAge + std::chrono::milliseconds(1);
+  b.schedule(pod("a2", "500m"), &batched);
+  EXPECT_FALSE(batched);
+  EXPECT_EQ(b.counter("scheduler_batch_cache_flushed_total", "reason=\"expired\""), 1);
+}
+
 }  // namespace
 }  // namespace ksched::scheduler
