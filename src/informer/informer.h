@@ -2,9 +2,9 @@
 // Reflector, with add/update/delete handlers.
 //
 // Objects are decoded once into T (src/api/) and shared as `std::shared_ptr<const T>`; the
-// JSON is dropped. Watched pods are decoded straight from the event's text
-// (api::decodePodWatchEventFast), with no JSON tree; an event that path declines takes the
-// tree's, so the rules below hold either way.
+// JSON is dropped. Pods are decoded straight from the text of their watch events and LIST
+// pages (api::decodePodWatchEventFast, decodePodListFast), with no JSON tree; what that path
+// declines takes the tree's, so the rules below hold either way.
 //
 // An object the object model refuses (valid JSON, but e.g. a quantity that does not parse) is
 // first read again: the watch resumes before it (a LIST reads the page again), since bytes
