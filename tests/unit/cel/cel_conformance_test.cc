@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cel/env.h"
+#include "tests/support/source_dir.h"
 
 namespace ksched::cel {
 namespace {
@@ -33,9 +34,7 @@ namespace {
 using nlohmann::json;
 
 std::filesystem::path dataDir() {
-  std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path();
-  if (dir.is_relative()) dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / dir;
-  return dir / "conformance";
+  return ksched::testing::repoRoot() / "tests/unit/cel/conformance";
 }
 
 TypePtr toType(const json& t) {

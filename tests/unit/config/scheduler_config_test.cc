@@ -17,6 +17,7 @@
 #include "config/yaml_json.h"
 #include "framework/framework.h"
 #include "plugins/registry.h"
+#include "tests/support/source_dir.h"
 
 namespace ksched::config {
 namespace {
@@ -58,13 +59,8 @@ SchedulerConfiguration mustLoad(const std::string& text) {
   return r.ok() ? *r.config : SchedulerConfiguration{};
 }
 
-// The repository's config/ (this file is tests/unit/config/scheduler_config_test.cc). __FILE__
-// is relative to the directory the test binary is built in, whatever the working directory.
-std::string configDir() {
-  std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path();
-  if (dir.is_relative()) dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / dir;
-  return (dir / ".." / ".." / ".." / "config").lexically_normal().string();
-}
+// The repository's config/.
+std::string configDir() { return (ksched::testing::repoRoot() / "config").string(); }
 
 LoadResult loadFile(const std::string& name) {
   std::ifstream in(configDir() + "/" + name);

@@ -10,6 +10,7 @@
 #include <ksched/api/pod_group.h>
 
 #include "sim/memory_cluster.h"
+#include "tests/support/source_dir.h"
 
 namespace ksched::sim {
 namespace {
@@ -25,11 +26,8 @@ std::vector<std::string> strs(const std::vector<Skipped>& list) {
   return out;
 }
 
-// __FILE__ is relative to the directory the test binary is built in (and runs from under ctest).
 std::string testdata(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path();
-  if (dir.is_relative()) dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / dir;
-  return (dir / "testdata" / name).string();
+  return (ksched::testing::repoRoot() / "tests/unit/sim/testdata" / name).string();
 }
 
 Cluster load(std::string_view text, LoadAs as = LoadAs::kCluster) {
