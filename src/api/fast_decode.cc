@@ -330,8 +330,12 @@ bool get(element e, Volume& vol) {
     if (k == "name") return field(v, vol.name);
     if (k == "persistentVolumeClaim") return field(v, vol.persistentVolumeClaim);
     if (k == "csi") return field(v, vol.csi);
-    if (k == "ephemeral") {  // a generic ephemeral volume: only whether there is one
-      vol.ephemeral = !v.is_null();
+    // Sources known only by their presence (a generic ephemeral volume, node-local storage).
+    for (auto [key, flag] :
+         {std::pair{"ephemeral", &vol.ephemeral}, std::pair{"emptyDir", &vol.emptyDir},
+          std::pair{"hostPath", &vol.hostPath}}) {
+      if (k != key) continue;
+      *flag = !v.is_null();
       return v.is_null() || v.is_object();
     }
     if (k == "gcePersistentDisk") return treeField(v, vol.gcePersistentDisk);

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include <ksched/api/decode.h>
 #include <ksched/api/pod.h>
@@ -163,10 +165,13 @@ void from_json(const nlohmann::json& j, Volume& v) {
   readField(j, "rbd", v.rbd);
   readField(j, "iscsi", v.iscsi);
   readField(j, "csi", v.csi);
-  auto it = j.find("ephemeral");
-  if (it != j.end() && !it->is_null()) {
-    if (!it->is_object()) throw DecodeError("ephemeral: expected an object");
-    v.ephemeral = true;
+  // Sources known only by their presence.
+  for (auto [key, flag] : {std::pair{"ephemeral", &v.ephemeral}, std::pair{"emptyDir", &v.emptyDir},
+                           std::pair{"hostPath", &v.hostPath}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_object()) throw DecodeError(std::string(key) + ": expected an object");
+    *flag = true;
   }
 }
 

@@ -219,6 +219,10 @@ struct Volume {
   std::optional<ISCSIVolumeSource> iscsi;
   bool ephemeral = false;  // a generic ephemeral volume (claim "<pod name>-<volume name>")
   std::optional<CSIVolumeSource> csi;
+  // Node-local storage (only whether there is one; no plugin reads them): eviction tools keep
+  // such pods where they are (ksched advise, docs/advise.md).
+  bool emptyDir = false;
+  bool hostPath = false;
 
   friend bool operator==(const Volume&, const Volume&) = default;
 };

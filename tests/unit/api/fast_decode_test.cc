@@ -85,6 +85,8 @@ constexpr const char* kFullPod = R"({
       {"name": "legacy", "rbd": {"monitors": ["m1"], "image": "img"}},
       {"name": "disk", "gcePersistentDisk": {"pdName": "pd-1"}},
       {"name": "config", "configMap": {"name": "cm"}},
+      {"name": "cache", "emptyDir": {"medium": "Memory"}},
+      {"name": "logs", "hostPath": {"path": "/var/log"}},
       {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {}}]}}],
     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
     "schedulingGroup": {"podGroupName": "training"}
@@ -119,6 +121,9 @@ TEST(FastDecode, FullPodEqualsTheTreeDecode) {
   EXPECT_EQ(fast.spec.containers.at(0).resources.requests.at("memory").value(), 134217728);
   EXPECT_EQ(fast.spec.volumes.at(3).rbd->pool, "rbd");
   EXPECT_TRUE(fast.spec.volumes.at(1).ephemeral);
+  EXPECT_TRUE(fast.spec.volumes.at(6).emptyDir);
+  EXPECT_TRUE(fast.spec.volumes.at(7).hostPath);
+  EXPECT_FALSE(fast.spec.volumes.at(5).emptyDir || fast.spec.volumes.at(5).hostPath);
   EXPECT_TRUE(fast.spec.affinity->podAntiAffinity.has_value());
   EXPECT_EQ(fast.spec.topologySpreadConstraints.at(0).minDomains, 2);
   EXPECT_EQ(fast.spec.schedulingGates, std::vector<std::string>{"example.com/quota"});
@@ -176,6 +181,8 @@ TEST(FastDecode, DeclinesWhatItDoesNotVouchFor) {
       {R"({"metadata": {"labels": {"a": 1}}})", false},
       {R"({"spec": {"affinity": {"nodeAffinity": 3}}})", false},
       {R"({"spec": {"volumes": [{"name": "v", "ephemeral": "yes"}]}})", false},
+      {R"({"spec": {"volumes": [{"name": "v", "emptyDir": []}]}})", false},
+      {R"({"spec": {"volumes": [{"name": "v", "hostPath": "/x"}]}})", false},
       {R"({"metadata": )", false},
       {R"({} x)", false},
       {R"([])", false},
