@@ -15,9 +15,8 @@
 #include <ksched/api/features.h>
 #include <ksched/api/selectors.h>
 
+#include "app/cluster_source.h"
 #include "app/simulate_capacity.h"
-#include "client/config.h"
-#include "client/rest_client.h"
 #include "sim/load.h"
 #include "sim/report.h"
 #include "sim/summary.h"
@@ -36,31 +35,6 @@ struct Flags {
   bool quiet = false;
   features::Gates gates;
 };
-
-std::string readAll(const std::string& path) {
-  if (path == "-") {
-    std::string out;
-    char buf[1 << 16];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) out.append(buf, n);
-    return out;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot be read");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-bool parseInt(const std::string& s, int64_t min, int64_t max, int64_t& out) {
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used != s.size() || v < min || v > max) return false;
-    out = v;
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 // "a=b,c!=d,e,!f": the label selector forms kubectl's -l takes, but set-based ones.
 std::optional<std::vector<std::function<bool(const api::Labels&)>>> parseSelector(
@@ -98,17 +72,6 @@ std::optional<std::vector<std::function<bool(const api::Labels&)>>> parseSelecto
     if (end == text.size()) break;
   }
   return out;
-}
-
-void printSkipped(const std::vector<sim::Skipped>& skipped, size_t from) {
-  for (size_t i = from; i < skipped.size(); ++i) {
-    const auto& s = skipped[i];
-    // "<source>: <object> <field>: <message>", each part left out when empty.
-    std::string where = s.source;
-    if (!s.object.empty()) where += (where.empty() ? "" : ": ") + s.object;
-    if (!s.field.empty()) where += (where.empty() ? "" : " ") + s.field;
-    std::fprintf(stderr, "skipped: %s: %s\n", where.c_str(), s.message.c_str());
-  }
 }
 
 }  // namespace
@@ -350,28 +313,6 @@ void addNodes(const std::string& spec, sim::Cluster& cluster) {
   }
 }
 
-// The cluster of --kubeconfig or -f.
-sim::Cluster loadCluster(const Flags& f) {
-  sim::Cluster cluster;
-  if (!f.kubeconfig.empty()) {
-    client::Config cfg = client::resolveConfig(f.kubeconfig, "");
-    cfg.qps = 50;
-    cfg.burst = 100;
-    cfg.userAgent = "ksched-simulate";
-    client::RestClient::Options o;
-    o.maxRetries = 2;
-    client::RestClient rest(cfg, o);
-    sim::loadFromApiserver(
-        rest,
-        {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "/apis/resource.k8s.io/v1/resourceslices",
-         "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/resourceclaims",
-         "/apis/resource.k8s.io/v1/resourceclaimtemplates"},
-        cluster);
-  }
-  for (const auto& file : f.files) sim::loadFile(file, sim::LoadAs::kCluster, cluster);
-  return cluster;
-}
-
 // The pods of `path` (exactly one), as `flag` reads it.
 sim::Cluster loadOnePod(const std::string& path, const std::string& flag) {
   sim::Cluster one;
@@ -546,7 +487,7 @@ int runSimulate(const std::vector<std::string>& args, const Registry& outOfTree)
 
   try {
     Setup s;
-    s.cluster = loadCluster(f);
+    s.cluster = readCluster(f.kubeconfig, f.files, "ksched-simulate");
     s.work = loadWork(f);
     for (const auto& spec : f.addNodes) addNodes(spec, s.cluster);
     addWorkObjects(s.work, s.cluster);
