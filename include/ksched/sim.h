@@ -208,6 +208,9 @@ class Simulator {
   // DaemonSet pods and mirror pods; returns them as pending copies (same name and uid, no node),
   // to hand to schedule() with the origin "drained". Unknown node: std::invalid_argument.
   std::vector<PodPtr> drain(const std::string& node);
+  // kubectl cordon (`unschedulable` true) or uncordon (false) in the cluster; its pods stay.
+  // Unknown node: std::invalid_argument.
+  void cordon(const std::string& node, bool unschedulable = true);
   // Where `pod` would go now, or why it would not: one attempt without preemption, changing
   // nothing. The cluster's pending pods are left out (as for capacity()).
   [[nodiscard]] PodResult canSchedule(const api::Pod& pod);

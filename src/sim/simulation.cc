@@ -78,15 +78,21 @@ Result Simulator::schedule(const std::vector<Pending>& pods) {
   return r;
 }
 
-std::vector<PodPtr> Simulator::drain(const std::string& node) {
+void Simulator::cordon(const std::string& node, bool unschedulable) {
   Cluster& c = state_->cluster;
   auto n = std::find_if(c.nodes.begin(), c.nodes.end(),
                         [&](const NodePtr& x) { return x->metadata.name == node; });
   if (n == c.nodes.end())
     throw std::invalid_argument("node \"" + node + "\" is not in the cluster");
-  auto cordoned = std::make_shared<api::Node>(**n);
-  cordoned->spec.unschedulable = true;
-  *n = std::move(cordoned);
+  if ((*n)->spec.unschedulable == unschedulable) return;
+  auto changed = std::make_shared<api::Node>(**n);
+  changed->spec.unschedulable = unschedulable;
+  *n = std::move(changed);
+}
+
+std::vector<PodPtr> Simulator::drain(const std::string& node) {
+  cordon(node);
+  Cluster& c = state_->cluster;
   std::vector<PodPtr> out;
   std::vector<PodPtr> kept;
   for (const auto& p : c.pods) {

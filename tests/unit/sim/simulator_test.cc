@@ -245,6 +245,19 @@ TEST(SimulatorTest, PreemptPreemptsWhateverTheOptionsSay) {
 
 // ---- a drain, with the library alone ----
 
+TEST(SimulatorTest, ACordonedNodeTakesNoPodAndKeepsItsOwnUntilUncordoned) {
+  Cluster c;
+  c.nodes = {node("n1", 4), node("n2", 4)};
+  c.pods = {boundPod("a", 1000, "n1")};
+  Simulator sim(c);
+  sim.cordon("n1");
+  EXPECT_EQ(bindings(sim).at("a"), "n1");
+  EXPECT_EQ(sim.capacity(PodWrapper("web").req({{"cpu", "1"}}).obj()).fits, 4);
+  sim.cordon("n1", false);
+  EXPECT_EQ(sim.capacity(PodWrapper("web").req({{"cpu", "1"}}).obj()).fits, 7);
+  EXPECT_THROW(sim.cordon("nope"), std::invalid_argument);
+}
+
 TEST(SimulatorTest, DrainedPodsLandElsewhereOrSayWhy) {
   Cluster c;
   c.nodes = {node("n1", 4), node("n2", 4), node("n3", 4)};
