@@ -22,6 +22,12 @@
 #                                    CN=system:kube-controller-manager; `down` stops it too
 #   cluster.sh stop-controller-manager
 #                                    stop it
+#   cluster.sh start-workload-controllers
+#                                    a second kube-controller-manager with the ReplicaSet and
+#                                    PodDisruptionBudget controllers (pods recreated after an
+#                                    eviction, budgets' status); `down` stops it too
+#   cluster.sh stop-workload-controllers
+#                                    stop it
 #   cluster.sh identity NAME SUBJECT a client certificate for SUBJECT (e.g.
 #                                    /O=system:serviceaccounts/CN=system:serviceaccount:ns:sa)
 #                                    and NAME.kubeconfig; prints its path
@@ -39,7 +45,8 @@
 #   nobody.kubeconfig      client certificate CN=ksched:nobody, no permissions (for 403 tests)
 #   controller-manager.kubeconfig
 #                          client certificate CN=system:kube-controller-manager, also bound to
-#                          the volume controllers' roles (written by start-controller-manager)
+#                          the roles of the controllers it runs (written by start-controller-manager
+#                          and start-workload-controllers)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -244,21 +251,29 @@ grant_scheduler_extras() {
 # flag spells them).
 VOLUME_CONTROLLERS=persistentvolume-binder,persistentvolume-expander,pv-protection,pvc-protection
 
+# The controllers `start-workload-controllers` runs, and their roles.
+WORKLOAD_CONTROLLERS=replicaset,disruption
+WORKLOAD_ROLES="replicaset-controller disruption-controller"
+
 # With --use-service-account-credentials=false every controller acts as the controller
 # manager's own identity, whose bootstrap role only lists and watches: bind it to the roles the
-# volume controllers would get as service accounts.
+# controllers (named in $@) would get as service accounts.
 grant_controller_manager_roles() {
   local role
-  for role in persistent-volume-binder expand-controller pv-protection-controller \
-      pvc-protection-controller; do
+  for role in "$@"; do
     admin_post /apis/rbac.authorization.k8s.io/v1/clusterrolebindings \
       '{"metadata":{"name":"ksched:kcm:'"$role"'"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:controller:'"$role"'"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"system:kube-controller-manager"}]}'
   done
 }
 
-start_controller_manager() {
+# run_controller_manager NAME CONTROLLERS STARTED-CONTROLLER ROLE...: one kube-controller-manager
+# running CONTROLLERS, its pid in $DIR/NAME.pid and its log in $LOGS/kube-NAME.log; returns once
+# it logged that STARTED-CONTROLLER started.
+run_controller_manager() {
+  local name=$1 controllers=$2 started=$3
+  shift 3
   pid_alive "$DIR/apiserver.pid" || die "kube-apiserver is not running in $DIR: run $0 up"
-  pid_alive "$DIR/controller-manager.pid" && return 0
+  pid_alive "$DIR/$name.pid" && return 0
   local bin
   bin=$(cat "$DIR/bin")
   # `up` builds the apiserver alone; the controller manager is built on first use (cached).
@@ -266,25 +281,35 @@ start_controller_manager() {
     die "could not build kube-controller-manager (deploy/local/build-k8s.sh)"
   [ -f "$DIR/controller-manager.kubeconfig" ] ||
     cmd_identity controller-manager /CN=system:kube-controller-manager >/dev/null
-  grant_controller_manager_roles
-  # No serving ports (--port 0, --secure-port 0): nothing to collide with other clusters.
+  grant_controller_manager_roles "$@"
+  # No serving ports (--port 0, --secure-port 0): nothing to collide with other clusters or the
+  # other instance; no leader election, so the two instances run side by side.
   "$bin/kube-controller-manager" \
     --kubeconfig "$DIR/controller-manager.kubeconfig" \
-    --controllers "$VOLUME_CONTROLLERS" --use-service-account-credentials=false \
+    --controllers "$controllers" --use-service-account-credentials=false \
     --leader-elect=false --bind-address 127.0.0.1 --port 0 --secure-port 0 \
     --pvclaimbinder-sync-period 5s --logtostderr=true --v=1 \
-    > "$LOGS/kube-controller-manager.log" 2>&1 &
-  echo $! > "$DIR/controller-manager.pid"
+    > "$LOGS/kube-$name.log" 2>&1 &
+  echo $! > "$DIR/$name.pid"
   local i
   for i in $(seq 1 300); do
-    if grep -q 'Started "persistentvolume-binder"' "$LOGS/kube-controller-manager.log"; then
+    if grep -q "Started \"$started\"" "$LOGS/kube-$name.log"; then
       return 0
     fi
-    pid_alive "$DIR/controller-manager.pid" ||
-      die "kube-controller-manager exited; see $LOGS/kube-controller-manager.log"
+    pid_alive "$DIR/$name.pid" || die "kube-controller-manager exited; see $LOGS/kube-$name.log"
     sleep 0.1
   done
-  die "kube-controller-manager did not start its controllers in 30 s; see $LOGS/kube-controller-manager.log"
+  die "kube-controller-manager did not start its controllers in 30 s; see $LOGS/kube-$name.log"
+}
+
+start_controller_manager() {
+  run_controller_manager controller-manager "$VOLUME_CONTROLLERS" persistentvolume-binder \
+    persistent-volume-binder expand-controller pv-protection-controller pvc-protection-controller
+}
+
+start_workload_controllers() {
+  # shellcheck disable=SC2086
+  run_controller_manager workload-controllers "$WORKLOAD_CONTROLLERS" disruption $WORKLOAD_ROLES
 }
 
 cmd_up() {
@@ -312,6 +337,7 @@ cmd_up() {
 
 cmd_down_quiet() {
   stop_pid "$DIR/controller-manager.pid" kube-controller-manager
+  stop_pid "$DIR/workload-controllers.pid" kube-controller-manager
   stop_pid "$DIR/apiserver.pid" kube-apiserver
   stop_pid "$DIR/etcd.pid" etcd
   if [ -f "$DIR/etcd.datadir" ]; then rm -rf "$(cat "$DIR/etcd.datadir")"; fi
@@ -374,10 +400,12 @@ case "${1:-}" in
   start-etcd) pid_alive "$DIR/etcd.pid" || start_etcd ;;
   start-controller-manager) start_controller_manager ;;
   stop-controller-manager) stop_pid "$DIR/controller-manager.pid" kube-controller-manager ;;
+  start-workload-controllers) start_workload_controllers ;;
+  stop-workload-controllers) stop_pid "$DIR/workload-controllers.pid" kube-controller-manager ;;
   compact)
     rev=$(ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" endpoint status -w json | jq -r '.[0].Status.header.revision')
     ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
     echo "$rev"
     ;;
-  *) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -80,6 +80,13 @@ void TestCluster::startControllerManager() {
   ctl("start-controller-manager");
 }
 
+void TestCluster::startWorkloadControllers() {
+  up();
+  ctl("start-workload-controllers");
+}
+
+void TestCluster::stopWorkloadControllers() { ctl("stop-workload-controllers"); }
+
 void TestCluster::down() {
   admin_.reset();
   if (!started_) return;

@@ -35,6 +35,11 @@ class TestCluster {
   // Starts kube-controller-manager with the volume controllers (PV binder, ...) once; it stays
   // up until down(). Idempotent.
   void startControllerManager();
+  // A second kube-controller-manager with the ReplicaSet and PodDisruptionBudget controllers
+  // (cluster.sh start-workload-controllers), for the tests that need pods recreated after an
+  // eviction. Every ReplicaSet of the cluster is then reconciled: stop it at the test's end.
+  void startWorkloadControllers();
+  void stopWorkloadControllers();
 
   // Runs `cluster.sh <verb>` with this cluster's settings; returns its stdout, throws on failure.
   std::string ctl(const std::string& verb) const;
