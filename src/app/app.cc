@@ -1,6 +1,6 @@
-// ksched::app::run: the binary's entry. Dispatches `ksched simulate` and `ksched explain` (and the
-// kubectl plugin name), reads the flags and the --config file, checks the whole configuration
-// before anything is contacted, and hands it to the daemon (daemon.h).
+// ksched::app::run: the binary's entry. Dispatches `ksched simulate`, `ksched advise` and
+// `ksched explain` (and the kubectl plugin name), reads the flags and the --config file, checks
+// the whole configuration before anything is contacted, and hands it to the daemon (daemon.h).
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -15,6 +15,7 @@
 #include <ksched/api/features.h>
 #include <ksched/app.h>
 
+#include "app/advise_cli.h"
 #include "app/daemon.h"
 #include "app/explain_cli.h"
 #include "app/simulate_cli.h"
@@ -30,12 +31,15 @@
 namespace ksched::app {
 namespace {
 
-// `ksched simulate`, `ksched explain`, and the binary installed as kubectl-ksched, a kubectl
+// `ksched simulate`, `ksched advise`, `ksched explain`, and the binary installed as kubectl-ksched, a kubectl
 // plugin with explain as its one command: their exit code; nullopt for the daemon.
 std::optional<int> runCommand(int argc, char** argv, const Registry& registry,
                               const Registry& outOfTree) {
   if (argc >= 2 && std::string_view(argv[1]) == "simulate") {
     return runSimulate(std::vector<std::string>(argv + 2, argv + argc), outOfTree);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "advise") {
+    return runAdvise(std::vector<std::string>(argv + 2, argv + argc), outOfTree);
   }
   if (argc >= 2 && std::string_view(argv[1]) == "explain") {
     return runExplain(std::vector<std::string>(argv + 2, argv + argc), registry, outOfTree);

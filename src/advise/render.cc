@@ -1,0 +1,133 @@
+#include "advise/render.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ksched::advise {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson figures(const Figures& f) {
+  return {{"nodes", f.nodes},
+          {"nodesUsed", f.nodesUsed},
+          {"requestedPercent", f.requested},
+          {"requestedPercentOfNodesUsed", f.requestedUsed}};
+}
+
+std::string fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// Columns padded to their widest cell, two spaces apart.
+std::string columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json planDocument(const Plan& plan) {
+  ojson moves = ojson::array();
+  for (const auto& m : plan.moves) {
+    moves.push_back({{"pod", m.namespace_ + "/" + m.name},
+                     {"from", m.from},
+                     {"to", m.to},
+                     {"tiedWith", m.tiedWith},
+                     {"why", m.why}});
+  }
+  ojson notFreed = ojson::array();
+  for (const auto& n : plan.notFreed) notFreed.push_back({{"node", n.node}, {"reason", n.reason}});
+  ojson kept = ojson::array();
+  for (const auto& k : plan.kept) {
+    kept.push_back({{"pod", k.pod}, {"node", k.node}, {"reason", k.reason}});
+  }
+  return {{"kind", "AdvicePlan"},
+          {"goal", plan.goal},
+          {"cordon", plan.cordon},
+          {"moves", std::move(moves)},
+          {"notFreed", std::move(notFreed)},
+          {"kept", std::move(kept)},
+          {"alreadyFree", plan.alreadyFree},
+          {"before", figures(plan.before)},
+          {"after", figures(plan.after)},
+          {"lowerBoundNodes", plan.lowerBoundNodes},
+          {"pendingLeftOut", plan.pendingLeftOut},
+          {"schedulerRuns", plan.schedulerRuns},
+          {"seconds", plan.seconds}};
+}
+
+std::string planTable(const Plan& plan) {
+  std::string out = "Goal: " + plan.goal + "\n";
+  if (plan.cordon.empty()) {
+    out += "Plan: no node can be freed.\n";
+  } else {
+    out += "Plan: free " + std::to_string(plan.cordon.size()) + " node" +
+           (plan.cordon.size() == 1 ? "" : "s") + " (" + joined(plan.cordon) + ") with " +
+           std::to_string(plan.moves.size()) + " move" + (plan.moves.size() == 1 ? "" : "s") +
+           ", each placed by the scheduler.\n";
+  }
+  if (!plan.moves.empty()) {
+    std::vector<std::vector<std::string>> rows{{"STEP", "POD", "FROM", "TO", "WHY"}};
+    for (size_t i = 0; i < plan.moves.size(); ++i) {
+      const Move& m = plan.moves[i];
+      std::string to = m.to;
+      if (!m.tiedWith.empty()) to += " (tied with " + std::to_string(m.tiedWith.size()) + ")";
+      rows.push_back({std::to_string(i + 1), m.namespace_ + "/" + m.name, m.from, to, m.why});
+    }
+    out += "\n" + columns(rows);
+  }
+  if (!plan.notFreed.empty()) {
+    out += "\nNodes not freed:\n";
+    for (const auto& n : plan.notFreed) out += "  " + n.node + ": " + n.reason + "\n";
+  }
+  if (!plan.kept.empty()) {
+    out += "\nPods that keep their node:\n";
+    for (const auto& k : plan.kept) out += "  " + k.node + ": " + k.pod + ": " + k.reason + "\n";
+  }
+  if (!plan.alreadyFree.empty()) {
+    out += "\nAlready free (nothing to move): " + joined(plan.alreadyFree) + "\n";
+  }
+  std::vector<std::vector<std::string>> fig{{"", "BEFORE", "AFTER"}};
+  fig.push_back({"nodes used",
+                 std::to_string(plan.before.nodesUsed) + " of " + std::to_string(plan.before.nodes),
+                 std::to_string(plan.after.nodesUsed) + " of " + std::to_string(plan.after.nodes)});
+  for (const char* r : {"cpu", "memory"}) {
+    fig.push_back({std::string(r) + " requested, nodes used",
+                   fixed(plan.before.requestedUsed.at(r)) + "%",
+                   fixed(plan.after.requestedUsed.at(r)) + "%"});
+  }
+  out += "\n" + columns(fig);
+  out += "Lower bound from requests: " + std::to_string(plan.lowerBoundNodes) + " nodes.\n";
+  if (plan.pendingLeftOut > 0) {
+    out += std::to_string(plan.pendingLeftOut) + " pending pods left out of the plan.\n";
+  }
+  char line[96];
+  std::snprintf(line, sizeof line, "Planned in %.2f s (%zu scheduler runs).\n", plan.seconds,
+                plan.schedulerRuns);
+  out += line;
+  return out;
+}
+
+}  // namespace ksched::advise

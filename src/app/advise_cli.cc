@@ -1,0 +1,287 @@
+// ksched advise: the planner (advise/plan.h) behind a command line, and --apply.
+#include "app/advise_cli.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include <ksched/api/features.h>
+
+#include "advise/plan.h"
+#include "advise/render.h"
+#include "app/advise_apply.h"
+#include "app/cluster_source.h"
+#include "client/config.h"
+#include "client/rest_client.h"
+#include "sim/load.h"
+
+namespace ksched::app {
+// Named, not anonymous: the unity build compiles this file with simulate_cli.cc.
+namespace advise_cli {
+
+struct Flags {
+  std::vector<std::string> files;
+  std::string kubeconfig, config, output = "table";
+  std::optional<int> freeNodes;
+  bool scaleDown = false;
+  bool apply = false;
+  bool quiet = false;
+  uint64_t seed = 1;
+  advise::EvictionPolicy policy;
+  ApplyOptions applyOptions;
+  features::Gates gates;
+  bool help = false;
+  std::vector<std::string> errors, gateWarnings;
+};
+
+// "30s", "2m", "500ms", or plain seconds.
+bool parseDuration(const std::string& s, std::chrono::milliseconds& out) {
+  size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  int64_t n = 0;
+  if (digits == 0 || !parseInt(s.substr(0, digits), 0, 1000000000, n)) return false;
+  const std::string unit = s.substr(digits);
+  if (unit == "ms") {
+    out = std::chrono::milliseconds(n);
+  } else if (unit.empty() || unit == "s") {
+    out = std::chrono::milliseconds(n * 1000);
+  } else if (unit == "m") {
+    out = std::chrono::milliseconds(n * 60000);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void applyFlag(Flags& f, const std::string& name, const std::string& value) {
+  int64_t n = 0;
+  std::chrono::milliseconds d{};
+  if (name == "-f" || name == "--filename") {
+    f.files.push_back(value);
+  } else if (name == "--kubeconfig") {
+    f.kubeconfig = value;
+  } else if (name == "--config") {
+    f.config = value;
+  } else if (name == "-o" || name == "--output") {
+    f.output = value;
+  } else if (name == "--free-nodes") {
+    if (!parseInt(value, 1, 1000000, n)) f.errors.push_back("--free-nodes: not a count: " + value);
+    f.freeNodes = static_cast<int>(n);
+  } else if (name == "--seed") {
+    if (!parseInt(value, 0, INT64_MAX, n)) f.errors.push_back("--seed: not a number: " + value);
+    f.seed = static_cast<uint64_t>(n);
+  } else if (name == "--grace-period") {
+    if (!parseInt(value, 0, 86400, n))
+      f.errors.push_back("--grace-period: not in 0..86400: " + value);
+    f.applyOptions.gracePeriodSeconds = n;
+  } else if (name == "--interval") {
+    if (!parseDuration(value, d)) f.errors.push_back("--interval: not a duration: " + value);
+    f.applyOptions.interval = d;
+  } else if (name == "--timeout") {
+    if (!parseDuration(value, d) || d < std::chrono::seconds(1)) {
+      f.errors.push_back("--timeout: not a duration of 1s or more: " + value);
+    }
+    f.applyOptions.timeout = std::chrono::duration_cast<std::chrono::seconds>(d);
+  } else if (name == "--feature-gates") {
+    if (auto err = f.gates.set(value)) {
+      f.errors.push_back("invalid argument \"" + value +
+                         "\" for \"--feature-gates\" flag: " + *err);
+    }
+  }
+}
+
+Flags parseFlags(const std::vector<std::string>& args) {
+  static const std::set<std::string> kWithValue = {
+      "-f",           "--filename", "--kubeconfig",   "--config",   "-o",        "--output",
+      "--free-nodes", "--seed",     "--grace-period", "--interval", "--timeout", "--feature-gates"};
+  static const std::map<std::string, bool Flags::*> kSwitches = {
+      {"--scale-down", &Flags::scaleDown}, {"--apply", &Flags::apply}, {"-q", &Flags::quiet},
+      {"--quiet", &Flags::quiet},          {"-h", &Flags::help},       {"--help", &Flags::help}};
+  Flags f;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (auto s = kSwitches.find(a); s != kSwitches.end()) {
+      f.*(s->second) = true;
+      if (f.help) return f;
+      continue;
+    }
+    if (a == "--evict-local-storage-pods") {
+      f.policy.evictLocalStoragePods = true;
+      continue;
+    }
+    if (a == "--evict-system-critical-pods") {
+      f.policy.evictSystemCriticalPods = true;
+      continue;
+    }
+    std::string name = a, value;
+    bool hasValue = false;
+    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      hasValue = true;
+    }
+    if (!kWithValue.contains(name)) {
+      f.errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
+      continue;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        f.errors.push_back(name + ": needs a value");
+        continue;
+      }
+      value = args[++i];
+    }
+    applyFlag(f, name, value);
+  }
+  if (f.files.empty() == f.kubeconfig.empty()) {
+    f.errors.emplace_back("the cluster: -f FILE or --kubeconfig FILE (one of them)");
+  }
+  if (f.freeNodes.has_value() == f.scaleDown) {
+    f.errors.emplace_back("the goal: --free-nodes N or --scale-down (one of them)");
+  }
+  if (f.output != "table" && f.output != "json") {
+    f.errors.push_back("--output: \"" + f.output + "\" is not table or json");
+  }
+  if (f.apply && f.kubeconfig.empty()) {
+    f.errors.emplace_back(
+        "--apply: needs --kubeconfig (a plan from files has no cluster to change)");
+  }
+  f.gates.check(f.errors, f.gateWarnings);
+  return f;
+}
+
+sim::Options simulatorOptions(const Flags& f) {
+  sim::Options options;
+  options.seed = f.seed;
+  options.features = f.gates;
+  if (!f.config.empty()) {
+    options.config = readAll(f.config);
+    options.configName = f.config;
+  }
+  return options;
+}
+
+advise::Plan plan(const Flags& f, const Registry& outOfTree) {
+  sim::Cluster cluster = readCluster(f.kubeconfig, f.files, "ksched-advise");
+  sim::checkCluster(cluster);
+  if (!f.quiet) printSkipped(cluster.skipped);
+  advise::Goal goal;
+  goal.freeNodes = f.freeNodes.value_or(-1);
+  goal.policy = f.policy;
+  return advise::planFreeNodes(cluster, simulatorOptions(f), goal, outOfTree);
+}
+
+void print(const Flags& f, const advise::Plan& p) {
+  if (f.output == "json") {
+    std::printf("%s\n", advise::planDocument(p).dump(2).c_str());
+  } else {
+    std::fputs(advise::planTable(p).c_str(), stdout);
+  }
+}
+
+// --apply: plans, carries out, and plans again when the cluster changed under the plan.
+int applyAll(const Flags& f, const Registry& outOfTree) {
+  client::Config cfg = client::resolveConfig(f.kubeconfig, "");
+  cfg.userAgent = "ksched-advise";
+  client::RestClient::Options ro;
+  ro.maxRetries = 2;
+  client::RestClient rest(cfg, ro);
+  auto say = [](const std::string& line) { std::fprintf(stderr, "advise: %s\n", line.c_str()); };
+  for (int round = 1; round <= 3; ++round) {
+    const advise::Plan p = plan(f, outOfTree);
+    print(f, p);
+    if (p.moves.empty() && p.cordon.empty()) return 0;
+    const ApplyResult r = applyPlan(rest, p, f.applyOptions, say);
+    size_t elsewhere = 0;
+    for (const auto& m : r.done) elsewhere += m.landed != m.planned ? 1 : 0;
+    std::fprintf(stderr, "advise: %zu of %zu moves done, %zu landed elsewhere than planned\n",
+                 r.done.size(), p.moves.size(), elsewhere);
+    if (r.stopped.empty()) return 0;
+    std::fprintf(stderr, "advise: stopped: %s\n", r.stopped.c_str());
+    if (!r.changed) return 1;
+    say("planning again (round " + std::to_string(round + 1) + ")");
+  }
+  std::fputs("advise: the cluster kept changing; gave up after 3 plans\n", stderr);
+  return 1;
+}
+
+}  // namespace advise_cli
+
+std::string adviseUsage() {
+  return R"(Usage: ksched advise (-f FILE... | --kubeconfig FILE) (--free-nodes N | --scale-down) [flags]
+
+Plans which pods to move to reach a goal, and where each would land: every move is placed by
+ksched's own scheduler (its plugins, your --config) over a copy of the cluster as the moves
+before it leave it. Pods that may not move (DaemonSet and static pods stay with their node;
+system-critical, bare, node-local-storage pods, safe-to-evict=false, and pods whose
+PodDisruptionBudget allows no disruption keep it) are listed with the reason. Nothing is changed
+unless --apply is given.
+
+The cluster:
+  -f, --filename FILE        objects as `kubectl get nodes,pods,pdb,... -A -o yaml` prints them;
+                             repeatable
+      --kubeconfig FILE      read the cluster from an apiserver (LIST only, unless --apply)
+
+The goal (one):
+      --free-nodes N         empty N nodes (the easiest first) by moving their pods elsewhere
+      --scale-down           empty as many nodes as possible
+
+What may move:
+      --evict-local-storage-pods      pods with emptyDir or hostPath volumes too
+      --evict-system-critical-pods    pods of priority 2000000000 and above too
+  Annotations: descheduler.alpha.kubernetes.io/evict or
+  cluster-autoscaler.kubernetes.io/safe-to-evict=true lets a pod move; safe-to-evict=false keeps
+  it; a node annotated cluster-autoscaler.kubernetes.io/scale-down-disabled=true is not freed.
+
+Carrying it out:
+      --apply                cordon the nodes to free, then evict the pods in the plan's order
+                             through the Eviction API (PodDisruptionBudgets enforced by the
+                             apiserver), each after the last one's replacement is bound; plans
+                             again when the cluster changed under the plan
+      --grace-period SECONDS the evicted pods' grace period (default: each pod's own)
+      --interval DURATION    at least this long between two evictions (default 1s)
+      --timeout DURATION     per move: refusals waited out, the pod gone, its replacement
+                             bound (default 5m)
+
+Output:
+  -o, --output FORMAT        table (default) or json
+      --config FILE          KubeSchedulerConfiguration (default: ksched's defaults)
+      --feature-gates GATES  Name=true,Other=false, as the scheduler takes them
+      --seed N               seeds the draws among equal nodes (default 1)
+  -q, --quiet                no list of skipped objects on stderr
+  -h, --help                 this help
+)";
+}
+
+int runAdvise(const std::vector<std::string>& args, const Registry& outOfTree) {
+  using namespace advise_cli;
+  const Flags f = parseFlags(args);
+  if (f.help) {
+    std::fputs(adviseUsage().c_str(), stdout);
+    return 0;
+  }
+  if (!f.errors.empty()) {
+    for (const auto& e : f.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fputs("Run 'ksched advise --help' for the flags.\n", stderr);
+    return 1;
+  }
+  spdlog::set_level(spdlog::level::err);
+  for (const auto& w : f.gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  try {
+    if (f.apply) return applyAll(f, outOfTree);
+    print(f, plan(f, outOfTree));
+    if (f.output != "json")
+      std::puts("Dry run: nothing was changed (--apply carries the plan out).");
+    return 0;
+  } catch (const sim::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "advise: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace ksched::app
