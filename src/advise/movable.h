@@ -44,8 +44,8 @@ struct Verdict {
 class Budgets {
  public:
   explicit Budgets(const std::vector<api::PodDisruptionBudget>& pdbs);
-  // The budgets selecting `pod`, held by this object (policy/v1: a nil selector selects nothing, an empty one every
-  // pod of the namespace).
+  // The budgets selecting `pod`, held by this object (policy/v1: a nil selector selects nothing, an
+  // empty one every pod of the namespace).
   [[nodiscard]] std::vector<const api::PodDisruptionBudget*> covering(const api::Pod& pod) const;
 
  private:

@@ -11,6 +11,8 @@
 #include <ksched/api/pod_resources.h>
 #include <ksched/api/resources.h>
 
+#include "advise/room.h"
+
 namespace ksched::advise {
 namespace {
 
@@ -144,15 +146,19 @@ std::vector<PodPtr> inOrder(const std::vector<PodPtr>& drained, const std::vecto
   return out;
 }
 
-// Tries to empty `cand` in `sim` (a transaction kept when every pod found a node), the nodes of
-// `reserved` cordoned meanwhile; nullopt, or the first pod that found none.
-std::optional<sim::PodResult> tryToEmpty(sim::Simulator& sim, const Candidate& cand,
+// Tries to empty the nodes of `batch` in `sim` (a transaction kept when every pod found a
+// node), the nodes of `reserved` cordoned meanwhile; nullopt, or the first pod that found none.
+std::optional<sim::PodResult> tryToEmpty(sim::Simulator& sim,
+                                         const std::vector<const Candidate*>& batch,
                                          const std::vector<std::string>& reserved,
                                          const features::Gates& gates, size_t& runs) {
   sim.begin();
   for (const auto& n : reserved) sim.cordon(n);
-  // Its pods now: those it had and those moved onto it by the nodes emptied before.
-  std::vector<PodPtr> pods = sim.drain(cand.name);
+  // Their pods now: those they had and those moved onto them by the nodes emptied before.
+  std::vector<PodPtr> pods;
+  for (const Candidate* cand : batch) {
+    for (auto& p : sim.drain(cand->name)) pods.push_back(std::move(p));
+  }
   std::erase_if(pods, [](const PodPtr& p) { return p->metadata.deletionTimestamp.has_value(); });
   std::stable_sort(pods.begin(), pods.end(),
                    [&](const PodPtr& a, const PodPtr& b) { return moveOrder(a, b, gates); });
@@ -168,40 +174,115 @@ std::optional<sim::PodResult> tryToEmpty(sim::Simulator& sim, const Candidate& c
   return std::nullopt;
 }
 
-// The nodes to free, in the order tried. While a node is emptied, the next ones the goal is
-// likely to free are cordoned too (when its pods fit without them), so that its pods do not
-// land on a node about to be emptied: the scheduler's default scoring prefers the emptiest
-// nodes, the very ones a plan frees.
-std::vector<const Candidate*> choose(sim::Simulator& sim, const std::vector<Candidate>& candidates,
-                                     const sim::Cluster& c, const Goal& goal,
-                                     const features::Gates& gates, Plan& plan) {
-  const size_t freeable =
-      c.nodes.size() > plan.lowerBoundNodes ? c.nodes.size() - plan.lowerBoundNodes : 0;
-  const size_t target = goal.freeNodes >= 0 ? static_cast<size_t>(goal.freeNodes) : freeable;
-  std::set<std::string> cordoned;
-  for (const auto& n : c.nodes) {
-    if (n->spec.unschedulable) cordoned.insert(n->metadata.name);
-  }
-  std::vector<const Candidate*> chosen;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (goal.freeNodes >= 0 && chosen.size() >= target) break;
-    std::vector<std::string> reserved;
-    for (size_t j = i + 1; j < candidates.size() && chosen.size() + 1 + reserved.size() < target;
-         ++j) {
-      if (!cordoned.contains(candidates[j].name)) reserved.push_back(candidates[j].name);
+// Chooses the nodes to free, in the order of `candidates`. Several at a time while that works
+// (one scheduler run for a batch; the batch doubles after a success, halves after a failure,
+// whose nodes are then tried one by one). While nodes are emptied, the next ones the goal is
+// likely to free are cordoned too (when the pods fit without them), so that pods do not land
+// on a node about to be emptied: the scheduler's default scoring prefers the emptiest nodes,
+// the very ones a plan frees.
+class Chooser {
+ public:
+  Chooser(sim::Simulator& sim, const std::vector<Candidate>& candidates, const sim::Cluster& c,
+          const Goal& goal, const features::Gates& gates, Plan& plan)
+      : sim_(sim), candidates_(candidates), gates_(gates), plan_(plan), room_(gates) {
+    const size_t freeable =
+        c.nodes.size() > plan.lowerBoundNodes ? c.nodes.size() - plan.lowerBoundNodes : 0;
+    // --scale-down: past the lower bound from requests no node can be freed.
+    target_ = goal.freeNodes >= 0 ? static_cast<size_t>(goal.freeNodes) : freeable;
+    for (const auto& n : c.nodes) {
+      if (n->spec.unschedulable) cordoned_.insert(n->metadata.name);
     }
-    auto miss = tryToEmpty(sim, candidates[i], reserved, gates, plan.schedulerRuns);
-    if (miss && !reserved.empty())
-      miss = tryToEmpty(sim, candidates[i], {}, gates, plan.schedulerRuns);
-    if (miss) {
-      plan.notFreed.push_back({candidates[i].name, "pod " + miss->namespace_ + "/" + miss->name +
-                                                       " fits on no other node: " + miss->reason});
-      continue;
-    }
-    chosen.push_back(&candidates[i]);
+    room_.update(sim.cluster());
   }
-  return chosen;
-}
+
+  std::vector<const Candidate*> run() {
+    size_t batchSize = 8;
+    size_t i = 0;
+    while (i < candidates_.size() && chosen_.size() < target_) {
+      std::vector<size_t> batch;
+      std::set<std::string> inBatch;
+      for (; i < candidates_.size() && batch.size() < batchSize &&
+             chosen_.size() + batch.size() < target_;
+           ++i) {
+        if (std::string why = room_.cannotTake(candidates_[i].name, inBatch); !why.empty()) {
+          plan_.notFreed.push_back({candidates_[i].name, std::move(why)});
+          continue;
+        }
+        batch.push_back(i);
+        inBatch.insert(candidates_[i].name);
+      }
+      if (batch.size() > 1) {
+        if (attempt(batch, i)) {
+          batchSize = std::min<size_t>(batchSize * 2, 64);
+          continue;
+        }
+        batchSize = std::max<size_t>(batchSize / 2, 1);
+      }
+      for (size_t k : batch) {
+        if (chosen_.size() >= target_) break;
+        if (batch.size() > 1) {
+          if (std::string why = room_.cannotTake(candidates_[k].name, {}); !why.empty()) {
+            plan_.notFreed.push_back({candidates_[k].name, std::move(why)});
+            continue;
+          }
+        }
+        if (auto miss = attemptOne(k)) {
+          plan_.notFreed.push_back(
+              {candidates_[k].name, "pod " + miss->namespace_ + "/" + miss->name +
+                                        " fits on no other node: " + miss->reason});
+        }
+      }
+    }
+    return chosen_;
+  }
+
+ private:
+  // The candidates after index `from` the goal is likely to free next, at most `count`.
+  std::vector<std::string> reservedAfter(size_t from, size_t count) const {
+    std::vector<std::string> out;
+    for (size_t j = from; j < candidates_.size() && out.size() < count; ++j) {
+      if (!cordoned_.contains(candidates_[j].name)) out.push_back(candidates_[j].name);
+    }
+    return out;
+  }
+
+  void take(const std::vector<size_t>& batch) {
+    for (size_t k : batch) chosen_.push_back(&candidates_[k]);
+    room_.update(sim_.cluster());
+  }
+
+  // The whole batch in one run, the candidates from `next` on reserved; true when taken.
+  bool attempt(const std::vector<size_t>& batch, size_t next) {
+    std::vector<const Candidate*> nodes;
+    for (size_t k : batch) nodes.push_back(&candidates_[k]);
+    const size_t left = target_ - chosen_.size() - batch.size();
+    if (tryToEmpty(sim_, nodes, reservedAfter(next, left), gates_, plan_.schedulerRuns)) {
+      return false;
+    }
+    take(batch);
+    return true;
+  }
+
+  // Candidate `k` alone: with the next ones reserved, then without; the pod that found no node.
+  std::optional<sim::PodResult> attemptOne(size_t k) {
+    const std::vector<std::string> reserved = reservedAfter(k + 1, target_ - chosen_.size() - 1);
+    auto miss = tryToEmpty(sim_, {&candidates_[k]}, reserved, gates_, plan_.schedulerRuns);
+    if (miss && !reserved.empty()) {
+      miss = tryToEmpty(sim_, {&candidates_[k]}, {}, gates_, plan_.schedulerRuns);
+    }
+    if (!miss) take({k});
+    return miss;
+  }
+
+  sim::Simulator& sim_;
+  const std::vector<Candidate>& candidates_;
+  const features::Gates& gates_;
+  Plan& plan_;
+  Room room_;
+  size_t target_ = 0;
+  std::set<std::string> cordoned_;
+  std::vector<const Candidate*> chosen_;
+};
 
 }  // namespace
 
@@ -259,14 +340,18 @@ Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options, const Goal
   const auto names = chooser.profiles();
   const std::set<std::string> profiles(names.begin(), names.end());
   const std::vector<Candidate> candidates = candidatesOf(c, goal, profiles, gates, plan);
+  // Nodes with nothing to move stay empty: a move onto one would free nothing.
+  for (const auto& n : plan.alreadyFree) chooser.cordon(n);
 
   // Choose: one node at a time, the nodes chosen so far staying cordoned and empty.
-  const std::vector<const Candidate*> chosen = choose(chooser, candidates, c, goal, gates, plan);
+  const std::vector<const Candidate*> chosen =
+      Chooser(chooser, candidates, c, goal, gates, plan).run();
   std::vector<const Candidate*> placing = chosen;
 
   // Place: all chosen nodes cordoned at once, their pods in the order of the moves.
   for (;;) {
     sim::Simulator placer(c, options, outOfTree);
+    for (const auto& n : plan.alreadyFree) placer.cordon(n);
     std::vector<PodPtr> drained;
     for (const auto* cand : placing) {
       for (auto& p : placer.drain(cand->name)) drained.push_back(std::move(p));

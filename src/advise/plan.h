@@ -1,9 +1,11 @@
 // ksched advise's planner: which pods to move, from where to where, and why, each move checked
 // by ksched's own scheduler (the Simulator, include/ksched/sim.h) over the cluster as the moves
-// before it leave it. Nothing here talks to an apiserver (apply.h carries a plan out).
+// before it leave it. Nothing here talks to an apiserver (app/advise_apply.h carries a plan out).
 //
-// The goal implemented: free nodes (--free-nodes N, --scale-down). The nodes to free are chosen
-// one at a time, the easiest first (fewest pods to move, then the lowest requests); a node is
+// The goal implemented: free nodes (--free-nodes N, --scale-down). Nodes with nothing to move
+// are cordoned first, so that no move merely fills an empty node. The nodes to free are chosen
+// one at a time, the easiest first (fewest pods to move, then the lowest requests): a node whose
+// pods cannot fit elsewhere by requests alone is passed over at once (room.h); otherwise it is
 // taken when every pod it holds that may move (movable.h) is placed elsewhere by the scheduler
 // with the nodes taken so far cordoned, and none of its pods may not move. The plan then
 // cordons all the chosen nodes at once and places all their pods in one run of the scheduler,
@@ -62,12 +64,14 @@ struct Figures {
 };
 
 struct Plan {
-  std::string goal;                      // "--free-nodes 3", "--scale-down"
-  std::vector<std::string> cordon;       // the nodes freed, cordoned before any move
-  std::vector<Move> moves;               // in the order to carry them out
-  std::vector<NotFreed> notFreed;        // nodes tried and given up
-  std::vector<Kept> kept;                // pods that keep their node (the first per node)
-  std::vector<std::string> alreadyFree;  // nodes with nothing to move (not counted)
+  std::string goal;                 // "--free-nodes 3", "--scale-down"
+  std::vector<std::string> cordon;  // the nodes freed, cordoned before any move
+  std::vector<Move> moves;          // in the order to carry them out
+  std::vector<NotFreed> notFreed;   // nodes tried and given up
+  std::vector<Kept> kept;           // pods that keep their node (the first per node)
+  // Nodes with nothing to move (not counted among the freed): cordoned too, before any move, so
+  // that no move lands on one (the scheduler's default scoring prefers the emptiest nodes).
+  std::vector<std::string> alreadyFree;
   Figures before, after;
   // A lower bound on the nodes the cluster's pods need: their total requests over the largest
   // node's allocatable, per resource (the largest of cpu and memory).

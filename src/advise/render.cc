@@ -98,16 +98,34 @@ std::string planTable(const Plan& plan) {
     }
     out += "\n" + columns(rows);
   }
+  // The first kListed of a list; -o json has them all.
+  constexpr size_t kListed = 20;
+  const auto more = [&](size_t n) {
+    return n > kListed ? "  ... and " + std::to_string(n - kListed) + " more (-o json lists all)\n"
+                       : std::string();
+  };
   if (!plan.notFreed.empty()) {
     out += "\nNodes not freed:\n";
-    for (const auto& n : plan.notFreed) out += "  " + n.node + ": " + n.reason + "\n";
+    for (size_t i = 0; i < std::min(kListed, plan.notFreed.size()); ++i) {
+      out += "  " + plan.notFreed[i].node + ": " + plan.notFreed[i].reason + "\n";
+    }
+    out += more(plan.notFreed.size());
   }
   if (!plan.kept.empty()) {
     out += "\nPods that keep their node:\n";
-    for (const auto& k : plan.kept) out += "  " + k.node + ": " + k.pod + ": " + k.reason + "\n";
+    for (size_t i = 0; i < std::min(kListed, plan.kept.size()); ++i) {
+      const Kept& k = plan.kept[i];
+      out += "  " + k.node + ": " + k.pod + ": " + k.reason + "\n";
+    }
+    out += more(plan.kept.size());
   }
   if (!plan.alreadyFree.empty()) {
-    out += "\nAlready free (nothing to move): " + joined(plan.alreadyFree) + "\n";
+    std::vector<std::string> first(
+        plan.alreadyFree.begin(),
+        plan.alreadyFree.begin() +
+            static_cast<ptrdiff_t>(std::min(kListed, plan.alreadyFree.size())));
+    out += "\nAlready free (nothing to move; cordoned too, so that no move lands there):\n  " +
+           joined(first) + "\n" + more(plan.alreadyFree.size());
   }
   std::vector<std::vector<std::string>> fig{{"", "BEFORE", "AFTER"}};
   fig.push_back({"nodes used",

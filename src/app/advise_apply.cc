@@ -72,7 +72,9 @@ class Mover {
   }
 
   void cordon() {
-    for (const auto& node : plan_.cordon) {
+    std::vector<std::string> nodes = plan_.alreadyFree;
+    nodes.insert(nodes.end(), plan_.cordon.begin(), plan_.cordon.end());
+    for (const auto& node : nodes) {
       rest_.patch("/api/v1/nodes/" + node, {{"spec", {{"unschedulable", true}}}});
       say_("cordoned " + node);
     }

@@ -132,41 +132,50 @@ TEST(AdvisePlan, WhatKeepsANodeIsListedWithItsReason) {
   for (const auto& m : p.moves) EXPECT_NE(m.name, "agent") << "a DaemonSet pod never moves";
 }
 
-TEST(AdvisePlan, ANodeWhosePodFitsNowhereElseIsNotFreedAndSaysWhy) {
+TEST(AdvisePlan, ANodeWhosePodsCannotFitByRequestsIsPassedOverWithoutARun) {
   sim::Cluster c;
   c.nodes = {node("n1", 4), node("n2", 4)};
   c.pods = {replica("large", 3000, "n1"), replica("other", 2000, "n2")};
-  const Plan p = planFreeNodes(c, {}, {});
+  const Plan p = planFreeNodes(c, {}, {1, {}});
   EXPECT_THAT(p.cordon, IsEmpty());
   EXPECT_THAT(p.moves, IsEmpty());
   ASSERT_EQ(p.notFreed.size(), 2U);
-  EXPECT_THAT(p.notFreed[0].reason, HasSubstr("fits on no other node: 0/2 nodes are available"));
-  EXPECT_THAT(p.notFreed[0].reason, HasSubstr("Insufficient cpu"));
+  EXPECT_EQ(p.notFreed[0].node, "n2");
+  EXPECT_EQ(p.notFreed[0].reason,
+            "its pods ask for 2.0 cpu and 3.9Gi of memory; the other schedulable nodes have 1.0 "
+            "cpu and 2.0Gi free");
+  EXPECT_EQ(p.notFreed[1].node, "n1");
+  EXPECT_EQ(p.schedulerRuns, 1U);  // the final placement only
   EXPECT_THAT(planTable(p), HasSubstr("Plan: no node can be freed."));
+  // --scale-down does not even try: the pods' requests need both nodes.
+  const Plan all = planFreeNodes(c, {}, {});
+  EXPECT_EQ(all.lowerBoundNodes, 2U);
+  EXPECT_THAT(all.notFreed, IsEmpty());
 }
 
 TEST(AdvisePlan, MovesFollowTheSchedulersRules) {
-  // The pods of n1 may only run in zone a: of the two nodes with room, they go to a2.
+  // n1's pod may only run in zone a, where a2 has no room left: the scheduler says so. b1's
+  // pods fit on n1.
   sim::Cluster c;
   c.nodes = {with(node("n1", 4), "zone", "a"), with(node("a2", 4), "zone", "a"),
              with(node("b1", 8), "zone", "b")};
-  for (const char* name : {"z1", "z2"}) {
-    c.pods.push_back(podOf(name, 1000)
-                         .ownerReference("ReplicaSet", "z", "z-uid")
-                         .nodeSelector({{"zone", "a"}})
-                         .nodeName("n1")
-                         .ptr());
-  }
-  c.pods.push_back(replica("a2-pod", 3000, "a2"));
-  c.pods.push_back(replica("b1-pod", 1000, "b1"));
+  c.pods.push_back(podOf("z", 1000)
+                       .ownerReference("ReplicaSet", "z", "z-uid")
+                       .nodeSelector({{"zone", "a"}})
+                       .nodeName("n1")
+                       .ptr());
+  c.pods.push_back(replica("a2-x", 2000, "a2"));
+  c.pods.push_back(replica("a2-y", 1500, "a2"));
+  c.pods.push_back(replica("b1-x", 1000, "b1"));
+  c.pods.push_back(replica("b1-y", 1000, "b1"));
   const Plan p = planFreeNodes(c, {}, {1, {}});
-  // n1's pods do not fit on a2 (1 cpu left): n1 cannot go. a2's pod fits on b1 (or n1).
-  ASSERT_EQ(p.cordon.size(), 1U);
-  EXPECT_NE(p.cordon[0], "n1");
-  for (const auto& m : p.moves) {
-    EXPECT_NE(m.name, "z1");
-    EXPECT_NE(m.name, "z2");
-  }
+  ASSERT_FALSE(p.notFreed.empty());
+  EXPECT_EQ(p.notFreed[0].node, "n1");
+  EXPECT_THAT(p.notFreed[0].reason, HasSubstr("fits on no other node: 0/3 nodes are available"));
+  EXPECT_THAT(p.notFreed[0].reason, HasSubstr("node(s) didn't match Pod's node affinity/selector"));
+  EXPECT_THAT(p.cordon, ElementsAre("b1"));
+  ASSERT_EQ(p.moves.size(), 2U);
+  for (const auto& m : p.moves) EXPECT_EQ(m.to, "n1") << m.name;
 }
 
 TEST(AdvisePlan, PendingPodsAreLeftOutAndCounted) {
