@@ -208,6 +208,10 @@ class Simulator {
   // DaemonSet pods and mirror pods; returns them as pending copies (same name and uid, no node),
   // to hand to schedule() with the origin "drained". Unknown node: std::invalid_argument.
   std::vector<PodPtr> drain(const std::string& node);
+  // An eviction, in the cluster: removes pod `ns`/`name` from its node and returns it as a
+  // pending copy (same name and uid, no node), to hand to schedule() with the origin "drained".
+  // Unknown or pending pod: std::invalid_argument.
+  PodPtr evict(const std::string& ns, const std::string& name);
   // kubectl cordon (`unschedulable` true) or uncordon (false) in the cluster; its pods stay.
   // Unknown node: std::invalid_argument.
   void cordon(const std::string& node, bool unschedulable = true);

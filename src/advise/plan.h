@@ -77,6 +77,13 @@ struct Plan {
   // node's allocatable, per resource (the largest of cpu and memory).
   size_t lowerBoundNodes = 0;
   size_t pendingLeftOut = 0;  // pending pods of the cluster, not part of the plan
+  // --defragment: the pod room is made for ("namespace/name"), where the scheduler places it
+  // after the moves ("" when no plan was found, with the reason), and the node cordoned while
+  // its pods move (uncordoned after the last move).
+  std::string forPod;
+  std::string forPodNode;
+  std::string forPodReason;
+  std::string uncordonAfter;
   size_t schedulerRuns = 0;
   double seconds = 0;
 };

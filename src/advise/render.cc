@@ -63,24 +63,42 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
   for (const auto& k : plan.kept) {
     kept.push_back({{"pod", k.pod}, {"node", k.node}, {"reason", k.reason}});
   }
-  return {{"kind", "AdvicePlan"},
-          {"goal", plan.goal},
-          {"cordon", plan.cordon},
-          {"moves", std::move(moves)},
-          {"notFreed", std::move(notFreed)},
-          {"kept", std::move(kept)},
-          {"alreadyFree", plan.alreadyFree},
-          {"before", figures(plan.before)},
-          {"after", figures(plan.after)},
-          {"lowerBoundNodes", plan.lowerBoundNodes},
-          {"pendingLeftOut", plan.pendingLeftOut},
-          {"schedulerRuns", plan.schedulerRuns},
-          {"seconds", plan.seconds}};
+  ojson doc = {{"kind", "AdvicePlan"}, {"goal", plan.goal}};
+  if (!plan.forPod.empty()) {
+    doc["forPod"] = plan.forPod;
+    doc["forPodNode"] = plan.forPodNode.empty() ? ojson(nullptr) : ojson(plan.forPodNode);
+    if (!plan.forPodReason.empty()) doc["forPodReason"] = plan.forPodReason;
+    if (!plan.uncordonAfter.empty()) doc["makeRoomOn"] = plan.uncordonAfter;
+  }
+  ojson rest = {{"cordon", plan.cordon},
+                {"moves", std::move(moves)},
+                {"notFreed", std::move(notFreed)},
+                {"kept", std::move(kept)},
+                {"alreadyFree", plan.alreadyFree},
+                {"before", figures(plan.before)},
+                {"after", figures(plan.after)},
+                {"lowerBoundNodes", plan.lowerBoundNodes},
+                {"pendingLeftOut", plan.pendingLeftOut},
+                {"schedulerRuns", plan.schedulerRuns},
+                {"seconds", plan.seconds}};
+  for (auto it = rest.begin(); it != rest.end(); ++it) doc[it.key()] = std::move(*it);
+  return doc;
 }
 
 std::string planTable(const Plan& plan) {
   std::string out = "Goal: " + plan.goal + "\n";
-  if (plan.cordon.empty()) {
+  if (!plan.forPod.empty()) {
+    if (plan.forPodNode.empty()) {
+      out += "Plan: no room found for " + plan.forPod +
+             ". It does not fit now: " + plan.forPodReason + "\n";
+    } else if (plan.moves.empty()) {
+      out += "Plan: nothing to move: " + plan.forPod + " fits now, on " + plan.forPodNode + ".\n";
+    } else {
+      out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
+             (plan.moves.size() == 1 ? "" : "s") + " off " + plan.uncordonAfter + ", then " +
+             plan.forPod + " fits, on " + plan.forPodNode + ".\n";
+    }
+  } else if (plan.cordon.empty()) {
     out += "Plan: no node can be freed.\n";
   } else {
     out += "Plan: free " + std::to_string(plan.cordon.size()) + " node" +
@@ -105,7 +123,7 @@ std::string planTable(const Plan& plan) {
                        : std::string();
   };
   if (!plan.notFreed.empty()) {
-    out += "\nNodes not freed:\n";
+    out += plan.forPod.empty() ? "\nNodes not freed:\n" : "\nNodes tried:\n";
     for (size_t i = 0; i < std::min(kListed, plan.notFreed.size()); ++i) {
       out += "  " + plan.notFreed[i].node + ": " + plan.notFreed[i].reason + "\n";
     }
@@ -126,6 +144,12 @@ std::string planTable(const Plan& plan) {
             static_cast<ptrdiff_t>(std::min(kListed, plan.alreadyFree.size())));
     out += "\nAlready free (nothing to move; cordoned too, so that no move lands there):\n  " +
            joined(first) + "\n" + more(plan.alreadyFree.size());
+  }
+  if (!plan.forPod.empty()) {
+    char line[96];
+    std::snprintf(line, sizeof line, "Planned in %.2f s (%zu scheduler runs).\n", plan.seconds,
+                  plan.schedulerRuns);
+    return out + line;
   }
   std::vector<std::vector<std::string>> fig{{"", "BEFORE", "AFTER"}};
   fig.push_back({"nodes used",

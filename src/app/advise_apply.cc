@@ -74,6 +74,7 @@ class Mover {
   void cordon() {
     std::vector<std::string> nodes = plan_.alreadyFree;
     nodes.insert(nodes.end(), plan_.cordon.begin(), plan_.cordon.end());
+    if (!plan_.uncordonAfter.empty()) nodes.push_back(plan_.uncordonAfter);
     for (const auto& node : nodes) {
       rest_.patch("/api/v1/nodes/" + node, {{"spec", {{"unschedulable", true}}}});
       say_("cordoned " + node);
@@ -108,6 +109,13 @@ class Mover {
          (out.landed == m.to ? "" : " (planned " + m.to + ")"));
     result_.done.push_back(std::move(out));
     return true;
+  }
+
+  // --defragment: the node room was made on takes pods again.
+  void uncordon() {
+    if (plan_.uncordonAfter.empty()) return;
+    rest_.patch("/api/v1/nodes/" + plan_.uncordonAfter, {{"spec", {{"unschedulable", false}}}});
+    say_("uncordoned " + plan_.uncordonAfter + ": room for " + plan_.forPod);
   }
 
   ApplyResult result() { return std::move(result_); }
@@ -205,9 +213,14 @@ ApplyResult applyPlan(client::RestClient& rest, const advise::Plan& plan, const 
                       const std::function<void(const std::string&)>& say) {
   advise_apply::Mover mover(rest, plan, o, say);
   mover.cordon();
+  bool done = true;
   for (const auto& m : plan.moves) {
-    if (!mover.move(m)) break;
+    if (!mover.move(m)) {
+      done = false;
+      break;
+    }
   }
+  if (done) mover.uncordon();
   return mover.result();
 }
 

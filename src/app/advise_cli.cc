@@ -9,6 +9,7 @@
 
 #include <ksched/api/features.h>
 
+#include "advise/defragment.h"
 #include "advise/plan.h"
 #include "advise/render.h"
 #include "app/advise_apply.h"
@@ -23,7 +24,7 @@ namespace advise_cli {
 
 struct Flags {
   std::vector<std::string> files;
-  std::string kubeconfig, config, output = "table";
+  std::string kubeconfig, config, output = "table", defragment;
   std::optional<int> freeNodes;
   bool scaleDown = false;
   bool apply = false;
@@ -64,6 +65,8 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
     f.kubeconfig = value;
   } else if (name == "--config") {
     f.config = value;
+  } else if (name == "--defragment") {
+    f.defragment = value;
   } else if (name == "-o" || name == "--output") {
     f.output = value;
   } else if (name == "--free-nodes") {
@@ -94,8 +97,9 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
 
 Flags parseFlags(const std::vector<std::string>& args) {
   static const std::set<std::string> kWithValue = {
-      "-f",           "--filename", "--kubeconfig",   "--config",   "-o",        "--output",
-      "--free-nodes", "--seed",     "--grace-period", "--interval", "--timeout", "--feature-gates"};
+      "-f",         "--filename",   "--kubeconfig",   "--config", "-o",
+      "--output",   "--free-nodes", "--defragment",   "--seed",   "--grace-period",
+      "--interval", "--timeout",    "--feature-gates"};
   static const std::map<std::string, bool Flags::*> kSwitches = {
       {"--scale-down", &Flags::scaleDown}, {"--apply", &Flags::apply}, {"-q", &Flags::quiet},
       {"--quiet", &Flags::quiet},          {"-h", &Flags::help},       {"--help", &Flags::help}};
@@ -138,8 +142,9 @@ Flags parseFlags(const std::vector<std::string>& args) {
   if (f.files.empty() == f.kubeconfig.empty()) {
     f.errors.emplace_back("the cluster: -f FILE or --kubeconfig FILE (one of them)");
   }
-  if (f.freeNodes.has_value() == f.scaleDown) {
-    f.errors.emplace_back("the goal: --free-nodes N or --scale-down (one of them)");
+  if (int(f.freeNodes.has_value()) + int(f.scaleDown) + int(!f.defragment.empty()) != 1) {
+    f.errors.emplace_back(
+        "the goal: --free-nodes N, --scale-down or --defragment POD.yaml (one of them)");
   }
   if (f.output != "table" && f.output != "json") {
     f.errors.push_back("--output: \"" + f.output + "\" is not table or json");
@@ -167,6 +172,15 @@ advise::Plan plan(const Flags& f, const Registry& outOfTree) {
   sim::Cluster cluster = readCluster(f.kubeconfig, f.files, "ksched-advise");
   sim::checkCluster(cluster);
   if (!f.quiet) printSkipped(cluster.skipped);
+  if (!f.defragment.empty()) {
+    sim::Cluster one;
+    sim::loadFile(f.defragment, sim::LoadAs::kWork, one);
+    if (one.pods.size() != 1) {
+      throw std::runtime_error(f.defragment + ": --defragment needs exactly one pod, found " +
+                               std::to_string(one.pods.size()));
+    }
+    return advise::planDefragment(cluster, simulatorOptions(f), *one.pods[0], f.policy, outOfTree);
+  }
   advise::Goal goal;
   goal.freeNodes = f.freeNodes.value_or(-1);
   goal.policy = f.policy;
@@ -181,6 +195,9 @@ void print(const Flags& f, const advise::Plan& p) {
   }
 }
 
+// --defragment found no room.
+bool noRoom(const advise::Plan& p) { return !p.forPod.empty() && p.forPodNode.empty(); }
+
 // --apply: plans, carries out, and plans again when the cluster changed under the plan.
 int applyAll(const Flags& f, const Registry& outOfTree) {
   client::Config cfg = client::resolveConfig(f.kubeconfig, "");
@@ -192,7 +209,7 @@ int applyAll(const Flags& f, const Registry& outOfTree) {
   for (int round = 1; round <= 3; ++round) {
     const advise::Plan p = plan(f, outOfTree);
     print(f, p);
-    if (p.moves.empty() && p.cordon.empty()) return 0;
+    if (p.moves.empty() && p.cordon.empty()) return noRoom(p) ? 2 : 0;
     const ApplyResult r = applyPlan(rest, p, f.applyOptions, say);
     size_t elsewhere = 0;
     for (const auto& m : r.done) elsewhere += m.landed != m.planned ? 1 : 0;
@@ -210,7 +227,7 @@ int applyAll(const Flags& f, const Registry& outOfTree) {
 }  // namespace advise_cli
 
 std::string adviseUsage() {
-  return R"(Usage: ksched advise (-f FILE... | --kubeconfig FILE) (--free-nodes N | --scale-down) [flags]
+  return R"(Usage: ksched advise (-f FILE... | --kubeconfig FILE) GOAL [flags]
 
 Plans which pods to move to reach a goal, and where each would land: every move is placed by
 ksched's own scheduler (its plugins, your --config) over a copy of the cluster as the moves
@@ -227,6 +244,8 @@ The cluster:
 The goal (one):
       --free-nodes N         empty N nodes (the easiest first) by moving their pods elsewhere
       --scale-down           empty as many nodes as possible
+      --defragment POD.yaml  make room for a pod of this shape (e.g. one asking for 8 GPUs)
+                             with the fewest moves off one node, then say where it lands
 
 What may move:
       --evict-local-storage-pods      pods with emptyDir or hostPath volumes too
@@ -236,7 +255,8 @@ What may move:
   it; a node annotated cluster-autoscaler.kubernetes.io/scale-down-disabled=true is not freed.
 
 Carrying it out:
-      --apply                cordon the nodes to free, then evict the pods in the plan's order
+      --apply                cordon the nodes to free (--defragment: the node to make room
+                             on, uncordoned at the end), then evict the pods in the plan's order
                              through the Eviction API (PodDisruptionBudgets enforced by the
                              apiserver), each after the last one's replacement is bound; plans
                              again when the cluster changed under the plan
@@ -252,6 +272,9 @@ Output:
       --seed N               seeds the draws among equal nodes (default 1)
   -q, --quiet                no list of skipped objects on stderr
   -h, --help                 this help
+
+Exit status: 0, or 1 for an error (bad flags, an unreadable cluster, an --apply that stopped),
+2 when --defragment found no room.
 )";
 }
 

@@ -90,6 +90,32 @@ void Simulator::cordon(const std::string& node, bool unschedulable) {
   *n = std::move(changed);
 }
 
+namespace {
+
+// `p` as a pending copy: no node, a fresh status.
+PodPtr pendingCopy(const api::Pod& p) {
+  auto again = std::make_shared<api::Pod>(p);
+  again->spec.nodeName.clear();
+  again->status = api::PodStatus{};
+  again->status.phase = "Pending";
+  return again;
+}
+
+}  // namespace
+
+PodPtr Simulator::evict(const std::string& ns, const std::string& name) {
+  auto& pods = state_->cluster.pods;
+  auto it = std::find_if(pods.begin(), pods.end(), [&](const PodPtr& p) {
+    return p->metadata.namespace_ == ns && p->metadata.name == name && !p->spec.nodeName.empty();
+  });
+  if (it == pods.end()) {
+    throw std::invalid_argument("pod \"" + ns + "/" + name + "\" is not on a node of the cluster");
+  }
+  PodPtr out = pendingCopy(**it);
+  pods.erase(it);
+  return out;
+}
+
 std::vector<PodPtr> Simulator::drain(const std::string& node) {
   cordon(node);
   Cluster& c = state_->cluster;
@@ -104,11 +130,7 @@ std::vector<PodPtr> Simulator::drain(const std::string& node) {
       kept.push_back(p);
       continue;
     }
-    auto again = std::make_shared<api::Pod>(*p);
-    again->spec.nodeName.clear();
-    again->status = api::PodStatus{};
-    again->status.phase = "Pending";
-    out.push_back(std::move(again));
+    out.push_back(pendingCopy(*p));
   }
   c.pods = std::move(kept);
   return out;

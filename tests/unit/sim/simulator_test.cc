@@ -258,6 +258,20 @@ TEST(SimulatorTest, ACordonedNodeTakesNoPodAndKeepsItsOwnUntilUncordoned) {
   EXPECT_THROW(sim.cordon("nope"), std::invalid_argument);
 }
 
+TEST(SimulatorTest, AnEvictedPodComesBackPendingAndFreesItsRoom) {
+  Cluster c;
+  c.nodes = {node("n1", 2)};
+  c.pods = {boundPod("a", 2000, "n1"), pod("waiting", 100)};
+  Simulator sim(c);
+  const PodPtr back = sim.evict("default", "a");
+  EXPECT_EQ(back->spec.nodeName, "");
+  EXPECT_EQ(back->status.phase, "Pending");
+  EXPECT_FALSE(bindings(sim).contains("a"));
+  EXPECT_EQ(sim.capacity(PodWrapper("web").req({{"cpu", "1"}}).obj()).fits, 2);
+  EXPECT_THROW((void)sim.evict("default", "waiting"), std::invalid_argument);
+  EXPECT_THROW((void)sim.evict("default", "a"), std::invalid_argument);
+}
+
 TEST(SimulatorTest, DrainedPodsLandElsewhereOrSayWhy) {
   Cluster c;
   c.nodes = {node("n1", 4), node("n2", 4), node("n3", 4)};
