@@ -294,10 +294,12 @@ int runAdvise(const std::vector<std::string>& args, const Registry& outOfTree) {
   for (const auto& w : f.gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   try {
     if (f.apply) return applyAll(f, outOfTree);
-    print(f, plan(f, outOfTree));
-    if (f.output != "json")
+    const advise::Plan p = plan(f, outOfTree);
+    print(f, p);
+    if (f.output != "json") {
       std::puts("Dry run: nothing was changed (--apply carries the plan out).");
-    return 0;
+    }
+    return noRoom(p) ? 2 : 0;
   } catch (const sim::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
