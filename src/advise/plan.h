@@ -63,6 +63,17 @@ struct Figures {
   std::map<std::string, double> requestedUsed;  // "cpu", "memory"
 };
 
+// --spread: one topology spread constraint of a group of pods, its skew before and after.
+struct Skew {
+  std::string group;  // "namespace/Kind/name" of the pods' controller
+  std::string topologyKey;
+  int32_t maxSkew = 1;
+  std::string whenUnsatisfiable;
+  int before = 0;
+  int after = 0;
+  std::string note;  // why it is still above maxSkew, when it is
+};
+
 struct Plan {
   std::string goal;                 // "--free-nodes 3", "--scale-down"
   std::vector<std::string> cordon;  // the nodes freed, cordoned before any move
@@ -84,6 +95,7 @@ struct Plan {
   std::string forPodNode;
   std::string forPodReason;
   std::string uncordonAfter;
+  std::vector<Skew> skews;  // --spread: every constraint looked at
   size_t schedulerRuns = 0;
   double seconds = 0;
 };

@@ -70,6 +70,17 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
     if (!plan.forPodReason.empty()) doc["forPodReason"] = plan.forPodReason;
     if (!plan.uncordonAfter.empty()) doc["makeRoomOn"] = plan.uncordonAfter;
   }
+  if (plan.goal == "--spread") {
+    ojson skews = ojson::array();
+    for (const auto& k : plan.skews) {
+      ojson one = {{"pods", k.group},      {"topologyKey", k.topologyKey},
+                   {"maxSkew", k.maxSkew}, {"whenUnsatisfiable", k.whenUnsatisfiable},
+                   {"before", k.before},   {"after", k.after}};
+      if (!k.note.empty()) one["note"] = k.note;
+      skews.push_back(std::move(one));
+    }
+    doc["skews"] = std::move(skews);
+  }
   ojson rest = {{"cordon", plan.cordon},
                 {"moves", std::move(moves)},
                 {"notFreed", std::move(notFreed)},
@@ -87,7 +98,14 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
 
 std::string planTable(const Plan& plan) {
   std::string out = "Goal: " + plan.goal + "\n";
-  if (!plan.forPod.empty()) {
+  if (plan.goal == "--spread") {
+    const size_t within = static_cast<size_t>(std::count_if(
+        plan.skews.begin(), plan.skews.end(), [](const Skew& k) { return k.after <= k.maxSkew; }));
+    out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
+           (plan.moves.size() == 1 ? "" : "s") + "; " + std::to_string(within) + " of " +
+           std::to_string(plan.skews.size()) +
+           " topology spread constraints within maxSkew after.\n";
+  } else if (!plan.forPod.empty()) {
     if (plan.forPodNode.empty()) {
       out += "Plan: no room found for " + plan.forPod +
              ". It does not fit now: " + plan.forPodReason + "\n";
@@ -122,6 +140,15 @@ std::string planTable(const Plan& plan) {
     return n > kListed ? "  ... and " + std::to_string(n - kListed) + " more (-o json lists all)\n"
                        : std::string();
   };
+  if (!plan.skews.empty()) {
+    std::vector<std::vector<std::string>> rows{
+        {"PODS OF", "TOPOLOGY KEY", "MAXSKEW", "SKEW BEFORE", "AFTER", "NOTE"}};
+    for (const auto& k : plan.skews) {
+      rows.push_back({k.group, k.topologyKey, std::to_string(k.maxSkew), std::to_string(k.before),
+                      std::to_string(k.after), k.note});
+    }
+    out += "\n" + columns(rows);
+  }
   if (!plan.notFreed.empty()) {
     out += plan.forPod.empty() ? "\nNodes not freed:\n" : "\nNodes tried:\n";
     for (size_t i = 0; i < std::min(kListed, plan.notFreed.size()); ++i) {
@@ -145,7 +172,7 @@ std::string planTable(const Plan& plan) {
     out += "\nAlready free (nothing to move; cordoned too, so that no move lands there):\n  " +
            joined(first) + "\n" + more(plan.alreadyFree.size());
   }
-  if (!plan.forPod.empty()) {
+  if (!plan.forPod.empty() || plan.goal == "--spread") {
     char line[96];
     std::snprintf(line, sizeof line, "Planned in %.2f s (%zu scheduler runs).\n", plan.seconds,
                   plan.schedulerRuns);

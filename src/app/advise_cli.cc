@@ -12,6 +12,7 @@
 #include "advise/defragment.h"
 #include "advise/plan.h"
 #include "advise/render.h"
+#include "advise/spread.h"
 #include "app/advise_apply.h"
 #include "app/cluster_source.h"
 #include "client/config.h"
@@ -27,6 +28,7 @@ struct Flags {
   std::string kubeconfig, config, output = "table", defragment;
   std::optional<int> freeNodes;
   bool scaleDown = false;
+  bool spread = false;
   bool apply = false;
   bool quiet = false;
   uint64_t seed = 1;
@@ -101,8 +103,13 @@ Flags parseFlags(const std::vector<std::string>& args) {
       "--output",   "--free-nodes", "--defragment",   "--seed",   "--grace-period",
       "--interval", "--timeout",    "--feature-gates"};
   static const std::map<std::string, bool Flags::*> kSwitches = {
-      {"--scale-down", &Flags::scaleDown}, {"--apply", &Flags::apply}, {"-q", &Flags::quiet},
-      {"--quiet", &Flags::quiet},          {"-h", &Flags::help},       {"--help", &Flags::help}};
+      {"--scale-down", &Flags::scaleDown},
+      {"--spread", &Flags::spread},
+      {"--apply", &Flags::apply},
+      {"-q", &Flags::quiet},
+      {"--quiet", &Flags::quiet},
+      {"-h", &Flags::help},
+      {"--help", &Flags::help}};
   Flags f;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -142,9 +149,11 @@ Flags parseFlags(const std::vector<std::string>& args) {
   if (f.files.empty() == f.kubeconfig.empty()) {
     f.errors.emplace_back("the cluster: -f FILE or --kubeconfig FILE (one of them)");
   }
-  if (int(f.freeNodes.has_value()) + int(f.scaleDown) + int(!f.defragment.empty()) != 1) {
+  if (int(f.freeNodes.has_value()) + int(f.scaleDown) + int(f.spread) +
+          int(!f.defragment.empty()) !=
+      1) {
     f.errors.emplace_back(
-        "the goal: --free-nodes N, --scale-down or --defragment POD.yaml (one of them)");
+        "the goal: --free-nodes N, --scale-down, --spread or --defragment POD.yaml (one of them)");
   }
   if (f.output != "table" && f.output != "json") {
     f.errors.push_back("--output: \"" + f.output + "\" is not table or json");
@@ -172,6 +181,7 @@ advise::Plan plan(const Flags& f, const Registry& outOfTree) {
   sim::Cluster cluster = readCluster(f.kubeconfig, f.files, "ksched-advise");
   sim::checkCluster(cluster);
   if (!f.quiet) printSkipped(cluster.skipped);
+  if (f.spread) return advise::planSpread(cluster, simulatorOptions(f), f.policy, outOfTree);
   if (!f.defragment.empty()) {
     sim::Cluster one;
     sim::loadFile(f.defragment, sim::LoadAs::kWork, one);
@@ -244,6 +254,8 @@ The cluster:
 The goal (one):
       --free-nodes N         empty N nodes (the easiest first) by moving their pods elsewhere
       --scale-down           empty as many nodes as possible
+      --spread               bring every topology spread constraint of the pods back within
+                             its maxSkew, moving pods off the fullest domains
       --defragment POD.yaml  make room for a pod of this shape (e.g. one asking for 8 GPUs)
                              with the fewest moves off one node, then say where it lands
 

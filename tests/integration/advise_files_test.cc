@@ -63,8 +63,9 @@ spec:
 TEST_F(AdviseFiles, BadFlagsAndFilesExitOneWithTheReason) {
   const CliOutcome noGoal = advise({"-f", example("cluster.yaml")});
   EXPECT_EQ(noGoal.exitCode, 1);
-  EXPECT_NE(noGoal.err.find("the goal: --free-nodes N, --scale-down or --defragment POD.yaml"),
-            std::string::npos)
+  EXPECT_NE(
+      noGoal.err.find("the goal: --free-nodes N, --scale-down, --spread or --defragment POD.yaml"),
+      std::string::npos)
       << noGoal.err;
   const CliOutcome applyFiles = advise({"-f", example("cluster.yaml"), "--scale-down", "--apply"});
   EXPECT_EQ(applyFiles.exitCode, 1);

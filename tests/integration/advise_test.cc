@@ -208,6 +208,50 @@ TEST_F(AdviseTest, ABudgetThatAllowsNoDisruptionKeepsItsPods) {
   EXPECT_EQ(plan.at("alreadyFree"), json::array({"adv-n3"}));
 }
 
+TEST_F(AdviseTest, ASkewedReplicaSetIsBroughtWithinMaxSkewInADryRun) {
+  ns_ = useNamespace("advise-spread");
+  auto& admin = TestCluster::get().admin();
+  // Four nodes in two zones; six pods spread over zones (maxSkew 1), all bound in zone-a (bound
+  // at creation: no scheduler checked the constraint).
+  for (int i = 1; i <= 4; ++i) {
+    json n = sizedNode("adv-n" + std::to_string(i), "8", "16Gi");
+    n["metadata"]["labels"]["topology.kubernetes.io/zone"] = i <= 2 ? "zone-a" : "zone-b";
+    admin.post("/api/v1/nodes", n);
+  }
+  const json rs = replicaSet("web", 0, "default-scheduler");
+  for (int i = 0; i < 6; ++i) {
+    json p = sizedPod(ns_, "web-" + std::to_string(i), "500m", "1Gi");
+    p["metadata"]["labels"] = {{"app", "web"}};
+    p["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                         {"kind", "ReplicaSet"},
+                                         {"name", "web"},
+                                         {"uid", rs["metadata"]["uid"]},
+                                         {"controller", true}}};
+    p["spec"]["nodeName"] = i < 4 ? "adv-n1" : "adv-n2";
+    p["spec"]["topologySpreadConstraints"] = {
+        {{"maxSkew", 1},
+         {"topologyKey", "topology.kubernetes.io/zone"},
+         {"whenUnsatisfiable", "DoNotSchedule"},
+         {"labelSelector", {{"matchLabels", {{"app", "web"}}}}}}};
+    admin.post("/api/v1/namespaces/" + ns_ + "/pods", p);
+  }
+  const auto before = versions(admin);
+  const CliOutcome r = advise({"--spread", "-o", "json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json plan = json::parse(r.out);
+  ASSERT_EQ(plan.at("skews").size(), 1U) << plan.dump(2);
+  EXPECT_EQ(plan["skews"][0].at("pods"), "advise-spread/ReplicaSet/web");
+  EXPECT_EQ(plan["skews"][0].at("before"), 6);
+  EXPECT_EQ(plan["skews"][0].at("after"), 0);
+  ASSERT_EQ(plan.at("moves").size(), 3U) << plan.dump(2);
+  for (const auto& m : plan["moves"]) {
+    const std::string to = m.at("to");
+    EXPECT_TRUE(to == "adv-n3" || to == "adv-n4") << m.dump();
+  }
+  EXPECT_EQ(plan["moves"][0].at("from"), "adv-n1");  // the fullest node first
+  EXPECT_EQ(versions(admin), before);
+}
+
 TEST_F(AdviseTest, ApplyFreesTheNodesThroughEvictionsWithoutBreakingTheBudget) {
   ns_ = useNamespace("advise-apply");
   auto& admin = TestCluster::get().admin();
