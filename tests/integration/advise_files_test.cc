@@ -40,6 +40,16 @@ TEST_F(AdviseFiles, TheShopIsScaledDownToItsLowerBound) {
   }
 }
 
+TEST_F(AdviseFiles, TheSkewedReplicaSetIsSpreadOverBothZones) {
+  const CliOutcome r = advise({"-f", example("skewed.yaml"), "--spread", "-o", "json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json plan = json::parse(r.out);
+  EXPECT_EQ(plan.at("moves").size(), 3U);
+  ASSERT_EQ(plan.at("skews").size(), 1U);
+  EXPECT_EQ(plan["skews"][0].at("before"), 6);
+  EXPECT_EQ(plan["skews"][0].at("after"), 0);
+}
+
 TEST_F(AdviseFiles, DefragmentingForEightGpusExitsZeroAndTwoWhenThereIsNoRoom) {
   const CliOutcome r =
       advise({"-f", example("gpus.yaml"), "--defragment", example("gpu-job.yaml")});
