@@ -72,13 +72,16 @@ class Mover {
   }
 
   void cordon() {
-    std::vector<std::string> nodes = plan_.alreadyFree;
-    nodes.insert(nodes.end(), plan_.cordon.begin(), plan_.cordon.end());
-    if (!plan_.uncordonAfter.empty()) nodes.push_back(plan_.uncordonAfter);
-    for (const auto& node : nodes) {
-      rest_.patch("/api/v1/nodes/" + node, {{"spec", {{"unschedulable", true}}}});
-      say_("cordoned " + node);
+    // The nodes already empty only while the moves run (a node just added for pending pods is
+    // empty too): those that were schedulable are uncordoned at the end.
+    for (const auto& node : plan_.alreadyFree) {
+      if (rest_.get("/api/v1/nodes/" + node)["spec"].value("unschedulable", false)) continue;
+      setUnschedulable(node, true);
+      meanwhile_.push_back(node);
     }
+    std::vector<std::string> nodes = plan_.cordon;
+    if (!plan_.uncordonAfter.empty()) nodes.push_back(plan_.uncordonAfter);
+    for (const auto& node : nodes) setUnschedulable(node, true);
   }
 
   // One move; false when the run stops (result_.stopped says why).
@@ -112,15 +115,21 @@ class Mover {
   }
 
   // --defragment: the node room was made on takes pods again.
-  void uncordon() {
-    if (plan_.uncordonAfter.empty()) return;
-    rest_.patch("/api/v1/nodes/" + plan_.uncordonAfter, {{"spec", {{"unschedulable", false}}}});
-    say_("uncordoned " + plan_.uncordonAfter + ": room for " + plan_.forPod);
+  // After the last move: --defragment's node takes pods again. The nodes cordoned only while
+  // the moves ran are uncordoned however the run ended.
+  void uncordon(bool done) {
+    if (done && !plan_.uncordonAfter.empty()) setUnschedulable(plan_.uncordonAfter, false);
+    for (const auto& node : meanwhile_) setUnschedulable(node, false);
   }
 
   ApplyResult result() { return std::move(result_); }
 
  private:
+  void setUnschedulable(const std::string& node, bool on) {
+    rest_.patch("/api/v1/nodes/" + node, {{"spec", {{"unschedulable", on}}}});
+    say_((on ? "cordoned " : "uncordoned ") + node);
+  }
+
   bool stop(std::string why, bool changed) {
     result_.stopped = std::move(why);
     result_.changed = changed;
@@ -204,6 +213,7 @@ class Mover {
   const ApplyOptions& o_;
   const std::function<void(const std::string&)>& say_;
   std::string policy_;
+  std::vector<std::string> meanwhile_;  // empty nodes cordoned while the moves run
   ApplyResult result_;
 };
 
@@ -220,7 +230,7 @@ ApplyResult applyPlan(client::RestClient& rest, const advise::Plan& plan, const 
       break;
     }
   }
-  if (done) mover.uncordon();
+  mover.uncordon(done);
   return mover.result();
 }
 

@@ -1,9 +1,9 @@
 // ksched advise --apply: a plan (advise/plan.h) carried out on a live cluster through the
-// Eviction API, one move at a time: the nodes to free are cordoned first, then each pod is
-// evicted (the apiserver enforces PodDisruptionBudgets: a refusal is waited out), an Event
-// names the goal on it, and the next move waits until the pod is gone and its controller's
-// replacement is bound. A pod that is no longer where the plan found it stops the run: the
-// caller plans again.
+// Eviction API, one move at a time: the nodes to free are cordoned first (the nodes already
+// empty too, while the moves run; uncordoned after), then each pod is evicted (the apiserver
+// enforces PodDisruptionBudgets: a refusal is waited out), an Event names the goal on it, and
+// the next move waits until the pod is gone and its controller's replacement is bound. A pod
+// that is no longer where the plan found it stops the run: the caller plans again.
 #pragma once
 
 #include <chrono>

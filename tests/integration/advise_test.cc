@@ -259,7 +259,8 @@ TEST_F(AdviseTest, ApplyFreesTheNodesThroughEvictionsWithoutBreakingTheBudget) {
   // and adv-n2 hold one pod each and are the ones to free.
   const std::vector<std::tuple<std::string, std::string, std::string, int>> layout = {
       {"adv-n1", "4", "8Gi", 1},  {"adv-n2", "4", "8Gi", 1}, {"adv-n3", "4", "8Gi", 3},
-      {"adv-n4", "5", "10Gi", 2}, {"adv-n5", "4", "8Gi", 2}, {"adv-n6", "4", "8Gi", 3}};
+      {"adv-n4", "5", "10Gi", 2}, {"adv-n5", "4", "8Gi", 2}, {"adv-n6", "4", "8Gi", 3},
+      {"adv-n7", "4", "8Gi", 0}};
   const json rs = replicaSet("web", 12, "advise-live");
   int made = 0;
   for (const auto& [node, cpu, mem, pods] : layout) {
@@ -329,6 +330,12 @@ TEST_F(AdviseTest, ApplyFreesTheNodesThroughEvictionsWithoutBreakingTheBudget) {
   for (const auto& n : cordon) {
     EXPECT_TRUE(admin.get("/api/v1/nodes/" + n)["spec"].value("unschedulable", false)) << n;
   }
+  // The empty node was cordoned while the moves ran (none landed there) and is not any more.
+  EXPECT_EQ(plan.at("alreadyFree"), json::array({"adv-n7"}));
+  EXPECT_NE(r.err.find("advise: cordoned adv-n7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("advise: uncordoned adv-n7"), std::string::npos) << r.err;
+  EXPECT_FALSE(admin.get("/api/v1/nodes/adv-n7")["spec"].value("unschedulable", false));
+  for (const auto& p : listPods(admin, ns_)) EXPECT_NE(p.spec.nodeName, "adv-n7");
   int descheduled = 0;
   for (const auto& e : admin.list("/api/v1/namespaces/" + ns_ + "/events").items) {
     if (e.value("reason", "") != "Descheduled") continue;
