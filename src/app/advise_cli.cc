@@ -111,41 +111,24 @@ Flags parseFlags(const std::vector<std::string>& args) {
       {"-h", &Flags::help},
       {"--help", &Flags::help}};
   Flags f;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (auto s = kSwitches.find(a); s != kSwitches.end()) {
-      f.*(s->second) = true;
-      if (f.help) return f;
-      continue;
-    }
-    if (a == "--evict-local-storage-pods") {
-      f.policy.evictLocalStoragePods = true;
-      continue;
-    }
-    if (a == "--evict-system-critical-pods") {
-      f.policy.evictSystemCriticalPods = true;
-      continue;
-    }
-    std::string name = a, value;
-    bool hasValue = false;
-    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-      hasValue = true;
-    }
-    if (!kWithValue.contains(name)) {
-      f.errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
-      continue;
-    }
-    if (!hasValue) {
-      if (i + 1 >= args.size()) {
-        f.errors.push_back(name + ": needs a value");
-        continue;
-      }
-      value = args[++i];
-    }
-    applyFlag(f, name, value);
-  }
+  readFlags(
+      args, kWithValue,
+      [&](const std::string& a, bool& stop) {
+        if (auto s = kSwitches.find(a); s != kSwitches.end()) {
+          f.*(s->second) = true;
+          stop = f.help;
+        } else if (a == "--evict-local-storage-pods") {
+          f.policy.evictLocalStoragePods = true;
+        } else if (a == "--evict-system-critical-pods") {
+          f.policy.evictSystemCriticalPods = true;
+        } else {
+          return false;
+        }
+        return true;
+      },
+      [&](const std::string& name, const std::string& value) { applyFlag(f, name, value); },
+      f.errors);
+  if (f.help) return f;
   if (f.files.empty() == f.kubeconfig.empty()) {
     f.errors.emplace_back("the cluster: -f FILE or --kubeconfig FILE (one of them)");
   }

@@ -36,6 +36,40 @@ bool parseInt(const std::string& s, int64_t min, int64_t max, int64_t& out) {
   }
 }
 
+void readFlags(
+    const std::vector<std::string>& args, const std::set<std::string>& withValue,
+    const std::function<bool(const std::string& arg, bool& stop)>& onSwitch,
+    const std::function<void(const std::string& name, const std::string& value)>& onValue,
+    std::vector<std::string>& errors) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool stop = false;
+    if (onSwitch(a, stop)) {
+      if (stop) return;
+      continue;
+    }
+    std::string name = a, value;
+    bool hasValue = false;
+    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      hasValue = true;
+    }
+    if (!withValue.contains(name)) {
+      errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
+      continue;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        errors.push_back(name + ": needs a value");
+        continue;
+      }
+      value = args[++i];
+    }
+    onValue(name, value);
+  }
+}
+
 sim::Cluster readCluster(const std::string& kubeconfig, const std::vector<std::string>& files,
                          const std::string& userAgent) {
   sim::Cluster cluster;

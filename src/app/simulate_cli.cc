@@ -252,40 +252,25 @@ ParsedFlags parseFlags(const std::vector<std::string>& args) {
                                                    "--feature-gates"};
   ParsedFlags p;
   Flags& f = p.flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      p.help = true;
-      return p;
-    }
-    if (a == "--no-preemption") {
-      f.preemption = false;
-      continue;
-    }
-    if (a == "-q" || a == "--quiet") {
-      f.quiet = true;
-      continue;
-    }
-    std::string name = a, value;
-    bool hasValue = false;
-    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-      hasValue = true;
-    }
-    if (!kWithValue.contains(name)) {
-      p.errors.push_back((a.starts_with("-") ? "unknown flag: " : "unexpected argument: ") + a);
-      continue;
-    }
-    if (!hasValue) {
-      if (i + 1 >= args.size()) {
-        p.errors.push_back(name + ": needs a value");
-        continue;
-      }
-      value = args[++i];
-    }
-    applyFlag(f, name, value, p.errors);
-  }
+  readFlags(
+      args, kWithValue,
+      [&](const std::string& a, bool& stop) {
+        if (a == "-h" || a == "--help") {
+          p.help = stop = true;
+        } else if (a == "--no-preemption") {
+          f.preemption = false;
+        } else if (a == "-q" || a == "--quiet") {
+          f.quiet = true;
+        } else {
+          return false;
+        }
+        return true;
+      },
+      [&](const std::string& name, const std::string& value) {
+        applyFlag(f, name, value, p.errors);
+      },
+      p.errors);
+  if (p.help) return p;
   checkFlags(p);
   return p;
 }
