@@ -229,12 +229,13 @@ TEST(Events, KeepPaceWith1500PodsBoundAtFullSpeed) {
   };
   // The apiserver's CPU sets the pace; a machine busy with something else can slow one round,
   // so a second round is allowed. A single sender (the old recorder) misses by half every time;
-  // 90 % tells 8 senders from one with room for a busy machine (with a compiler running beside
-  // it on 2 cores, rounds gave 91 % and 97 %). Sanitizer builds run the scheduler, senders
-  // included, several times slower beside the same apiserver, so their pace says how fast the
-  // machine is (70 % to 100 % on the same machine on different days): there the pace is only
-  // printed, and every event must still exist and none be dropped (checked in each round).
-  constexpr size_t kWant = kPods * 90 / 100;
+  // 80 % tells 8 senders from one with room for a busy machine: with a compiler running beside
+  // it on 2 cores, rounds gave 91 % and 97 %, and with the other integration shard's control
+  // plane beside it (ctest --parallel 2) 89 % and 89 % (alone: 100 %). Sanitizer builds run the
+  // scheduler, senders included, several times slower beside the same apiserver, so their pace says
+  // how fast the machine is (70 % to 100 % on the same machine on different days): there the pace
+  // is only printed, and every event must still exist and none be dropped (checked in each round).
+  constexpr size_t kWant = kPods * 80 / 100;
   size_t best = round(1);
 #if KSCHED_TEST_SANITIZED
   std::printf("pace not asserted in a sanitizer build: %zu of %d (%d wanted in a plain build)\n",
