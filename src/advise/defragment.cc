@@ -94,8 +94,8 @@ std::vector<Option> optionsFor(const sim::Cluster& c, const api::Pod& pod,
   std::vector<Option> out;
   for (const auto& node : c.nodes) {
     if (!allows(pod, *node, gates)) continue;
-    Amounts free = amounts(api::Resource::fromList(node->status.allocatable), 0);
-    free["pods"] = api::Resource::fromList(node->status.allocatable).allowedPodNumber;
+    const api::Resource allocatable = api::Resource::fromList(node->status.allocatable);
+    Amounts free = amounts(allocatable, allocatable.allowedPodNumber);
     std::vector<std::pair<PodPtr, Amounts>> movable;
     for (const auto& p : podsOn[node->metadata.name]) {
       const Amounts has = amounts(api::nodePodRequests(*p, gates).requests, 1);

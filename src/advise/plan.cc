@@ -95,8 +95,6 @@ std::vector<Candidate> candidatesOf(const sim::Cluster& c, const Goal& goal,
     }
     const api::Resource alloc = api::Resource::fromList(node->status.allocatable);
     cand.requested = percent(used.milliCPU, alloc.milliCPU) + percent(used.memory, alloc.memory);
-    std::sort(cand.moving.begin(), cand.moving.end(),
-              [&](const PodPtr& a, const PodPtr& b) { return moveOrder(a, b, gates); });
     out.push_back(std::move(cand));
   }
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
