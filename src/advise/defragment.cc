@@ -27,13 +27,6 @@ Amounts amounts(const api::Resource& r, int64_t pods) {
   return out;
 }
 
-// A node the pod could use once some of its pods moved.
-struct Option {
-  std::string node;
-  std::vector<PodPtr> evict;  // the pods to move, in the order of the moves
-  int64_t moved = 0;          // their cpu (millis), to break ties
-};
-
 // The fewest of `movable` whose requests cover `shortfall` (what the pod lacks on the node),
 // the largest share of what is left first; nullopt when all of them do not.
 std::optional<std::vector<PodPtr>> cover(Amounts shortfall, const Amounts& want,
@@ -84,6 +77,8 @@ bool allows(const api::Pod& pod, const api::Node& node, const features::Gates& g
              [](const api::Taint& t) { return api::isDoNotScheduleTaint(t); }) == nullptr;
 }
 
+}  // namespace
+
 std::vector<Option> optionsFor(const sim::Cluster& c, const api::Pod& pod,
                                const std::set<std::string>& profiles, const features::Gates& gates,
                                const EvictionPolicy& policy) {
@@ -131,8 +126,6 @@ std::vector<Option> optionsFor(const sim::Cluster& c, const api::Pod& pod,
   return out;
 }
 
-}  // namespace
-
 Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api::Pod& given,
                     const EvictionPolicy& policy, const Registry& outOfTree) {
   const auto start = std::chrono::steady_clock::now();
@@ -147,7 +140,7 @@ Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api
   sim::Cluster c = cluster;
   plan.pendingLeftOut = static_cast<size_t>(
       std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c);
+  plan.before = figuresOf(c, options.features);
   plan.lowerBoundNodes = 0;
   sim::Simulator sim(c, options, outOfTree);
   const auto names = sim.profiles();
@@ -158,7 +151,7 @@ Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api
                                 "\" is not a profile of the configuration");
   }
   const auto finish = [&](const sim::Cluster& after) {
-    plan.after = figuresOf(after);
+    plan.after = figuresOf(after, options.features);
     plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return plan;
   };
@@ -204,7 +197,7 @@ Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api
     }
     plan.forPodNode = *placed.node;
     plan.forPodReason.clear();
-    plan.uncordonAfter = o.node;
+    plan.uncordonAfter = {o.node};
     Plan out = finish(sim.cluster());
     sim.revert();
     return out;

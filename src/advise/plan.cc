@@ -32,6 +32,21 @@ double percent(int64_t part, int64_t whole) {
   return whole <= 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
+Figures::Spread spreadOf(const std::vector<double>& v, double mean) {
+  Figures::Spread s;
+  if (v.empty()) return s;
+  s.mean = mean;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  s.min = *lo;
+  s.max = *hi;
+  double sum = 0, squares = 0;
+  for (double x : v) sum += x;
+  const double avg = sum / static_cast<double>(v.size());
+  for (double x : v) squares += (x - avg) * (x - avg);
+  s.stddev = std::sqrt(squares / static_cast<double>(v.size()));
+  return s;
+}
+
 // The order moves are carried out in: higher priority first (as the scheduling queue takes
 // them), then larger requests first (they are the hardest to place), then by name.
 bool moveOrder(const PodPtr& a, const PodPtr& b, const features::Gates& gates) {
@@ -284,10 +299,9 @@ class Chooser {
 
 }  // namespace
 
-Figures figuresOf(const sim::Cluster& cluster) {
+Figures figuresOf(const sim::Cluster& cluster, const features::Gates& gates) {
   Figures f;
   f.nodes = cluster.nodes.size();
-  const features::Gates gates;
   std::unordered_map<std::string, api::Resource> used;
   std::unordered_set<std::string> holding;
   const Budgets none({});
@@ -296,10 +310,19 @@ Figures figuresOf(const sim::Cluster& cluster) {
     used[p->spec.nodeName].add(requestsOf(*p, gates));
     if (judge(*p, {}, none).disposition != Disposition::kStays) holding.insert(p->spec.nodeName);
   }
-  api::Resource req, alloc, reqUsed, allocUsed;
+  api::Resource req, alloc, reqUsed, allocUsed, reqSched, allocSched;
+  std::vector<double> cpu, memory;  // per schedulable node, percent
   for (const auto& n : cluster.nodes) {
     const api::Resource a = api::Resource::fromList(n->status.allocatable);
     const api::Resource& u = used[n->metadata.name];
+    if (!n->spec.unschedulable) {
+      cpu.push_back(percent(u.milliCPU, a.milliCPU));
+      memory.push_back(percent(u.memory, a.memory));
+      reqSched.milliCPU += u.milliCPU;
+      reqSched.memory += u.memory;
+      allocSched.milliCPU += a.milliCPU;
+      allocSched.memory += a.memory;
+    }
     req.milliCPU += u.milliCPU;
     req.memory += u.memory;
     alloc.milliCPU += a.milliCPU;
@@ -316,6 +339,8 @@ Figures figuresOf(const sim::Cluster& cluster) {
                  {"memory", percent(req.memory, alloc.memory)}};
   f.requestedUsed = {{"cpu", percent(reqUsed.milliCPU, allocUsed.milliCPU)},
                      {"memory", percent(reqUsed.memory, allocUsed.memory)}};
+  f.perNode = {{"cpu", spreadOf(cpu, percent(reqSched.milliCPU, allocSched.milliCPU))},
+               {"memory", spreadOf(memory, percent(reqSched.memory, allocSched.memory))}};
   return f;
 }
 
@@ -331,7 +356,7 @@ Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options, const Goal
   plan.pendingLeftOut = static_cast<size_t>(
       std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
   const features::Gates gates = options.features;
-  plan.before = figuresOf(c);
+  plan.before = figuresOf(c, options.features);
   plan.lowerBoundNodes = lowerBound(c, gates);
 
   sim::Simulator chooser(c, options, outOfTree);
@@ -377,7 +402,7 @@ Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options, const Goal
       plan.moves.push_back({p.namespace_, p.name, from, *p.node, p.tiedWith, "free node " + from});
     }
     for (const auto* cand : placing) plan.cordon.push_back(cand->name);
-    plan.after = figuresOf(placer.cluster());
+    plan.after = figuresOf(placer.cluster(), options.features);
     break;
   }
   plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

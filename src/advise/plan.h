@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ struct Figures {
   // Requested / allocatable in percent, over all nodes and over the nodes used.
   std::map<std::string, double> requested;      // "cpu", "memory"
   std::map<std::string, double> requestedUsed;  // "cpu", "memory"
+  // Requested / allocatable of each schedulable node in percent, per resource ("cpu",
+  // "memory"): the mean weighted by allocatable (what a node has when all are even), the
+  // lowest, the highest and the standard deviation. What --balance evens out.
+  struct Spread {
+    double mean = 0, min = 0, max = 0, stddev = 0;
+  };
+  std::map<std::string, Spread> perNode;
 };
 
 // --spread: one topology spread constraint of a group of pods, its skew before and after.
@@ -88,14 +96,23 @@ struct Plan {
   // node's allocatable, per resource (the largest of cpu and memory).
   size_t lowerBoundNodes = 0;
   size_t pendingLeftOut = 0;  // pending pods of the cluster, not part of the plan
-  // --defragment: the pod room is made for ("namespace/name"), where the scheduler places it
-  // after the moves ("" when no plan was found, with the reason), and the node cordoned while
-  // its pods move (uncordoned after the last move).
+  // --defragment: the pod (or PodGroup) room is made for ("namespace/name"), where the
+  // scheduler places it after the moves ("" when no plan was found, with the reason; a group's
+  // nodes joined by ", "), and the nodes cordoned while the moves run so that no moved pod lands
+  // where the room is made (uncordoned after the last move).
   std::string forPod;
   std::string forPodNode;
   std::string forPodReason;
-  std::string uncordonAfter;
+  std::vector<std::string> uncordonAfter;
+  // A PodGroup's pods and the node the scheduler places each on after the moves.
+  std::vector<std::pair<std::string, std::string>> forPodMembers;
   std::vector<Skew> skews;  // --spread: every constraint looked at
+  // --balance: the band, and the nodes above it before and after the moves.
+  struct Balance {
+    double deviation = 0;
+    size_t overBefore = 0, overAfter = 0;
+  };
+  std::optional<Balance> balance;
   size_t schedulerRuns = 0;
   double seconds = 0;
 };
@@ -105,7 +122,7 @@ struct Plan {
 [[nodiscard]] Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options,
                                  const Goal& goal, const Registry& outOfTree = {});
 
-// The figures of `cluster`.
-[[nodiscard]] Figures figuresOf(const sim::Cluster& cluster);
+// The figures of `cluster`, pods' requests as `gates` count them.
+[[nodiscard]] Figures figuresOf(const sim::Cluster& cluster, const features::Gates& gates = {});
 
 }  // namespace ksched::advise

@@ -9,10 +9,15 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson figures(const Figures& f) {
+  ojson perNode = ojson::object();
+  for (const auto& [r, s] : f.perNode) {
+    perNode[r] = {{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
+  }
   return {{"nodes", f.nodes},
           {"nodesUsed", f.nodesUsed},
           {"requestedPercent", f.requested},
-          {"requestedPercentOfNodesUsed", f.requestedUsed}};
+          {"requestedPercentOfNodesUsed", f.requestedUsed},
+          {"requestedPercentPerNode", std::move(perNode)}};
 }
 
 std::string fixed(double v) {
@@ -69,6 +74,18 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
     doc["forPodNode"] = plan.forPodNode.empty() ? ojson(nullptr) : ojson(plan.forPodNode);
     if (!plan.forPodReason.empty()) doc["forPodReason"] = plan.forPodReason;
     if (!plan.uncordonAfter.empty()) doc["makeRoomOn"] = plan.uncordonAfter;
+    if (!plan.forPodMembers.empty()) {
+      ojson members = ojson::array();
+      for (const auto& [pod, node] : plan.forPodMembers) {
+        members.push_back({{"pod", pod}, {"node", node}});
+      }
+      doc["forPodGroupMembers"] = std::move(members);
+    }
+  }
+  if (plan.balance) {
+    doc["balance"] = {{"deviation", plan.balance->deviation},
+                      {"nodesOverBefore", plan.balance->overBefore},
+                      {"nodesOverAfter", plan.balance->overAfter}};
   }
   if (plan.goal == "--spread") {
     ojson skews = ojson::array();
@@ -105,16 +122,27 @@ std::string planTable(const Plan& plan) {
            (plan.moves.size() == 1 ? "" : "s") + "; " + std::to_string(within) + " of " +
            std::to_string(plan.skews.size()) +
            " topology spread constraints within maxSkew after.\n";
+  } else if (plan.balance) {
+    const auto nodes = [](size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); };
+    out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
+           (plan.moves.size() == 1 ? "" : "s") + "; " + nodes(plan.balance->overBefore) +
+           " more than " + fixed(plan.balance->deviation) +
+           " points above the cluster's requested share before, " + nodes(plan.balance->overAfter) +
+           " after.\n";
   } else if (!plan.forPod.empty()) {
     if (plan.forPodNode.empty()) {
       out += "Plan: no room found for " + plan.forPod +
              ". It does not fit now: " + plan.forPodReason + "\n";
     } else if (plan.moves.empty()) {
       out += "Plan: nothing to move: " + plan.forPod + " fits now, on " + plan.forPodNode + ".\n";
+    } else if (!plan.forPodMembers.empty()) {
+      out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
+             (plan.moves.size() == 1 ? "" : "s") + ", then PodGroup " + plan.forPod + " fits, on " +
+             plan.forPodNode + ".\n";
     } else {
       out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
-             (plan.moves.size() == 1 ? "" : "s") + " off " + plan.uncordonAfter + ", then " +
-             plan.forPod + " fits, on " + plan.forPodNode + ".\n";
+             (plan.moves.size() == 1 ? "" : "s") + " off " + joined(plan.uncordonAfter) +
+             ", then " + plan.forPod + " fits, on " + plan.forPodNode + ".\n";
     }
   } else if (plan.cordon.empty()) {
     out += "Plan: no node can be freed.\n";
@@ -140,6 +168,15 @@ std::string planTable(const Plan& plan) {
     return n > kListed ? "  ... and " + std::to_string(n - kListed) + " more (-o json lists all)\n"
                        : std::string();
   };
+  if (!plan.forPodMembers.empty()) {
+    std::vector<std::vector<std::string>> rows{{"POD OF THE GROUP", "NODE"}};
+    for (const auto& [pod, node] : plan.forPodMembers) rows.push_back({pod, node});
+    out += "\n" + columns(rows);
+    if (!plan.moves.empty()) {
+      out += "Cordoned while the moves run (uncordoned after the last): " +
+             joined(plan.uncordonAfter) + ".\n";
+    }
+  }
   if (!plan.skews.empty()) {
     std::vector<std::vector<std::string>> rows{
         {"PODS OF", "TOPOLOGY KEY", "MAXSKEW", "SKEW BEFORE", "AFTER", "NOTE"}};
@@ -150,7 +187,9 @@ std::string planTable(const Plan& plan) {
     out += "\n" + columns(rows);
   }
   if (!plan.notFreed.empty()) {
-    out += plan.forPod.empty() ? "\nNodes not freed:\n" : "\nNodes tried:\n";
+    out += plan.balance          ? "\nNodes left above the band:\n"
+           : plan.forPod.empty() ? "\nNodes not freed:\n"
+                                 : "\nNodes tried:\n";
     for (size_t i = 0; i < std::min(kListed, plan.notFreed.size()); ++i) {
       out += "  " + plan.notFreed[i].node + ": " + plan.notFreed[i].reason + "\n";
     }
@@ -179,6 +218,27 @@ std::string planTable(const Plan& plan) {
     return out + line;
   }
   std::vector<std::vector<std::string>> fig{{"", "BEFORE", "AFTER"}};
+  if (plan.balance) {
+    for (const char* r : {"cpu", "memory"}) {
+      const Figures::Spread& b = plan.before.perNode.at(r);
+      const Figures::Spread& a = plan.after.perNode.at(r);
+      fig.push_back(
+          {std::string(r) + " requested, cluster", fixed(b.mean) + "%", fixed(a.mean) + "%"});
+      fig.push_back({std::string(r) + " requested, lowest-highest node",
+                     fixed(b.min) + "-" + fixed(b.max) + "%",
+                     fixed(a.min) + "-" + fixed(a.max) + "%"});
+      fig.push_back({std::string(r) + " standard deviation over nodes", fixed(b.stddev) + " points",
+                     fixed(a.stddev) + " points"});
+    }
+    out += "\n" + columns(fig);
+    if (plan.pendingLeftOut > 0) {
+      out += std::to_string(plan.pendingLeftOut) + " pending pods left out of the plan.\n";
+    }
+    char line[96];
+    std::snprintf(line, sizeof line, "Planned in %.2f s (%zu scheduler runs).\n", plan.seconds,
+                  plan.schedulerRuns);
+    return out + line;
+  }
   fig.push_back({"nodes used",
                  std::to_string(plan.before.nodesUsed) + " of " + std::to_string(plan.before.nodes),
                  std::to_string(plan.after.nodesUsed) + " of " + std::to_string(plan.after.nodes)});

@@ -103,7 +103,7 @@ Plan planSpread(const sim::Cluster& cluster, sim::Options options, const Evictio
   sim::Cluster c = cluster;
   plan.pendingLeftOut = static_cast<size_t>(
       std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c);
+  plan.before = figuresOf(c, options.features);
   sim::Simulator sim(c, options, outOfTree);
   const auto names = sim.profiles();
   const std::set<std::string> profiles(names.begin(), names.end());
@@ -163,7 +163,7 @@ Plan planSpread(const sim::Cluster& cluster, sim::Options options, const Evictio
       plan.skews.push_back(std::move(s));
     }
   }
-  plan.after = figuresOf(sim.cluster());
+  plan.after = figuresOf(sim.cluster(), options.features);
   plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }

@@ -80,7 +80,7 @@ class Mover {
       meanwhile_.push_back(node);
     }
     std::vector<std::string> nodes = plan_.cordon;
-    if (!plan_.uncordonAfter.empty()) nodes.push_back(plan_.uncordonAfter);
+    nodes.insert(nodes.end(), plan_.uncordonAfter.begin(), plan_.uncordonAfter.end());
     for (const auto& node : nodes) setUnschedulable(node, true);
   }
 
@@ -114,11 +114,12 @@ class Mover {
     return true;
   }
 
-  // --defragment: the node room was made on takes pods again.
-  // After the last move: --defragment's node takes pods again. The nodes cordoned only while
+  // After the last move: --defragment's nodes take pods again. The nodes cordoned only while
   // the moves ran are uncordoned however the run ended.
   void uncordon(bool done) {
-    if (done && !plan_.uncordonAfter.empty()) setUnschedulable(plan_.uncordonAfter, false);
+    if (done) {
+      for (const auto& node : plan_.uncordonAfter) setUnschedulable(node, false);
+    }
     for (const auto& node : meanwhile_) setUnschedulable(node, false);
   }
 

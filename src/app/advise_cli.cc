@@ -9,6 +9,7 @@
 
 #include <ksched/api/features.h>
 
+#include "advise/balance.h"
 #include "advise/defragment.h"
 #include "advise/plan.h"
 #include "advise/render.h"
@@ -29,6 +30,9 @@ struct Flags {
   std::optional<int> freeNodes;
   bool scaleDown = false;
   bool spread = false;
+  bool balance = false;
+  double deviation = 10;
+  bool deviationSet = false;
   bool apply = false;
   bool quiet = false;
   uint64_t seed = 1;
@@ -74,6 +78,10 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
   } else if (name == "--free-nodes") {
     if (!parseInt(value, 1, 1000000, n)) f.errors.push_back("--free-nodes: not a count: " + value);
     f.freeNodes = static_cast<int>(n);
+  } else if (name == "--deviation") {
+    if (!parseInt(value, 1, 100, n)) f.errors.push_back("--deviation: not in 1..100: " + value);
+    f.deviation = static_cast<double>(n);
+    f.deviationSet = true;
   } else if (name == "--seed") {
     if (!parseInt(value, 0, INT64_MAX, n)) f.errors.push_back("--seed: not a number: " + value);
     f.seed = static_cast<uint64_t>(n);
@@ -99,12 +107,13 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
 
 Flags parseFlags(const std::vector<std::string>& args) {
   static const std::set<std::string> kWithValue = {
-      "-f",         "--filename",   "--kubeconfig",   "--config", "-o",
-      "--output",   "--free-nodes", "--defragment",   "--seed",   "--grace-period",
-      "--interval", "--timeout",    "--feature-gates"};
+      "-f",         "--filename",   "--kubeconfig",    "--config",   "-o",
+      "--output",   "--free-nodes", "--defragment",    "--seed",     "--grace-period",
+      "--interval", "--timeout",    "--feature-gates", "--deviation"};
   static const std::map<std::string, bool Flags::*> kSwitches = {
       {"--scale-down", &Flags::scaleDown},
       {"--spread", &Flags::spread},
+      {"--balance", &Flags::balance},
       {"--apply", &Flags::apply},
       {"-q", &Flags::quiet},
       {"--quiet", &Flags::quiet},
@@ -132,11 +141,15 @@ Flags parseFlags(const std::vector<std::string>& args) {
   if (f.files.empty() == f.kubeconfig.empty()) {
     f.errors.emplace_back("the cluster: -f FILE or --kubeconfig FILE (one of them)");
   }
-  if (int(f.freeNodes.has_value()) + int(f.scaleDown) + int(f.spread) +
+  if (int(f.freeNodes.has_value()) + int(f.scaleDown) + int(f.spread) + int(f.balance) +
           int(!f.defragment.empty()) !=
       1) {
     f.errors.emplace_back(
-        "the goal: --free-nodes N, --scale-down, --spread or --defragment POD.yaml (one of them)");
+        "the goal: --free-nodes N, --scale-down, --spread, --balance or --defragment POD.yaml (one "
+        "of them)");
+  }
+  if (f.deviationSet && !f.balance) {
+    f.errors.emplace_back("--deviation: goes with --balance");
   }
   if (f.output != "table" && f.output != "json") {
     f.errors.push_back("--output: \"" + f.output + "\" is not table or json");
@@ -160,20 +173,55 @@ sim::Options simulatorOptions(const Flags& f) {
   return options;
 }
 
+// --defragment FILE: one pod, or one PodGroup (any version of the Workload API read) and its
+// pods (each naming it in spec.schedulingGroup.podGroupName).
+advise::Plan defragment(const Flags& f, sim::Cluster cluster, const Registry& outOfTree) {
+  sim::Cluster work;
+  sim::loadFile(f.defragment, sim::LoadAs::kWork, work);
+  std::vector<UnstructuredPtr> groups;
+  for (const auto& [kind, objects] : work.others) {
+    if (kind.starts_with("scheduling.k8s.io/") && kind.ends_with("/PodGroup")) {
+      groups.insert(groups.end(), objects.begin(), objects.end());
+      auto& into = cluster.others[kind];
+      into.insert(into.end(), objects.begin(), objects.end());
+    }
+  }
+  if (groups.empty()) {
+    if (work.pods.size() != 1) {
+      throw std::runtime_error(f.defragment +
+                               ": --defragment needs exactly one pod, or a PodGroup and its "
+                               "pods; found " +
+                               std::to_string(work.pods.size()) + " pods and no PodGroup");
+    }
+    return advise::planDefragment(cluster, simulatorOptions(f), *work.pods[0], f.policy, outOfTree);
+  }
+  if (groups.size() != 1) {
+    throw std::runtime_error(f.defragment + ": --defragment takes one PodGroup, found " +
+                             std::to_string(groups.size()));
+  }
+  const api::ObjectMeta& g = groups[0]->metadata;
+  const std::string ns = g.namespace_.empty() ? "default" : g.namespace_;
+  for (const auto& p : work.pods) {
+    const std::string* name = p->spec.podGroupName();
+    if (!name || *name != g.name || p->metadata.namespace_ != ns) {
+      throw std::runtime_error(f.defragment + ": pod " + p->metadata.key() +
+                               " is not a pod of PodGroup " + ns + "/" + g.name +
+                               " (spec.schedulingGroup.podGroupName)");
+    }
+  }
+  return advise::planDefragmentGroup(cluster, simulatorOptions(f), ns + "/" + g.name, work.pods,
+                                     f.policy, outOfTree);
+}
+
 advise::Plan plan(const Flags& f, const Registry& outOfTree) {
   sim::Cluster cluster = readCluster(f.kubeconfig, f.files, "ksched-advise");
   sim::checkCluster(cluster);
   if (!f.quiet) printSkipped(cluster.skipped);
   if (f.spread) return advise::planSpread(cluster, simulatorOptions(f), f.policy, outOfTree);
-  if (!f.defragment.empty()) {
-    sim::Cluster one;
-    sim::loadFile(f.defragment, sim::LoadAs::kWork, one);
-    if (one.pods.size() != 1) {
-      throw std::runtime_error(f.defragment + ": --defragment needs exactly one pod, found " +
-                               std::to_string(one.pods.size()));
-    }
-    return advise::planDefragment(cluster, simulatorOptions(f), *one.pods[0], f.policy, outOfTree);
+  if (f.balance) {
+    return advise::planBalance(cluster, simulatorOptions(f), {f.deviation, f.policy}, outOfTree);
   }
+  if (!f.defragment.empty()) return defragment(f, std::move(cluster), outOfTree);
   advise::Goal goal;
   goal.freeNodes = f.freeNodes.value_or(-1);
   goal.policy = f.policy;
@@ -239,8 +287,15 @@ The goal (one):
       --scale-down           empty as many nodes as possible
       --spread               bring every topology spread constraint of the pods back within
                              its maxSkew, moving pods off the fullest domains
+      --balance              even out the nodes' requested cpu and memory: move pods off the
+                             nodes more than --deviation points above the cluster's share
+      --deviation PCT        how far above the cluster's requested share a node may be
+                             (percentage points, default 10; with --balance)
       --defragment POD.yaml  make room for a pod of this shape (e.g. one asking for 8 GPUs)
-                             with the fewest moves off one node, then say where it lands
+                             with the fewest moves off one node, then say where it lands; or
+                             for a gang: a PodGroup (scheduling.k8s.io, with --feature-gates
+                             GenericWorkload=true) and its pods in the file, room made for one
+                             member at a time, then the group placed by its pod-group cycle
 
 What may move:
       --evict-local-storage-pods      pods with emptyDir or hostPath volumes too

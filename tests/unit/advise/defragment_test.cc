@@ -56,14 +56,14 @@ TEST(AdviseDefragment, MakesRoomForEightGpusWithTheFewestMovesThatWork) {
   EXPECT_THAT(p.notFreed[0].reason, HasSubstr("Insufficient nvidia.com/gpu"));
   EXPECT_EQ(p.forPod, "ml/train-8gpu");
   EXPECT_EQ(p.forPodNode, "gpu-2");
-  EXPECT_EQ(p.uncordonAfter, "gpu-2");
+  EXPECT_EQ(p.uncordonAfter, std::vector<std::string>{"gpu-2"});
   std::vector<std::string> moves;
   for (const auto& m : p.moves) moves.push_back(m.name + ":" + m.from + "->" + m.to);
   EXPECT_THAT(moves,
               ElementsAre("train-3:gpu-2->gpu-4", "infer-4:gpu-2->gpu-3", "infer-5:gpu-2->gpu-3"));
   EXPECT_THAT(planTable(p),
               HasSubstr("Plan: 3 moves off gpu-2, then ml/train-8gpu fits, on gpu-2."));
-  EXPECT_EQ(planDocument(p).at("makeRoomOn"), "gpu-2");
+  EXPECT_EQ(planDocument(p).at("makeRoomOn"), nlohmann::ordered_json::array({"gpu-2"}));
 }
 
 TEST(AdviseDefragment, APodThatFitsNeedsNoMove) {

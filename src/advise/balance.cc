@@ -1,0 +1,221 @@
+#include "advise/balance.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <unordered_map>
+
+#include <ksched/api/pod_resources.h>
+#include <ksched/api/resources.h>
+
+namespace ksched::advise {
+namespace balance_detail {
+
+// One schedulable node's requests and allocatable (cpu, memory).
+struct Load {
+  int64_t cpu = 0, memory = 0;
+  int64_t allocCpu = 0, allocMemory = 0;
+  [[nodiscard]] double cpuShare() const {
+    return allocCpu <= 0 ? 0.0 : 100.0 * static_cast<double>(cpu) / static_cast<double>(allocCpu);
+  }
+  [[nodiscard]] double memoryShare() const {
+    return allocMemory <= 0
+               ? 0.0
+               : 100.0 * static_cast<double>(memory) / static_cast<double>(allocMemory);
+  }
+};
+
+struct Shares {
+  std::unordered_map<std::string, Load> nodes;  // the schedulable nodes
+  double cpuMean = 0, memoryMean = 0;
+
+  // Percentage points above the mean (the larger of cpu and memory).
+  [[nodiscard]] double excess(const Load& l) const {
+    return std::max(l.cpuShare() - cpuMean, l.memoryShare() - memoryMean);
+  }
+  // The sum over the nodes of the squared distances of their shares to the means.
+  [[nodiscard]] double imbalance() const {
+    double sum = 0;
+    for (const auto& [name, l] : nodes) {
+      const double c = l.cpuShare() - cpuMean, m = l.memoryShare() - memoryMean;
+      sum += c * c + m * m;
+    }
+    return sum;
+  }
+};
+
+Shares sharesOf(const sim::Cluster& c, const features::Gates& gates) {
+  Shares s;
+  for (const auto& n : c.nodes) {
+    if (n->spec.unschedulable) continue;
+    const api::Resource a = api::Resource::fromList(n->status.allocatable);
+    s.nodes[n->metadata.name] = {0, 0, a.milliCPU, a.memory};
+  }
+  for (const auto& p : c.pods) {
+    auto it = s.nodes.find(p->spec.nodeName);
+    if (it == s.nodes.end()) continue;
+    const api::Resource r = api::nodePodRequests(*p, gates).requests;
+    it->second.cpu += r.milliCPU;
+    it->second.memory += r.memory;
+  }
+  int64_t cpu = 0, memory = 0, allocCpu = 0, allocMemory = 0;
+  for (const auto& [name, l] : s.nodes) {
+    cpu += l.cpu;
+    memory += l.memory;
+    allocCpu += l.allocCpu;
+    allocMemory += l.allocMemory;
+  }
+  s.cpuMean = Load{cpu, memory, allocCpu, allocMemory}.cpuShare();
+  s.memoryMean = Load{cpu, memory, allocCpu, allocMemory}.memoryShare();
+  return s;
+}
+
+std::string fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// "cpu 85% requested, 35 points above the cluster's 50%" (the resource further above).
+std::string overWhy(const Shares& s, const Load& l) {
+  const bool cpu = l.cpuShare() - s.cpuMean >= l.memoryShare() - s.memoryMean;
+  const double share = cpu ? l.cpuShare() : l.memoryShare();
+  const double mean = cpu ? s.cpuMean : s.memoryMean;
+  return std::string(cpu ? "cpu " : "memory ") + fixed(share) + "% requested, " +
+         fixed(share - mean) + " points above the cluster's " + fixed(mean) + "%";
+}
+
+// The pods of `node` to try, in order: those that may move, the lowest priority first, then
+// those whose requests best cover the node's excess (share of the node, larger of cpu and
+// memory), then by name. Pods already moved once are left where they are.
+std::vector<PodPtr> podsToTry(const sim::Cluster& c, const std::string& node, const Load& load,
+                              double excess, const EvictionPolicy& policy, const Budgets& budgets,
+                              const std::set<std::string>& profiles,
+                              const std::set<std::string>& moved, const features::Gates& gates) {
+  struct Entry {
+    PodPtr pod;
+    int32_t priority;
+    double fit;  // distance between the pod's share and the excess
+    bool preferNot;
+  };
+  std::vector<Entry> entries;
+  for (const auto& p : c.pods) {
+    if (p->spec.nodeName != node || moved.contains(p->metadata.key())) continue;
+    if (!profiles.contains(p->spec.schedulerName)) continue;
+    if (judge(*p, policy, budgets).disposition != Disposition::kMoves) continue;
+    const api::Resource r = api::nodePodRequests(*p, gates).requests;
+    const double share = std::max(Load{r.milliCPU, 0, load.allocCpu, 1}.cpuShare(),
+                                  Load{0, r.memory, 1, load.allocMemory}.memoryShare());
+    entries.push_back({p, api::podPriority(*p), std::abs(share - excess),
+                       p->metadata.annotations.contains(kPreferNoEvictionAnnotation)});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.preferNot != b.preferNot) return !a.preferNot;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.fit != b.fit) return a.fit < b.fit;
+    return a.pod->metadata.key() < b.pod->metadata.key();
+  });
+  std::vector<PodPtr> out;
+  for (auto& e : entries) out.push_back(std::move(e.pod));
+  return out;
+}
+
+}  // namespace balance_detail
+
+Plan planBalance(const sim::Cluster& cluster, sim::Options options, const BalanceGoal& goal,
+                 const Registry& outOfTree) {
+  using namespace balance_detail;
+  const auto start = std::chrono::steady_clock::now();
+  Plan plan;
+  plan.goal = "--balance";
+  options.preemption = false;
+  const features::Gates gates = options.features;
+  sim::Cluster c = cluster;
+  plan.pendingLeftOut = static_cast<size_t>(
+      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
+  plan.before = figuresOf(c, gates);
+  sim::Simulator sim(c, options, outOfTree);
+  const auto names = sim.profiles();
+  const std::set<std::string> profiles(names.begin(), names.end());
+  const Budgets budgets(c.podDisruptionBudgets);
+
+  Shares shares = sharesOf(c, gates);
+  const auto over = [&](const Shares& s) {
+    return static_cast<size_t>(std::count_if(s.nodes.begin(), s.nodes.end(), [&](const auto& n) {
+      return s.excess(n.second) > goal.deviation;
+    }));
+  };
+  plan.balance = Plan::Balance{goal.deviation, over(shares), 0};
+  std::set<std::string> moved;  // pods moved once
+  std::set<std::string> left;   // over nodes given up
+  while (plan.moves.size() < static_cast<size_t>(kBalanceMovesMax)) {
+    // The node furthest over, by name among equals.
+    const std::string* node = nullptr;
+    double most = goal.deviation;
+    for (const auto& [name, l] : shares.nodes) {
+      const double e = shares.excess(l);
+      if (left.contains(name) || e <= goal.deviation) continue;
+      if (e > most || (e == most && node && name < *node)) {
+        most = e;
+        node = &name;
+      }
+    }
+    if (!node) break;
+    const std::string from = *node;
+    const Load load = shares.nodes.at(from);
+    const std::vector<PodPtr> pods =
+        podsToTry(sim.cluster(), from, load, most, goal.policy, budgets, profiles, moved, gates);
+    if (pods.empty()) {
+      plan.notFreed.push_back({from, overWhy(shares, load) + "; no pod on it may move"});
+      left.insert(from);
+      continue;
+    }
+    std::string lastWhy;
+    bool done = false;
+    for (size_t i = 0; i < pods.size() && i < static_cast<size_t>(kBalanceTriesPerNode); ++i) {
+      const PodPtr& pod = pods[i];
+      sim.begin();
+      const sim::Result r =
+          sim.schedule({sim.evict(pod->metadata.namespace_, pod->metadata.name)}, "drained");
+      ++plan.schedulerRuns;
+      const sim::PodResult& placed = r.pods.back();
+      if (!placed.node) {
+        lastWhy = "pod " + pod->metadata.key() + " fits on no other node: " + placed.reason;
+        sim.revert();
+        continue;
+      }
+      Shares next = sharesOf(sim.cluster(), gates);
+      const auto to = next.nodes.find(*placed.node);
+      if (*placed.node == from) {
+        lastWhy = "the scheduler places " + pod->metadata.key() + " on " + from + " again";
+      } else if (to != next.nodes.end() && next.excess(to->second) > goal.deviation) {
+        lastWhy = "the scheduler places " + pod->metadata.key() + " on " + *placed.node +
+                  ", which it would put over (" + overWhy(next, to->second) + ")";
+      } else if (next.imbalance() >= shares.imbalance()) {
+        lastWhy = "moving " + pod->metadata.key() + " to " + *placed.node +
+                  " does not bring the nodes closer together";
+      } else {
+        sim.commit();
+        moved.insert(pod->metadata.key());
+        plan.moves.push_back({placed.namespace_, placed.name, from, *placed.node, placed.tiedWith,
+                              "balance: " + from + " " + overWhy(shares, load)});
+        shares = std::move(next);
+        done = true;
+        break;
+      }
+      sim.revert();
+    }
+    if (!done) {
+      plan.notFreed.push_back({from, overWhy(shares, load) + "; " + lastWhy});
+      left.insert(from);
+    }
+  }
+  plan.balance->overAfter = over(shares);
+  plan.after = figuresOf(sim.cluster(), gates);
+  plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+}  // namespace ksched::advise
