@@ -80,6 +80,9 @@ struct Skew {
   int before = 0;
   int after = 0;
   std::string note;  // why it is still above maxSkew, when it is
+  // The scheduler's default constraint (PodTopologySpread's defaultingType) for pods without
+  // their own, over their default selector.
+  bool defaulted = false;
 };
 
 struct Plan {

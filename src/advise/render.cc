@@ -93,6 +93,7 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
       ojson one = {{"pods", k.group},      {"topologyKey", k.topologyKey},
                    {"maxSkew", k.maxSkew}, {"whenUnsatisfiable", k.whenUnsatisfiable},
                    {"before", k.before},   {"after", k.after}};
+      if (k.defaulted) one["default"] = true;
       if (!k.note.empty()) one["note"] = k.note;
       skews.push_back(std::move(one));
     }
@@ -181,8 +182,9 @@ std::string planTable(const Plan& plan) {
     std::vector<std::vector<std::string>> rows{
         {"PODS OF", "TOPOLOGY KEY", "MAXSKEW", "SKEW BEFORE", "AFTER", "NOTE"}};
     for (const auto& k : plan.skews) {
-      rows.push_back({k.group, k.topologyKey, std::to_string(k.maxSkew), std::to_string(k.before),
-                      std::to_string(k.after), k.note});
+      rows.push_back({k.group, k.topologyKey + (k.defaulted ? " (default)" : ""),
+                      std::to_string(k.maxSkew), std::to_string(k.before), std::to_string(k.after),
+                      k.note});
     }
     out += "\n" + columns(rows);
   }

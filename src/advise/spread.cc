@@ -7,7 +7,12 @@
 #include <unordered_map>
 
 #include <ksched/api/selectors.h>
+#include <ksched/helper/default_selector.h>
 #include <ksched/helper/node_affinity.h>
+#include <ksched/listers.h>
+
+#include "config/scheduler_config.h"
+#include "plugins/pod_topology_spread/args.h"
 
 namespace ksched::advise {
 namespace {
@@ -47,8 +52,10 @@ struct Domains {
   }
 };
 
+// `sel` selects the pods counted: the constraint's own selector (selectorOf), or the default
+// selector for a default constraint.
 Domains domainsOf(const sim::Cluster& c, const api::TopologySpreadConstraint& t,
-                  const api::Pod& pod) {
+                  const api::Pod& pod, const api::Selector& sel) {
   Domains d;
   const bool honor = t.nodeAffinityPolicy.value_or("Honor") == "Honor";
   for (const auto& n : c.nodes) {
@@ -58,7 +65,6 @@ Domains domainsOf(const sim::Cluster& c, const api::TopologySpreadConstraint& t,
     d.domainOf[n->metadata.name] = it->second;
     d.count.try_emplace(it->second, 0);
   }
-  const api::Selector sel = selectorOf(t, pod);
   for (const auto& p : c.pods) {
     if (p->metadata.namespace_ != pod.metadata.namespace_ || !sel.matches(p->metadata.labels)) {
       continue;
@@ -92,6 +98,41 @@ PodPtr pickFromFullest(const Domains& d, const std::string& group, const Evictio
   return best;
 }
 
+// The constraints PodTopologySpread gives pods without their own, per profile (its
+// defaultingType): System's (hostname maxSkew 3, zone maxSkew 5, both ScheduleAnyway) or the
+// configuration's defaultConstraints (List). Their labelSelector is set per pod.
+std::map<std::string, std::vector<api::TopologySpreadConstraint>> defaultConstraints(
+    const sim::Options& options) {
+  config::SchedulerConfiguration cfg = config::defaultConfiguration();
+  if (!options.config.empty()) {
+    config::LoadResult r = config::decodeConfig(options.config, options.configName);
+    if (!r.ok()) return {};  // the Simulator refused it already
+    cfg = std::move(*r.config);
+  }
+  std::map<std::string, std::vector<api::TopologySpreadConstraint>> out;
+  for (const auto& profile : cfg.profiles) {
+    api::TopologySpreadConstraint host, zone;
+    host.maxSkew = 3;
+    host.topologyKey = "kubernetes.io/hostname";
+    host.whenUnsatisfiable = "ScheduleAnyway";
+    zone.maxSkew = 5;
+    zone.topologyKey = "topology.kubernetes.io/zone";
+    zone.whenUnsatisfiable = "ScheduleAnyway";
+    std::vector<api::TopologySpreadConstraint> constraints{host, zone};
+    for (const auto& pc : profile.pluginConfig) {
+      if (pc.name != "PodTopologySpread") continue;
+      try {
+        const auto args = plugins::PodTopologySpreadArgs::fromJson(pc.args);
+        if (args.defaultingType == plugins::kListDefaulting) constraints = args.defaultConstraints;
+      } catch (const std::exception&) {
+        // Refused by the Simulator already.
+      }
+    }
+    out[profile.schedulerName] = std::move(constraints);
+  }
+  return out;
+}
+
 }  // namespace
 
 Plan planSpread(const sim::Cluster& cluster, sim::Options options, const EvictionPolicy& policy,
@@ -109,18 +150,43 @@ Plan planSpread(const sim::Cluster& cluster, sim::Options options, const Evictio
   const std::set<std::string> profiles(names.begin(), names.end());
   const Budgets budgets(c.podDisruptionBudgets);
 
-  // One pod per controller with constraints, in the order read.
-  std::vector<std::pair<std::string, PodPtr>> groups;
+  // One pod per controller, in the order read, with its constraints: its own, or those the
+  // scheduler defaults (PodTopologySpread's defaultingType) over its default selector.
+  const auto defaults = defaultConstraints(options);
+  struct Group {
+    std::string name;
+    PodPtr first;
+    std::vector<api::TopologySpreadConstraint> constraints;
+    std::optional<api::Selector> defaultSelector;  // set for the scheduler's default constraints
+  };
+  // What the scheduler's listers hold: its default selector comes from them.
+  StaticClusterListers listers;
+  for (const auto& o : c.services) listers.add(o);
+  for (const auto& o : c.replicaSets) listers.add(o);
+  for (const auto& o : c.statefulSets) listers.add(o);
+  for (const auto& o : c.replicationControllers) listers.add(o);
+  std::vector<Group> groups;
   std::set<std::string> seen;
   for (const auto& p : c.pods) {
     const std::string g = groupOf(*p);
-    if (g.empty() || p->spec.topologySpreadConstraints.empty() || !seen.insert(g).second) continue;
-    groups.emplace_back(g, p);
+    if (g.empty() || !seen.insert(g).second) continue;
+    if (!p->spec.topologySpreadConstraints.empty()) {
+      groups.push_back({g, p, p->spec.topologySpreadConstraints, std::nullopt});
+      continue;
+    }
+    if (!profiles.contains(p->spec.schedulerName)) continue;
+    auto it = defaults.find(p->spec.schedulerName);
+    if (it == defaults.end() || it->second.empty()) continue;
+    api::Selector sel = plugins::helper::defaultSelector(*p, listers);
+    if (sel.isEverything()) continue;  // nothing selects the pods: no default spreading
+    groups.push_back({g, p, it->second, std::move(sel)});
   }
-  for (const auto& [group, first] : groups) {
-    for (const auto& t : first->spec.topologySpreadConstraints) {
-      Skew s{group, t.topologyKey, t.maxSkew, t.whenUnsatisfiable, 0, 0, ""};
-      Domains d = domainsOf(sim.cluster(), t, *first);
+  for (const auto& [group, first, constraints, defaultSelector] : groups) {
+    const bool defaulted = defaultSelector.has_value();
+    for (const auto& t : constraints) {
+      const api::Selector sel = defaulted ? *defaultSelector : selectorOf(t, *first);
+      Skew s{group, t.topologyKey, t.maxSkew, t.whenUnsatisfiable, 0, 0, "", defaulted};
+      Domains d = domainsOf(sim.cluster(), t, *first, sel);
       s.before = d.skew();
       for (int i = 0; i < kSpreadMovesPerConstraint && d.skew() > t.maxSkew; ++i) {
         const PodPtr pod = pickFromFullest(d, group, policy, budgets, profiles);
@@ -135,7 +201,7 @@ Plan planSpread(const sim::Cluster& cluster, sim::Options options, const Evictio
             sim.schedule({sim.evict(pod->metadata.namespace_, pod->metadata.name)}, "drained");
         ++plan.schedulerRuns;
         const sim::PodResult& placed = r.pods.back();
-        Domains next = domainsOf(sim.cluster(), t, *first);
+        Domains next = domainsOf(sim.cluster(), t, *first, sel);
         if (!placed.node) {
           s.note = "pod " + pod->metadata.key() + " fits on no other node: " + placed.reason;
         } else if (next.domainOf.contains(*placed.node) &&

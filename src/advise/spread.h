@@ -2,7 +2,9 @@
 // their maxSkew, each checked by the scheduler.
 //
 // The pods are taken by controller (ownerReferences), each group with the constraints of its
-// first pod. For a constraint, the domains are the values of its topologyKey on the nodes the
+// first pod; a group without constraints gets PodTopologySpread's default ones (System's, or
+// the configuration's List) over the scheduler's default selector (helper/default_selector.h),
+// when something selects the pods. For a constraint, the domains are the values of its topologyKey on the nodes the
 // pod may run on (its node selector and required node affinity, as nodeAffinityPolicy Honor
 // counts them), and a domain's count is the number of pods of the namespace its labelSelector
 // (with matchLabelKeys) selects. While the skew (the largest count less the smallest) is above

@@ -286,7 +286,9 @@ The goal (one):
       --free-nodes N         empty N nodes (the easiest first) by moving their pods elsewhere
       --scale-down           empty as many nodes as possible
       --spread               bring every topology spread constraint of the pods back within
-                             its maxSkew, moving pods off the fullest domains
+                             its maxSkew, moving pods off the fullest domains; pods without
+                             constraints by the scheduler's default ones (PodTopologySpread's
+                             defaultingType)
       --balance              even out the nodes' requested cpu and memory: move pods off the
                              nodes more than --deviation points above the cluster's share
       --deviation PCT        how far above the cluster's requested share a node may be

@@ -104,5 +104,85 @@ TEST(AdviseSpread, PodsThatMayNotMoveAreSaidToBeTheReason) {
   EXPECT_EQ(p.skews[0].note, "no pod of the fullest domain may move");
 }
 
+// A pod of ReplicaSet api (no constraints of its own) on `nodeName`.
+PodPtr apiPod(const std::string& name, const std::string& nodeName) {
+  return podOf(name, 200)
+      .label("app", "api")
+      .ownerReference("ReplicaSet", "api", "api-uid", true, "apps/v1")
+      .nodeName(nodeName)
+      .ptr();
+}
+
+NodePtr host(const std::string& name, const std::string& zone) {
+  auto n = zoned(name, zone);
+  auto copy = std::make_shared<api::Node>(*n);
+  copy->metadata.labels["kubernetes.io/hostname"] = name;
+  return copy;
+}
+
+// Eight pods of ReplicaSet api on one of three nodes; with the ReplicaSet object or without.
+sim::Cluster crowded(bool withReplicaSet) {
+  sim::Cluster c;
+  c.nodes = {host("n1", "a"), host("n2", "a"), host("n3", "b")};
+  for (int i = 0; i < 8; ++i) c.pods.push_back(apiPod("api-" + std::to_string(i), "n1"));
+  if (withReplicaSet) {
+    api::ReplicaSet rs;
+    rs.metadata.name = "api";
+    rs.metadata.namespace_ = "default";
+    rs.spec.selector = api::LabelSelector{{{"app", "api"}}, {}};
+    c.replicaSets.push_back(rs);
+  }
+  return c;
+}
+
+TEST(AdviseSpread, PodsWithoutConstraintsAreSpreadByTheSystemDefaults) {
+  const sim::Cluster c = crowded(true);
+  const Plan p = planSpread(c, {}, {});
+  ASSERT_EQ(p.skews.size(), 2U);
+  const Skew& byHost = p.skews[0];
+  EXPECT_TRUE(byHost.defaulted);
+  EXPECT_EQ(byHost.topologyKey, "kubernetes.io/hostname");
+  EXPECT_EQ(byHost.maxSkew, 3);
+  EXPECT_EQ(byHost.whenUnsatisfiable, "ScheduleAnyway");
+  EXPECT_EQ(byHost.before, 8);
+  EXPECT_LE(byHost.after, 3);
+  EXPECT_FALSE(p.moves.empty());
+  for (const auto& m : p.moves) EXPECT_EQ(m.from, "n1");
+  EXPECT_EQ(p.skews[1].topologyKey, "topology.kubernetes.io/zone");
+  EXPECT_EQ(p.skews[1].maxSkew, 5);
+  EXPECT_THAT(planTable(p), HasSubstr("kubernetes.io/hostname (default)"));
+  EXPECT_EQ(planDocument(p).at("skews")[0].at("default"), true);
+}
+
+TEST(AdviseSpread, WithoutAnObjectSelectingThemThereIsNoDefaultSpreading) {
+  // The scheduler's default selector comes from the Services and controllers selecting a pod:
+  // with none read, it spreads nothing, and neither does the plan.
+  const Plan p = planSpread(crowded(false), {}, {});
+  EXPECT_THAT(p.skews, IsEmpty());
+  EXPECT_THAT(p.moves, IsEmpty());
+}
+
+TEST(AdviseSpread, ListDefaultingTakesTheConfiguredConstraints) {
+  sim::Options o;
+  o.config = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - maxSkew: 1
+        topologyKey: topology.kubernetes.io/zone
+        whenUnsatisfiable: ScheduleAnyway
+)";
+  const Plan p = planSpread(crowded(true), o, {});
+  ASSERT_EQ(p.skews.size(), 1U);
+  EXPECT_EQ(p.skews[0].topologyKey, "topology.kubernetes.io/zone");
+  EXPECT_EQ(p.skews[0].before, 8);  // zone a 8, zone b 0
+  EXPECT_LE(p.skews[0].after, 1) << p.skews[0].note;
+}
+
 }  // namespace
 }  // namespace ksched::advise
