@@ -130,15 +130,10 @@ Plan planBalance(const sim::Cluster& cluster, sim::Options options, const Balanc
   const auto start = std::chrono::steady_clock::now();
   Plan plan;
   plan.goal = "--balance";
-  options.preemption = false;
+  const sim::Cluster c = boundPodsOnly(cluster, options, plan);
   const features::Gates gates = options.features;
-  sim::Cluster c = cluster;
-  plan.pendingLeftOut = static_cast<size_t>(
-      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c, gates);
   sim::Simulator sim(c, options, outOfTree);
-  const auto names = sim.profiles();
-  const std::set<std::string> profiles(names.begin(), names.end());
+  const std::set<std::string> profiles = profilesOf(sim);
   const Budgets budgets(c.podDisruptionBudgets);
 
   Shares shares = sharesOf(c, gates);

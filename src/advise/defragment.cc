@@ -126,6 +126,14 @@ std::vector<Option> optionsFor(const sim::Cluster& c, const api::Pod& pod,
   return out;
 }
 
+sim::Result moveOff(sim::Simulator& sim, const Option& o) {
+  sim.cordon(o.node);
+  std::vector<PodPtr> evicted;
+  for (const auto& p : o.evict)
+    evicted.push_back(sim.evict(p->metadata.namespace_, p->metadata.name));
+  return sim.schedule(evicted, "drained");
+}
+
 Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api::Pod& given,
                     const EvictionPolicy& policy, const Registry& outOfTree) {
   const auto start = std::chrono::steady_clock::now();
@@ -136,15 +144,9 @@ Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api
   Plan plan;
   plan.goal = "--defragment " + pod.metadata.namespace_ + "/" + pod.metadata.name;
   plan.forPod = pod.metadata.namespace_ + "/" + pod.metadata.name;
-  options.preemption = false;
-  sim::Cluster c = cluster;
-  plan.pendingLeftOut = static_cast<size_t>(
-      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c, options.features);
-  plan.lowerBoundNodes = 0;
+  const sim::Cluster c = boundPodsOnly(cluster, options, plan);
   sim::Simulator sim(c, options, outOfTree);
-  const auto names = sim.profiles();
-  const std::set<std::string> profiles(names.begin(), names.end());
+  const std::set<std::string> profiles = profilesOf(sim);
   if (!profiles.contains(pod.spec.schedulerName)) {
     throw std::invalid_argument("--defragment: the pod's schedulerName \"" +
                                 pod.spec.schedulerName +
@@ -166,16 +168,9 @@ Plan planDefragment(const sim::Cluster& cluster, sim::Options options, const api
   for (size_t i = 0; i < tries.size() && i < kDefragmentTries; ++i) {
     const Option& o = tries[i];
     sim.begin();
-    sim.cordon(o.node);
-    std::vector<PodPtr> evicted;
-    for (const auto& p : o.evict)
-      evicted.push_back(sim.evict(p->metadata.namespace_, p->metadata.name));
-    const sim::Result r = sim.schedule(evicted, "drained");
+    const sim::Result r = moveOff(sim, o);
     ++plan.schedulerRuns;
-    const auto miss = std::find_if(r.pods.begin(), r.pods.end(), [](const sim::PodResult& p) {
-      return p.origin == "drained" && !p.node;
-    });
-    if (miss != r.pods.end()) {
+    if (const sim::PodResult* miss = firstUnplaced(r)) {
       plan.notFreed.push_back({o.node, "pod " + miss->namespace_ + "/" + miss->name +
                                            " fits on no other node: " + miss->reason});
       sim.revert();

@@ -42,6 +42,10 @@ struct Option {
                                              const features::Gates& gates,
                                              const EvictionPolicy& policy);
 
+// Option `o` in `sim`: cordons its node, evicts its pods and has the scheduler place them
+// elsewhere (the node stays cordoned). Their results have the origin "drained".
+[[nodiscard]] sim::Result moveOff(sim::Simulator& sim, const Option& o);
+
 // Plans room for `pod` (pending; its namespace "default" when empty) over `cluster`. Throws
 // std::invalid_argument when no profile of the configuration schedules the pod.
 [[nodiscard]] Plan planDefragment(const sim::Cluster& cluster, sim::Options options,

@@ -54,14 +54,9 @@ Plan planDefragmentGroup(const sim::Cluster& cluster, sim::Options options,
   Plan plan;
   plan.goal = "--defragment " + group + " (" + std::to_string(members.size()) + " pods)";
   plan.forPod = group;
-  options.preemption = false;
-  sim::Cluster c = cluster;
-  plan.pendingLeftOut = static_cast<size_t>(
-      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c, options.features);
+  const sim::Cluster c = boundPodsOnly(cluster, options, plan);
   sim::Simulator sim(c, options, outOfTree);
-  const auto profileNames = sim.profiles();
-  const std::set<std::string> profiles(profileNames.begin(), profileNames.end());
+  const std::set<std::string> profiles = profilesOf(sim);
   std::set<std::string> names;
   for (const auto& m : members) {
     if (!profiles.contains(m->spec.schedulerName)) {
@@ -132,15 +127,9 @@ Plan planDefragmentGroup(const sim::Cluster& cluster, sim::Options options,
       const Option& o = tries[i];
       sim.begin();
       cordonHeld(true);
-      sim.cordon(o.node);
-      std::vector<PodPtr> evicted;
-      for (const auto& p : o.evict)
-        evicted.push_back(sim.evict(p->metadata.namespace_, p->metadata.name));
-      const sim::Result r = sim.schedule(evicted, "drained");
+      const sim::Result r = moveOff(sim, o);
       ++plan.schedulerRuns;
-      const bool moved = std::all_of(r.pods.begin(), r.pods.end(), [](const sim::PodResult& p) {
-        return p.origin != "drained" || p.node.has_value();
-      });
+      const bool moved = firstUnplaced(r) == nullptr;
       sim.cordon(o.node, false);
       cordonHeld(false);
       const sim::Result one = moved ? sim.schedule({stand}) : sim::Result{};

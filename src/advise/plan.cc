@@ -58,14 +58,6 @@ bool moveOrder(const PodPtr& a, const PodPtr& b, const features::Gates& gates) {
   return a->metadata.key() < b->metadata.key();
 }
 
-// The first pod of `r` of origin "drained" that was not placed, or nullptr.
-const sim::PodResult* firstUnplaced(const sim::Result& r) {
-  for (const auto& p : r.pods) {
-    if (p.origin == "drained" && !p.node) return &p;
-  }
-  return nullptr;
-}
-
 // Reads the cluster's nodes: the candidates in the order they are tried, and what keeps the
 // others. Fills plan.kept and plan.alreadyFree.
 std::vector<Candidate> candidatesOf(const sim::Cluster& c, const Goal& goal,
@@ -299,6 +291,27 @@ class Chooser {
 
 }  // namespace
 
+const sim::PodResult* firstUnplaced(const sim::Result& r) {
+  for (const auto& p : r.pods) {
+    if (p.origin == "drained" && !p.node) return &p;
+  }
+  return nullptr;
+}
+
+sim::Cluster boundPodsOnly(const sim::Cluster& cluster, sim::Options& options, Plan& plan) {
+  options.preemption = false;
+  sim::Cluster c = cluster;
+  plan.pendingLeftOut = static_cast<size_t>(
+      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
+  plan.before = figuresOf(c, options.features);
+  return c;
+}
+
+std::set<std::string> profilesOf(const sim::Simulator& sim) {
+  const auto names = sim.profiles();
+  return {names.begin(), names.end()};
+}
+
 Figures figuresOf(const sim::Cluster& cluster, const features::Gates& gates) {
   Figures f;
   f.nodes = cluster.nodes.size();
@@ -350,18 +363,13 @@ Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options, const Goal
   Plan plan;
   plan.goal =
       goal.freeNodes < 0 ? "--scale-down" : "--free-nodes " + std::to_string(goal.freeNodes);
-  options.preemption = false;
   // The plan is about the pods in place: the pending ones are left out.
-  sim::Cluster c = cluster;
-  plan.pendingLeftOut = static_cast<size_t>(
-      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
+  const sim::Cluster c = boundPodsOnly(cluster, options, plan);
   const features::Gates gates = options.features;
-  plan.before = figuresOf(c, options.features);
   plan.lowerBoundNodes = lowerBound(c, gates);
 
   sim::Simulator chooser(c, options, outOfTree);
-  const auto names = chooser.profiles();
-  const std::set<std::string> profiles(names.begin(), names.end());
+  const std::set<std::string> profiles = profilesOf(chooser);
   const std::vector<Candidate> candidates = candidatesOf(c, goal, profiles, gates, plan);
   // Nodes with nothing to move stay empty: a move onto one would free nothing.
   for (const auto& n : plan.alreadyFree) chooser.cordon(n);

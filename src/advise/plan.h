@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,15 @@ struct Plan {
 // (configuration, gates, seed); preemption is always off: a plan never preempts.
 [[nodiscard]] Plan planFreeNodes(const sim::Cluster& cluster, sim::Options options,
                                  const Goal& goal, const Registry& outOfTree = {});
+
+// Where every goal starts: `cluster` without its pending pods (counted in plan.pendingLeftOut),
+// its figures in plan.before, and `options` without preemption (a plan never preempts).
+[[nodiscard]] sim::Cluster boundPodsOnly(const sim::Cluster& cluster, sim::Options& options,
+                                         Plan& plan);
+// The schedulerNames of `sim`'s profiles: the pods a plan may move.
+[[nodiscard]] std::set<std::string> profilesOf(const sim::Simulator& sim);
+// The first pod of `r` put back by an eviction (origin "drained") that found no node, or nullptr.
+[[nodiscard]] const sim::PodResult* firstUnplaced(const sim::Result& r);
 
 // The figures of `cluster`, pods' requests as `gates` count them.
 [[nodiscard]] Figures figuresOf(const sim::Cluster& cluster, const features::Gates& gates = {});

@@ -140,14 +140,9 @@ Plan planSpread(const sim::Cluster& cluster, sim::Options options, const Evictio
   const auto start = std::chrono::steady_clock::now();
   Plan plan;
   plan.goal = "--spread";
-  options.preemption = false;
-  sim::Cluster c = cluster;
-  plan.pendingLeftOut = static_cast<size_t>(
-      std::erase_if(c.pods, [](const PodPtr& p) { return p->spec.nodeName.empty(); }));
-  plan.before = figuresOf(c, options.features);
+  const sim::Cluster c = boundPodsOnly(cluster, options, plan);
   sim::Simulator sim(c, options, outOfTree);
-  const auto names = sim.profiles();
-  const std::set<std::string> profiles(names.begin(), names.end());
+  const std::set<std::string> profiles = profilesOf(sim);
   const Budgets budgets(c.podDisruptionBudgets);
 
   // One pod per controller, in the order read, with its constraints: its own, or those the

@@ -4,13 +4,13 @@
 // The pods are taken by controller (ownerReferences), each group with the constraints of its
 // first pod; a group without constraints gets PodTopologySpread's default ones (System's, or
 // the configuration's List) over the scheduler's default selector (helper/default_selector.h),
-// when something selects the pods. For a constraint, the domains are the values of its topologyKey on the nodes the
-// pod may run on (its node selector and required node affinity, as nodeAffinityPolicy Honor
-// counts them), and a domain's count is the number of pods of the namespace its labelSelector
-// (with matchLabelKeys) selects. While the skew (the largest count less the smallest) is above
-// maxSkew, a pod of the group that may move (movable.h) is taken off the fullest domain (from
-// its fullest node) and placed by the scheduler; a move that lands in the same domain again, or
-// does not lower the skew, is undone and ends the work on that constraint.
+// when something selects the pods. For a constraint, the domains are the values of its topologyKey
+// on the nodes the pod may run on (its node selector and required node affinity, as
+// nodeAffinityPolicy Honor counts them), and a domain's count is the number of pods of the
+// namespace its labelSelector (with matchLabelKeys) selects. While the skew (the largest count less
+// the smallest) is above maxSkew, a pod of the group that may move (movable.h) is taken off the
+// fullest domain (from its fullest node) and placed by the scheduler; a move that lands in the same
+// domain again, or does not lower the skew, is undone and ends the work on that constraint.
 #pragma once
 
 #include <string>
