@@ -9,6 +9,7 @@
 #include <ksched/api/pod.h>
 #include <ksched/api/rfc3339.h>
 
+#include "scheduler/rest_cluster_api.h"
 #include "scheduler/scheduler_core.h"
 
 namespace ksched::scheduler {
@@ -32,6 +33,37 @@ bool SchedulerCore::onPreEnqueueRejection(const PodPtr& pod, const std::string& 
       pod->metadata.uid, std::move(w),
       options_.synchronous ? std::chrono::milliseconds::zero() : options_.preEnqueueStatusDelay);
   return true;
+}
+
+ApiResult SchedulerCore::patchUnlessBound(const api::Pod& current, nlohmann::json body) {
+  // The feed may lag behind a binding whose answer was lost (the apiserver killed after storing
+  // it), and the client retries a write across an outage: unguarded, this PodScheduled=False
+  // could land after the binding's PodScheduled=True. The version the feed has is the write's
+  // precondition; on a conflict the pod is read, and the write goes again only while it is
+  // still unbound.
+  std::string version = current.metadata.resourceVersion;
+  for (int attempt = 0;; ++attempt) {
+    if (!version.empty()) body["metadata"]["resourceVersion"] = version;
+    ApiResult r = env_.api->patchPodStatus(current, body, "application/strategic-merge-patch+json");
+    if (!r || !r->isConflict() || version.empty() || attempt == 1) return r;
+    nlohmann::json latest;
+    if (env_.api->get(RestClusterApi::podPath(current), &latest)) return r;
+    std::string uid;
+    std::string nodeName;
+    try {
+      uid = latest.at("metadata").value("uid", "");
+      nodeName = latest.at("spec").value("nodeName", "");
+      version = latest.at("metadata").value("resourceVersion", "");
+    } catch (const nlohmann::json::exception&) {
+      return r;  // unreadable: no better answer than the conflict
+    }
+    if (uid != current.metadata.uid || version.empty()) return r;  // gone or replaced
+    if (!nodeName.empty()) {
+      spdlog::debug("{}/{}: bound meanwhile; its PodScheduled=False is not written",
+                    current.metadata.namespace_, current.metadata.name);
+      return std::nullopt;
+    }
+  }
 }
 
 bool SchedulerCore::heldByFeed(const StatusWrites::Write& w) const {
@@ -93,7 +125,7 @@ void SchedulerCore::sendStatusWrite(const StatusWrites::Write& w) {
     body["metadata"]["annotations"][std::string(kDiagnosisAnnotation)] = w.diagnosis;
   }
   if (!body.empty()) {
-    ApiResult r = env_.api->patchPodStatus(current, body, "application/strategic-merge-patch+json");
+    ApiResult r = patchUnlessBound(current, std::move(body));
     warnFailed(current, api::kPodConditionScheduled, r);
     if (!r && notReady && setCondition) {
       if (auto* fwk = frameworkFor(current)) {

@@ -335,6 +335,9 @@ class SchedulerCore {
   // Performs one status write (StatusWrites::Options::send), on a status-N thread or, for the
   // nomination before PreBind, on the binder thread.
   void sendStatusWrite(const StatusWrites::Write& w);
+  // Sends the strategic merge patch `body` to the pod's status on the condition that the pod
+  // is still the version the feed has, or, after a conflict, still unbound (read once).
+  ApiResult patchUnlessBound(const api::Pod& current, nlohmann::json body);
   // Whether the fed version of the pod already holds `w` (or the pod is gone).
   [[nodiscard]] bool heldByFeed(const StatusWrites::Write& w) const;
   // The queue's Options::onPreEnqueueRejection (with the queue's lock held): false (nothing

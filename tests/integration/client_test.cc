@@ -208,6 +208,41 @@ TEST(ClientIntegration, ABindingAnswered409IsCheckedAgainstThePod) {
   admin.del("/api/v1/namespaces/client-rebind/pods/r", {{"gracePeriodSeconds", 0}});
 }
 
+// What the scheduler's PodScheduled=False writes rely on: a status patch carrying the version
+// the scheduler last saw is refused once a binding changed the pod, so a failure written late
+// (its answer lost, retried across an outage) never lands over the binding's PodScheduled=True.
+TEST(ClientIntegration, AStatusPatchOnTheVersionBeforeABindingIsRefused) {
+  auto& admin = TestCluster::get().admin();
+  ensureNamespace(admin, "client-stale");
+  auto created = admin.post("/api/v1/namespaces/client-stale/pods", podJson("client-stale", "s"));
+  api::Pod pod;
+  pod.metadata.name = "s";
+  pod.metadata.namespace_ = "client-stale";
+  pod.metadata.uid = created["metadata"]["uid"];
+  const std::string before = created["metadata"]["resourceVersion"];
+
+  RestClient sched(TestCluster::get().config("scheduler"));
+  scheduler::RestClusterApi api(sched);
+  ASSERT_FALSE(api.bindPod(pod, "stale-node"));
+  const nlohmann::json unschedulable = {
+      {"metadata", {{"resourceVersion", before}}},
+      {"status",
+       {{"conditions",
+         {{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "SchedulerError"}}}}}}};
+  const ApiResult late =
+      api.patchPodStatus(pod, unschedulable, "application/strategic-merge-patch+json");
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->code, 409) << late->message;
+  const auto stored = admin.get("/api/v1/namespaces/client-stale/pods/s");
+  EXPECT_EQ(stored["spec"]["nodeName"], "stale-node");
+  for (const auto& c : stored["status"]["conditions"]) {
+    if (c["type"] == "PodScheduled") {
+      EXPECT_EQ(c["status"], "True");
+    }
+  }
+  admin.del("/api/v1/namespaces/client-stale/pods/s", {{"gracePeriodSeconds", 0}});
+}
+
 TEST(ClientIntegration, LeaseCreateUpdateAndStaleUpdateConflicts) {
   RestClient sched(TestCluster::get().config("scheduler"));
   const std::string base = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";

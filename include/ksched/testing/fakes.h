@@ -385,8 +385,18 @@ class FakeClusterApi final : public ClusterApi {
                            std::string_view /*contentType*/) override {
     return record({"patchStatus", key(pod), patch});
   }
-  ApiResult get(const std::string& path, nlohmann::json* /*out*/) override {
-    return record({"get", path, {}});
+  // What a successful get() of `path` answers (otherwise nothing is written to `out`).
+  void objectAt(const std::string& path, nlohmann::json object) {
+    std::lock_guard lock(mu_);
+    objects_[path] = std::move(object);
+  }
+  ApiResult get(const std::string& path, nlohmann::json* out) override {
+    ApiResult r = record({"get", path, {}});
+    if (!r && out != nullptr) {
+      std::lock_guard lock(mu_);
+      if (auto it = objects_.find(path); it != objects_.end()) *out = it->second;
+    }
+    return r;
   }
   ApiResult patch(const std::string& path, const nlohmann::json& patch, nlohmann::json* out,
                   std::string_view /*contentType*/) override {
@@ -422,6 +432,7 @@ class FakeClusterApi final : public ClusterApi {
   mutable std::mutex mu_;
   std::vector<Call> calls_;
   ApiResult answer_;
+  std::map<std::string, nlohmann::json> objects_;
   std::shared_ptr<const Answer> answerFn_;  // replaced, never changed: callers keep theirs
 };
 

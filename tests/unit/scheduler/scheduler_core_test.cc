@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -294,6 +295,57 @@ TEST(SchedulerCoreTest, ConflictOnTheStatusPatchIsNotRetriedAndKeepsThePodQueued
   EXPECT_EQ(c.core->stats().errors, 0u);
   EXPECT_EQ(c.core->queue().counts().unschedulable, 1u);
   EXPECT_EQ(c.events.withReason("FailedScheduling").size(), 1u);
+}
+
+// A pod at resourceVersion 5 that does not fit: its PodScheduled=False goes on the condition
+// that the pod is still at 5; the apiserver answers the first try 409 and holds `latest` at the
+// pod's path.
+std::vector<FakeClusterApi::Call> statusWritesAfterAConflict(const nlohmann::json& latest) {
+  std::atomic<int> tries{0};  // outlives the core's threads
+  Core c;
+  c.api.objectAt("/api/v1/namespaces/default/pods/p", latest);
+  c.api.answerWith([&tries](const FakeClusterApi::Call& call) -> ApiResult {
+    if (call.verb == "patchStatus" && tries++ == 0) {
+      return ApiError{409, "Conflict", "patch: 409 Conflict: the object has been modified"};
+    }
+    return std::nullopt;
+  });
+  c.start({node("node-a", "1")});
+  api::Pod p = pod("p", "2").obj();
+  p.metadata.resourceVersion = "5";
+  c.core->onPodAdd(std::make_shared<const api::Pod>(std::move(p)));
+  EXPECT_TRUE(eventually([&] { return !callsOf(c.api, "get").empty(); }));
+  std::this_thread::sleep_for(100ms);
+  return c.api.calls();
+}
+
+// The binding of a pod whose answer was lost (the apiserver killed after storing it) leaves the
+// feed behind: the pod's failure must not land PodScheduled=False over the binding's True.
+TEST(SchedulerCoreTest, APodBoundMeanwhileGetsNoPodScheduledFalse) {
+  const auto calls = statusWritesAfterAConflict(
+      {{"metadata", {{"name", "p"}, {"uid", "p-uid"}, {"resourceVersion", "9"}}},
+       {"spec", {{"nodeName", "node-b"}}}});
+  std::vector<nlohmann::json> patches;
+  for (const auto& call : calls) {
+    if (call.verb == "patchStatus") patches.push_back(call.body);
+  }
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0]["metadata"]["resourceVersion"], "5");
+  EXPECT_EQ(patches[0]["status"]["conditions"][0]["reason"], "Unschedulable");
+}
+
+TEST(SchedulerCoreTest, AConflictOnAnUnboundPodIsWrittenAgainOnItsLatestVersion) {
+  const auto calls = statusWritesAfterAConflict(
+      {{"metadata", {{"name", "p"}, {"uid", "p-uid"}, {"resourceVersion", "9"}}},
+       {"spec", nlohmann::json::object()}});
+  std::vector<nlohmann::json> patches;
+  for (const auto& call : calls) {
+    if (call.verb == "patchStatus") patches.push_back(call.body);
+  }
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_EQ(patches[0]["metadata"]["resourceVersion"], "5");
+  EXPECT_EQ(patches[1]["metadata"]["resourceVersion"], "9");
+  EXPECT_EQ(patches[1]["status"]["conditions"][0]["reason"], "Unschedulable");
 }
 
 TEST(SchedulerCoreTest, PermitRejectUnreservesAndRequeuesNamingThePlugin) {
