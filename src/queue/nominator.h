@@ -12,7 +12,6 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -53,7 +52,7 @@ class Nominator {
 
   mutable std::mutex mu_;
   // Guarded by mu_: node name -> nominated pods; uid -> node name (both always in sync).
-  std::map<std::string, std::vector<PodInfoPtr>, std::less<>> byNode_;
+  std::unordered_map<std::string, std::vector<PodInfoPtr>> byNode_;
   std::unordered_map<std::string, std::string> nodeByUid_;
   // nodeByUid_.size(), readable without the lock: Filter asks for every node of every cycle,
   // and there is usually nothing nominated.
