@@ -7,6 +7,7 @@
 
 #include "sim/report_groups.h"
 #include "sim/report_input.h"
+#include "sim/report_page.h"
 #include "sim/report_svg.h"
 
 namespace ksched::sim {
@@ -17,67 +18,8 @@ using namespace report;
 using report::Victim;
 
 constexpr std::size_t kMaxNodeBars = 200;  // past this, a histogram of nodes per band
-constexpr std::size_t kMaxTableRows = 500;
 constexpr std::size_t kMaxReasons = 30;
 constexpr std::size_t kMaxZones = 60;
-
-constexpr const char* kBefore = "#a3b8cc";
-constexpr const char* kAfter = "#2b6cb0";
-constexpr const char* kOther = "#dd6b20";
-constexpr const char* kFailed = "#c53030";
-
-constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a202c;
-  background:#f7f8fa;margin:0}
-main{max-width:1100px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:0 0 10px}h3{font-size:14px;margin:14px 0 4px}
-.sub{color:#4a5568;margin:0 0 14px}
-header{margin:0 0 18px}
-section{background:#fff;border:1px solid #e2e8f0;border-radius:6px;padding:16px 18px;margin:0 0 18px}
-.cards{display:flex;flex-wrap:wrap;gap:10px}
-.card{background:#fff;border:1px solid #e2e8f0;border-radius:6px;padding:8px 14px;min-width:110px}
-.card .v{font-size:20px;font-weight:600}.card .k{color:#4a5568;font-size:12px}
-.card.bad .v{color:#c53030}
-svg.plot{width:100%;height:auto;display:block}
-svg text{font-size:12px;fill:#2d3748}svg text.axis{font-size:12px;fill:#4a5568;font-style:italic}
-svg text.tick,svg text.value{font-size:11px;fill:#4a5568}
-svg rect.bar:hover{opacity:.75}
-.note{color:#4a5568;font-size:13px}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
-th{background:#f1f4f8;font-weight:600}tbody tr:nth-child(even){background:#fafbfc}
-td.num,th.num{text-align:right}td:first-child{white-space:nowrap}
-.filter{margin:0 0 8px}.filter input{padding:3px 6px;width:260px}
-.filter .shown{color:#4a5568;margin-left:8px;font-size:12px}
-)";
-
-// Marks the body `data-rendered="ok"` when every script ran, "error: ..." when one threw.
-constexpr const char* kScript = R"(
-(function(){
-  try {
-    document.querySelectorAll('input[data-filter]').forEach(function(input){
-      var table = document.getElementById(input.getAttribute('data-filter'));
-      var shown = input.parentNode.querySelector('.shown');
-      var rows = table.tBodies[0].rows;
-      function apply(){
-        var q = input.value.trim().toLowerCase(), n = 0;
-        for (var i = 0; i < rows.length; i++) {
-          var hit = !q || rows[i].textContent.toLowerCase().indexOf(q) >= 0;
-          rows[i].hidden = !hit;
-          if (hit) n++;
-        }
-        shown.textContent = n + ' of ' + rows.length + ' rows';
-        shown.setAttribute('data-shown', String(n));
-      }
-      input.addEventListener('input', apply);
-      apply();
-    });
-    document.body.setAttribute('data-rendered', 'ok');
-  } catch (e) {
-    document.body.setAttribute('data-rendered', 'error: ' + e);
-  }
-})();
-)";
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -89,13 +31,6 @@ std::string podName(const std::string& ns, const std::string& name) {
 
 std::string percentTick(double v) { return formatNumber(v * 100, 0) + "%"; }
 std::string countTick(double v) { return formatNumber(v, 0); }
-
-std::string card(const std::string& key, const std::string& label, const std::string& value,
-                 bool bad = false) {
-  return "<div class=\"card" + std::string(bad ? " bad" : "") + "\" data-stat=\"" + key +
-         "\"><div class=\"v\">" + escapeHtml(value) + "</div><div class=\"k\">" +
-         escapeHtml(label) + "</div></div>";
-}
 
 std::string header(const Headline& h) {
   std::string out = "<header><h1>ksched simulate</h1><p class=\"sub\">profile <b>" +
@@ -117,20 +52,12 @@ std::string header(const Headline& h) {
   return out;
 }
 
-std::string section(const std::string& id, const std::string& title, const std::string& body) {
-  return "<section id=\"" + id + "\"><h2>" + escapeHtml(title) + "</h2>" + body + "</section>";
-}
-
-std::string note(const std::string& text) {
-  return "<p class=\"note\">" + escapeHtml(text) + "</p>";
-}
-
 std::string utilizationPlot(const Headline& h) {
   if (h.utilization.empty()) return note("The result has no utilization.");
   BarChart c;
   c.id = "plot-utilization";
   c.title = "Utilization by resource, before and after";
-  c.series = {{"before", kBefore}, {"after", kAfter}};
+  c.series = {{"before", kBeforeColor}, {"after", kAfterColor}};
   c.horizontal = true;
   c.showValues = true;
   c.axisAtLeast = 1;
@@ -163,7 +90,7 @@ std::string nodesPlot(const std::vector<NodeRow>& nodes, const std::string& reso
     return "<h3>" + escapeHtml(title) + "</h3>" + note("No node has " + resource + " allocatable.");
   BarChart c;
   c.id = "plot-nodes-" + resource;
-  c.series = {{"before", kBefore}, {"after", kAfter}};
+  c.series = {{"before", kBeforeColor}, {"after", kAfterColor}};
   c.valueAxis = resource + " requested / allocatable";
   std::string caption;
   if (rows.size() <= kMaxNodeBars) {
@@ -235,7 +162,7 @@ std::string reasonsPlot(std::vector<ReasonCount> reasons) {
   BarChart c;
   c.id = "plot-reasons";
   c.title = "Unschedulable pods by reason";
-  c.series = {{"unschedulable pods", kFailed}};
+  c.series = {{"unschedulable pods", kFailedColor}};
   c.horizontal = true;
   c.showValues = true;
   c.integerTicks = true;
@@ -271,7 +198,7 @@ std::string zonesPlot(std::vector<ZoneRow> zones) {
   c.id = "plot-zones";
   c.title = "Pods per zone, before and after";
   c.attrs = {{"data-zones", std::to_string(zones.size())}};
-  c.series = {{"before", kBefore}, {"after", kAfter}};
+  c.series = {{"before", kBeforeColor}, {"after", kAfterColor}};
   c.integerTicks = true;
   c.tick = countTick;
   c.valueAxis = "pods";
@@ -292,49 +219,6 @@ std::string zonesPlot(std::vector<ZoneRow> zones) {
   if (total > zones.size()) {
     out += note(str(static_cast<std::int64_t>(total - zones.size())) +
                 " zones with fewer pods are not drawn.");
-  }
-  return out;
-}
-
-struct Column {
-  std::string title;
-  bool numeric = false;
-};
-
-// The first kMaxTableRows of `total` rows; row(i, cells) fills row i's cells (raw text).
-std::string table(const std::string& id, const std::vector<Column>& columns, std::size_t total,
-                  const std::function<void(std::size_t, std::vector<std::string>&)>& row,
-                  bool filter) {
-  const std::size_t shown = std::min(total, kMaxTableRows);
-  std::string out;
-  if (filter && shown > 1) {
-    out +=
-        "<div class=\"filter\"><input type=\"search\" placeholder=\"filter rows\" "
-        "data-filter=\"" +
-        id + "\"><span class=\"shown\"></span></div>";
-  }
-  out += "<table id=\"" + id + "\" data-rows=\"" + std::to_string(shown) + "\" data-total=\"" +
-         std::to_string(total) + "\"><thead><tr>";
-  for (const Column& col : columns) {
-    out += col.numeric ? "<th class=\"num\">" : "<th>";
-    out += escapeHtml(col.title) + "</th>";
-  }
-  out += "</tr></thead><tbody>";
-  std::vector<std::string> cells;
-  for (std::size_t i = 0; i < shown; ++i) {
-    cells.assign(columns.size(), "");
-    row(i, cells);
-    out += "<tr>";
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      out += columns[c].numeric ? "<td class=\"num\">" : "<td>";
-      out += escapeHtml(cells[c]) + "</td>";
-    }
-    out += "</tr>";
-  }
-  out += "</tbody></table>";
-  if (total > shown) {
-    out += note("Showing the first " + std::to_string(shown) + " of " + std::to_string(total) +
-                " rows; " + std::to_string(total - shown) + " more are in the JSON result.");
   }
   return out;
 }
@@ -404,7 +288,7 @@ std::string comparisonSection(const Headline& self, const Comparison& cmp) {
   BarChart c;
   c.id = "plot-compare";
   c.title = "This run against " + other;
-  c.series = {{"this run", kAfter}, {other, kOther}};
+  c.series = {{"this run", kAfterColor}, {other, kOtherColor}};
   c.horizontal = true;
   c.showValues = true;
   c.integerTicks = true;
@@ -467,12 +351,7 @@ std::string renderReport(const nlohmann::json& result) {
   const Headline& h = in.headline;
   std::string out;
   out.reserve(std::size_t{64} * 1024);
-  out +=
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<title>ksched simulate: " +
-      escapeHtml(h.profile) + "</title><style>" + kStyle +
-      "</style></head>\n<body data-rendered=\"no\"><main>";
+  out += pageOpen("ksched simulate: " + h.profile);
   out += header(h);
   out += section("section-utilization", "Utilization by resource", utilizationPlot(h));
   std::string perNode;
@@ -489,9 +368,7 @@ std::string renderReport(const nlohmann::json& result) {
   if (in.comparison) {
     out += section("section-comparison", "Comparison", comparisonSection(h, *in.comparison));
   }
-  out += "</main>\n<script>";
-  out += kScript;
-  out += "</script></body></html>\n";
+  out += pageClose();
   return out;
 }
 
