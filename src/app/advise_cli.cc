@@ -13,6 +13,7 @@
 #include "advise/defragment.h"
 #include "advise/plan.h"
 #include "advise/render.h"
+#include "advise/report.h"
 #include "advise/spread.h"
 #include "app/advise_apply.h"
 #include "app/cluster_source.h"
@@ -26,7 +27,7 @@ namespace advise_cli {
 
 struct Flags {
   std::vector<std::string> files;
-  std::string kubeconfig, config, output = "table", defragment;
+  std::string kubeconfig, config, output = "table", defragment, report;
   std::optional<int> freeNodes;
   bool scaleDown = false;
   bool spread = false;
@@ -75,6 +76,8 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
     f.defragment = value;
   } else if (name == "-o" || name == "--output") {
     f.output = value;
+  } else if (name == "--report") {
+    f.report = value;
   } else if (name == "--free-nodes") {
     if (!parseInt(value, 1, 1000000, n)) f.errors.push_back("--free-nodes: not a count: " + value);
     f.freeNodes = static_cast<int>(n);
@@ -107,9 +110,9 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
 
 Flags parseFlags(const std::vector<std::string>& args) {
   static const std::set<std::string> kWithValue = {
-      "-f",         "--filename",   "--kubeconfig",    "--config",   "-o",
-      "--output",   "--free-nodes", "--defragment",    "--seed",     "--grace-period",
-      "--interval", "--timeout",    "--feature-gates", "--deviation"};
+      "-f",         "--filename",   "--kubeconfig",    "--config",    "-o",
+      "--output",   "--free-nodes", "--defragment",    "--seed",      "--grace-period",
+      "--interval", "--timeout",    "--feature-gates", "--deviation", "--report"};
   static const std::map<std::string, bool Flags::*> kSwitches = {
       {"--scale-down", &Flags::scaleDown},
       {"--spread", &Flags::spread},
@@ -228,9 +231,19 @@ advise::Plan plan(const Flags& f, const Registry& outOfTree) {
   return advise::planFreeNodes(cluster, simulatorOptions(f), goal, outOfTree);
 }
 
+// The plan on stdout, and --report's page (first: a page that cannot be written is an error
+// before anything is printed or carried out).
 void print(const Flags& f, const advise::Plan& p) {
+  nlohmann::ordered_json doc;
+  if (!f.report.empty() || f.output == "json") doc = advise::planDocument(p);
+  if (!f.report.empty()) {
+    std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
+    out << advise::renderReport(doc);
+    out.close();
+    if (!out) throw std::runtime_error(f.report + ": cannot be written");
+  }
   if (f.output == "json") {
-    std::printf("%s\n", advise::planDocument(p).dump(2).c_str());
+    std::printf("%s\n", doc.dump(2).c_str());
   } else {
     std::fputs(advise::planTable(p).c_str(), stdout);
   }
@@ -319,14 +332,17 @@ Carrying it out:
 
 Output:
   -o, --output FORMAT        table (default) or json
+      --report FILE.html     also write the plan as a page: the moves (filterable), requested
+                             shares before and after, skews, what keeps nodes (with --apply:
+                             the plan carried out, the last one when it planned again)
       --config FILE          KubeSchedulerConfiguration (default: ksched's defaults)
       --feature-gates GATES  Name=true,Other=false, as the scheduler takes them
       --seed N               seeds the draws among equal nodes (default 1)
   -q, --quiet                no list of skipped objects on stderr
   -h, --help                 this help
 
-Exit status: 0, or 1 for an error (bad flags, an unreadable cluster, an --apply that stopped),
-2 when --defragment found no room.
+Exit status: 0, or 1 for an error (bad flags, an unreadable cluster, a --report that cannot be
+written, an --apply that stopped), 2 when --defragment found no room.
 )";
 }
 

@@ -1,8 +1,11 @@
 // ksched advise over files (no apiserver): the examples of docs/examples/advise through the
-// command, its exit codes and its errors.
+// command, its exit codes, its errors and its --report page.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "simulate_dir.h"
@@ -21,6 +24,24 @@ class AdviseFiles : public SimulateDir {
   CliOutcome advise(std::vector<std::string> args) const {
     args.insert(args.begin(), "advise");
     return runKsched(args, dir_, std::chrono::seconds(60));
+  }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // The row of the moves table for each move of `plan`, in order.
+  static void expectEveryMove(const std::string& html, const json& plan) {
+    ASSERT_FALSE(plan.at("moves").empty());
+    size_t step = 0;
+    for (const auto& m : plan.at("moves")) {
+      const std::string row = "<tr><td class=\"num\">" + std::to_string(++step) + "</td><td>" +
+                              m.at("pod").get<std::string>() + "</td><td>" +
+                              m.at("from").get<std::string>() + "</td><td>" +
+                              m.at("to").get<std::string>() + "</td>";
+      EXPECT_NE(html.find(row), std::string::npos) << row;
+    }
   }
 };
 
@@ -125,6 +146,57 @@ TEST_F(AdviseFiles, RoomIsMadeForAGangOfTwoFourGpuWorkers) {
   EXPECT_NE(off.err.find("PodGroup ml/finetune needs --feature-gates GenericWorkload=true"),
             std::string::npos)
       << off.err;
+}
+
+TEST_F(AdviseFiles, TheReportIsWrittenNextToTheTableOrTheJson) {
+  const json plan =
+      json::parse(advise({"-f", example("cluster.yaml"), "--scale-down", "-o", "json", "-q"}).out);
+  // With the table: the table on stdout, the page in the file.
+  const std::string page = dir_ + "/plan.html";
+  const CliOutcome table =
+      advise({"-f", example("cluster.yaml"), "--scale-down", "--report", page});
+  ASSERT_EQ(table.exitCode, 0) << table.err;
+  EXPECT_NE(table.out.find("Plan: free 3 nodes (node-1, node-4, node-5) with 7 moves"),
+            std::string::npos)
+      << table.out;
+  ASSERT_TRUE(std::filesystem::exists(page));
+  const std::string html = read(page);
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(html.find("<title>ksched advise: --scale-down</title>"), std::string::npos);
+  EXPECT_NE(html.find("data-stat=\"nodesFreed\"><div class=\"v\">3</div>"), std::string::npos);
+  expectEveryMove(html, plan);
+  // With -o json: stdout is the document alone.
+  const std::string spread = dir_ + "/spread.html";
+  const CliOutcome j =
+      advise({"-f", example("skewed.yaml"), "--spread", "-o", "json", "--report", spread});
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  const json spreadPlan = json::parse(j.out);
+  expectEveryMove(read(spread), spreadPlan);
+  EXPECT_NE(read(spread).find("id=\"plot-skews\""), std::string::npos);
+  // No room for the pod: exit 2, and the page says so.
+  const std::string big = file("big.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: ml}
+spec:
+  containers:
+  - name: c
+    resources: {requests: {nvidia.com/gpu: "9"}, limits: {nvidia.com/gpu: "9"}}
+)");
+  const std::string none = dir_ + "/none.html";
+  const CliOutcome noRoom =
+      advise({"-f", example("gpus.yaml"), "--defragment", big, "--report", none});
+  EXPECT_EQ(noRoom.exitCode, 2) << noRoom.err;
+  EXPECT_NE(read(none).find("No room found for ml/huge."), std::string::npos);
+  // A page that cannot be written: exit 1, and no plan printed.
+  const std::string nowhere = dir_ + "/no/such/dir/plan.html";
+  const CliOutcome bad =
+      advise({"-f", example("cluster.yaml"), "--scale-down", "--report", nowhere});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("advise: " + nowhere + ": cannot be written"), std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.out.find("Plan:"), std::string::npos) << bad.out;
+  const CliOutcome noValue = advise({"-f", example("cluster.yaml"), "--scale-down", "--report"});
+  EXPECT_EQ(noValue.exitCode, 1);
 }
 
 TEST_F(AdviseFiles, BadFlagsAndFilesExitOneWithTheReason) {

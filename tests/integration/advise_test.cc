@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -309,9 +310,11 @@ TEST_F(AdviseTest, ApplyFreesTheNodesThroughEvictionsWithoutBreakingTheBudget) {
       std::this_thread::sleep_for(50ms);
     }
   });
-  const CliOutcome r = advise({"--config", config, "--free-nodes", "2", "--apply", "--grace-period",
-                               "0", "--interval", "0s", "--timeout", "60s", "-o", "json"},
-                              240s);
+  const std::string report = dir_ + "/apply.html";
+  const CliOutcome r =
+      advise({"--config", config, "--free-nodes", "2", "--apply", "--grace-period", "0",
+              "--interval", "0s", "--timeout", "60s", "-o", "json", "--report", report},
+             240s);
   watcher.request_stop();
   watcher.join();
   ASSERT_EQ(r.exitCode, 0) << r.err << "\n" << r.out;
@@ -319,6 +322,16 @@ TEST_F(AdviseTest, ApplyFreesTheNodesThroughEvictionsWithoutBreakingTheBudget) {
   EXPECT_EQ(plan.at("cordon"), json::array({"adv-n1", "adv-n2"})) << plan.dump(2);
   ASSERT_EQ(plan.at("moves").size(), 2U) << plan.dump(2);
   for (const auto& m : plan["moves"]) EXPECT_TRUE(m.at("tiedWith").empty()) << m.dump();
+  // The page of the plan carried out names its moves.
+  std::stringstream page;
+  page << std::ifstream(report).rdbuf();
+  for (const auto& m : plan["moves"]) {
+    EXPECT_NE(page.str().find("<td>" + m.at("pod").get<std::string>() + "</td><td>" +
+                              m.at("from").get<std::string>() + "</td><td>" +
+                              m.at("to").get<std::string>() + "</td>"),
+              std::string::npos)
+        << m.dump();
+  }
   EXPECT_NE(r.err.find("2 of 2 moves done, 0 landed elsewhere than planned"), std::string::npos)
       << r.err;
   EXPECT_GE(lowest.load(), 0) << "the budget was broken";
