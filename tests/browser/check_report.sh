@@ -14,36 +14,11 @@ set -euo pipefail
 
 RENDER=$1
 RESULT=$2
-CHROMIUM=${CHROMIUM:-chromium}
-command -v "$CHROMIUM" >/dev/null || { echo "FAIL: $CHROMIUM not installed (deploy/local/install-deps.sh)"; exit 1; }
-command -v jq >/dev/null || { echo "FAIL: jq not installed (deploy/local/install-deps.sh)"; exit 1; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ksched-browser.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
 "$RENDER" "$RESULT" "$work/report.html"
+load_page "$work/report.html"
 
-# A fresh profile per run; nothing reaches the network (the page needs none).
-browser() {
-  rm -rf "$work/profile"
-  timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$work/profile" "$@" 2>"$work/chromium.log"
-}
-browser --dump-dom "file://$work/report.html" >"$work/dom.html" ||
-  { echo "FAIL: chromium --dump-dom"; tail -20 "$work/chromium.log"; exit 1; }
-browser --screenshot="$work/report.png" --window-size=1280,2000 "file://$work/report.html" >/dev/null ||
-  { echo "FAIL: chromium --screenshot"; tail -20 "$work/chromium.log"; exit 1; }
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# count PATTERN: occurrences of a fixed string in the DOM.
-count() { grep -oF -- "$1" "$work/dom.html" | wc -l; }
-expect() {  # expect WHAT EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then fail "$1: expected $2, found $3"; else echo "ok: $1 = $3"; fi
-}
-
-rendered=$(grep -o '<body[^>]*data-rendered="[^"]*"' "$work/dom.html" | sed 's/.*data-rendered="//; s/"$//' || true)
-expect "body data-rendered (set by the page's script)" ok "$rendered"
+check_rendered
 
 nodes=$(jq '[.nodes[] | select(.allocatable.cpu > 0)] | length' "$RESULT")
 if [ "$nodes" -le 200 ]; then
@@ -82,18 +57,5 @@ if jq -e '.comparison' "$RESULT" >/dev/null; then
   expect "moved pods total" 1 "$(count "data-total=\"$moved\"")"
 fi
 
-png=$(stat -c %s "$work/report.png")
-if [ "$(head -c 8 "$work/report.png" | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ]; then
-  fail "the screenshot is not a PNG"
-elif [ "$png" -lt 40000 ]; then
-  fail "the screenshot is $png bytes: an empty page?"
-else
-  echo "ok: screenshot of $png bytes"
-fi
-if [ -n "${KSCHED_BROWSER_SCREENSHOT:-}" ]; then cp "$work/report.png" "$KSCHED_BROWSER_SCREENSHOT"; fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "$failures checks failed; the DOM:"; head -c 3000 "$work/dom.html"; echo
-  exit 1
-fi
-echo "all checks passed"
+check_screenshot 40000
+finish
