@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ksched test on this machine: installs the Debian packages it needs, builds the
 # local control plane (cached in ~/.cache/ksched), builds ksched with warnings as errors, and
-# runs the unit, integration and browser suites through ctest (the browser test: the simulate
-# report in headless Chromium, plain build only).
+# runs the unit, integration and browser suites through ctest (the browser tests: the simulate
+# and advise reports in headless Chromium, plain build only).
 #
 #   tests/run.sh          release build with debug info (build/)
 #   tests/run.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
