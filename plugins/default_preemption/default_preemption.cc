@@ -223,17 +223,9 @@ DefaultPreemption::~DefaultPreemption() = default;
 std::vector<std::shared_ptr<const api::PodDisruptionBudget>> DefaultPreemption::allPdbs(
     const std::vector<const NodeInfo*>& nodes) const {
   // PDBs of every namespace that has a pod on a candidate node.
-  // Pods of a node mostly share a namespace: the set is asked only when it changes.
-  std::set<std::string_view> namespaces;
-  std::string_view last;
+  std::set<std::string, std::less<>> namespaces;
   for (const NodeInfo* n : nodes) {
-    for (const auto& pi : n->pods()) {
-      const std::string& ns = pi->pod->metadata.namespace_;
-      if (ns != last || namespaces.empty()) {
-        namespaces.insert(ns);
-        last = ns;
-      }
-    }
+    for (const auto& pi : n->pods()) namespaces.insert(pi->pod->metadata.namespace_);
   }
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> out;
   for (const auto& ns : namespaces) {
