@@ -179,6 +179,11 @@ class Handle {
   // one `ksched simulate --seed` sets so that its runs repeat.
   [[nodiscard]] virtual uint64_t randomSeed() { return std::random_device{}(); }
 
+  // True where the scheduler runs its cycles on the caller's thread over a cluster that changes
+  // only as they change it (`ksched simulate`, `ksched advise`): a plugin starts no thread of
+  // its own there, and reads what it would refresh in the background on the cycle's thread.
+  [[nodiscard]] virtual bool synchronous() const { return false; }
+
   // The configured extenders (<ksched/extender.h>), shared by every profile, in configuration
   // order; empty when none are configured.
   [[nodiscard]] virtual const ExtenderList& extenders() const {

@@ -88,7 +88,10 @@ class LoadAwareBase : public ReservePlugin, public SignPlugin {
   // the node's capacity and the pods placed on it (the node that receives a pod is filtered and
   // scored again).
   [[nodiscard]] bool signPod(const api::Pod& /*pod*/) const override { return true; }
-  void start() override { source_->start(); }
+  // Offline (Handle::synchronous) the readings are read once, on the first cycle's thread.
+  void start() override {
+    if (!handle_.synchronous()) source_->start();
+  }
   void close() override { source_->stop(); }
   Status reserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;
   void unreserve(CycleState& state, const api::Pod& pod, const std::string& nodeName) override;

@@ -83,6 +83,8 @@ struct Services {
   std::function<bool(std::function<void()>)> runAsync;
   // Handle::randomSeed(); nullopt: random.
   std::optional<uint64_t> seed;
+  // Handle::synchronous().
+  bool synchronous = false;
   // Handle::clusterEvent(): the queue's; null: ignored.
   std::function<void(const ClusterEvent&, const EventObject&, const EventObject&)> clusterEvent;
   // Handle::sharedObject(): one store for every profile; null: nothing is shared.
@@ -283,6 +285,7 @@ class Framework final : public Handle {
   [[nodiscard]] uint64_t randomSeed() override {
     return services_.seed ? *services_.seed : Handle::randomSeed();
   }
+  [[nodiscard]] bool synchronous() const override { return services_.synchronous; }
   [[nodiscard]] EventRecorder& eventRecorder() override { return *services_.events; }
   [[nodiscard]] Parallelizer& parallelizer() override { return *services_.parallelizer; }
   [[nodiscard]] PluginMetrics& metrics() override {

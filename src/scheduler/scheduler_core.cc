@@ -76,6 +76,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   };
   services.watchObjects = env_.watchObjects;
   services.seed = options_.seed;
+  services.synchronous = options_.synchronous;
   services.clusterEvent = [this](const ClusterEvent& ev, const EventObject& o,
                                  const EventObject& n) { onClusterEvent(ev, o, n); };
   services.shared = shared_;

@@ -486,6 +486,18 @@ void loadFromApiserver(client::RestClient& client, const std::vector<std::string
       }
     }
   }
+  // What metrics-server reads on the nodes (the load-aware plugins' KubernetesMetricsServer
+  // provider); not served, or not readable by this identity: none, and nodes are scored by
+  // their requests as a live scheduler without readings does.
+  {
+    const std::string path = "/apis/metrics.k8s.io/v1beta1/nodes";
+    try {
+      listInto(client, path, "metrics.k8s.io/v1beta1", "NodeMetrics", into);
+    } catch (const client::ApiError& e) {
+      if (!e.isNotFound() && e.code() != 403 && e.code() != 503) throw fail(path, e);
+      spdlog::info("LIST {}: {}; no NodeMetrics read", path, e.what());
+    }
+  }
   for (const std::string& path : customPaths) {
     try {
       listInto(client, path, "", "", into);

@@ -1,7 +1,11 @@
 #include "sim/memory_cluster.h"
 
 #include <cctype>
+#include <chrono>
 #include <cstddef>
+#include <optional>
+
+#include <ksched/api/rfc3339.h>
 
 namespace ksched::sim {
 namespace {
@@ -358,8 +362,57 @@ ApiResult MemoryCluster::patchPodStatus(const api::Pod& pod, const nlohmann::jso
   return std::nullopt;
 }
 
+// metrics.k8s.io's collections ("/apis/metrics.k8s.io/v1beta1/nodes" is NodeMetrics), as
+// metrics-server answers them: the readings of Cluster::others, read as of now. Their
+// timestamps move forward together so that the newest is now: a file's readings are the
+// cluster as it is, and a reading older than the others stays as much older (staleAfter).
+static std::optional<nlohmann::json> metricsList(const Cluster& cluster, const std::string& path,
+                                                 std::set<std::string>& kinds) {
+  constexpr std::string_view kPrefix = "/apis/metrics.k8s.io/";
+  if (!path.starts_with(kPrefix)) return std::nullopt;
+  const std::string rest = path.substr(kPrefix.size());
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string version = rest.substr(0, slash);
+  const std::string plural = rest.substr(slash + 1);
+  const std::string kind = plural == "nodes" ? "NodeMetrics" : plural == "pods" ? "PodMetrics" : "";
+  if (kind.empty()) return std::nullopt;
+  const std::string key = "metrics.k8s.io/" + version + "/" + kind;
+  kinds.insert(key);
+  nlohmann::json list = {{"kind", kind + "List"},
+                         {"apiVersion", "metrics.k8s.io/" + version},
+                         {"metadata", nlohmann::json::object()},
+                         {"items", nlohmann::json::array()}};
+  auto it = cluster.others.find(key);
+  if (it == cluster.others.end()) return list;
+  std::optional<api::TimePoint> newest;
+  for (const auto& o : it->second) {
+    const auto t = o->object.find("timestamp");
+    if (t == o->object.end() || !t->is_string()) continue;
+    if (auto at = api::parseRFC3339(t->get<std::string>()); at && (!newest || *at > *newest)) {
+      newest = at;
+    }
+  }
+  const auto shift =
+      newest ? std::chrono::system_clock::now() - *newest : api::TimePoint::duration{};
+  for (const auto& o : it->second) {
+    nlohmann::json item = o->object;
+    if (auto t = item.find("timestamp"); t != item.end() && t->is_string()) {
+      if (auto at = api::parseRFC3339(t->get<std::string>())) {
+        *t = api::formatRFC3339(*at + shift);
+      }
+    }
+    list["items"].push_back(std::move(item));
+  }
+  return list;
+}
+
 ApiResult MemoryCluster::get(const std::string& path, nlohmann::json* out) {
   std::lock_guard lock(mu_);
+  if (auto list = metricsList(cluster_, path, watchedKinds_)) {
+    if (out != nullptr) *out = std::move(*list);
+    return std::nullopt;
+  }
   constexpr std::string_view kNamespaces = "/api/v1/namespaces/";
   if (const size_t pods = path.find("/pods/");
       path.starts_with(kNamespaces) && pods != std::string::npos) {
