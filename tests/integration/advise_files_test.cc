@@ -45,6 +45,16 @@ class AdviseFiles : public SimulateDir {
   }
 };
 
+// More GPUs than any node of docs/examples/advise/gpus.yaml has: no room can be made.
+constexpr const char* kNineGpuPod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: ml}
+spec:
+  containers:
+  - name: c
+    resources: {requests: {nvidia.com/gpu: "9"}, limits: {nvidia.com/gpu: "9"}}
+)";
+
 TEST_F(AdviseFiles, TheShopIsScaledDownToItsLowerBound) {
   const CliOutcome r = advise({"-f", example("cluster.yaml"), "--scale-down", "-o", "json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -114,14 +124,7 @@ TEST_F(AdviseFiles, DefragmentingForEightGpusExitsZeroAndTwoWhenThereIsNoRoom) {
   EXPECT_NE(r.out.find("Plan: 3 moves off gpu-2, then ml/train-8gpu fits, on gpu-2."),
             std::string::npos)
       << r.out;
-  const std::string big = file("big.yaml", R"(apiVersion: v1
-kind: Pod
-metadata: {name: huge, namespace: ml}
-spec:
-  containers:
-  - name: c
-    resources: {requests: {nvidia.com/gpu: "9"}, limits: {nvidia.com/gpu: "9"}}
-)");
+  const std::string big = file("big.yaml", kNineGpuPod);
   const CliOutcome none = advise({"-f", example("gpus.yaml"), "--defragment", big, "-o", "json"});
   EXPECT_EQ(none.exitCode, 2) << none.err;
   EXPECT_TRUE(json::parse(none.out).at("forPodNode").is_null());
@@ -174,14 +177,7 @@ TEST_F(AdviseFiles, TheReportIsWrittenNextToTheTableOrTheJson) {
   expectEveryMove(read(spread), spreadPlan);
   EXPECT_NE(read(spread).find("id=\"plot-skews\""), std::string::npos);
   // No room for the pod: exit 2, and the page says so.
-  const std::string big = file("big.yaml", R"(apiVersion: v1
-kind: Pod
-metadata: {name: huge, namespace: ml}
-spec:
-  containers:
-  - name: c
-    resources: {requests: {nvidia.com/gpu: "9"}, limits: {nvidia.com/gpu: "9"}}
-)");
+  const std::string big = file("big.yaml", kNineGpuPod);
   const std::string none = dir_ + "/none.html";
   const CliOutcome noRoom =
       advise({"-f", example("gpus.yaml"), "--defragment", big, "--report", none});
