@@ -207,10 +207,12 @@ class Simulator {
   // kubectl drain, in the cluster: cordons `node` (spec.unschedulable) and removes its pods but
   // DaemonSet pods and mirror pods; returns them as pending copies (same name and uid, no node),
   // to hand to schedule() with the origin "drained". Unknown node: std::invalid_argument.
+  // Like evict(), it takes the pods' metrics off the node's (NodeMetrics, PodMetrics).
   std::vector<PodPtr> drain(const std::string& node);
   // An eviction, in the cluster: removes pod `ns`/`name` from its node and returns it as a
   // pending copy (same name and uid, no node), to hand to schedule() with the origin "drained".
-  // Unknown or pending pod: std::invalid_argument.
+  // Its PodMetrics go, and its usage comes off its node's NodeMetrics, as metrics-server's next
+  // reading would show. Unknown or pending pod: std::invalid_argument.
   PodPtr evict(const std::string& ns, const std::string& name);
   // kubectl cordon (`unschedulable` true) or uncordon (false) in the cluster; its pods stay.
   // Unknown node: std::invalid_argument.

@@ -14,6 +14,15 @@
 //
 // Moving a pod keeps the cluster's total requests, so the mean does not move: the plan ends when
 // no node is over, or no over node has a pod to move, or after kBalanceMovesMax moves.
+//
+// By measured load: where a profile of the configuration enables a load-aware plugin
+// (TargetLoadPacking, LoadVariationRiskBalancing, LoadAwareFilter; docs/load-aware.md) and the
+// cluster has NodeMetrics, a node's share is its use as metrics-server reports it (NodeMetrics
+// over allocatable) instead of its requests. A pod moved takes its use (its PodMetrics, else its
+// requests) off its node and onto the one it lands on; a node without a reading counts its pods'
+// requests. The scheduler placing each move sees the same: an eviction takes the pod's use off
+// its node's reading (sim/metrics_usage.h), and the pod placed counts on its new node as the
+// load-aware plugins count a placement not yet in a reading.
 #pragma once
 
 #include <ksched/registry.h>

@@ -32,21 +32,6 @@ double percent(int64_t part, int64_t whole) {
   return whole <= 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
-Figures::Spread spreadOf(const std::vector<double>& v, double mean) {
-  Figures::Spread s;
-  if (v.empty()) return s;
-  s.mean = mean;
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  s.min = *lo;
-  s.max = *hi;
-  double sum = 0, squares = 0;
-  for (double x : v) sum += x;
-  const double avg = sum / static_cast<double>(v.size());
-  for (double x : v) squares += (x - avg) * (x - avg);
-  s.stddev = std::sqrt(squares / static_cast<double>(v.size()));
-  return s;
-}
-
 // The order moves are carried out in: higher priority first (as the scheduling queue takes
 // them), then larger requests first (they are the hardest to place), then by name.
 bool moveOrder(const PodPtr& a, const PodPtr& b, const features::Gates& gates) {
@@ -290,6 +275,21 @@ class Chooser {
 };
 
 }  // namespace
+
+Figures::Spread spreadOf(const std::vector<double>& v, double mean) {
+  Figures::Spread s;
+  if (v.empty()) return s;
+  s.mean = mean;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  s.min = *lo;
+  s.max = *hi;
+  double sum = 0, squares = 0;
+  for (double x : v) sum += x;
+  const double avg = sum / static_cast<double>(v.size());
+  for (double x : v) squares += (x - avg) * (x - avg);
+  s.stddev = std::sqrt(squares / static_cast<double>(v.size()));
+  return s;
+}
 
 const sim::PodResult* firstUnplaced(const sim::Result& r) {
   for (const auto& p : r.pods) {

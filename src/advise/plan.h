@@ -112,9 +112,14 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> forPodMembers;
   std::vector<Skew> skews;  // --spread: every constraint looked at
   // --balance: the band, and the nodes above it before and after the moves.
+  // What it measures: "requests", or "load" (metrics.k8s.io NodeMetrics and PodMetrics, where
+  // the configuration enables load-aware scoring), and then the nodes' used shares before and
+  // after ("cpu", "memory"; Figures::perNode has the requested ones).
   struct Balance {
     double deviation = 0;
     size_t overBefore = 0, overAfter = 0;
+    std::string measure = "requests";
+    std::map<std::string, Figures::Spread> usedBefore, usedAfter;
   };
   std::optional<Balance> balance;
   size_t schedulerRuns = 0;
@@ -134,6 +139,10 @@ struct Plan {
 [[nodiscard]] std::set<std::string> profilesOf(const sim::Simulator& sim);
 // The first pod of `r` put back by an eviction (origin "drained") that found no node, or nullptr.
 [[nodiscard]] const sim::PodResult* firstUnplaced(const sim::Result& r);
+
+// The spread of per-node shares `shares` (percent) around `mean`: lowest, highest, standard
+// deviation.
+[[nodiscard]] Figures::Spread spreadOf(const std::vector<double>& shares, double mean);
 
 // The figures of `cluster`, pods' requests as `gates` count them.
 [[nodiscard]] Figures figuresOf(const sim::Cluster& cluster, const features::Gates& gates = {});

@@ -8,16 +8,20 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson figures(const Figures& f) {
-  ojson perNode = ojson::object();
-  for (const auto& [r, s] : f.perNode) {
-    perNode[r] = {{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
+ojson spreads(const std::map<std::string, Figures::Spread>& m) {
+  ojson out = ojson::object();
+  for (const auto& [r, s] : m) {
+    out[r] = {{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
   }
+  return out;
+}
+
+ojson figures(const Figures& f) {
   return {{"nodes", f.nodes},
           {"nodesUsed", f.nodesUsed},
           {"requestedPercent", f.requested},
           {"requestedPercentOfNodesUsed", f.requestedUsed},
-          {"requestedPercentPerNode", std::move(perNode)}};
+          {"requestedPercentPerNode", spreads(f.perNode)}};
 }
 
 std::string fixed(double v) {
@@ -83,9 +87,14 @@ nlohmann::ordered_json planDocument(const Plan& plan) {
     }
   }
   if (plan.balance) {
-    doc["balance"] = {{"deviation", plan.balance->deviation},
+    doc["balance"] = {{"measure", plan.balance->measure},
+                      {"deviation", plan.balance->deviation},
                       {"nodesOverBefore", plan.balance->overBefore},
                       {"nodesOverAfter", plan.balance->overAfter}};
+    if (plan.balance->measure == "load") {
+      doc["balance"]["usedPercentPerNodeBefore"] = spreads(plan.balance->usedBefore);
+      doc["balance"]["usedPercentPerNodeAfter"] = spreads(plan.balance->usedAfter);
+    }
   }
   if (plan.goal == "--spread") {
     ojson skews = ojson::array();
@@ -127,9 +136,9 @@ std::string planTable(const Plan& plan) {
     const auto nodes = [](size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); };
     out += "Plan: " + std::to_string(plan.moves.size()) + " move" +
            (plan.moves.size() == 1 ? "" : "s") + "; " + nodes(plan.balance->overBefore) +
-           " more than " + fixed(plan.balance->deviation) +
-           " points above the cluster's requested share before, " + nodes(plan.balance->overAfter) +
-           " after.\n";
+           " more than " + fixed(plan.balance->deviation) + " points above the cluster's " +
+           (plan.balance->measure == "load" ? "used share (NodeMetrics)" : "requested share") +
+           " before, " + nodes(plan.balance->overAfter) + " after.\n";
   } else if (!plan.forPod.empty()) {
     if (plan.forPodNode.empty()) {
       out += "Plan: no room found for " + plan.forPod +
@@ -221,17 +230,26 @@ std::string planTable(const Plan& plan) {
   }
   std::vector<std::vector<std::string>> fig{{"", "BEFORE", "AFTER"}};
   if (plan.balance) {
-    for (const char* r : {"cpu", "memory"}) {
-      const Figures::Spread& b = plan.before.perNode.at(r);
-      const Figures::Spread& a = plan.after.perNode.at(r);
-      fig.push_back(
-          {std::string(r) + " requested, cluster", fixed(b.mean) + "%", fixed(a.mean) + "%"});
-      fig.push_back({std::string(r) + " requested, lowest-highest node",
-                     fixed(b.min) + "-" + fixed(b.max) + "%",
-                     fixed(a.min) + "-" + fixed(a.max) + "%"});
-      fig.push_back({std::string(r) + " standard deviation over nodes", fixed(b.stddev) + " points",
-                     fixed(a.stddev) + " points"});
+    const auto rows = [&](const std::map<std::string, Figures::Spread>& before,
+                          const std::map<std::string, Figures::Spread>& after,
+                          const std::string& what) {
+      for (const char* r : {"cpu", "memory"}) {
+        const Figures::Spread& b = before.at(r);
+        const Figures::Spread& a = after.at(r);
+        fig.push_back(
+            {std::string(r) + " " + what + ", cluster", fixed(b.mean) + "%", fixed(a.mean) + "%"});
+        fig.push_back({std::string(r) + " " + what + ", lowest-highest node",
+                       fixed(b.min) + "-" + fixed(b.max) + "%",
+                       fixed(a.min) + "-" + fixed(a.max) + "%"});
+        fig.push_back(
+            {std::string(r) + (what == "used" ? " used," : "") + " standard deviation over nodes",
+             fixed(b.stddev) + " points", fixed(a.stddev) + " points"});
+      }
+    };
+    if (plan.balance->measure == "load") {
+      rows(plan.balance->usedBefore, plan.balance->usedAfter, "used");
     }
+    rows(plan.before.perNode, plan.after.perNode, "requested");
     out += "\n" + columns(fig);
     if (plan.pendingLeftOut > 0) {
       out += std::to_string(plan.pendingLeftOut) + " pending pods left out of the plan.\n";

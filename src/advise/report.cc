@@ -70,8 +70,10 @@ std::string summary(const Doc& d) {
     case Kind::kBalance:
       return moves + "; nodes more than " +
              formatNumber(number(d.balance, "deviation").value_or(0)) +
-             " points above the cluster's requested share: " +
-             orDash(integer(d.balance, "nodesOverBefore")) + " before, " +
+             " points above the cluster's " +
+             (text(d.balance, "measure") == "load" ? "used share (NodeMetrics)"
+                                                   : "requested share") +
+             ": " + orDash(integer(d.balance, "nodesOverBefore")) + " before, " +
              orDash(integer(d.balance, "nodesOverAfter")) + " after.";
     case Kind::kDefragment: {
       if (forPodNode.empty()) {

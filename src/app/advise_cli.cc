@@ -303,8 +303,10 @@ The goal (one):
                              constraints by the scheduler's default ones (PodTopologySpread's
                              defaultingType)
       --balance              even out the nodes' requested cpu and memory: move pods off the
-                             nodes more than --deviation points above the cluster's share
-      --deviation PCT        how far above the cluster's requested share a node may be
+                             nodes more than --deviation points above the cluster's share;
+                             by their measured use (NodeMetrics, PodMetrics) where --config
+                             enables a load-aware plugin and the cluster has NodeMetrics
+      --deviation PCT        how far above the cluster's share a node may be
                              (percentage points, default 10; with --balance)
       --defragment POD.yaml  make room for a pod of this shape (e.g. one asking for 8 GPUs)
                              with the fewest moves off one node, then say where it lands; or

@@ -487,15 +487,16 @@ void loadFromApiserver(client::RestClient& client, const std::vector<std::string
     }
   }
   // What metrics-server reads on the nodes (the load-aware plugins' KubernetesMetricsServer
-  // provider); not served, or not readable by this identity: none, and nodes are scored by
+  // provider) and the pods (what an eviction takes off a node's reading; advise --balance by
+  // measured load); not served, or not readable by this identity: none, and nodes are scored by
   // their requests as a live scheduler without readings does.
-  {
-    const std::string path = "/apis/metrics.k8s.io/v1beta1/nodes";
+  for (const auto& [plural, kind] : {std::pair{"nodes", "NodeMetrics"}, {"pods", "PodMetrics"}}) {
+    const std::string path = std::string("/apis/metrics.k8s.io/v1beta1/") + plural;
     try {
-      listInto(client, path, "metrics.k8s.io/v1beta1", "NodeMetrics", into);
+      listInto(client, path, "metrics.k8s.io/v1beta1", kind, into);
     } catch (const client::ApiError& e) {
       if (!e.isNotFound() && e.code() != 403 && e.code() != 503) throw fail(path, e);
-      spdlog::info("LIST {}: {}; no NodeMetrics read", path, e.what());
+      spdlog::info("LIST {}: {}; no {} read", path, e.what(), kind);
     }
   }
   for (const std::string& path : customPaths) {

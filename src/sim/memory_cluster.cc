@@ -294,7 +294,10 @@ ApiResult MemoryCluster::bindPod(const api::Pod& pod, const std::string& nodeNam
   bound->status.nominatedNodeName.clear();
   std::erase_if(bound->status.conditions,
                 [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-  bound->status.conditions.push_back({"PodScheduled", "True", "", "", ""});
+  // As the apiserver's binding: the condition turns True now (the load-aware plugins count a pod
+  // bound in an earlier run from then).
+  bound->status.conditions.push_back(
+      {"PodScheduled", "True", "", "", api::formatRFC3339(std::chrono::system_clock::now())});
   PodPtr old = it->second;
   it->second = bound;
   enqueue([this, old, bound] { core_->onPodUpdate(old, bound); });
@@ -395,8 +398,21 @@ static std::optional<nlohmann::json> metricsList(const Cluster& cluster, const s
   }
   const auto shift =
       newest ? std::chrono::system_clock::now() - *newest : api::TimePoint::duration{};
+  // Quantities a YAML file wrote as numbers (cpu: 3) are strings on the wire.
+  const auto quantities = [](nlohmann::json& usage) {
+    if (!usage.is_object()) return;
+    for (auto& q : usage) {
+      if (q.is_number()) q = q.dump();
+    }
+  };
   for (const auto& o : it->second) {
     nlohmann::json item = o->object;
+    if (auto u = item.find("usage"); u != item.end()) quantities(*u);
+    if (auto cs = item.find("containers"); cs != item.end() && cs->is_array()) {
+      for (auto& c : *cs) {
+        if (c.is_object() && c.contains("usage")) quantities(c["usage"]);
+      }
+    }
     if (auto t = item.find("timestamp"); t != item.end() && t->is_string()) {
       if (auto at = api::parseRFC3339(t->get<std::string>())) {
         *t = api::formatRFC3339(*at + shift);

@@ -12,6 +12,7 @@
 #include "config/scheduler_config.h"
 #include "config/wiring.h"
 #include "plugins/registry.h"
+#include "sim/metrics_usage.h"
 #include "sim/run.h"
 
 namespace ksched::sim {
@@ -112,6 +113,7 @@ PodPtr Simulator::evict(const std::string& ns, const std::string& name) {
     throw std::invalid_argument("pod \"" + ns + "/" + name + "\" is not on a node of the cluster");
   }
   PodPtr out = pendingCopy(**it);
+  releaseUsage(state_->cluster, {*it});
   pods.erase(it);
   return out;
 }
@@ -121,6 +123,7 @@ std::vector<PodPtr> Simulator::drain(const std::string& node) {
   Cluster& c = state_->cluster;
   std::vector<PodPtr> out;
   std::vector<PodPtr> kept;
+  std::vector<PodPtr> evicted;
   for (const auto& p : c.pods) {
     const bool daemon =
         std::any_of(p->metadata.ownerReferences.begin(), p->metadata.ownerReferences.end(),
@@ -131,7 +134,9 @@ std::vector<PodPtr> Simulator::drain(const std::string& node) {
       continue;
     }
     out.push_back(pendingCopy(*p));
+    evicted.push_back(p);
   }
+  releaseUsage(c, evicted);
   c.pods = std::move(kept);
   return out;
 }

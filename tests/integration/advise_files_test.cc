@@ -117,6 +117,29 @@ TEST_F(AdviseFiles, TheShopIsBalancedWithinTheDeviation) {
   EXPECT_NE(bad.err.find("--deviation: not in 1..100: 0"), std::string::npos) << bad.err;
 }
 
+TEST_F(AdviseFiles, TheHotNodesAreBalancedByTheirMeasuredUse) {
+  const std::string config = (repoRoot() / "docs/examples/load-aware/config.yaml").string();
+  const CliOutcome r =
+      advise({"-f", example("hot.yaml"), "--balance", "--config", config, "-o", "json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json plan = json::parse(r.out);
+  EXPECT_EQ(plan.at("balance").at("measure"), "load");
+  EXPECT_EQ(plan.at("balance").at("nodesOverBefore"), 2);
+  EXPECT_EQ(plan.at("balance").at("nodesOverAfter"), 0);
+  ASSERT_EQ(plan.at("moves").size(), 2U);
+  EXPECT_EQ(plan["moves"][0].at("from"), "lb-0");
+  EXPECT_EQ(plan["moves"][1].at("from"), "lb-1");
+  EXPECT_NE(plan["moves"][0].at("to"), plan["moves"][1].at("to"));
+  EXPECT_EQ(plan.at("balance").at("usedPercentPerNodeAfter").at("cpu").at("max"), 55.0);
+  // By requests (no load-aware profile) the same nodes are even.
+  const CliOutcome even = advise({"-f", example("hot.yaml"), "--balance"});
+  ASSERT_EQ(even.exitCode, 0) << even.err;
+  EXPECT_NE(even.out.find("Plan: 0 moves; 0 nodes more than 10.0 points above the cluster's "
+                          "requested share before"),
+            std::string::npos)
+      << even.out;
+}
+
 TEST_F(AdviseFiles, DefragmentingForEightGpusExitsZeroAndTwoWhenThereIsNoRoom) {
   const CliOutcome r =
       advise({"-f", example("gpus.yaml"), "--defragment", example("gpu-job.yaml")});
