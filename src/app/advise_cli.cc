@@ -16,6 +16,7 @@
 #include "advise/report.h"
 #include "advise/spread.h"
 #include "app/advise_apply.h"
+#include "app/advise_watch.h"
 #include "app/cluster_source.h"
 #include "client/config.h"
 #include "client/rest_client.h"
@@ -35,6 +36,13 @@ struct Flags {
   double deviation = 10;
   bool deviationSet = false;
   bool apply = false;
+  bool watch = false;
+  WatchOptions watchOptions = [] {
+    WatchOptions o;
+    o.serving.securePort = 10258;
+    return o;
+  }();
+  std::vector<std::string> watchOnly;  // the flags given that only --watch takes
   bool quiet = false;
   uint64_t seed = 1;
   advise::EvictionPolicy policy;
@@ -100,6 +108,26 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
       f.errors.push_back("--timeout: not a duration of 1s or more: " + value);
     }
     f.applyOptions.timeout = std::chrono::duration_cast<std::chrono::seconds>(d);
+  }
+  if (name == "--watch-interval" || name == "--drift-moves" || name == "--secure-port" ||
+      name == "--bind-address") {
+    f.watchOnly.push_back(name);
+  }
+  if (name == "--watch-interval") {
+    if (!parseDuration(value, d) || d < std::chrono::seconds(1)) {
+      f.errors.push_back("--watch-interval: not a duration of 1s or more: " + value);
+    }
+    f.watchOptions.every = d;
+  } else if (name == "--drift-moves") {
+    if (!parseInt(value, 1, 1000000, n)) f.errors.push_back("--drift-moves: not a count: " + value);
+    f.watchOptions.driftMoves = static_cast<size_t>(n);
+  } else if (name == "--secure-port") {
+    if (!parseInt(value, 0, 65535, n)) {
+      f.errors.push_back("--secure-port: not a port (0..65535): " + value);
+    }
+    f.watchOptions.serving.securePort = static_cast<int>(n);
+  } else if (name == "--bind-address") {
+    f.watchOptions.serving.bindAddress = value;
   } else if (name == "--feature-gates") {
     if (auto err = f.gates.set(value)) {
       f.errors.push_back("invalid argument \"" + value +
@@ -109,15 +137,31 @@ void applyFlag(Flags& f, const std::string& name, const std::string& value) {
 }
 
 Flags parseFlags(const std::vector<std::string>& args) {
-  static const std::set<std::string> kWithValue = {
-      "-f",         "--filename",   "--kubeconfig",    "--config",    "-o",
-      "--output",   "--free-nodes", "--defragment",    "--seed",      "--grace-period",
-      "--interval", "--timeout",    "--feature-gates", "--deviation", "--report"};
+  static const std::set<std::string> kWithValue = {"-f",
+                                                   "--filename",
+                                                   "--kubeconfig",
+                                                   "--config",
+                                                   "-o",
+                                                   "--output",
+                                                   "--free-nodes",
+                                                   "--defragment",
+                                                   "--seed",
+                                                   "--grace-period",
+                                                   "--interval",
+                                                   "--timeout",
+                                                   "--feature-gates",
+                                                   "--deviation",
+                                                   "--report",
+                                                   "--watch-interval",
+                                                   "--drift-moves",
+                                                   "--secure-port",
+                                                   "--bind-address"};
   static const std::map<std::string, bool Flags::*> kSwitches = {
       {"--scale-down", &Flags::scaleDown},
       {"--spread", &Flags::spread},
       {"--balance", &Flags::balance},
       {"--apply", &Flags::apply},
+      {"--watch", &Flags::watch},
       {"-q", &Flags::quiet},
       {"--quiet", &Flags::quiet},
       {"-h", &Flags::help},
@@ -160,6 +204,14 @@ Flags parseFlags(const std::vector<std::string>& args) {
   if (f.apply && f.kubeconfig.empty()) {
     f.errors.emplace_back(
         "--apply: needs --kubeconfig (a plan from files has no cluster to change)");
+  }
+  if (f.watch && f.kubeconfig.empty()) {
+    f.errors.emplace_back("--watch: needs --kubeconfig (it plans over the live cluster)");
+  }
+  if (f.watch && f.apply)
+    f.errors.emplace_back("--watch: goes without --apply (it changes nothing)");
+  for (const auto& name : f.watchOnly) {
+    if (!f.watch) f.errors.push_back(name + ": goes with --watch");
   }
   f.gates.check(f.errors, f.gateWarnings);
   return f;
@@ -233,15 +285,17 @@ advise::Plan plan(const Flags& f, const Registry& outOfTree) {
 
 // The plan on stdout, and --report's page (first: a page that cannot be written is an error
 // before anything is printed or carried out).
+void writeReport(const Flags& f, const nlohmann::ordered_json& doc) {
+  std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
+  out << advise::renderReport(doc);
+  out.close();
+  if (!out) throw std::runtime_error(f.report + ": cannot be written");
+}
+
 void print(const Flags& f, const advise::Plan& p) {
   nlohmann::ordered_json doc;
   if (!f.report.empty() || f.output == "json") doc = advise::planDocument(p);
-  if (!f.report.empty()) {
-    std::ofstream out(f.report, std::ios::binary | std::ios::trunc);
-    out << advise::renderReport(doc);
-    out.close();
-    if (!out) throw std::runtime_error(f.report + ": cannot be written");
-  }
+  if (!f.report.empty()) writeReport(f, doc);
   if (f.output == "json") {
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
@@ -251,6 +305,20 @@ void print(const Flags& f, const advise::Plan& p) {
 
 // --defragment found no room.
 bool noRoom(const advise::Plan& p) { return !p.forPod.empty() && p.forPodNode.empty(); }
+
+// --watch: plans every --watch-interval until stopped; --report rewritten each round.
+int watchAll(const Flags& f, const Registry& outOfTree) {
+  client::Config cfg = client::resolveConfig(f.kubeconfig, "");
+  cfg.userAgent = "ksched-advise";
+  client::RestClient rest(cfg);
+  auto say = [](const std::string& line) { std::fprintf(stderr, "advise: %s\n", line.c_str()); };
+  const auto once = [&] {
+    advise::Plan p = plan(f, outOfTree);
+    if (!f.report.empty()) writeReport(f, advise::planDocument(p));
+    return p;
+  };
+  return watchPlans(rest, cfg, f.watchOptions, once, say);
+}
 
 // --apply: plans, carries out, and plans again when the cluster changed under the plan.
 int applyAll(const Flags& f, const Registry& outOfTree) {
@@ -332,11 +400,26 @@ Carrying it out:
       --timeout DURATION     per move: refusals waited out, the pod gone, its replacement
                              bound (default 5m)
 
+Watching (a long-running mode; changes nothing but Events):
+      --watch                plan again every --watch-interval over the live cluster; serve
+                             the last plan as metrics (ksched_advise_plan_moves{goal},
+                             ksched_advise_plan_moves_off_node{goal,node}, ...) on HTTPS
+                             /metrics; post a Warning Event (Drifted) on each node the plan
+                             moves pods off once it has --drift-moves moves or more; until
+                             SIGTERM or SIGINT
+      --watch-interval DURATION  between two plans (default 1m)
+      --drift-moves N        the moves from which the cluster has drifted (default 1)
+      --secure-port PORT     where /metrics, /healthz and /readyz are served (default 10258;
+                             0: none), authenticated and authorized through the apiserver as
+                             the scheduler's endpoints are
+      --bind-address IP      the address to serve on (default 0.0.0.0)
+
 Output:
   -o, --output FORMAT        table (default) or json
       --report FILE.html     also write the plan as a page: the moves (filterable), requested
                              shares before and after, skews, what keeps nodes (with --apply:
-                             the plan carried out, the last one when it planned again)
+                             the plan carried out, the last one when it planned again; with
+                             --watch: rewritten every round)
       --config FILE          KubeSchedulerConfiguration (default: ksched's defaults)
       --feature-gates GATES  Name=true,Other=false, as the scheduler takes them
       --seed N               seeds the draws among equal nodes (default 1)
@@ -344,7 +427,8 @@ Output:
   -h, --help                 this help
 
 Exit status: 0, or 1 for an error (bad flags, an unreadable cluster, a --report that cannot be
-written, an --apply that stopped), 2 when --defragment found no room.
+written, an --apply that stopped, a --watch that cannot serve), 2 when --defragment found no
+room. --watch exits 0 when stopped.
 )";
 }
 
@@ -364,6 +448,7 @@ int runAdvise(const std::vector<std::string>& args, const Registry& outOfTree) {
   for (const auto& w : f.gateWarnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   try {
     if (f.apply) return applyAll(f, outOfTree);
+    if (f.watch) return watchAll(f, outOfTree);
     const advise::Plan p = plan(f, outOfTree);
     print(f, p);
     if (f.output != "json") {

@@ -144,7 +144,7 @@ server::Hooks serverHooks(scheduler::Scheduler& sched, metrics::SchedulerMetrics
                           std::atomic<leaderelection::LeaderElector*>& elector,
                           const config::SchedulerConfiguration& config) {
   server::Hooks hooks;
-  hooks.metrics = &schedMetrics;
+  hooks.metrics = [&schedMetrics] { return schedMetrics.scrape(); };
   hooks.ready = [&sched] { return sched.informersSynced(); };
   hooks.livezLeaderCheck = [&elector]() -> std::string {
     auto* e = elector.load();

@@ -302,11 +302,11 @@ void Server::serve(const httplib::Request& req, httplib::Response& res) {
     }
     res.set_content("ok", "text/plain; charset=utf-8");
   } else if (path == "/metrics") {
-    if (hooks_.metrics == nullptr) {
+    if (!hooks_.metrics) {
       res.status = 404;
       return;
     }
-    res.set_content(hooks_.metrics->scrape(), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(hooks_.metrics(), "text/plain; version=0.0.4; charset=utf-8");
   } else if (path == "/debug/explain") {
     if (!hooks_.explain) {
       res.status = 404;

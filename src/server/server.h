@@ -27,8 +27,9 @@ class ServerError : public std::runtime_error {
 };
 
 struct Hooks {
-  // /metrics; without it /metrics answers 404.
-  metrics::SchedulerMetrics* metrics = nullptr;
+  // /metrics: the text exposition (SchedulerMetrics::scrape, say); without it /metrics
+  // answers 404.
+  std::function<std::string()> metrics;
   // /readyz: true once the informers synced. Without it /readyz is always ready.
   std::function<bool()> ready;
   // /healthz and /livez: "" while healthy, else why not (the leader election watchdog).

@@ -49,7 +49,7 @@ TEST(MetricsIntegration, ServesHealthReadinessAndCountsOf100PodsOn10Nodes) {
   serving.bindAddress = "127.0.0.1";
   serving.securePort = freeLoopbackPort();
   server::Hooks hooks;
-  hooks.metrics = &m;
+  hooks.metrics = [&m] { return m.scrape(); };
   hooks.ready = [&] { return sched.informersSynced(); };
   hooks.livezLeaderCheck = [&] { return leaderLost ? std::string("lease expired") : ""; };
   hooks.configz = [] { return std::string(R"({"componentconfig":{}})"); };
