@@ -23,9 +23,10 @@
 #   cluster.sh stop-controller-manager
 #                                    stop it
 #   cluster.sh start-workload-controllers
-#                                    a second kube-controller-manager with the ReplicaSet and
-#                                    PodDisruptionBudget controllers (pods recreated after an
-#                                    eviction, budgets' status); `down` stops it too
+#                                    a second kube-controller-manager with the Deployment,
+#                                    ReplicaSet and PodDisruptionBudget controllers (pods
+#                                    recreated after an eviction, budgets' status); `down` stops
+#                                    it too
 #   cluster.sh stop-workload-controllers
 #                                    stop it
 #   cluster.sh identity NAME SUBJECT a client certificate for SUBJECT (e.g.
@@ -252,8 +253,8 @@ grant_scheduler_extras() {
 VOLUME_CONTROLLERS=persistentvolume-binder,persistentvolume-expander,pv-protection,pvc-protection
 
 # The controllers `start-workload-controllers` runs, and their roles.
-WORKLOAD_CONTROLLERS=replicaset,disruption
-WORKLOAD_ROLES="replicaset-controller disruption-controller"
+WORKLOAD_CONTROLLERS=deployment,replicaset,disruption
+WORKLOAD_ROLES="deployment-controller replicaset-controller disruption-controller"
 
 # With --use-service-account-credentials=false every controller acts as the controller
 # manager's own identity, whose bootstrap role only lists and watches: bind it to the roles the

@@ -41,6 +41,10 @@ class AdviseTest : public NamespacedTest {
     auto& admin = TestCluster::get().admin();
     if (controllers_) TestCluster::get().stopWorkloadControllers();
     if (!ns_.empty()) {
+      for (const auto& d : admin.list("/apis/apps/v1/namespaces/" + ns_ + "/deployments").items) {
+        admin.del("/apis/apps/v1/namespaces/" + ns_ + "/deployments/" +
+                  d["metadata"]["name"].get<std::string>());
+      }
       for (const auto& rs : admin.list("/apis/apps/v1/namespaces/" + ns_ + "/replicasets").items) {
         admin.del("/apis/apps/v1/namespaces/" + ns_ + "/replicasets/" +
                   rs["metadata"]["name"].get<std::string>());
@@ -441,6 +445,60 @@ TEST_F(AdviseTest, ScaleDownEmptiesHalfOfTenHalfFilledNodesAndEveryPodIsBoundAft
   ASSERT_NE(arrow, std::string::npos) << line;
   const std::string landed = line.substr(arrow + 4, line.find(' ', arrow + 4) - arrow - 4);
   EXPECT_TRUE(first.contains(landed)) << line;
+}
+
+TEST_F(AdviseTest, ApplyBringsASkewedDeploymentWithinMaxSkew) {
+  ns_ = useNamespace("advise-deploy");
+  auto& admin = TestCluster::get().admin();
+  const auto zoned = [&](const std::string& name, const std::string& zone) {
+    json n = sizedNode(name, "8", "16Gi");
+    n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone;
+    admin.post("/api/v1/nodes", n);
+  };
+  zoned("adv-n1", "zone-a");
+  zoned("adv-n2", "zone-a");
+  // Six replicas spread over zones (maxSkew 1), placed while zone-a was the only zone.
+  json tmpl = sizedPod(ns_, "web", "500m", "1Gi");
+  tmpl["metadata"] = {{"labels", {{"app", "web"}}}};
+  tmpl["spec"]["schedulerName"] = "advise-live";
+  tmpl["spec"]["topologySpreadConstraints"] = {
+      {{"maxSkew", 1},
+       {"topologyKey", "topology.kubernetes.io/zone"},
+       {"whenUnsatisfiable", "DoNotSchedule"},
+       {"labelSelector", {{"matchLabels", {{"app", "web"}}}}}}};
+  admin.post(
+      "/apis/apps/v1/namespaces/" + ns_ + "/deployments",
+      {{"apiVersion", "apps/v1"},
+       {"kind", "Deployment"},
+       {"metadata", {{"name", "web"}}},
+       {"spec",
+        {{"replicas", 6}, {"selector", {{"matchLabels", {{"app", "web"}}}}}, {"template", tmpl}}}});
+  budget("web", 1);
+  const std::string config = liveCluster("web", 1, 6);
+  EXPECT_EQ(waitAllBound(admin, ns_, 6, 30s), 6);
+  zoned("adv-n3", "zone-b");
+  zoned("adv-n4", "zone-b");
+
+  BudgetWatch watch(ns_, "web");
+  const CliOutcome r = advise({"--config", config, "--spread", "--apply", "--grace-period", "0",
+                               "--interval", "0s", "--timeout", "60s", "-o", "json"},
+                              240s);
+  const int lowest = watch.stop();
+  ASSERT_EQ(r.exitCode, 0) << r.err << "\n" << r.out;
+  const json plan = json::parse(r.out.substr(0, r.out.find("\n}\n") + 2));
+  ASSERT_EQ(plan.at("skews").size(), 1U) << plan.dump(2);
+  EXPECT_EQ(plan["skews"][0].at("before"), 6);
+  EXPECT_LE(plan["skews"][0].at("after").get<int>(), 1);
+  EXPECT_EQ(plan.at("moves").size(), 3U) << plan.dump(2);
+  EXPECT_NE(r.err.find("3 of 3 moves done"), std::string::npos) << r.err;
+  EXPECT_GE(lowest, 0) << "the budget was broken";
+  // On the apiserver: six pods bound, three in each zone.
+  EXPECT_EQ(waitAllBound(admin, ns_, 6, 30s), 6);
+  std::map<std::string, int> zones;
+  for (const auto& p : listPods(admin, ns_)) {
+    ++zones[p.spec.nodeName == "adv-n3" || p.spec.nodeName == "adv-n4" ? "zone-b" : "zone-a"];
+  }
+  EXPECT_EQ(zones, (std::map<std::string, int>{{"zone-a", 3}, {"zone-b", 3}}));
 }
 
 }  // namespace
