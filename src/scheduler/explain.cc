@@ -472,7 +472,9 @@ std::string diagnosisAnnotation(const framework::Framework& fwk, const CycleStat
   std::map<std::pair<std::string, std::string>, Reason> reasons;
   struct Close {
     double missing = 0;  // the largest missing share of a request
-    std::string node, text;
+    const std::string* node = nullptr;
+    std::vector<Explanation::Rejection::Shortfall> shortfalls;
+    std::string text;
   };
   std::vector<Close> closest;
   const api::Resource requests = api::schedulingRequestsResource(pod, fwk.features());
@@ -492,23 +494,32 @@ std::string diagnosisAnnotation(const framework::Framework& fwk, const CycleStat
     if (!hasShortfall(status)) continue;
     const NodeInfo* ni = snapshot.get(node);
     if (ni == nullptr) continue;
-    Close c{0, node, ""};
-    for (const auto& f : shortfalls(status, requests, *ni)) {
+    Close c{0, &node, shortfalls(status, requests, *ni), ""};
+    if (c.shortfalls.empty()) continue;
+    for (const auto& f : c.shortfalls) {
       const int64_t free = std::max<int64_t>(0, f.allocatable - f.inUse);
       if (f.requested > 0) {
         c.missing = std::max(
             c.missing, static_cast<double>(f.requested - free) / static_cast<double>(f.requested));
       }
+    }
+    closest.push_back(std::move(c));
+  }
+  // The five closest; their text only (quantities are formatted for five nodes, not all).
+  const auto nearer = [](const Close& a, const Close& b) {
+    return a.missing != b.missing ? a.missing < b.missing : *a.node < *b.node;
+  };
+  const size_t keep = std::min<size_t>(5, closest.size());
+  std::partial_sort(closest.begin(), closest.begin() + static_cast<std::ptrdiff_t>(keep),
+                    closest.end(), nearer);
+  closest.resize(keep);
+  for (Close& c : closest) {
+    for (const auto& f : c.shortfalls) {
       c.text += (c.text.empty() ? "" : "; ") + f.resource + ": needs " +
                 formatQuantity(f.resource, f.requested) + ", free " +
-                formatQuantity(f.resource, free);
+                formatQuantity(f.resource, std::max<int64_t>(0, f.allocatable - f.inUse));
     }
-    if (!c.text.empty()) closest.push_back(std::move(c));
   }
-  std::sort(closest.begin(), closest.end(), [](const Close& a, const Close& b) {
-    return a.missing != b.missing ? a.missing < b.missing : a.node < b.node;
-  });
-  if (closest.size() > 5) closest.resize(5);
   // The details of the example nodes only: the cost stays bounded by five nodes per reason.
   std::map<std::string, std::string, std::less<>> detailOf;
   for (auto& [key, r] : reasons) {
@@ -561,7 +572,7 @@ std::string diagnosisAnnotation(const framework::Framework& fwk, const CycleStat
     if (numClosest > 0 && !closest.empty()) {
       json cs = json::array();
       for (size_t i = 0; i < closest.size() && i < numClosest; ++i) {
-        cs.push_back({{"node", closest[i].node}, {"shortfall", closest[i].text}});
+        cs.push_back({{"node", *closest[i].node}, {"shortfall", closest[i].text}});
       }
       j["closest"] = std::move(cs);
     }
