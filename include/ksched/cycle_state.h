@@ -26,6 +26,31 @@ class StateData {
   [[nodiscard]] virtual std::unique_ptr<StateData> clone() const = 0;
 };
 
+// A set of plugin names, shared by a CycleState and its clones until one of them changes it
+// (preemption and the nominated-pods pass clone the state for every node they try).
+class PluginNameSet {
+ public:
+  void insert(std::string_view name) { mutate().emplace(name); }
+  void emplace(std::string_view name) { insert(name); }
+  [[nodiscard]] bool contains(std::string_view name) const {
+    return names_ != nullptr && names_->contains(name);
+  }
+  [[nodiscard]] bool empty() const { return names_ == nullptr || names_->empty(); }
+  void clear() { names_.reset(); }
+
+ private:
+  using Names = std::set<std::string, std::less<>>;
+  Names& mutate() {
+    if (names_ == nullptr) {
+      names_ = std::make_shared<Names>();
+    } else if (names_.use_count() > 1) {
+      names_ = std::make_shared<Names>(*names_);
+    }
+    return *names_;
+  }
+  std::shared_ptr<Names> names_;
+};
+
 // A typed key: `inline constexpr StateKey<MyState> kMyKey{"PreFilterNodeAffinity"};`
 template <typename T>
 struct StateKey {
@@ -58,7 +83,7 @@ class CycleState {
     if (Entry* e = find(key)) data_.erase(data_.begin() + (e - data_.data()));
   }
 
-  // A deep copy (each value cloned).
+  // A deep copy (each value cloned; the skip sets shared until changed).
   [[nodiscard]] CycleState clone() const {
     CycleState c;
     c.data_.reserve(data_.size());
@@ -72,8 +97,8 @@ class CycleState {
   }
 
   // Plugins whose PreFilter/PreScore returned Skip: the framework skips their Filter/Score.
-  std::set<std::string, std::less<>> skipFilterPlugins;
-  std::set<std::string, std::less<>> skipScorePlugins;
+  PluginNameSet skipFilterPlugins;
+  PluginNameSet skipScorePlugins;
 
  private:
   friend class framework::Framework;
