@@ -111,8 +111,8 @@ Status Framework::runPreFilterPlugins(CycleState& state, const api::Pod& pod,
 Status Framework::runPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& toAdd, const NodeInfo& node) const {
   for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
-    if (state.skipFilterPlugins.contains(p->name())) continue;
     if (const auto* ext = p->preFilterExtensions()) {
+      if (state.skipFilterPlugins.contains(p->name())) continue;
       Status s = ext->addPod(state, pod, toAdd, node);
       if (!s.ok()) return withPlugin(std::move(s), p->name());
     }
@@ -124,8 +124,8 @@ Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const api::P
                                                  const PodInfo& toRemove,
                                                  const NodeInfo& node) const {
   for (auto* p : plugins<ExtensionPoint::kPreFilter>()) {
-    if (state.skipFilterPlugins.contains(p->name())) continue;
     if (const auto* ext = p->preFilterExtensions()) {
+      if (state.skipFilterPlugins.contains(p->name())) continue;
       Status s = ext->removePod(state, pod, toRemove, node);
       if (!s.ok()) return withPlugin(std::move(s), p->name());
     }
