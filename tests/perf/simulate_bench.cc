@@ -4,14 +4,17 @@
 // the cluster) and the process's peak memory.
 //
 //   ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] [--existing K] [--progress]
-//                        [--walk-spread]
+//                        [--walk-spread] [--preempt]
 //
 // --standalone: pods without an owner (no default spreading). --existing K: K pods of another
 // app already bound on every node (default spreading then counts them all in every cycle, as
 // upstream's PodTopologySpread does). --progress: the pods placed so far on stderr, every
 // 10 s of scheduling. --walk-spread: PodTopologySpread's PreScore walks every node in every
 // cycle instead of keeping its counts (PodTopologySpread::setCountCacheEnabledForTest), as
-// before the counts were kept; the placements are the same.
+// before the counts were kept; the placements are the same. --preempt: the K existing pods of
+// every node (default 4) fill it (each 32/K cpu less a tenth, priority 0) and the PODS pods ask
+// for three quarters of a node at priority 1000, so each preempts; the victims are put back as
+// pending pods, and find no room.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -44,7 +47,7 @@ ksched::NodePtr makeNode(int i) {
 }
 
 std::shared_ptr<ksched::api::Pod> makePod(const std::string& name, const std::string& node,
-                                          const std::string& app) {
+                                          const std::string& app, const std::string& cpu = "100m") {
   auto p = std::make_shared<ksched::api::Pod>();
   p->metadata.name = name;
   p->metadata.namespace_ = "bench";
@@ -54,7 +57,7 @@ std::shared_ptr<ksched::api::Pod> makePod(const std::string& name, const std::st
   p->spec.schedulerName = "default-scheduler";
   ksched::api::Container c;
   c.name = "c";
-  c.resources.requests["cpu"] = Quantity::parse("100m");
+  c.resources.requests["cpu"] = Quantity::parse(cpu);
   c.resources.requests["memory"] = Quantity::parse("128Mi");
   p->spec.containers.push_back(std::move(c));
   return p;
@@ -72,12 +75,15 @@ int main(int argc, char** argv) {
   int nodes = 5000, pods = 10000;
   bool standalone = false;
   bool progress = false;
+  bool preempt = false;
   int existing = 0;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--standalone") {
       standalone = true;
+    } else if (a == "--preempt") {
+      preempt = true;
     } else if (a == "--progress") {
       progress = true;
     } else if (a == "--walk-spread") {
@@ -91,6 +97,10 @@ int main(int argc, char** argv) {
       pods = std::stoi(a);
     }
   }
+  if (preempt && existing == 0) existing = 4;
+  // --preempt: 32 cpu less a tenth shared by the existing pods; the work takes 24 of 32.
+  const std::string oldCpu =
+      preempt ? std::to_string(32000 * 9 / 10 / existing) + "m" : std::string("100m");
   ksched::sim::Cluster cluster;
   ksched::api::ReplicaSet rs;
   rs.metadata.name = "web";
@@ -103,12 +113,13 @@ int main(int argc, char** argv) {
     cluster.nodes.push_back(makeNode(i));
     for (int k = 0; k < existing; ++k) {
       cluster.pods.push_back(makePod("old-" + std::to_string(i) + "-" + std::to_string(k),
-                                     cluster.nodes.back()->metadata.name, "old"));
+                                     cluster.nodes.back()->metadata.name, "old", oldCpu));
     }
   }
   std::vector<ksched::PodPtr> work;
   for (int i = 0; i < pods; ++i) {
-    auto p = makePod("web-" + std::to_string(i), "", "web");
+    auto p = makePod("web-" + std::to_string(i), "", "web", preempt ? "24" : "100m");
+    if (preempt) p->spec.priority = 1000;
     if (!standalone) {
       p->metadata.ownerReferences.push_back({"apps/v1", "ReplicaSet", "web", "rs-web", true});
     }
@@ -135,14 +146,15 @@ int main(int argc, char** argv) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "simulate: %d nodes (%d pods each), %d pods (%s): placed %llu, unschedulable %llu in %.3f s "
-      "of scheduling "
+      "simulate: %d nodes (%d pods each), %d pods (%s): placed %llu, unschedulable %llu, "
+      "preempted %zu in %.3f s of scheduling "
       "(%.0f pods/s; %.3f s with building the core and the result); peak RSS %.0f MiB (%.0f MiB "
       "after building the cluster)\n",
       nodes, existing, pods, standalone ? "standalone" : "one ReplicaSet",
       static_cast<unsigned long long>(r.scheduled),
-      static_cast<unsigned long long>(r.unschedulable), r.seconds,
+      static_cast<unsigned long long>(r.unschedulable), r.victims.size(), r.seconds,
       r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0.0, wall, peakRssMiB(),
       built);
-  return r.unschedulable == 0 ? 0 : 1;
+  // --preempt: the victims put back find no room.
+  return r.unschedulable == (preempt ? r.victims.size() : 0) ? 0 : 1;
 }
