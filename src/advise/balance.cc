@@ -69,11 +69,6 @@ struct Shares {
   }
 };
 
-std::string podKey(const api::Pod& p) {
-  return (p.metadata.namespace_.empty() ? std::string("default") : p.metadata.namespace_) + "/" +
-         p.metadata.name;
-}
-
 // Whether a profile of the configuration enables a load-aware plugin.
 bool loadAwareConfigured(const sim::Options& options) {
   if (options.config.empty()) return false;
@@ -102,7 +97,7 @@ Model modelOf(const sim::Cluster& c, const sim::Options& options) {
   if (m.nodes.empty()) return m;
   m.load = true;
   m.pods = sim::podUsages(c);
-  for (const auto& p : c.pods) m.home[podKey(*p)] = p->spec.nodeName;
+  for (const auto& p : c.pods) m.home[sim::usageKey(p->metadata)] = p->spec.nodeName;
   return m;
 }
 
@@ -129,7 +124,7 @@ Shares sharesOf(const sim::Cluster& c, const features::Gates& gates, const Model
     }
     // A node with a reading has its pods in it: a pod moved off it comes off (its PodMetrics,
     // else its requests), and goes on where it lands. A node without one counts requests.
-    const std::string key = podKey(*p);
+    const std::string key = sim::usageKey(p->metadata);
     const auto home = model.home.find(key);
     const bool moved = home != model.home.end() && home->second != p->spec.nodeName;
     const auto used = model.pods.find(key);
@@ -200,7 +195,8 @@ std::vector<PodPtr> podsToTry(const sim::Cluster& c, const std::string& node, co
     if (judge(*p, policy, budgets).disposition != Disposition::kMoves) continue;
     const api::Resource r = api::nodePodRequests(*p, gates).requests;
     sim::MetricsUsage u{r.milliCPU, r.memory};
-    if (auto used = model.pods.find(podKey(*p)); model.load && used != model.pods.end()) {
+    if (auto used = model.pods.find(sim::usageKey(p->metadata));
+        model.load && used != model.pods.end()) {
       u = used->second;
     }
     const double share = std::max(Load{u.milliCPU, 0, load.allocCpu, 1}.cpuShare(),

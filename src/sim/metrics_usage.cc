@@ -45,11 +45,11 @@ bool podUsage(const nlohmann::json& item, MetricsUsage& out) {
   return true;
 }
 
-std::string keyOf(const api::ObjectMeta& m) {
+}  // namespace metrics_usage_detail
+
+std::string usageKey(const api::ObjectMeta& m) {
   return (m.namespace_.empty() ? std::string("default") : m.namespace_) + "/" + m.name;
 }
-
-}  // namespace metrics_usage_detail
 
 std::unordered_map<std::string, MetricsUsage> podUsages(const Cluster& cluster) {
   using namespace metrics_usage_detail;
@@ -58,7 +58,7 @@ std::unordered_map<std::string, MetricsUsage> podUsages(const Cluster& cluster) 
     if (!isMetrics(key, "PodMetrics")) continue;
     for (const auto& o : objects) {
       MetricsUsage u;
-      if (!o->metadata.name.empty() && podUsage(o->object, u)) out[keyOf(o->metadata)] = u;
+      if (!o->metadata.name.empty() && podUsage(o->object, u)) out[usageKey(o->metadata)] = u;
     }
   }
   return out;
@@ -85,14 +85,14 @@ void releaseUsage(Cluster& cluster, const std::vector<PodPtr>& evicted) {
   if (evicted.empty()) return;
   std::unordered_map<std::string, std::string> nodeOf;  // "namespace/name" -> node
   for (const auto& p : evicted) {
-    if (!p->spec.nodeName.empty()) nodeOf[keyOf(p->metadata)] = p->spec.nodeName;
+    if (!p->spec.nodeName.empty()) nodeOf[usageKey(p->metadata)] = p->spec.nodeName;
   }
   for (auto& [key, objects] : cluster.others) {
     if (!isMetrics(key, "PodMetrics")) continue;
     const std::string version = key.substr(0, key.size() - std::string_view("PodMetrics").size());
     std::unordered_map<std::string, MetricsUsage> released;  // node -> usage taken off
     std::erase_if(objects, [&](const UnstructuredPtr& o) {
-      const auto it = nodeOf.find(keyOf(o->metadata));
+      const auto it = nodeOf.find(usageKey(o->metadata));
       if (it == nodeOf.end()) return false;
       MetricsUsage u;
       if (podUsage(o->object, u)) {

@@ -23,7 +23,10 @@ struct MetricsUsage {
   int64_t memory = 0;
 };
 
-// Every pod's usage by "namespace/name": the sum of its PodMetrics containers' usage. Items
+// The key of podUsages(): "namespace/name", the namespace "default" when empty.
+[[nodiscard]] std::string usageKey(const api::ObjectMeta& m);
+
+// Every pod's usage by usageKey(): the sum of its PodMetrics containers' usage. Items
 // without a name or with a quantity that does not parse are left out.
 [[nodiscard]] std::unordered_map<std::string, MetricsUsage> podUsages(const Cluster& cluster);
 // Every node's usage by name, from its NodeMetrics (items as above are left out).

@@ -39,8 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const auto left = sim::podUsages(cluster);
   for (const PodPtr& p : cluster.pods) {
-    const std::string ns = p->metadata.namespace_.empty() ? "default" : p->metadata.namespace_;
-    fuzz::check(p->spec.nodeName.empty() || !left.contains(ns + "/" + p->metadata.name),
+    fuzz::check(p->spec.nodeName.empty() || !left.contains(sim::usageKey(p->metadata)),
                 "an evicted pod's PodMetrics are gone");
   }
   return 0;
