@@ -1,9 +1,12 @@
 // Status: the result of running a plugin, with upstream kube-scheduler's codes.
 //
-// Cheap on the hot path: a success Status holds no strings and allocates nothing. Plugins
-// return Status, never throw, inside a scheduling cycle.
+// Cheap on the hot path: a Status is a code and one pointer. A success (or any status without
+// reasons, details or plugin) holds no strings, allocates nothing and is destroyed by a null
+// check; Filter and Score return one per plugin per node. Plugins return Status, never throw,
+// inside a scheduling cycle.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,10 +25,33 @@ enum class Code {
 
 [[nodiscard]] std::string_view codeName(Code c) noexcept;
 
+namespace status_detail {
+// What an empty Status's accessors refer to.
+inline const std::vector<std::string> kNoStrings;
+inline const std::string kNoString;
+}  // namespace status_detail
+
 class [[nodiscard]] Status {
  public:
-  Status() = default;  // success
-  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status() noexcept = default;  // success
+  Status(Code code, std::vector<std::string> reasons) : code_(code) {
+    if (!reasons.empty()) more().reasons = std::move(reasons);
+  }
+  Status(const Status& other)
+      : code_(other.code_),
+        httpCode_(other.httpCode_),
+        more_(other.more_ ? std::make_unique<More>(*other.more_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) {
+      code_ = other.code_;
+      httpCode_ = other.httpCode_;
+      more_ = other.more_ ? std::make_unique<More>(*other.more_) : nullptr;
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status success() { return {}; }
   static Status error(std::string msg) { return {Code::kError, {std::move(msg)}}; }
@@ -50,7 +76,9 @@ class [[nodiscard]] Status {
     return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable;
   }
   // The reasons, each one a user-facing phrase such as "Insufficient cpu".
-  [[nodiscard]] const std::vector<std::string>& reasons() const noexcept { return reasons_; }
+  [[nodiscard]] const std::vector<std::string>& reasons() const noexcept {
+    return more_ ? more_->reasons : status_detail::kNoStrings;
+  }
   // Reasons joined with ", ".
   [[nodiscard]] std::string message() const;
 
@@ -65,24 +93,37 @@ class [[nodiscard]] Status {
   // What a person needs beyond the reasons, one sentence each ("claim gpu, request a100: every
   // matching device is in use"): shown by explain and the diagnosis annotation, never part of
   // message() (so FailedScheduling counts reasons as upstream does).
-  [[nodiscard]] const std::vector<std::string>& details() const noexcept { return details_; }
+  [[nodiscard]] const std::vector<std::string>& details() const noexcept {
+    return more_ ? more_->details : status_detail::kNoStrings;
+  }
   Status& withDetails(std::vector<std::string> details) {
-    details_ = std::move(details);
+    if (more_ || !details.empty()) more().details = std::move(details);
     return *this;
   }
   // The plugin that produced this status (set by the framework).
-  [[nodiscard]] const std::string& plugin() const noexcept { return plugin_; }
+  [[nodiscard]] const std::string& plugin() const noexcept {
+    return more_ ? more_->plugin : status_detail::kNoString;
+  }
   Status& withPlugin(std::string_view plugin) {
-    plugin_ = plugin;
+    if (more_ || !plugin.empty()) more().plugin = plugin;
     return *this;
   }
 
  private:
+  // Everything but the codes, allocated on first use.
+  struct More {
+    std::vector<std::string> reasons;
+    std::vector<std::string> details;
+    std::string plugin;
+  };
+  More& more() {
+    if (!more_) more_ = std::make_unique<More>();
+    return *more_;
+  }
+
   Code code_ = Code::kSuccess;
-  std::vector<std::string> reasons_;
-  std::vector<std::string> details_;
-  std::string plugin_;
   int httpCode_ = 0;
+  std::unique_ptr<More> more_;
 };
 
 }  // namespace ksched

@@ -108,6 +108,8 @@ template <typename T>
 bool get(element e, std::vector<T>& out);
 template <typename T>
 bool get(element e, std::optional<T>& out);
+template <typename T>
+bool get(element e, Boxed<T>& out);
 bool get(element e, OwnerReference& r);
 bool get(element e, ObjectMeta& m);
 bool get(element e, ContainerResourceClaim& c);
@@ -196,6 +198,13 @@ bool viaTree(element e, T& member) {
 }
 template <typename T>
 bool viaTree(element e, std::optional<T>& member) {
+  T v{};
+  if (!viaTree(e, v)) return false;
+  member = std::move(v);
+  return true;
+}
+template <typename T>
+bool viaTree(element e, Boxed<T>& member) {
   T v{};
   if (!viaTree(e, v)) return false;
   member = std::move(v);
@@ -484,6 +493,13 @@ bool get(element e, std::vector<T>& out) {
 
 template <typename T>
 bool get(element e, std::optional<T>& out) {
+  T v{};
+  if (!get(e, v)) return false;
+  out = std::move(v);
+  return true;
+}
+template <typename T>
+bool get(element e, Boxed<T>& out) {
   T v{};
   if (!get(e, v)) return false;
   out = std::move(v);

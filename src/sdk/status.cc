@@ -22,7 +22,7 @@ std::string_view codeName(Code c) noexcept {
 
 std::string Status::message() const {
   std::string out;
-  for (const auto& r : reasons_) {
+  for (const auto& r : reasons()) {
     if (!out.empty()) out += ", ";
     out += r;
   }

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ksched/api/boxed.h>
 #include <ksched/api/meta.h>
 
 namespace ksched::api {
@@ -40,6 +41,16 @@ void readField(const nlohmann::json& j, std::string_view key, T& out) {
 
 template <typename T>
 void readField(const nlohmann::json& j, std::string_view key, std::optional<T>& out) {
+  if (!j.is_object()) throw DecodeError("expected an object");
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  T v{};
+  readField(j, key, v);
+  out = std::move(v);
+}
+
+template <typename T>
+void readField(const nlohmann::json& j, std::string_view key, Boxed<T>& out) {
   if (!j.is_object()) throw DecodeError("expected an object");
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;

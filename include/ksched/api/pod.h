@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/boxed.h>
 #include <ksched/api/meta.h>
 #include <ksched/api/resources.h>
 #include <ksched/api/selectors.h>
@@ -277,13 +278,13 @@ struct PodSchedulingGroup {
 struct PodSpec {
   std::string nodeName;
   // Pod-level requests and limits (KEP 2837, spec.resources); nullopt when not set.
-  std::optional<ResourceRequirements> resources;
+  Boxed<ResourceRequirements> resources;
   std::string schedulerName{kDefaultSchedulerName};
   std::optional<int32_t> priority;
   std::string priorityClassName;
   std::optional<std::string> preemptionPolicy;
   Labels nodeSelector;
-  std::optional<Affinity> affinity;
+  Boxed<Affinity> affinity;
   std::vector<Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topologySpreadConstraints;
   std::vector<Container> containers;
@@ -298,7 +299,7 @@ struct PodSpec {
   // ports, so nothing else looks at them.
   std::vector<Container> ephemeralContainers;
   std::vector<PodResourceClaim> resourceClaims;
-  std::optional<PodSchedulingGroup> schedulingGroup;
+  Boxed<PodSchedulingGroup> schedulingGroup;
 
   // The PodGroup's name, or nullptr when the pod belongs to none.
   [[nodiscard]] const std::string* podGroupName() const noexcept {
@@ -324,7 +325,7 @@ struct PodCondition {
 struct ContainerStatus {
   std::string name;
   ResourceList allocatedResources;
-  std::optional<ResourceRequirements> resources;  // nullopt: not reported
+  Boxed<ResourceRequirements> resources;  // nullopt: not reported
 
   friend bool operator==(const ContainerStatus&, const ContainerStatus&) = default;
 };
@@ -339,13 +340,13 @@ struct PodStatus {
   // Pod-level totals the kubelet reports (InPlacePodLevelResourcesVerticalScaling): what it
   // allocated to the pod and what the pod runs with; both include spec.overhead.
   ResourceList allocatedResources;
-  std::optional<ResourceRequirements> resources;
+  Boxed<ResourceRequirements> resources;
   // The resize status of Kubernetes before 1.33 ("Proposed", "InProgress", "Deferred",
   // "Infeasible"); decoded for display, no calculation reads it (upstream reads the
   // PodResizePending condition since 1.33).
   std::string resize;
   std::vector<PodResourceClaimStatus> resourceClaimStatuses;
-  std::optional<PodExtendedResourceClaimStatus> extendedResourceClaimStatus;
+  Boxed<PodExtendedResourceClaimStatus> extendedResourceClaimStatus;
 
   friend bool operator==(const PodStatus&, const PodStatus&) = default;
 };
