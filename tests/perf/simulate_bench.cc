@@ -4,7 +4,7 @@
 // the cluster) and the process's peak memory.
 //
 //   ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] [--existing K] [--progress]
-//                        [--walk-spread] [--preempt]
+//                        [--walk-spread] [--preempt] [--mixed]
 //
 // --standalone: pods without an owner (no default spreading). --existing K: K pods of another
 // app already bound on every node (default spreading then counts them all in every cycle, as
@@ -14,7 +14,9 @@
 // before the counts were kept; the placements are the same. --preempt: the K existing pods of
 // every node (default 4) fill it (each 32/K cpu less a tenth, priority 0) and the PODS pods ask
 // for three quarters of a node at priority 1000, so each preempts; the victims are put back as
-// pending pods, and find no room.
+// pending pods, and find no room. --mixed: nodes of four sizes (8, 16, 32 and 64 cpu, 4 GiB of
+// memory per cpu, in turn) and pods of 16 request shapes in turn (cpu 100m, 250m, 500m or 1;
+// memory 128Mi, 256Mi, 512Mi or 1Gi), so that consecutive pods differ and few cycles batch.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -32,22 +34,25 @@ namespace {
 
 using ksched::api::Quantity;
 
-ksched::NodePtr makeNode(int i) {
+ksched::NodePtr makeNode(int i, bool mixed) {
+  // --mixed: 8, 16, 32 and 64 cpu in turn.
+  const int cpus = mixed ? 8 << (i % 4) : 32;
   auto n = std::make_shared<ksched::api::Node>();
   n->metadata.name = "node-" + std::to_string(i);
   n->metadata.uid = "node-uid-" + std::to_string(i);
   n->metadata.labels = {{"kubernetes.io/hostname", n->metadata.name},
                         {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}};
   for (auto* list : {&n->status.allocatable, &n->status.capacity}) {
-    (*list)["cpu"] = Quantity::parse("32");
-    (*list)["memory"] = Quantity::parse("128Gi");
+    (*list)["cpu"] = Quantity::parse(std::to_string(cpus));
+    (*list)["memory"] = Quantity::parse(std::to_string(cpus * 4) + "Gi");
     (*list)["pods"] = Quantity::parse("110");
   }
   return n;
 }
 
 std::shared_ptr<ksched::api::Pod> makePod(const std::string& name, const std::string& node,
-                                          const std::string& app, const std::string& cpu = "100m") {
+                                          const std::string& app, const std::string& cpu = "100m",
+                                          const std::string& memory = "128Mi") {
   auto p = std::make_shared<ksched::api::Pod>();
   p->metadata.name = name;
   p->metadata.namespace_ = "bench";
@@ -58,7 +63,7 @@ std::shared_ptr<ksched::api::Pod> makePod(const std::string& name, const std::st
   ksched::api::Container c;
   c.name = "c";
   c.resources.requests["cpu"] = Quantity::parse(cpu);
-  c.resources.requests["memory"] = Quantity::parse("128Mi");
+  c.resources.requests["memory"] = Quantity::parse(memory);
   p->spec.containers.push_back(std::move(c));
   return p;
 }
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
   bool standalone = false;
   bool progress = false;
   bool preempt = false;
+  bool mixed = false;
   int existing = 0;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
@@ -84,6 +90,8 @@ int main(int argc, char** argv) {
       standalone = true;
     } else if (a == "--preempt") {
       preempt = true;
+    } else if (a == "--mixed") {
+      mixed = true;
     } else if (a == "--progress") {
       progress = true;
     } else if (a == "--walk-spread") {
@@ -110,7 +118,7 @@ int main(int argc, char** argv) {
   rs.spec.selector->matchLabels = {{"app", "web"}};
   cluster.replicaSets.push_back(rs);
   for (int i = 0; i < nodes; ++i) {
-    cluster.nodes.push_back(makeNode(i));
+    cluster.nodes.push_back(makeNode(i, mixed));
     for (int k = 0; k < existing; ++k) {
       cluster.pods.push_back(makePod("old-" + std::to_string(i) + "-" + std::to_string(k),
                                      cluster.nodes.back()->metadata.name, "old", oldCpu));
@@ -118,7 +126,10 @@ int main(int argc, char** argv) {
   }
   std::vector<ksched::PodPtr> work;
   for (int i = 0; i < pods; ++i) {
-    auto p = makePod("web-" + std::to_string(i), "", "web", preempt ? "24" : "100m");
+    static const char* const kCpu[] = {"100m", "250m", "500m", "1"};
+    static const char* const kMemory[] = {"128Mi", "256Mi", "512Mi", "1Gi"};
+    auto p = mixed ? makePod("web-" + std::to_string(i), "", "web", kCpu[i % 4], kMemory[i / 4 % 4])
+                   : makePod("web-" + std::to_string(i), "", "web", preempt ? "24" : "100m");
     if (preempt) p->spec.priority = 1000;
     if (!standalone) {
       p->metadata.ownerReferences.push_back({"apps/v1", "ReplicaSet", "web", "rs-web", true});
@@ -150,7 +161,9 @@ int main(int argc, char** argv) {
       "preempted %zu in %.3f s of scheduling "
       "(%.0f pods/s; %.3f s with building the core and the result); peak RSS %.0f MiB (%.0f MiB "
       "after building the cluster)\n",
-      nodes, existing, pods, standalone ? "standalone" : "one ReplicaSet",
+      nodes, existing, pods,
+      mixed ? (standalone ? "16 shapes, standalone" : "16 shapes, one ReplicaSet")
+            : (standalone ? "standalone" : "one ReplicaSet"),
       static_cast<unsigned long long>(r.scheduled),
       static_cast<unsigned long long>(r.unschedulable), r.victims.size(), r.seconds,
       r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0.0, wall, peakRssMiB(),
