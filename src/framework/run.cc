@@ -11,6 +11,7 @@
 #include <ksched/api/pod_resources.h>
 
 #include "framework/framework.h"
+#include "framework/prefetch.h"
 
 namespace ksched::framework {
 namespace {
@@ -289,7 +290,10 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
         active.push_back({scorers[k], lists_.scoreWeights()[k]});
       }
     }
-    if (active.empty() || nodes.empty()) return {};
+    if (active.empty() || nodes.empty()) {
+      if (breakdown != nullptr) *breakdown = {};
+      return {};
+    }
     // Kept from cycle to cycle (per thread: explain may score beside the loop), so that neither
     // the lists nor the node names in them are allocated again for every pod.
     thread_local std::vector<std::vector<NodeScore>> scratch;
@@ -302,6 +306,9 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
     parallelizer().until(
         static_cast<int>(nodes.size()),
         [&](int i) {
+          prefetchAhead(i, [&](int j) -> const NodeInfo* {
+            return j < static_cast<int>(nodes.size()) ? nodes[static_cast<size_t>(j)] : nullptr;
+          });
           for (size_t k = 0; k < active.size(); ++k) {
             int64_t v = 0;
             Status s = timedPlugin(active[k].plugin, ExtensionPoint::kScore, [&] {
@@ -324,12 +331,17 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
           .withPlugin(firstError->plugin());
     }
     if (breakdown != nullptr) {
-      *breakdown = {};
+      // Filled in place: a caller that keeps its breakdown from cycle to cycle allocates once.
+      breakdown->plugins.resize(active.size());
+      breakdown->weights.resize(active.size());
+      breakdown->raw.resize(active.size());
+      breakdown->normalized.resize(active.size());
       for (size_t k = 0; k < active.size(); ++k) {
-        breakdown->plugins.emplace_back(active[k].plugin->name());
-        breakdown->weights.push_back(active[k].weight);
-        auto& raw = breakdown->raw.emplace_back();
-        for (const auto& ns : scores[k]) raw.push_back(ns.score);
+        breakdown->plugins[k].assign(active[k].plugin->name());
+        breakdown->weights[k] = active[k].weight;
+        auto& raw = breakdown->raw[k];
+        raw.resize(nodes.size());
+        for (size_t i = 0; i < nodes.size(); ++i) raw[i] = scores[k][i].score;
       }
     }
     for (size_t k = 0; k < active.size(); ++k) {
@@ -353,8 +365,9 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
         totals[i] += v * active[k].weight;
       }
       if (breakdown != nullptr) {
-        auto& normalized = breakdown->normalized.emplace_back();
-        for (const auto& ns : scores[k]) normalized.push_back(ns.score);
+        auto& normalized = breakdown->normalized[k];
+        normalized.resize(nodes.size());
+        for (size_t i = 0; i < nodes.size(); ++i) normalized[i] = scores[k][i].score;
       }
     }
     return {};

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "extender/extenders.h"
+#include "framework/prefetch.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -107,7 +108,8 @@ Algorithm::Outcome Algorithm::schedule(framework::Framework& fwk, CycleState& st
   const auto& extenders = fwk.extenders();
   // A pod that may start a batch keeps each plugin's scores.
   const bool keep = batching != nullptr && batching->signed_;
-  framework::Framework::ScoreBreakdown breakdown;
+  // Kept from cycle to cycle: its vectors are filled in place.
+  framework::Framework::ScoreBreakdown& breakdown = breakdown_;
   if (fwk.hasScorePlugins()) {
     s = fwk.runScorePlugins(state, pod, feasible, scores, keep ? &breakdown : nullptr);
     if (!s.ok()) {
@@ -118,6 +120,7 @@ Algorithm::Outcome Algorithm::schedule(framework::Framework& fwk, CycleState& st
     // Without Score plugins and extenders every node scores 1 (upstream); extender scores add to
     // 0.
     scores.assign(feasible.size(), extenders.empty() ? 1 : 0);
+    breakdown = {};
   }
   if (!extenders.empty()) extender::addExtenderScores(extenders, pod, feasible, scores);
   if (spdlog::should_log(spdlog::level::trace)) {  // -v >= 6, as upstream's V(10)
@@ -243,6 +246,10 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
   fwk.parallelizer().until(
       n,
       [&](int i) {
+        framework::prefetchAhead(i, [&](int k) -> const NodeInfo* {
+          return k < n ? (*nodes)[(start + static_cast<size_t>(k)) % static_cast<size_t>(n)]
+                       : nullptr;
+        });
         const NodeInfo* node = (*nodes)[(start + static_cast<size_t>(i)) % static_cast<size_t>(n)];
         Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *node);
         if (fs.ok()) {

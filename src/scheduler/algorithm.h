@@ -100,6 +100,9 @@ class Algorithm {
                          int* tieCount);
 
   size_t nextStartNodeIndex_ = 0;
+  // The last full cycle's scores by plugin (when a batch may start from them), kept so that its
+  // vectors are not allocated again for every pod.
+  framework::Framework::ScoreBreakdown breakdown_;
   bool batching_ = false;
   metrics::SchedulerMetrics* batchMetrics_ = nullptr;
   OpportunisticBatch::ClockFn batchClock_;

@@ -57,6 +57,12 @@ std::string OpportunisticBatch::nodeHint(CycleState& state, const PodPtr& pod, b
     return noHint(BatchFlush::kPodIncompatible);
   }
   if (clock_() - created_ > kMaxAge) return noHint(BatchFlush::kExpired);
+  // The candidates are ordered when a pod first uses them: most full cycles of pods that differ
+  // from the next one start a batch that is never used.
+  if (!sorted_) {
+    std::stable_sort(order_.begin(), order_.end(), better);
+    sorted_ = true;
+  }
   const NodeInfo* last = snapshot.get(lastChosen_);
   if (last == nullptr || last->node() == nullptr) return noHint(BatchFlush::kNodeMissing);
   Status fs = fwk_.runFilterPluginsWithNominatedPods(state, *pod, *last);
@@ -211,7 +217,7 @@ void OpportunisticBatch::store(const PodPtr& pod, bool signed_, const std::strin
       order_.emplace_back(total, static_cast<uint32_t>(i));
     }
   }
-  std::stable_sort(order_.begin(), order_.end(), better);
+  sorted_ = false;  // nodeHint sorts them, best first, if a pod comes to use them
   if (order_.empty()) flush(metrics::BatchFlush::kEmptyList);
 }
 

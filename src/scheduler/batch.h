@@ -100,6 +100,7 @@ class OpportunisticBatch {
   std::vector<int64_t> raw_;                         // raw_[row * plugins + k]
   std::vector<int64_t> norm_;                        // normalized, same layout
   std::vector<std::pair<int64_t, uint32_t>> order_;  // (total, row) of candidates, best first
+  bool sorted_ = true;  // order_ is best first (store leaves it in the cycle's order)
 
   // The last cycle of this profile.
   int64_t lastCycle_ = -1;
