@@ -12,7 +12,15 @@ constexpr std::string_view kPreemptedBy = "Preempted by pod ";
 void RecordingSink::suggested(const api::Pod& pod, const scheduler::ScheduleResult& result) {
   if (result.ties == 0) return;
   std::lock_guard lock(mu_);
-  ties_[pod.metadata.uid] = {result.ties, result.tiedWith};
+  TieIndexes& t = ties_[pod.metadata.uid];
+  t.count = result.ties;
+  t.names.clear();
+  t.names.reserve(result.tiedWith.size());
+  for (const std::string& name : result.tiedWith) {
+    auto [it, added] = nodeIndex_.try_emplace(name, static_cast<uint32_t>(nodeNames_.size()));
+    if (added) nodeNames_.push_back(name);
+    t.names.push_back(it->second);
+  }
 }
 
 int RecordingSink::failures(const std::string& uid) const {
@@ -37,7 +45,11 @@ std::string RecordingSink::preemptor(const std::string& uid) const {
 RecordingSink::Ties RecordingSink::ties(const std::string& uid) const {
   std::lock_guard lock(mu_);
   auto it = ties_.find(uid);
-  return it == ties_.end() ? Ties{} : it->second;
+  if (it == ties_.end()) return {};
+  Ties out{.count = it->second.count, .names = {}};
+  out.names.reserve(it->second.names.size());
+  for (uint32_t i : it->second.names) out.names.push_back(nodeNames_[i]);
+  return out;
 }
 
 void RecordingSink::event(const api::Pod& regarding, std::string_view /*type*/,

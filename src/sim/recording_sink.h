@@ -51,7 +51,15 @@ class RecordingSink final : public scheduler::EventSink {
   std::unordered_map<std::string, int> failures_;
   std::unordered_map<std::string, std::string> lastFailure_;
   std::unordered_map<std::string, std::string> preemptorOf_;  // victim uid -> preemptor uid
-  std::unordered_map<std::string, Ties> ties_;
+  // Ties as indexes into nodeNames_: a pod's sixteen names cost 64 bytes, not sixteen strings
+  // (200 000 placements on identical nodes kept 3.2 million of them).
+  struct TieIndexes {
+    int count = 0;
+    std::vector<uint32_t> names;
+  };
+  std::unordered_map<std::string, TieIndexes> ties_;
+  std::unordered_map<std::string, uint32_t> nodeIndex_;
+  std::vector<std::string> nodeNames_;
 };
 
 }  // namespace ksched::sim

@@ -146,7 +146,9 @@ Result Run::result() const {
   r.unreadKinds = cluster_.unreadKinds();
   r.attempts = core_->stats().attempts;
   r.podGroups = podGroups_;
-  for (const auto& [uid, origin] : tracked()) {
+  const auto pods = tracked();
+  r.pods.reserve(pods.size());
+  for (const auto& [uid, origin] : pods) {
     PodResult pr = outcome(uid, origin);
     if (pr.name.empty()) continue;
     (pr.node ? r.scheduled : r.unschedulable) += 1;
