@@ -106,10 +106,15 @@ bool get(element e, Labels& out) { return getMap(e, out); }
 
 template <typename T>
 bool get(element e, std::vector<T>& out);
-template <typename T>
-bool get(element e, std::optional<T>& out);
-template <typename T>
-bool get(element e, Boxed<T>& out);
+// std::optional and api::Boxed: a value that may be absent.
+template <typename O>
+concept Optional = requires(O o) {
+  typename O::value_type;
+  o.reset();
+  o.has_value();
+};
+template <Optional O>
+bool get(element e, O& out);
 bool get(element e, OwnerReference& r);
 bool get(element e, ObjectMeta& m);
 bool get(element e, ContainerResourceClaim& c);
@@ -196,16 +201,9 @@ bool viaTree(element e, T& member) {
     return false;
   }
 }
-template <typename T>
-bool viaTree(element e, std::optional<T>& member) {
-  T v{};
-  if (!viaTree(e, v)) return false;
-  member = std::move(v);
-  return true;
-}
-template <typename T>
-bool viaTree(element e, Boxed<T>& member) {
-  T v{};
+template <Optional O>
+bool viaTree(element e, O& member) {
+  typename O::value_type v{};
   if (!viaTree(e, v)) return false;
   member = std::move(v);
   return true;
@@ -491,16 +489,9 @@ bool get(element e, std::vector<T>& out) {
   return true;
 }
 
-template <typename T>
-bool get(element e, std::optional<T>& out) {
-  T v{};
-  if (!get(e, v)) return false;
-  out = std::move(v);
-  return true;
-}
-template <typename T>
-bool get(element e, Boxed<T>& out) {
-  T v{};
+template <Optional O>
+bool get(element e, O& out) {
+  typename O::value_type v{};
   if (!get(e, v)) return false;
   out = std::move(v);
   return true;
