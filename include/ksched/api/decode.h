@@ -39,22 +39,18 @@ void readField(const nlohmann::json& j, std::string_view key, T& out) {
   }
 }
 
-template <typename T>
-void readField(const nlohmann::json& j, std::string_view key, std::optional<T>& out) {
-  if (!j.is_object()) throw DecodeError("expected an object");
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  T v{};
-  readField(j, key, v);
-  out = std::move(v);
+// std::optional or api::Boxed: set when present and not null, else left untouched.
+template <typename O>
+requires requires(O o) {
+  typename O::value_type;
+  o.reset();
+  o.has_value();
 }
-
-template <typename T>
-void readField(const nlohmann::json& j, std::string_view key, Boxed<T>& out) {
+void readField(const nlohmann::json& j, std::string_view key, O& out) {
   if (!j.is_object()) throw DecodeError("expected an object");
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
-  T v{};
+  typename O::value_type v{};
   readField(j, key, v);
   out = std::move(v);
 }
