@@ -106,14 +106,7 @@ bool get(element e, Labels& out) { return getMap(e, out); }
 
 template <typename T>
 bool get(element e, std::vector<T>& out);
-// std::optional and api::Boxed: a value that may be absent.
-template <typename O>
-concept Optional = requires(O o) {
-  typename O::value_type;
-  o.reset();
-  o.has_value();
-};
-template <Optional O>
+template <OptionalField O>
 bool get(element e, O& out);
 bool get(element e, OwnerReference& r);
 bool get(element e, ObjectMeta& m);
@@ -201,7 +194,7 @@ bool viaTree(element e, T& member) {
     return false;
   }
 }
-template <Optional O>
+template <OptionalField O>
 bool viaTree(element e, O& member) {
   typename O::value_type v{};
   if (!viaTree(e, v)) return false;
@@ -489,7 +482,7 @@ bool get(element e, std::vector<T>& out) {
   return true;
 }
 
-template <Optional O>
+template <OptionalField O>
 bool get(element e, O& out) {
   typename O::value_type v{};
   if (!get(e, v)) return false;

@@ -39,13 +39,16 @@ void readField(const nlohmann::json& j, std::string_view key, T& out) {
   }
 }
 
-// std::optional or api::Boxed: set when present and not null, else left untouched.
+// std::optional or api::Boxed: a field that may be absent.
 template <typename O>
-requires requires(O o) {
+concept OptionalField = requires(O o) {
   typename O::value_type;
   o.reset();
   o.has_value();
-}
+};
+
+// Set when present and not null, else left untouched.
+template <OptionalField O>
 void readField(const nlohmann::json& j, std::string_view key, O& out) {
   if (!j.is_object()) throw DecodeError("expected an object");
   auto it = j.find(key);
