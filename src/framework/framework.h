@@ -38,6 +38,8 @@
 
 namespace ksched::framework {
 
+class ResultMemo;
+
 class FrameworkError : public std::runtime_error {
  public:
   explicit FrameworkError(const std::string& what) : std::runtime_error(what) {}
@@ -65,6 +67,8 @@ struct Services {
   const ClusterListers* listers = nullptr;
   // Pods nominated to a node (from the queue's nominator); may be null.
   std::function<std::vector<PodInfoPtr>(const std::string& nodeName)> nominatedPodsForNode;
+  // Whether any pod is nominated (may be null: then any may be).
+  std::function<bool()> hasNominatedPods;
   // The queue's activate(); may be null.
   std::function<void(const std::vector<PodPtr>&)> activate;
   // The cache's current NodeInfo of a node (Handle::currentNodeInfo); may be null.
@@ -153,6 +157,21 @@ class Framework final : public Handle {
   // plugin runs and each rejection is appended there (explain); an error still ends the run.
   Status runFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                           std::vector<Status>* all = nullptr) const;
+  // The Filter plugins whose bit is set in `run` (bit i: the i-th of the profile), in order,
+  // whatever PreFilter skipped: the first rejection, or success (ResultMemo).
+  [[nodiscard]] Status runFilterPluginsMasked(const CycleState& state, const api::Pod& pod,
+                                              const NodeInfo& node, uint64_t run) const;
+  // The Filter plugins PreFilter skipped, as bits (bit i: the i-th of the profile; the first
+  // 64).
+  [[nodiscard]] uint64_t skippedFilterMask(const CycleState& state) const;
+  // Whether a pod other than `pod`, of priority >= its, is nominated to `node` (Filter then
+  // runs with it added first).
+  [[nodiscard]] bool hasNominatedPodsFor(const api::Pod& pod, const NodeInfo& node) const;
+  // False when no pod is nominated to any node (the scheduler's queue says so).
+  [[nodiscard]] bool mayHaveNominatedPods() const {
+    return services_.nominatedPodsForNode &&
+           (!services_.hasNominatedPods || services_.hasNominatedPods());
+  }
   // Filter with the pods nominated to the node that have priority >= the pod's added first
   // (upstream RunFilterPluginsWithNominatedPods): the node must pass with and without them.
   [[nodiscard]] Status runFilterPluginsWithNominatedPods(const CycleState& state,
@@ -186,10 +205,13 @@ class Framework final : public Handle {
     std::vector<std::vector<int64_t>> raw;
     std::vector<std::vector<int64_t>> normalized;
   };
-  // Fills totals[i] with the weighted sum of normalized scores of nodes[i].
+  // Fills totals[i] with the weighted sum of normalized scores of nodes[i]. With `memo` (its
+  // begin() returned true for this pod), slots[i] is nodes[i]'s slot in the snapshot's list()
+  // and the kept plugins' raw scores come from the memo where it has them.
   Status runScorePlugins(const CycleState& state, const api::Pod& pod,
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>& totals,
-                         ScoreBreakdown* breakdown = nullptr);
+                         ScoreBreakdown* breakdown = nullptr, ResultMemo* memo = nullptr,
+                         const std::vector<uint32_t>* slots = nullptr);
   // Opportunistic batching (KEP 5598, gate OpportunisticBatching): whether every PreFilter,
   // Filter, PreScore and Score plugin signs `pod` (SignPlugin) and no extender is configured.
   [[nodiscard]] bool signPod(const api::Pod& pod) const;
@@ -314,6 +336,7 @@ class Framework final : public Handle {
   void setRecordPluginMetrics(bool on) { instrumentation_->setRecordPlugins(on); }
 
  private:
+  friend class ResultMemo;  // reads the plugin lists
   // Handle::runAsync's pool when Services::runAsync is not set (threads start on first use).
   util::TaskPool asyncWork_{"plugin-work", 16};
 

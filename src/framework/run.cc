@@ -3,6 +3,7 @@
 // words errors as upstream does.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "framework/framework.h"
 #include "framework/prefetch.h"
+#include "framework/result_memo.h"
 
 namespace ksched::framework {
 namespace {
@@ -161,6 +163,44 @@ Status Framework::runFilterPlugins(const CycleState& state, const api::Pod& pod,
   return first ? std::move(*first) : Status{};
 }
 
+Status Framework::runFilterPluginsMasked(const CycleState& state, const api::Pod& pod,
+                                         const NodeInfo& node, uint64_t run) const {
+  const auto& filters = plugins<ExtensionPoint::kFilter>();
+  for (; run != 0; run &= run - 1) {
+    const auto i = static_cast<size_t>(std::countr_zero(run));
+    if (i >= filters.size()) break;
+    auto* p = filters[i];
+    Status s = timedPlugin(p, ExtensionPoint::kFilter, [&] { return p->filter(state, pod, node); });
+    if (s.ok()) continue;
+    if (s.isError()) {
+      return Status::error("running \"" + std::string(p->name()) +
+                           "\" filter plugin: " + s.message())
+          .withPlugin(p->name());
+    }
+    return withPlugin(std::move(s), p->name());
+  }
+  return {};
+}
+
+uint64_t Framework::skippedFilterMask(const CycleState& state) const {
+  if (state.skipFilterPlugins.empty()) return 0;
+  if (state.skippedFilters_) return *state.skippedFilters_;
+  uint64_t mask = 0;
+  const auto& filters = plugins<ExtensionPoint::kFilter>();
+  for (size_t i = 0; i < filters.size() && i < 64; ++i) {
+    if (state.skipFilterPlugins.contains(filters[i]->name())) mask |= uint64_t{1} << i;
+  }
+  return mask;
+}
+
+bool Framework::hasNominatedPodsFor(const api::Pod& pod, const NodeInfo& node) const {
+  if (!services_.nominatedPodsForNode) return false;
+  const int32_t prio = api::podPriority(pod);
+  return std::ranges::any_of(services_.nominatedPodsForNode(node.name()), [&](const auto& pi) {
+    return pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio;
+  });
+}
+
 Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                                     const NodeInfo& node) const {
   return filterWithNominatedPods(state, pod, node, nullptr);
@@ -276,20 +316,30 @@ Status Framework::runPreScorePlugins(CycleState& state, const api::Pod& pod,
 
 Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                                   const std::vector<const NodeInfo*>& nodes,
-                                  std::vector<int64_t>& totals, ScoreBreakdown* breakdown) {
+                                  std::vector<int64_t>& totals, ScoreBreakdown* breakdown,
+                                  ResultMemo* memo, const std::vector<uint32_t>* slots) {
   return timed(ExtensionPoint::kScore, [&]() -> Status {
     totals.assign(nodes.size(), 0);
     struct Weighted {
       ScorePlugin* plugin;
       int64_t weight;
+      size_t index;  // with `kept`: its place among the kept plugins
+      bool kept;     // its raw scores are kept in the memo
     };
     std::vector<Weighted> active;
     const auto& scorers = plugins<ExtensionPoint::kScore>();
+    uint64_t activeKept = 0;
     for (size_t k = 0; k < scorers.size(); ++k) {
       if (state.skipScorePlugins.empty() || !state.skipScorePlugins.contains(scorers[k]->name())) {
-        active.push_back({scorers[k], lists_.scoreWeights()[k]});
+        const bool kept = memo != nullptr && k < 64 && (memo->keptScores() >> k & 1U) != 0;
+        if (kept) activeKept |= uint64_t{1} << k;
+        const size_t place =
+            kept ? static_cast<size_t>(std::popcount(memo->keptScores() & ((uint64_t{1} << k) - 1)))
+                 : 0;
+        active.push_back({scorers[k], lists_.scoreWeights()[k], place, kept});
       }
     }
+    if (memo != nullptr) memo->startScoring(activeKept);
     if (active.empty() || nodes.empty()) {
       if (breakdown != nullptr) *breakdown = {};
       return {};
@@ -306,23 +356,45 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
     parallelizer().until(
         static_cast<int>(nodes.size()),
         [&](int i) {
-          prefetchAhead(i, [&](int j) -> const NodeInfo* {
-            return j < static_cast<int>(nodes.size()) ? nodes[static_cast<size_t>(j)] : nullptr;
-          });
+          const int count = static_cast<int>(nodes.size());
+          if (memo == nullptr) {
+            prefetchAhead(
+                i, [&](int j) { return j < count ? nodes[static_cast<size_t>(j)] : nullptr; });
+          } else {
+            // A node whose kept scores are known is read only by the live plugins: its
+            // NodeInfo's first lines (node and name) and its Node's name.
+            prefetchAhead(i, [&](int j) -> const NodeInfo* {
+              if (j >= count || memo->scored((*slots)[static_cast<size_t>(j)])) return nullptr;
+              return nodes[static_cast<size_t>(j)];
+            });
+            prefetchNamesAhead(i, [&](int j) -> const NodeInfo* {
+              if (j >= count || !memo->scored((*slots)[static_cast<size_t>(j)])) return nullptr;
+              return nodes[static_cast<size_t>(j)];
+            });
+          }
+          const size_t slot = memo != nullptr ? (*slots)[static_cast<size_t>(i)] : 0;
+          int64_t* kept = memo != nullptr ? memo->rawScores(slot) : nullptr;
+          const bool known = memo != nullptr && memo->scored(slot);
           for (size_t k = 0; k < active.size(); ++k) {
             int64_t v = 0;
-            Status s = timedPlugin(active[k].plugin, ExtensionPoint::kScore, [&] {
-              return active[k].plugin->score(state, pod, *nodes[i], v);
-            });
-            if (!s.ok()) {
-              std::lock_guard lock(errMu);
-              if (!firstError) firstError = withPlugin(std::move(s), active[k].plugin->name());
-              failed.store(true, std::memory_order_relaxed);
-              return;
+            if (known && active[k].kept) {
+              v = kept[active[k].index];
+            } else {
+              Status s = timedPlugin(active[k].plugin, ExtensionPoint::kScore, [&] {
+                return active[k].plugin->score(state, pod, *nodes[i], v);
+              });
+              if (!s.ok()) {
+                std::lock_guard lock(errMu);
+                if (!firstError) firstError = withPlugin(std::move(s), active[k].plugin->name());
+                failed.store(true, std::memory_order_relaxed);
+                return;
+              }
+              if (active[k].kept) kept[active[k].index] = v;
             }
             scores[k][i].name.assign(nodes[i]->name());
             scores[k][i].score = v;
           }
+          if (memo != nullptr && !known) memo->setScored(slot);
         },
         [&] { return failed.load(std::memory_order_relaxed); });
     if (firstError) {

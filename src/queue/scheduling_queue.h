@@ -239,6 +239,8 @@ class SchedulingQueue {
   void addNominatedPod(PodInfoPtr podInfo, const std::string& nodeName);
   void deleteNominatedPodIfExists(const api::Pod& pod);
   [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsForNode(const std::string& nodeName) const;
+  // Whether any pod is nominated to a node.
+  [[nodiscard]] bool hasNominatedPods() const { return nominator_.size() != 0; }
   // The node the pod with this uid is nominated to in memory, or "".
   [[nodiscard]] std::string nominatedNodeFor(const std::string& uid) const;
   // The PreEnqueue rejection reported for the pod with this uid while a PreEnqueue plugin holds

@@ -71,6 +71,7 @@ Algorithm::Outcome Algorithm::schedule(framework::Framework& fwk, CycleState& st
     error = Status::unresolvable("no nodes available to schedule pods");
     return Outcome::kError;
   }
+  cycleMemo_ = nullptr;
   int32_t percentage = fwk.percentageOfNodesToScore().value_or(globalPercentage);
   std::vector<const NodeInfo*> feasible;
   Diagnosis diagnosis;
@@ -111,7 +112,8 @@ Algorithm::Outcome Algorithm::schedule(framework::Framework& fwk, CycleState& st
   // Kept from cycle to cycle: its vectors are filled in place.
   framework::Framework::ScoreBreakdown& breakdown = breakdown_;
   if (fwk.hasScorePlugins()) {
-    s = fwk.runScorePlugins(state, pod, feasible, scores, keep ? &breakdown : nullptr);
+    s = fwk.runScorePlugins(state, pod, feasible, scores, keep ? &breakdown : nullptr, cycleMemo_,
+                            cycleMemo_ != nullptr ? &feasibleSlots_ : nullptr);
     if (!s.ok()) {
       error = std::move(s);
       return Outcome::kError;
@@ -238,6 +240,17 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
   const int toFind = numFeasibleNodesToFind(percentage, static_cast<int>(all.size()));
   const size_t start = pre.nodeNames ? 0 : nextStartNodeIndex_ % static_cast<size_t>(n);
   feasible.assign(static_cast<size_t>(std::min(toFind, n)), nullptr);
+  // Over every node of the snapshot, the node-local plugins' answers may come from earlier
+  // cycles of pods like this one.
+  framework::ResultMemo* memo = nullptr;
+  if (nodes == &all) {
+    auto& kept = memos_[&fwk];
+    if (!kept) kept = std::make_unique<framework::ResultMemo>(fwk);
+    if (kept->begin(pod, state, snapshot)) memo = kept.get();
+  }
+  // Nominations made while the cycle runs (the informer's) count from the next cycle.
+  const bool nominations = memo != nullptr && fwk.mayHaveNominatedPods();
+  if (memo != nullptr) feasibleSlots_.assign(feasible.size(), 0);
   std::atomic<int> found{0};
   std::atomic<int> processed{0};
   std::mutex mu;
@@ -247,15 +260,22 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
       n,
       [&](int i) {
         framework::prefetchAhead(i, [&](int k) -> const NodeInfo* {
-          return k < n ? (*nodes)[(start + static_cast<size_t>(k)) % static_cast<size_t>(n)]
-                       : nullptr;
+          if (k >= n) return nullptr;
+          const size_t at = (start + static_cast<size_t>(k)) % static_cast<size_t>(n);
+          // A node the memo answers for without a plugin is not read at all.
+          return memo != nullptr && memo->answersAlone(at) ? nullptr : (*nodes)[at];
         });
-        const NodeInfo* node = (*nodes)[(start + static_cast<size_t>(i)) % static_cast<size_t>(n)];
-        Status fs = fwk.runFilterPluginsWithNominatedPods(state, pod, *node);
+        const size_t slot = (start + static_cast<size_t>(i)) % static_cast<size_t>(n);
+        const NodeInfo* node = (*nodes)[slot];
+        Status fs = memo != nullptr && !(nominations && fwk.hasNominatedPodsFor(pod, *node))
+                        ? memo->filter(state, pod, *node, slot)
+                        : fwk.runFilterPluginsWithNominatedPods(state, pod, *node);
         if (fs.ok()) {
           int idx = found.fetch_add(1);
           if (idx < toFind) {
             feasible[static_cast<size_t>(idx)] = node;
+            if (memo != nullptr)
+              feasibleSlots_[static_cast<size_t>(idx)] = static_cast<uint32_t>(slot);
             processed.fetch_add(1);
           }
           return;
@@ -276,6 +296,10 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
       });
   if (firstError) return *firstError;
   feasible.resize(static_cast<size_t>(std::min(found.load(), toFind)));
+  if (memo != nullptr) {
+    feasibleSlots_.resize(feasible.size());
+    cycleMemo_ = memo;
+  }
   if (!pre.nodeNames) {
     nextStartNodeIndex_ = (start + static_cast<size_t>(processed.load())) % static_cast<size_t>(n);
   }

@@ -14,6 +14,7 @@
 
 #include "framework/fit_error.h"
 #include "framework/framework.h"
+#include "framework/result_memo.h"
 #include "metrics/metrics.h"
 #include "scheduler/batch.h"
 
@@ -107,6 +108,11 @@ class Algorithm {
   metrics::SchedulerMetrics* batchMetrics_ = nullptr;
   OpportunisticBatch::ClockFn batchClock_;
   std::map<const framework::Framework*, std::unique_ptr<OpportunisticBatch>> batches_;
+  // Per profile: the node-local plugins' results kept from cycle to cycle (result_memo.h).
+  std::map<const framework::Framework*, std::unique_ptr<framework::ResultMemo>> memos_;
+  // This cycle's memo when it serves the pod, and the snapshot slot of each feasible node.
+  framework::ResultMemo* cycleMemo_ = nullptr;
+  std::vector<uint32_t> feasibleSlots_;
   bool recordTies_ = false;
   std::mt19937_64 rng_;
 };

@@ -69,6 +69,7 @@ SchedulerCore::SchedulerCore(Environment env, const Registry& registry, Options 
   services.nominatedPodsForNode = [this](const std::string& node) {
     return queue_->nominatedPodsForNode(node);
   };
+  services.hasNominatedPods = [this] { return queue_->hasNominatedPods(); };
   services.activate = [this](const std::vector<PodPtr>& pods) { queue_->activate(pods); };
   services.currentNodeInfo = [this](std::string_view node) { return cache_.nodeInfo(node); };
   services.addPodEventHandlers = [this](PodEventHandlers h) {

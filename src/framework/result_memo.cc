@@ -1,0 +1,293 @@
+#include "framework/result_memo.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <functional>
+#include <string_view>
+
+#include <ksched/api/resources.h>
+#include <ksched/plugin_names.h>
+
+#include "framework/framework.h"
+
+namespace ksched::framework {
+namespace {
+
+std::atomic<bool> gEnabled{true};
+std::atomic<int64_t> gServed{0};
+
+constexpr uint8_t kUnknown = 0;
+constexpr uint8_t kPass = 1;
+constexpr uint8_t kFailBase = 2;  // kFailBase + i: the i-th Filter plugin rejected first
+
+bool countsResources(std::string_view name) {
+  return name == names::kNodeResourcesFit || name == names::kNodeResourcesBalancedAllocation;
+}
+
+// Plugins whose answers on a node depend only on the pod's scheduling inputs and that node's
+// NodeInfo.
+bool nodeLocal(std::string_view name) {
+  return name == names::kNodeUnschedulable || name == names::kNodeName ||
+         name == names::kTaintToleration || name == names::kNodeAffinity ||
+         name == names::kNodePorts || name == names::kNodeDeclaredFeatures || countsResources(name);
+}
+
+bool plainList(const api::ResourceList& list) {
+  return std::ranges::all_of(list, [](const auto& entry) {
+    const std::string_view name = entry.first;
+    return name == api::kResourceCPU || name == api::kResourceMemory ||
+           name == api::kResourceEphemeralStorage || api::isHugePageResourceName(name);
+  });
+}
+
+bool plainRequirements(const api::ResourceRequirements& r) {
+  return r.claims.empty() && plainList(r.requests) && plainList(r.limits);
+}
+
+// The pod asks only for cpu, memory, ephemeral storage and hugepages: what it asks of a node
+// is counted against that node alone (an extended resource may be a DRA device class's).
+bool onlyPlainResources(const api::Pod& pod) {
+  const auto& spec = pod.spec;
+  if (!spec.resourceClaims.empty() || !plainList(spec.overhead)) return false;
+  if (spec.resources && !plainRequirements(*spec.resources)) return false;
+  for (const auto* containers : {&spec.containers, &spec.initContainers}) {
+    for (const auto& c : *containers) {
+      if (!plainRequirements(c.resources)) return false;
+    }
+  }
+  return true;
+}
+
+void mix(uint64_t& h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+void mixList(uint64_t& h, const api::ResourceList& list) {
+  mix(h, list.size());
+  for (const auto& [name, q] : list) {
+    mix(h, std::hash<std::string_view>{}(name));
+    mix(h, static_cast<uint64_t>(q.milliValue()));
+  }
+}
+
+// Equal for pods with the same scheduling inputs (only fields api::sameSchedulingInputs
+// compares), so that it is compared before the pods themselves.
+uint64_t fingerprint(const api::Pod& pod) {
+  const std::hash<std::string_view> hs;
+  uint64_t h = hs(pod.metadata.namespace_);
+  for (const auto& [k, v] : pod.metadata.labels) {
+    mix(h, hs(k));
+    mix(h, hs(v));
+  }
+  const auto& spec = pod.spec;
+  mix(h, hs(spec.nodeName));
+  mix(h, static_cast<uint64_t>(spec.priority.value_or(0)));
+  mix(h, spec.tolerations.size());
+  mix(h, spec.nodeSelector.size());
+  mix(h, spec.volumes.size());
+  for (const auto* containers : {&spec.containers, &spec.initContainers}) {
+    mix(h, containers->size());
+    for (const auto& c : *containers) {
+      mix(h, hs(c.image));
+      mix(h, c.ports.size());
+      mixList(h, c.resources.requests);
+      mixList(h, c.resources.limits);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+struct ResultMemo::Class {
+  std::shared_ptr<const api::Pod> pod;  // the first of the class
+  uint64_t fingerprint = 0;
+  uint64_t lastUse = 0;
+  bool seenTwice = false;  // results are kept from the class's second pod on
+  uint64_t keptFilters = 0;
+  uint64_t keptScores = 0;
+  uint64_t activeKeptScores = 0;   // the kept Score plugins that ran when the scores were kept
+  int64_t version = 0;             // the snapshot's listVersion the slots describe
+  std::vector<uint8_t> filter;     // per slot: kUnknown, kPass, kFailBase + plugin
+  std::vector<Status> rejections;  // per slot, with kFailBase + i: plugin i's rejection
+  std::vector<uint8_t> scored;     // per slot: raw holds its scores
+  std::vector<int64_t> raw;        // slot * stride + the plugin's place among the kept ones
+  size_t stride = 0;               // kept Score plugins
+
+  void forget(size_t slot) {
+    filter[slot] = kUnknown;
+    scored[slot] = 0;
+    if (!rejections[slot].ok()) rejections[slot] = Status{};
+  }
+  void reset(size_t slots) {
+    filter.assign(slots, kUnknown);
+    rejections.assign(slots, Status{});
+    scored.assign(slots, 0);
+    raw.assign(slots * stride, 0);
+  }
+};
+
+ResultMemo::ResultMemo(const Framework& fwk) : fwk_(fwk) {
+  const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
+  const auto& scorers = fwk_.plugins<ExtensionPoint::kScore>();
+  usable_ = filters.size() <= 64 && scorers.size() <= 64;
+  if (!usable_) return;
+  for (size_t i = 0; i < filters.size(); ++i) {
+    const std::string_view name = filters[i]->name();
+    if (nodeLocal(name) && dynamic_cast<const SignPlugin*>(filters[i]) != nullptr) {
+      keptFilterCandidates_ |= uint64_t{1} << i;
+      if (countsResources(name)) resourceFilters_ |= uint64_t{1} << i;
+    }
+  }
+  for (size_t k = 0; k < scorers.size(); ++k) {
+    const std::string_view name = scorers[k]->name();
+    if (nodeLocal(name) && dynamic_cast<const SignPlugin*>(scorers[k]) != nullptr) {
+      keptScoreCandidates_ |= uint64_t{1} << k;
+      if (countsResources(name)) resourceScores_ |= uint64_t{1} << k;
+    }
+  }
+}
+
+ResultMemo::~ResultMemo() = default;
+
+void ResultMemo::setEnabled(bool on) { gEnabled.store(on, std::memory_order_relaxed); }
+bool ResultMemo::enabled() { return gEnabled.load(std::memory_order_relaxed); }
+int64_t ResultMemo::cyclesServed() { return gServed.load(std::memory_order_relaxed); }
+
+bool ResultMemo::begin(const api::Pod& pod, const CycleState& state,
+                       const NodeInfoLister& snapshot) {
+  cls_ = nullptr;
+  if (!usable_ || !enabled() || (keptFilterCandidates_ | keptScoreCandidates_) == 0 ||
+      !fwk_.extenders().empty()) {
+    return false;
+  }
+  const int64_t version = snapshot.listVersion();
+  if (version == 0) return false;  // the lister does not say what changed
+  const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
+  const auto& scorers = fwk_.plugins<ExtensionPoint::kScore>();
+  const bool plain = onlyPlainResources(pod);
+  auto signs = [&](const Plugin* p) {
+    const auto* s = dynamic_cast<const SignPlugin*>(p);
+    return s != nullptr && s->signPod(pod);
+  };
+  const uint64_t skipped = fwk_.skippedFilterMask(state);
+  const uint64_t all = filters.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << filters.size()) - 1;
+  uint64_t keptFilters = 0;
+  for (size_t i = 0; i < filters.size(); ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    if ((keptFilterCandidates_ & bit) == 0 || (skipped & bit) != 0) continue;
+    if ((resourceFilters_ & bit) != 0 && !plain) continue;
+    if (signs(filters[i])) keptFilters |= bit;
+  }
+  uint64_t keptScores = 0;
+  for (size_t k = 0; k < scorers.size(); ++k) {
+    const uint64_t bit = uint64_t{1} << k;
+    if ((keptScoreCandidates_ & bit) == 0) continue;
+    if ((resourceScores_ & bit) != 0 && !plain) continue;
+    if (signs(scorers[k])) keptScores |= bit;
+  }
+  if ((keptFilters | keptScores) == 0) return false;
+
+  const uint64_t fp = fingerprint(pod);
+  Class* c = nullptr;
+  for (auto& candidate : classes_) {
+    if (candidate->fingerprint == fp && api::sameSchedulingInputs(*candidate->pod, pod)) {
+      c = candidate.get();
+      break;
+    }
+  }
+  ++uses_;
+  if (c == nullptr) {
+    // A pod like no other (a generic ephemeral volume) is not even the same as itself.
+    if (!api::sameSchedulingInputs(pod, pod)) return false;
+    // At most kMaxSlots nodes' results in all: fewer classes in a large cluster.
+    const size_t nodes = std::max<size_t>(1, snapshot.list().size());
+    const size_t most = std::clamp<size_t>(kMaxSlots / nodes, 1, kMaxClasses);
+    while (classes_.size() >= most) {
+      auto oldest = std::ranges::min_element(
+          classes_, [](const auto& a, const auto& b) { return a->lastUse < b->lastUse; });
+      classes_.erase(oldest);
+    }
+    auto fresh = std::make_unique<Class>();
+    fresh->pod = std::make_shared<const api::Pod>(pod);
+    fresh->fingerprint = fp;
+    fresh->lastUse = uses_;
+    classes_.push_back(std::move(fresh));
+    return false;  // kept from the second pod of the class on
+  }
+  c->lastUse = uses_;
+  if (!c->seenTwice || c->keptFilters != keptFilters || c->keptScores != keptScores ||
+      c->stride != static_cast<size_t>(std::popcount(keptScores))) {
+    c->seenTwice = true;
+    c->keptFilters = keptFilters;
+    c->keptScores = keptScores;
+    c->stride = static_cast<size_t>(std::popcount(keptScores));
+    c->version = 0;  // every slot forgotten below
+  }
+  sync(*c, snapshot, version);
+  cls_ = c;
+  keptFilters_ = keptFilters;
+  liveFilters_ = all & ~skipped & ~keptFilters;
+  keptScores_ = keptScores;
+  gServed.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void ResultMemo::sync(Class& c, const NodeInfoLister& snapshot, int64_t version) {
+  const size_t slots = snapshot.list().size();
+  if (c.version == version && c.filter.size() == slots) return;
+  changed_.clear();
+  if (c.version == 0 || c.filter.size() != slots ||
+      !snapshot.changedSlotsSince(c.version, changed_)) {
+    c.reset(slots);
+  } else {
+    for (size_t slot : changed_) {
+      if (slot < slots) c.forget(slot);
+    }
+  }
+  c.version = version;
+}
+
+Status ResultMemo::filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                          size_t slot) const {
+  Class& c = *cls_;
+  const uint8_t known = c.filter[slot];
+  if (known == kPass) return fwk_.runFilterPluginsMasked(state, pod, node, liveFilters_);
+  if (known >= kFailBase) {
+    // The live plugins before the one that rejected first may reject first now.
+    const uint64_t before = (uint64_t{1} << (known - kFailBase)) - 1;
+    Status s = fwk_.runFilterPluginsMasked(state, pod, node, liveFilters_ & before);
+    return s.ok() ? c.rejections[slot] : s;
+  }
+  Status s = fwk_.runFilterPlugins(state, pod, node);
+  if (s.ok()) {
+    c.filter[slot] = kPass;
+  } else if (!s.isError()) {
+    const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
+    for (size_t i = 0; i < filters.size(); ++i) {
+      if (filters[i]->name() != s.plugin()) continue;
+      if ((keptFilters_ >> i & 1U) != 0) {
+        c.filter[slot] = static_cast<uint8_t>(kFailBase + i);
+        c.rejections[slot] = s;
+      }
+      break;
+    }
+  }
+  return s;
+}
+
+bool ResultMemo::answersAlone(size_t slot) const {
+  return liveFilters_ == 0 && cls_->filter[slot] != kUnknown;
+}
+
+void ResultMemo::startScoring(uint64_t activeKept) {
+  Class& c = *cls_;
+  if (c.activeKeptScores == activeKept) return;
+  c.activeKeptScores = activeKept;
+  std::ranges::fill(c.scored, 0);
+}
+
+int64_t* ResultMemo::rawScores(size_t slot) const { return cls_->raw.data() + slot * cls_->stride; }
+bool ResultMemo::scored(size_t slot) const { return cls_->scored[slot] != 0; }
+void ResultMemo::setScored(size_t slot) const { cls_->scored[slot] = 1; }
+
+}  // namespace ksched::framework
