@@ -4,14 +4,16 @@
 // the cluster) and the process's peak memory.
 //
 //   ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] [--existing K] [--progress]
-//                        [--walk-spread] [--preempt] [--mixed]
+//                        [--walk-spread] [--no-memo] [--preempt] [--mixed]
 //
 // --standalone: pods without an owner (no default spreading). --existing K: K pods of another
 // app already bound on every node (default spreading then counts them all in every cycle, as
 // upstream's PodTopologySpread does). --progress: the pods placed so far on stderr, every
 // 10 s of scheduling. --walk-spread: PodTopologySpread's PreScore walks every node in every
 // cycle instead of keeping its counts (PodTopologySpread::setCountCacheEnabledForTest), as
-// before the counts were kept; the placements are the same. --preempt: the K existing pods of
+// before the counts were kept; the placements are the same. --no-memo: every plugin runs on
+// every node in every cycle (framework::ResultMemo off), as before the node-local plugins'
+// answers were kept; the placements are the same. --preempt: the K existing pods of
 // every node (default 4) fill it (each 32/K cpu less a tenth, priority 0) and the PODS pods ask
 // for three quarters of a node at priority 1000, so each preempts; the victims are put back as
 // pending pods, and find no room. --mixed: nodes of four sizes (8, 16, 32 and 64 cpu, 4 GiB of
@@ -21,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -28,6 +31,7 @@
 #include <ksched/api/quantity.h>
 #include <ksched/sim.h>
 
+#include "framework/result_memo.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 
 namespace {
@@ -96,13 +100,21 @@ int main(int argc, char** argv) {
       progress = true;
     } else if (a == "--walk-spread") {
       ksched::plugins::PodTopologySpread::setCountCacheEnabledForTest(false);
+    } else if (a == "--no-memo") {
+      ksched::framework::ResultMemo::setEnabled(false);
+    } else if (a == "-h" || a == "--help" || (!a.empty() && a[0] == '-' && a != "--existing")) {
+      std::fprintf(stderr,
+                   "usage: ksched_simulate_bench [NODES=5000] [PODS=10000] [--standalone] "
+                   "[--existing K] [--progress] [--walk-spread] [--no-memo] [--preempt] "
+                   "[--mixed]\n");
+      return a == "-h" || a == "--help" ? 0 : 2;
     } else if (a == "--existing" && i + 1 < argc) {
-      existing = std::stoi(argv[++i]);
+      existing = std::atoi(argv[++i]);
     } else if (positional == 0) {
-      nodes = std::stoi(a);
+      nodes = std::atoi(a.c_str());
       ++positional;
     } else {
-      pods = std::stoi(a);
+      pods = std::atoi(a.c_str());
     }
   }
   if (preempt && existing == 0) existing = 4;
