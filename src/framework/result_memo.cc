@@ -126,25 +126,40 @@ struct ResultMemo::Class {
   }
 };
 
+ResultMemo::Candidates ResultMemo::candidates(const std::vector<const Plugin*>& plugins) {
+  Candidates out;
+  out.signers.resize(plugins.size());
+  for (size_t i = 0; i < plugins.size() && i < 64; ++i) {
+    const std::string_view name = plugins[i]->name();
+    const auto* signer = dynamic_cast<const SignPlugin*>(plugins[i]);
+    if (!nodeLocal(name) || signer == nullptr) continue;
+    out.signers[i] = signer;
+    if (countsResources(name)) out.resources |= uint64_t{1} << i;
+  }
+  return out;
+}
+
+uint64_t ResultMemo::Candidates::kept(const api::Pod& pod, bool plain, uint64_t skipped) const {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < signers.size(); ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    if (signers[i] == nullptr || (skipped & bit) != 0 || ((resources & bit) != 0 && !plain)) {
+      continue;
+    }
+    if (signers[i]->signPod(pod)) mask |= bit;
+  }
+  return mask;
+}
+
 ResultMemo::ResultMemo(const Framework& fwk) : fwk_(fwk) {
   const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
   const auto& scorers = fwk_.plugins<ExtensionPoint::kScore>();
   usable_ = filters.size() <= 64 && scorers.size() <= 64;
   if (!usable_) return;
-  for (size_t i = 0; i < filters.size(); ++i) {
-    const std::string_view name = filters[i]->name();
-    if (nodeLocal(name) && dynamic_cast<const SignPlugin*>(filters[i]) != nullptr) {
-      keptFilterCandidates_ |= uint64_t{1} << i;
-      if (countsResources(name)) resourceFilters_ |= uint64_t{1} << i;
-    }
-  }
-  for (size_t k = 0; k < scorers.size(); ++k) {
-    const std::string_view name = scorers[k]->name();
-    if (nodeLocal(name) && dynamic_cast<const SignPlugin*>(scorers[k]) != nullptr) {
-      keptScoreCandidates_ |= uint64_t{1} << k;
-      if (countsResources(name)) resourceScores_ |= uint64_t{1} << k;
-    }
-  }
+  filters_ = candidates({filters.begin(), filters.end()});
+  scorers_ = candidates({scorers.begin(), scorers.end()});
+  usable_ = std::ranges::any_of(filters_.signers, [](auto* s) { return s != nullptr; }) ||
+            std::ranges::any_of(scorers_.signers, [](auto* s) { return s != nullptr; });
 }
 
 ResultMemo::~ResultMemo() = default;
@@ -156,35 +171,15 @@ int64_t ResultMemo::cyclesServed() { return gServed.load(std::memory_order_relax
 bool ResultMemo::begin(const api::Pod& pod, const CycleState& state,
                        const NodeInfoLister& snapshot) {
   cls_ = nullptr;
-  if (!usable_ || !enabled() || (keptFilterCandidates_ | keptScoreCandidates_) == 0 ||
-      !fwk_.extenders().empty()) {
-    return false;
-  }
+  if (!usable_ || !enabled() || !fwk_.extenders().empty()) return false;
   const int64_t version = snapshot.listVersion();
   if (version == 0) return false;  // the lister does not say what changed
-  const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
-  const auto& scorers = fwk_.plugins<ExtensionPoint::kScore>();
+  const size_t filterCount = fwk_.plugins<ExtensionPoint::kFilter>().size();
   const bool plain = onlyPlainResources(pod);
-  auto signs = [&](const Plugin* p) {
-    const auto* s = dynamic_cast<const SignPlugin*>(p);
-    return s != nullptr && s->signPod(pod);
-  };
   const uint64_t skipped = fwk_.skippedFilterMask(state);
-  const uint64_t all = filters.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << filters.size()) - 1;
-  uint64_t keptFilters = 0;
-  for (size_t i = 0; i < filters.size(); ++i) {
-    const uint64_t bit = uint64_t{1} << i;
-    if ((keptFilterCandidates_ & bit) == 0 || (skipped & bit) != 0) continue;
-    if ((resourceFilters_ & bit) != 0 && !plain) continue;
-    if (signs(filters[i])) keptFilters |= bit;
-  }
-  uint64_t keptScores = 0;
-  for (size_t k = 0; k < scorers.size(); ++k) {
-    const uint64_t bit = uint64_t{1} << k;
-    if ((keptScoreCandidates_ & bit) == 0) continue;
-    if ((resourceScores_ & bit) != 0 && !plain) continue;
-    if (signs(scorers[k])) keptScores |= bit;
-  }
+  const uint64_t all = filterCount == 64 ? ~uint64_t{0} : (uint64_t{1} << filterCount) - 1;
+  const uint64_t keptFilters = filters_.kept(pod, plain, skipped);
+  const uint64_t keptScores = scorers_.kept(pod, plain, 0);
   if ((keptFilters | keptScores) == 0) return false;
 
   const uint64_t fp = fingerprint(pod);

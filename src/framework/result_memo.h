@@ -33,6 +33,7 @@
 
 #include <ksched/cycle_state.h>
 #include <ksched/node_info.h>
+#include <ksched/plugin.h>
 #include <ksched/status.h>
 
 namespace ksched::framework {
@@ -87,12 +88,21 @@ class ResultMemo {
   struct Class;
   void sync(Class& c, const NodeInfoLister& snapshot, int64_t version);
 
+  // The plugins of one extension point that may be kept: by position, the plugin when it is
+  // node-local and signs pods, else null; `resources` has the bits of those that count
+  // resources (kept for pods of plain resources only).
+  struct Candidates {
+    std::vector<const SignPlugin*> signers;
+    uint64_t resources = 0;
+    // The bits of the plugins kept for `pod`, less `skipped`.
+    [[nodiscard]] uint64_t kept(const api::Pod& pod, bool plain, uint64_t skipped) const;
+  };
+  static Candidates candidates(const std::vector<const Plugin*>& plugins);
+
   const Framework& fwk_;
-  bool usable_ = false;                // the profile has at most 64 Filter and Score plugins
-  uint64_t keptFilterCandidates_ = 0;  // Filter plugins that may be kept (by name)
-  uint64_t keptScoreCandidates_ = 0;   // Score plugins that may be kept
-  uint64_t resourceFilters_ = 0;       // those that count resources (native requests only)
-  uint64_t resourceScores_ = 0;
+  bool usable_ = false;  // at most 64 Filter and Score plugins, some of them node-local
+  Candidates filters_;
+  Candidates scorers_;
   std::vector<std::unique_ptr<Class>> classes_;  // most recently used last
   uint64_t uses_ = 0;
   std::vector<size_t> changed_;  // scratch for changedSlotsSince

@@ -9,6 +9,7 @@
 
 #include "extender/extenders.h"
 #include "framework/prefetch.h"
+#include "framework/result_memo.h"
 
 namespace ksched::scheduler {
 namespace {
@@ -17,6 +18,11 @@ constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
 }  // namespace
+
+Algorithm::Algorithm(uint64_t seed) : rng_(seed) {}
+Algorithm::~Algorithm() = default;
+Algorithm::Algorithm(Algorithm&&) noexcept = default;
+Algorithm& Algorithm::operator=(Algorithm&&) noexcept = default;
 
 int numFeasibleNodesToFind(int32_t percentage, int numAllNodes) {
   if (numAllNodes < kMinFeasibleNodesToFind || percentage >= 100) return numAllNodes;

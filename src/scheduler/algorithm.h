@@ -14,9 +14,12 @@
 
 #include "framework/fit_error.h"
 #include "framework/framework.h"
-#include "framework/result_memo.h"
 #include "metrics/metrics.h"
 #include "scheduler/batch.h"
+
+namespace ksched::framework {
+class ResultMemo;
+}  // namespace ksched::framework
 
 namespace ksched::scheduler {
 
@@ -44,7 +47,10 @@ struct ScheduleResult {
 
 class Algorithm {
  public:
-  explicit Algorithm(uint64_t seed = std::random_device{}()) : rng_(seed) {}
+  explicit Algorithm(uint64_t seed = std::random_device{}());
+  ~Algorithm();
+  Algorithm(Algorithm&&) noexcept;
+  Algorithm& operator=(Algorithm&&) noexcept;
 
   enum class Outcome { kScheduled, kUnschedulable, kError };
 
