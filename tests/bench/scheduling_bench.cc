@@ -12,6 +12,7 @@
 #include "config/profile.h"
 #include "framework/framework.h"
 #include "framework/parallelizer.h"
+#include "framework/result_memo.h"
 #include "plugins/registry.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/explain.h"
@@ -84,8 +85,12 @@ struct DefaultProfileOver {
 };
 
 // One full scheduling cycle (PreFilter, Filter over the adaptive share of nodes, PreScore,
-// Score, select) with the default profile, over `nodes` nodes holding 10 pods each.
-void BM_SchedulingCycle(benchmark::State& state) {
+// Score, select) with the default profile, over `nodes` nodes holding 10 pods each: every
+// plugin on every node (the node-local answers kept from cycle to cycle, framework::ResultMemo,
+// off), or, in BM_SchedulingCycleKept, with them kept (the snapshot does not change between
+// iterations: the cost of a cycle whose nodes' answers are all known).
+void schedulingCycle(benchmark::State& state, bool kept) {
+  framework::ResultMemo::setEnabled(kept);
   DefaultProfileOver env(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   auto& fwk = *env.fwk;
   const auto& snap = env.snap;
@@ -104,12 +109,21 @@ void BM_SchedulingCycle(benchmark::State& state) {
   }
   state.counters["feasible_per_cycle"] =
       benchmark::Counter(static_cast<double>(feasible) / static_cast<double>(state.iterations()));
+  framework::ResultMemo::setEnabled(true);
 }
+void BM_SchedulingCycle(benchmark::State& state) { schedulingCycle(state, false); }
+void BM_SchedulingCycleKept(benchmark::State& state) { schedulingCycle(state, true); }
 // Args: nodes, Filter/Score parallelism (0 = one per core). CPU is the whole process's, the
 // pool's workers included.
 BENCHMARK(BM_SchedulingCycle)
     ->Args({500, 0})
     ->Args({5000, 0})
+    ->Args({500, 1})
+    ->Args({5000, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_SchedulingCycleKept)
     ->Args({500, 1})
     ->Args({5000, 1})
     ->Unit(benchmark::kMicrosecond)
