@@ -17,6 +17,14 @@ namespace {
 std::atomic<bool> gEnabled{true};
 std::atomic<int64_t> gServed{0};
 
+// A slot's state is written by the Filter or Score worker that visits the node and read, for
+// prefetching, by the worker visiting a node a few places before it: relaxed atomic accesses
+// (the results themselves are read only in later cycles, after the workers joined).
+uint8_t load(uint8_t& v) { return std::atomic_ref<uint8_t>(v).load(std::memory_order_relaxed); }
+void store(uint8_t& v, uint8_t x) {
+  std::atomic_ref<uint8_t>(v).store(x, std::memory_order_relaxed);
+}
+
 constexpr uint8_t kUnknown = 0;
 constexpr uint8_t kPass = 1;
 constexpr uint8_t kFailBase = 2;  // kFailBase + i: the i-th Filter plugin rejected first
@@ -245,7 +253,7 @@ void ResultMemo::sync(Class& c, const NodeInfoLister& snapshot, int64_t version)
 Status ResultMemo::filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                           size_t slot) const {
   Class& c = *cls_;
-  const uint8_t known = c.filter[slot];
+  const uint8_t known = load(c.filter[slot]);
   if (known == kPass) return fwk_.runFilterPluginsMasked(state, pod, node, liveFilters_);
   if (known >= kFailBase) {
     // The live plugins before the one that rejected first may reject first now.
@@ -255,14 +263,14 @@ Status ResultMemo::filter(const CycleState& state, const api::Pod& pod, const No
   }
   Status s = fwk_.runFilterPlugins(state, pod, node);
   if (s.ok()) {
-    c.filter[slot] = kPass;
+    store(c.filter[slot], kPass);
   } else if (!s.isError()) {
     const auto& filters = fwk_.plugins<ExtensionPoint::kFilter>();
     for (size_t i = 0; i < filters.size(); ++i) {
       if (filters[i]->name() != s.plugin()) continue;
       if ((keptFilters_ >> i & 1U) != 0) {
-        c.filter[slot] = static_cast<uint8_t>(kFailBase + i);
         c.rejections[slot] = s;
+        store(c.filter[slot], static_cast<uint8_t>(kFailBase + i));
       }
       break;
     }
@@ -271,7 +279,7 @@ Status ResultMemo::filter(const CycleState& state, const api::Pod& pod, const No
 }
 
 bool ResultMemo::answersAlone(size_t slot) const {
-  return liveFilters_ == 0 && cls_->filter[slot] != kUnknown;
+  return liveFilters_ == 0 && load(cls_->filter[slot]) != kUnknown;
 }
 
 void ResultMemo::startScoring(uint64_t activeKept) {
@@ -282,7 +290,7 @@ void ResultMemo::startScoring(uint64_t activeKept) {
 }
 
 int64_t* ResultMemo::rawScores(size_t slot) const { return cls_->raw.data() + slot * cls_->stride; }
-bool ResultMemo::scored(size_t slot) const { return cls_->scored[slot] != 0; }
-void ResultMemo::setScored(size_t slot) const { cls_->scored[slot] = 1; }
+bool ResultMemo::scored(size_t slot) const { return load(cls_->scored[slot]) != 0; }
+void ResultMemo::setScored(size_t slot) const { store(cls_->scored[slot], 1); }
 
 }  // namespace ksched::framework
