@@ -218,8 +218,7 @@ bool ResultMemo::begin(const api::Pod& pod, const CycleState& state,
     return false;  // kept from the second pod of the class on
   }
   c->lastUse = uses_;
-  if (!c->seenTwice || c->keptFilters != keptFilters || c->keptScores != keptScores ||
-      c->stride != static_cast<size_t>(std::popcount(keptScores))) {
+  if (!c->seenTwice || c->keptFilters != keptFilters || c->keptScores != keptScores) {
     c->seenTwice = true;
     c->keptFilters = keptFilters;
     c->keptScores = keptScores;
