@@ -15,12 +15,16 @@
 #include <ksched/sim.h>
 
 #include "framework/result_memo.h"
+#include "tests/unit/sim/app_workload.h"
 
 namespace ksched::sim {
 namespace {
 
 using api::Quantity;
 using framework::ResultMemo;
+using fixtures::addReplicaSets;
+using fixtures::appPod;
+using fixtures::ownedBy;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
@@ -46,37 +50,15 @@ Cluster makeCluster(int nodes = 240) {
     }
     cluster.nodes.push_back(std::move(n));
   }
-  for (const char* app : {"web", "api"}) {
-    api::ReplicaSet rs;
-    rs.metadata.name = app;
-    rs.metadata.namespace_ = "default";
-    rs.metadata.uid = std::string("rs-") + app;
-    rs.spec.selector = api::LabelSelector{};
-    rs.spec.selector->matchLabels = {{"app", app}};
-    cluster.replicaSets.push_back(rs);
-  }
+  addReplicaSets(cluster, {"web", "api"});
   return cluster;
 }
 
 std::shared_ptr<api::Pod> makePod(const std::string& name, const std::string& app,
                                   const std::string& cpu, const std::string& memory) {
-  auto p = std::make_shared<api::Pod>();
-  p->metadata.name = name;
-  p->metadata.namespace_ = "default";
-  p->metadata.uid = "uid-" + name;
-  p->metadata.labels = {{"app", app}};
-  p->spec.schedulerName = "default-scheduler";
-  api::Container c;
-  c.name = "c";
-  c.image = "registry.example/app:1";
-  c.resources.requests["cpu"] = Quantity::parse(cpu);
-  c.resources.requests["memory"] = Quantity::parse(memory);
-  p->spec.containers.push_back(std::move(c));
+  auto p = appPod(name, app, cpu, memory);
+  p->spec.containers[0].image = "registry.example/app:1";
   return p;
-}
-
-void ownedBy(api::Pod& p, const std::string& rs) {
-  p.metadata.ownerReferences.push_back({"apps/v1", "ReplicaSet", rs, "rs-" + rs, true});
 }
 
 std::vector<std::string> outcomes(Cluster cluster, const std::vector<PodPtr>& work, bool memo,

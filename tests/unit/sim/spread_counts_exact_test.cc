@@ -11,12 +11,16 @@
 #include <ksched/sim.h>
 
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
+#include "tests/unit/sim/app_workload.h"
 
 namespace ksched::sim {
 namespace {
 
 using api::Quantity;
 using plugins::PodTopologySpread;
+using fixtures::addReplicaSets;
+using fixtures::appPod;
+using fixtures::ownedBy;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
@@ -40,36 +44,13 @@ Cluster makeCluster() {
     }
     cluster.nodes.push_back(std::move(n));
   }
-  for (const char* app : {"web", "api"}) {
-    api::ReplicaSet rs;
-    rs.metadata.name = app;
-    rs.metadata.namespace_ = "default";
-    rs.metadata.uid = std::string("rs-") + app;
-    rs.spec.selector = api::LabelSelector{};
-    rs.spec.selector->matchLabels = {{"app", app}};
-    cluster.replicaSets.push_back(rs);
-  }
+  addReplicaSets(cluster, {"web", "api"});
   return cluster;
 }
 
 std::shared_ptr<api::Pod> makePod(const std::string& name, const std::string& app,
                                   const std::string& ns = "default") {
-  auto p = std::make_shared<api::Pod>();
-  p->metadata.name = name;
-  p->metadata.namespace_ = ns;
-  p->metadata.uid = "uid-" + ns + "-" + name;
-  p->metadata.labels = {{"app", app}};
-  p->spec.schedulerName = "default-scheduler";
-  api::Container c;
-  c.name = "c";
-  c.resources.requests["cpu"] = Quantity::parse("100m");
-  c.resources.requests["memory"] = Quantity::parse("128Mi");
-  p->spec.containers.push_back(std::move(c));
-  return p;
-}
-
-void ownedBy(api::Pod& p, const std::string& rs) {
-  p.metadata.ownerReferences.push_back({"apps/v1", "ReplicaSet", rs, "rs-" + rs, true});
+  return appPod(name, app, "100m", "128Mi", ns);
 }
 
 // Bound pods of the same and of other apps, some in another namespace.
