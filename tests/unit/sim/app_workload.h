@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <ksched/api/quantity.h>
 #include <ksched/sim.h>
@@ -41,6 +42,20 @@ inline std::shared_ptr<api::Pod> appPod(const std::string& name, const std::stri
   c.resources.requests["memory"] = api::Quantity::parse(memory);
   p->spec.containers.push_back(std::move(c));
   return p;
+}
+
+// `work` scheduled over `cluster` with the default profile, seed `seed` and
+// percentageOfNodesToScore `percentage`.
+inline Result scheduleWith(Cluster cluster, const std::vector<PodPtr>& work, uint64_t seed,
+                           int percentage) {
+  Options options;
+  options.seed = seed;
+  options.config =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "percentageOfNodesToScore: " +
+      std::to_string(percentage) + "\n";
+  Simulator sim(std::move(cluster), options);
+  return sim.schedule(work);
 }
 
 // Owned by the ReplicaSet `rs` of addReplicaSets.

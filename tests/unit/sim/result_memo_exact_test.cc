@@ -21,10 +21,11 @@ namespace ksched::sim {
 namespace {
 
 using api::Quantity;
-using framework::ResultMemo;
 using fixtures::addReplicaSets;
 using fixtures::appPod;
 using fixtures::ownedBy;
+using fixtures::scheduleWith;
+using framework::ResultMemo;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
@@ -65,14 +66,7 @@ std::vector<std::string> outcomes(Cluster cluster, const std::vector<PodPtr>& wo
                                   int64_t* served) {
   ResultMemo::setEnabled(memo);
   const int64_t before = ResultMemo::cyclesServed();
-  Options options;
-  options.seed = 7;
-  options.config = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-percentageOfNodesToScore: 30
-)";
-  Simulator sim(std::move(cluster), options);
-  const Result r = sim.schedule(work);
+  const Result r = scheduleWith(std::move(cluster), work, 7, 30);
   ResultMemo::setEnabled(true);
   *served = ResultMemo::cyclesServed() - before;
   std::vector<std::string> out;

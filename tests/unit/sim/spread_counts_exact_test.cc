@@ -17,10 +17,11 @@ namespace ksched::sim {
 namespace {
 
 using api::Quantity;
-using plugins::PodTopologySpread;
 using fixtures::addReplicaSets;
 using fixtures::appPod;
 using fixtures::ownedBy;
+using fixtures::scheduleWith;
+using plugins::PodTopologySpread;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
@@ -78,14 +79,7 @@ api::TopologySpreadConstraint constraint(const std::string& key, const std::stri
 std::vector<std::string> placements(Cluster cluster, const std::vector<PodPtr>& work,
                                     bool keepCounts) {
   PodTopologySpread::setCountCacheEnabledForTest(keepCounts);
-  Options options;
-  options.seed = 11;
-  options.config = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-percentageOfNodesToScore: 20
-)";
-  Simulator sim(std::move(cluster), options);
-  const Result r = sim.schedule(work);
+  const Result r = scheduleWith(std::move(cluster), work, 11, 20);
   PodTopologySpread::setCountCacheEnabledForTest(true);
   // Most pods placed: the runs exercised the counts, not only failures.
   EXPECT_GE(r.scheduled * 4, work.size() * 3);
