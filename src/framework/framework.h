@@ -343,6 +343,10 @@ class Framework final : public Handle {
   void build(const config::Profile& profile, const Registry& registry, const std::string& prefix);
   Status filterWithNominatedPods(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
                                  std::vector<Status>* all) const;
+  // The pods nominated to `node` that Filter adds for `pod`: not `pod` itself, of priority >=
+  // its.
+  [[nodiscard]] std::vector<PodInfoPtr> nominatedPodsThatCount(const api::Pod& pod,
+                                                               const NodeInfo& node) const;
   template <ExtensionPoint P>
   [[nodiscard]] const auto& plugins() const {
     return lists_.at<P>();

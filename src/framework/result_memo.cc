@@ -110,7 +110,6 @@ struct ResultMemo::Class {
   std::shared_ptr<const api::Pod> pod;  // the first of the class
   uint64_t fingerprint = 0;
   uint64_t lastUse = 0;
-  bool seenTwice = false;  // results are kept from the class's second pod on
   uint64_t keptFilters = 0;
   uint64_t keptScores = 0;
   uint64_t activeKeptScores = 0;   // the kept Score plugins that ran when the scores were kept
@@ -214,12 +213,16 @@ bool ResultMemo::begin(const api::Pod& pod, const CycleState& state,
     fresh->pod = std::make_shared<const api::Pod>(pod);
     fresh->fingerprint = fp;
     fresh->lastUse = uses_;
+    fresh->keptFilters = keptFilters;
+    fresh->keptScores = keptScores;
+    fresh->stride = static_cast<size_t>(std::popcount(keptScores));
     classes_.push_back(std::move(fresh));
     return false;  // kept from the second pod of the class on
   }
   c->lastUse = uses_;
-  if (!c->seenTwice || c->keptFilters != keptFilters || c->keptScores != keptScores) {
-    c->seenTwice = true;
+  // A new class is at version 0, so sync() sizes its slots; one whose kept plugins changed
+  // forgets every slot.
+  if (c->keptFilters != keptFilters || c->keptScores != keptScores) {
     c->keptFilters = keptFilters;
     c->keptScores = keptScores;
     c->stride = static_cast<size_t>(std::popcount(keptScores));

@@ -103,7 +103,7 @@ class ResultMemo {
   bool usable_ = false;  // at most 64 Filter and Score plugins, some of them node-local
   Candidates filters_;
   Candidates scorers_;
-  std::vector<std::unique_ptr<Class>> classes_;  // most recently used last
+  std::vector<std::unique_ptr<Class>> classes_;  // the least recently used is dropped
   uint64_t uses_ = 0;
   std::vector<size_t> changed_;  // scratch for changedSlotsSince
 

@@ -193,12 +193,21 @@ uint64_t Framework::skippedFilterMask(const CycleState& state) const {
   return mask;
 }
 
-bool Framework::hasNominatedPodsFor(const api::Pod& pod, const NodeInfo& node) const {
-  if (!services_.nominatedPodsForNode) return false;
+std::vector<PodInfoPtr> Framework::nominatedPodsThatCount(const api::Pod& pod,
+                                                          const NodeInfo& node) const {
+  std::vector<PodInfoPtr> out;
+  if (!services_.nominatedPodsForNode) return out;
   const int32_t prio = api::podPriority(pod);
-  return std::ranges::any_of(services_.nominatedPodsForNode(node.name()), [&](const auto& pi) {
-    return pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio;
-  });
+  for (auto& pi : services_.nominatedPodsForNode(node.name())) {
+    if (pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio) {
+      out.push_back(std::move(pi));
+    }
+  }
+  return out;
+}
+
+bool Framework::hasNominatedPodsFor(const api::Pod& pod, const NodeInfo& node) const {
+  return !nominatedPodsThatCount(pod, node).empty();
 }
 
 Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
@@ -214,15 +223,7 @@ Status Framework::runAllFilterPluginsWithNominatedPods(const CycleState& state, 
 
 Status Framework::filterWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                           const NodeInfo& node, std::vector<Status>* all) const {
-  std::vector<PodInfoPtr> nominated;
-  if (services_.nominatedPodsForNode) {
-    const int32_t prio = api::podPriority(pod);
-    for (auto& pi : services_.nominatedPodsForNode(node.name())) {
-      if (pi->pod->metadata.uid != pod.metadata.uid && api::podPriority(*pi->pod) >= prio) {
-        nominated.push_back(std::move(pi));
-      }
-    }
-  }
+  const std::vector<PodInfoPtr> nominated = nominatedPodsThatCount(pod, node);
   if (nominated.empty()) return runFilterPlugins(state, pod, node, all);
   // First pass: as if the nominated pods were already running there.
   CycleState withNominated = state.clone();
