@@ -197,6 +197,9 @@ class Simulator {
   // left that could be placed; places and evicts in the cluster. `origin` tags `pods` in the
   // result.
   Result schedule(const std::vector<PodPtr>& pods = {}, const std::string& origin = "work");
+  // The same, taking the pods: each is let go as soon as the run holds its own copy, so that
+  // a large batch handed over is not kept alive to the end beside the placed copies.
+  Result schedule(std::vector<PodPtr>&& pods, const std::string& origin = "work");
   // The same with an origin per pod.
   struct Pending {
     PodPtr pod;

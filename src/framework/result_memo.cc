@@ -34,11 +34,15 @@ bool countsResources(std::string_view name) {
 }
 
 // Plugins whose answers on a node depend only on the pod's scheduling inputs and that node's
-// NodeInfo.
+// NodeInfo. ImageLocality also reads how many nodes hold each image and how many nodes there
+// are: the first is in the node's own NodeInfo (imageStates' numNodes, copied into the
+// snapshot with it, and the copies of every node holding an image are replaced when that
+// count changes), the second changes only with the list, which forgets everything.
 bool nodeLocal(std::string_view name) {
   return name == names::kNodeUnschedulable || name == names::kNodeName ||
          name == names::kTaintToleration || name == names::kNodeAffinity ||
-         name == names::kNodePorts || name == names::kNodeDeclaredFeatures || countsResources(name);
+         name == names::kNodePorts || name == names::kNodeDeclaredFeatures ||
+         name == names::kImageLocality || countsResources(name);
 }
 
 bool plainList(const api::ResourceList& list) {

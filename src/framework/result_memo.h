@@ -13,10 +13,11 @@
 // Kept are the answers of the plugins whose answers on a node depend only on the pod's
 // scheduling inputs and on that node's NodeInfo (the node and the pods on it), nothing
 // elsewhere in the cluster: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-// NodePorts, NodeDeclaredFeatures, and NodeResourcesFit and NodeResourcesBalancedAllocation
-// for pods that ask only for cpu, memory, ephemeral storage and hugepages (extended resources
-// may be served by DRA device classes). Each must sign the pod (SignPlugin). Every other
-// plugin runs in every cycle as before, in the profile's order:
+// NodePorts, NodeDeclaredFeatures, ImageLocality (its image counts travel in the node's
+// NodeInfo; the node count changes only with the list), and NodeResourcesFit and
+// NodeResourcesBalancedAllocation for pods that ask only for cpu, memory, ephemeral storage
+// and hugepages (extended resources may be served by DRA device classes). Each must sign the
+// pod (SignPlugin). Every other plugin runs in every cycle as before, in the profile's order:
 //   - a node whose kept plugins passed runs the other Filter plugins only;
 //   - a node that a kept plugin rejected first runs the other plugins before it, and keeps
 //     the first rejection of all (the kept one when they pass);

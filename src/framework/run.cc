@@ -326,6 +326,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
       int64_t weight;
       size_t index;  // with `kept`: its place among the kept plugins
       bool kept;     // its raw scores are kept in the memo
+      bool named;    // NormalizeScore reads the list: each score carries its node's name
     };
     std::vector<Weighted> active;
     const auto& scorers = plugins<ExtensionPoint::kScore>();
@@ -337,7 +338,8 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
         const size_t place =
             kept ? static_cast<size_t>(std::popcount(memo->keptScores() & ((uint64_t{1} << k) - 1)))
                  : 0;
-        active.push_back({scorers[k], lists_.scoreWeights()[k], place, kept});
+        active.push_back(
+            {scorers[k], lists_.scoreWeights()[k], place, kept, scorers[k]->hasNormalizeScore()});
       }
     }
     if (memo != nullptr) memo->startScoring(activeKept);
@@ -392,7 +394,9 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
               }
               if (active[k].kept) kept[active[k].index] = v;
             }
-            scores[k][i].name.assign(nodes[i]->name());
+            // Only NormalizeScore sees the names: copying them for every plugin was a tenth of
+            // a cycle whose other answers were kept.
+            if (active[k].named) scores[k][i].name.assign(nodes[i]->name());
             scores[k][i].score = v;
           }
           if (memo != nullptr && !known) memo->setScored(slot);

@@ -63,20 +63,36 @@ std::vector<std::string> Simulator::profiles() const {
   return out;
 }
 
+namespace {
+
+// Schedules what `run` was given, keeps the outcome in the cluster, and reports it.
+Result driveAndCommit(Run& run) {
+  run.drive();
+  Result r = run.result();
+  run.commit();
+  return r;
+}
+
+}  // namespace
+
 Result Simulator::schedule(const std::vector<PodPtr>& pods, const std::string& origin) {
-  std::vector<Pending> pending;
-  pending.reserve(pods.size());
-  for (const auto& p : pods) pending.push_back({p, origin});
-  return schedule(pending);
+  return schedule(std::vector<PodPtr>(pods), origin);
+}
+
+Result Simulator::schedule(std::vector<PodPtr>&& pods, const std::string& origin) {
+  Run run(*state_, state_->options.preemption);
+  for (PodPtr& p : pods) {
+    run.add(p, origin);
+    p.reset();
+  }
+  pods.clear();
+  return driveAndCommit(run);
 }
 
 Result Simulator::schedule(const std::vector<Pending>& pods) {
   Run run(*state_, state_->options.preemption);
   for (const auto& p : pods) run.add(p.pod, p.origin);
-  run.drive();
-  Result r = run.result();
-  run.commit();
-  return r;
+  return driveAndCommit(run);
 }
 
 void Simulator::cordon(const std::string& node, bool unschedulable) {

@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
   ksched::sim::Simulator sim(std::move(cluster), options);
   const auto start = std::chrono::steady_clock::now();
   *begun = start;
-  ksched::sim::Result r = sim.schedule(work);
+  // Handed over: each pod is let go once the run holds its copy.
+  ksched::sim::Result r = sim.schedule(std::move(work));
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(

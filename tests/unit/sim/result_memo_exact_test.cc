@@ -2,9 +2,9 @@
 // change a placement: each workload is scheduled twice with the same seed, with the memo and
 // without it, and every pod must end the same (node, ties, message, diagnosis, attempts). The
 // workloads make the memo keep passes, rejections (full nodes, taints, selectors) and scores
-// (preferred affinity, PreferNoSchedule taints, resources), for several classes of pods at
-// once, beside plugins that run every cycle (PodTopologySpread, ImageLocality, pods with
-// extended resources) and pods nominated by preemption.
+// (preferred affinity, PreferNoSchedule taints, images, resources), for several classes of
+// pods at once, beside plugins that run every cycle (PodTopologySpread, pods with extended
+// resources) and pods nominated by preemption.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +30,8 @@ using framework::ResultMemo;
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
 // 240 nodes of four sizes in three zones; every 7th has disk=ssd, every 11th a NoSchedule
-// taint, every 5th a PreferNoSchedule one, every 13th the gpu extended resource.
+// taint, every 5th a PreferNoSchedule one, every 13th the gpu extended resource; every 3rd
+// holds the pods' image (ImageLocality scores it), every 4th another.
 Cluster makeCluster(int nodes = 240) {
   Cluster cluster;
   for (int i = 0; i < nodes; ++i) {
@@ -42,6 +43,8 @@ Cluster makeCluster(int nodes = 240) {
     if (i % 7 == 0) n->metadata.labels["disk"] = "ssd";
     if (i % 11 == 0) n->spec.taints.push_back({"dedicated", "infra", "NoSchedule", std::nullopt});
     if (i % 5 == 0) n->spec.taints.push_back({"busy", "yes", "PreferNoSchedule", std::nullopt});
+    if (i % 3 == 0) n->status.images.push_back({{"registry.example/app:1"}, 600'000'000});
+    if (i % 4 == 0) n->status.images.push_back({{"registry.example/other:2"}, 90'000'000});
     const int cpus = 2 << (i % 4);  // 2, 4, 8, 16
     for (auto* list : {&n->status.allocatable, &n->status.capacity}) {
       (*list)["cpu"] = Quantity::fromValue(cpus);
