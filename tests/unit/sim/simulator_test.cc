@@ -95,6 +95,23 @@ TEST(SimulatorTest, DefaultProfilePlacesOnTheLeastAllocatedNode) {
                                {"p1", "large"}, {"p2", "large"}, {"big", "large"}}));
 }
 
+TEST(SimulatorTest, PodsHandedOverAreLetGoOnceTheRunHoldsItsCopy) {
+  Cluster c;
+  c.nodes = {node("small", 2), node("large", 16)};
+  Simulator sim(c);
+  std::vector<PodPtr> batch = {pod("p1", 1000), pod("p2", 1000)};
+  const std::weak_ptr<const api::Pod> first = batch.front();
+  const Result r = sim.schedule(std::move(batch), "handed");
+  EXPECT_TRUE(first.expired()) << "the simulator kept the pod it was handed";
+  EXPECT_THAT(placements(r), ElementsAre("p1@large", "p2@large"));
+  EXPECT_EQ(r.pods.at(0).origin, "handed");
+  // Given by reference, the caller's pods stay the caller's.
+  const std::vector<PodPtr> kept = {pod("p3", 1000)};
+  (void)sim.schedule(kept);
+  EXPECT_EQ(kept.front().use_count(), 1);
+  EXPECT_EQ(bindings(sim).at("p3"), "large");
+}
+
 TEST(SimulatorTest, HigherPriorityIsPlacedFirstWhenBothWantTheLastRoom) {
   Cluster c;
   c.nodes = {node("n1", 2)};
