@@ -67,6 +67,13 @@ class ScoreCounts {
 
   // The slot of `ni` in the list of the last refresh, or nullptr.
   [[nodiscard]] const uint32_t* slotOf(const NodeInfo* ni) const { return slots_.find(ni); }
+  // The same when `ni` is likely in slot `guess` (the node after the last one looked up: a
+  // cycle's feasible nodes mostly follow the list), without hashing when it is.
+  [[nodiscard]] std::optional<uint32_t> slotOf(const NodeInfo* ni, size_t guess) const {
+    if (guess < infos_.size() && infos_[guess] == ni) return static_cast<uint32_t>(guess);
+    const uint32_t* found = slots_.find(ni);
+    return found == nullptr ? std::nullopt : std::optional<uint32_t>(*found);
+  }
   // The slot holds a NodeInfo with a Node.
   [[nodiscard]] bool hasNode(size_t slot) const { return hasNode_[slot] != 0; }
   // The node exists and, when every topology key is required, has them all.

@@ -61,12 +61,14 @@ bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod
   for (size_t i = 0; i < nc; ++i) seen_[i].assign(counts.domainCount(i), 0);
   std::vector<size_t> topoSize(nc, 0);
   feasibleSlots_.clear();
+  size_t guess = 0;
   for (const NodeInfo* ni : nodes) {
-    const uint32_t* slot = counts.slotOf(ni);
-    if (slot == nullptr) {
+    const std::optional<uint32_t> slot = counts.slotOf(ni, guess);
+    if (!slot) {
       s.ignoredNodes.clear();
       return false;
     }
+    guess = *slot + 1;
     if (!counts.hasNode(*slot)) continue;
     if (requireAllTopologies && !counts.qualifies(*slot)) {
       s.ignoredNodes.insert(ni->node()->metadata.name);

@@ -262,16 +262,22 @@ Status Algorithm::findNodesThatFit(framework::Framework& fwk, CycleState& state,
   std::mutex mu;
   std::optional<Status> firstError;  // guarded by mu
   std::atomic<bool> failed{false};   // firstError is set (read by stop() without the lock)
+  // The k-th node of the walk (k < n): start < n, so one subtraction wraps it (a division per
+  // node was a tenth of the loop's own time).
+  const auto slotAt = [&](int k) {
+    const size_t at = start + static_cast<size_t>(k);
+    return at >= static_cast<size_t>(n) ? at - static_cast<size_t>(n) : at;
+  };
   fwk.parallelizer().until(
       n,
       [&](int i) {
         framework::prefetchAhead(i, [&](int k) -> const NodeInfo* {
           if (k >= n) return nullptr;
-          const size_t at = (start + static_cast<size_t>(k)) % static_cast<size_t>(n);
+          const size_t at = slotAt(k);
           // A node the memo answers for without a plugin is not read at all.
           return memo != nullptr && memo->answersAlone(at) ? nullptr : (*nodes)[at];
         });
-        const size_t slot = (start + static_cast<size_t>(i)) % static_cast<size_t>(n);
+        const size_t slot = slotAt(i);
         const NodeInfo* node = (*nodes)[slot];
         Status fs = memo != nullptr && !(nominations && fwk.hasNominatedPodsFor(pod, *node))
                         ? memo->filter(state, pod, *node, slot)
