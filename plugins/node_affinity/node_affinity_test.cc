@@ -284,10 +284,16 @@ TEST_P(NodeAffinityScoreTest, Score) {
   }
   EXPECT_EQ(raw, c.wantRaw);
   ASSERT_TRUE(pl->hasNormalizeScore());
+  // The framework hands this plugin lists without node names (normalizesScoresAlone in
+  // src/framework/run.cc): the names must not matter.
+  std::vector<NodeScore> unnamed;
+  for (int64_t r : raw) unnamed.push_back({"", r});
+  ASSERT_TRUE(pl->normalizeScore(state, pod, unnamed).ok());
   ASSERT_TRUE(pl->normalizeScore(state, pod, scores).ok());
   std::vector<int64_t> normalized;
   for (const auto& s : scores) normalized.push_back(s.score);
   EXPECT_EQ(normalized, c.wantNormalized);
+  for (size_t i = 0; i < unnamed.size(); ++i) EXPECT_EQ(unnamed[i].score, normalized[i]);
 }
 
 json preferred(const std::vector<json>& terms) {
