@@ -27,9 +27,8 @@ Status withPlugin(Status s, std::string_view plugin) {
 }
 
 // In-tree plugins whose NormalizeScore reads only the scores (helper::defaultNormalizeScore;
-// their tests check that the names do not matter): their lists need no node names. At 50 000
-// nodes, copying each scored node's name for them was a fifth of the cycle (a cache miss on
-// every NodeInfo).
+// their tests check that the names do not matter): their lists need no node names (about 7 %
+// of the ReplicaSet case's cycle at 5000 nodes).
 bool normalizesScoresAlone(std::string_view plugin) {
   return plugin == names::kTaintToleration || plugin == names::kNodeAffinity;
 }
