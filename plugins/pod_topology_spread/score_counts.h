@@ -65,10 +65,9 @@ class ScoreCounts {
   void refresh(CountKey key, const std::vector<Constraint>& constraints, const api::Pod& pod,
                const NodeInfoLister& lister);
 
-  // The slot of `ni` in the list of the last refresh, or nullptr.
-  [[nodiscard]] const uint32_t* slotOf(const NodeInfo* ni) const { return slots_.find(ni); }
-  // The same when `ni` is likely in slot `guess` (the node after the last one looked up: a
-  // cycle's feasible nodes mostly follow the list), without hashing when it is.
+  // The slot of `ni` in the list of the last refresh, or nullopt. `guess` is where it likely
+  // is (the slot after the last one looked up: a cycle's feasible nodes mostly follow the
+  // list); no hashing when it is there.
   [[nodiscard]] std::optional<uint32_t> slotOf(const NodeInfo* ni, size_t guess) const {
     if (guess < infos_.size() && infos_[guess] == ni) return static_cast<uint32_t>(guess);
     const uint32_t* found = slots_.find(ni);

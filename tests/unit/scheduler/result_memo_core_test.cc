@@ -5,7 +5,6 @@
 // memo forgets the slots the snapshot replaced; this test fails if either stops doing so.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +20,6 @@
 namespace ksched::scheduler {
 namespace {
 
-using namespace std::chrono_literals;
 using ksched::testing::FakeClusterApi;
 using ksched::testing::NodeWrapper;
 using ksched::testing::PodWrapper;
