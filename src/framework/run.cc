@@ -33,6 +33,13 @@ bool normalizesScoresAlone(std::string_view plugin) {
   return plugin == names::kTaintToleration || plugin == names::kNodeAffinity;
 }
 
+// A score outside [0, 100] once normalized (for a plugin without NormalizeScore: as scored).
+Status invalidScore(const ScorePlugin& plugin, int64_t v) {
+  return Status::error("plugin \"" + std::string(plugin.name()) + "\" returns an invalid score " +
+                       std::to_string(v) + ", it should in the range of [0, 100] after normalizing")
+      .withPlugin(plugin.name());
+}
+
 }  // namespace
 
 Status Framework::runPreEnqueuePlugins(const api::Pod& pod) {
@@ -335,6 +342,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
       size_t index;  // with `kept`: its place among the kept plugins
       bool kept;     // its raw scores are kept in the memo
       bool named;    // NormalizeScore reads the list: each score carries its node's name
+      bool direct;   // no NormalizeScore and no breakdown: added to the totals as scored
     };
     std::vector<Weighted> active;
     const auto& scorers = plugins<ExtensionPoint::kScore>();
@@ -346,9 +354,10 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
         const size_t place =
             kept ? static_cast<size_t>(std::popcount(memo->keptScores() & ((uint64_t{1} << k) - 1)))
                  : 0;
-        const bool named =
-            scorers[k]->hasNormalizeScore() && !normalizesScoresAlone(scorers[k]->name());
-        active.push_back({scorers[k], lists_.scoreWeights()[k], place, kept, named});
+        const bool normalizes = scorers[k]->hasNormalizeScore();
+        const bool named = normalizes && !normalizesScoresAlone(scorers[k]->name());
+        const bool direct = !normalizes && breakdown == nullptr;
+        active.push_back({scorers[k], lists_.scoreWeights()[k], place, kept, named, direct});
       }
     }
     if (memo != nullptr) memo->startScoring(activeKept);
@@ -364,7 +373,8 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
     for (size_t k = 0; k < active.size(); ++k) scores[k].resize(nodes.size());
     std::mutex errMu;
     std::optional<Status> firstError;  // guarded by errMu
-    std::atomic<bool> failed{false};   // firstError is set
+    std::optional<Status> rangeError;  // a direct plugin's score out of range; guarded by errMu
+    std::atomic<bool> failed{false};   // firstError or rangeError is set
     parallelizer().until(
         static_cast<int>(nodes.size()),
         [&](int i) {
@@ -387,6 +397,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
           const size_t slot = memo != nullptr ? (*slots)[static_cast<size_t>(i)] : 0;
           int64_t* kept = memo != nullptr ? memo->rawScores(slot) : nullptr;
           const bool known = memo != nullptr && memo->scored(slot);
+          int64_t direct = 0;
           for (size_t k = 0; k < active.size(); ++k) {
             int64_t v = 0;
             if (known && active[k].kept) {
@@ -403,11 +414,24 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
               }
               if (active[k].kept) kept[active[k].index] = v;
             }
+            if (active[k].direct) {
+              // Nothing reads this plugin's list: its scores go straight to the node's total
+              // (writing a list per plugin and summing them afterwards was a fifth of Score).
+              if (v < kMinNodeScore || v > kMaxNodeScore) {
+                std::lock_guard lock(errMu);
+                if (!rangeError) rangeError = invalidScore(*active[k].plugin, v);
+                failed.store(true, std::memory_order_relaxed);
+                return;
+              }
+              direct += v * active[k].weight;
+              continue;
+            }
             // Only NormalizeScore reads the names: copying them for every plugin was a tenth of
             // a cycle whose other answers were kept.
             if (active[k].named) scores[k][i].name.assign(nodes[i]->name());
             scores[k][i].score = v;
           }
+          totals[static_cast<size_t>(i)] = direct;
           if (memo != nullptr && !known) memo->setScored(slot);
         },
         [&] { return failed.load(std::memory_order_relaxed); });
@@ -416,6 +440,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                            "\": " + firstError->message())
           .withPlugin(firstError->plugin());
     }
+    if (rangeError) return std::move(*rangeError);
     if (breakdown != nullptr) {
       // Filled in place: a caller that keeps its breakdown from cycle to cycle allocates once.
       breakdown->plugins.resize(active.size());
@@ -431,6 +456,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
       }
     }
     for (size_t k = 0; k < active.size(); ++k) {
+      if (active[k].direct) continue;
       const auto* plugin = active[k].plugin;
       if (plugin->hasNormalizeScore()) {
         Status s = plugin->normalizeScore(state, pod, scores[k]);
@@ -442,12 +468,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
       }
       for (size_t i = 0; i < nodes.size(); ++i) {
         int64_t v = scores[k][i].score;
-        if (v < kMinNodeScore || v > kMaxNodeScore) {
-          return Status::error("plugin \"" + std::string(plugin->name()) +
-                               "\" returns an invalid score " + std::to_string(v) +
-                               ", it should in the range of [0, 100] after normalizing")
-              .withPlugin(plugin->name());
-        }
+        if (v < kMinNodeScore || v > kMaxNodeScore) return invalidScore(*plugin, v);
         totals[i] += v * active[k].weight;
       }
       if (breakdown != nullptr) {

@@ -297,6 +297,52 @@ TEST(FrameworkPostFilterTest, RejectionsAddUpAndTheFirstRejectorIsNamed) {
   EXPECT_EQ(s.plugin(), "W1");
 }
 
+// Totals are the weighted sums of the plugins' scores, whether the framework sums them as
+// scored (no NormalizeScore, no breakdown asked for) or from the lists; a score outside [0, 100]
+// is an error naming the plugin either way.
+TEST(FrameworkScoreTest, TotalsAreWeightedSumsAndAScoreOutOfRangeIsAnError) {
+  Env env;
+  auto p = profile({{"Sort", 0}, {"A", 2}, {"B", 3}, {"Binder", 0}});
+  p.pluginConfig.push_back({"A", {{"scores", {{"n1", 10}, {"n2", 100}, {"n3", 0}}}}});
+  p.pluginConfig.push_back({"B", {{"scores", {{"n1", 7}, {"n2", 0}, {"n3", 50}}}}});
+  Framework f(p, testRegistry(), env.services());
+  cache::Snapshot snap = snapshotOf({"n1", "n2", "n3"});
+  const std::vector<const NodeInfo*>& nodes = snap.list();
+  ASSERT_EQ(nodes.size(), 3U);
+  std::vector<int64_t> expected;
+  for (const NodeInfo* ni : nodes) {
+    const std::string& n = ni->name();
+    expected.push_back(n == "n1" ? 2 * 10 + 3 * 7 : n == "n2" ? 2 * 100 : 3 * 50);
+  }
+  for (const bool withBreakdown : {false, true}) {
+    SCOPED_TRACE(withBreakdown ? "with a breakdown" : "summed as scored");
+    CycleState state;
+    std::vector<int64_t> totals;
+    Framework::ScoreBreakdown breakdown;
+    ASSERT_TRUE(f.runScorePlugins(state, podWithUid("x"), nodes, totals,
+                                  withBreakdown ? &breakdown : nullptr)
+                    .ok());
+    EXPECT_EQ(totals, expected);
+  }
+
+  auto bad = profile({{"Sort", 0}, {"A", 1}, {"B", 1}, {"Binder", 0}});
+  bad.pluginConfig.push_back({"B", {{"scores", {{"n2", 101}}}}});
+  Framework g(bad, testRegistry(), env.services());
+  for (const bool withBreakdown : {false, true}) {
+    SCOPED_TRACE(withBreakdown ? "with a breakdown" : "summed as scored");
+    CycleState state;
+    std::vector<int64_t> totals;
+    Framework::ScoreBreakdown breakdown;
+    Status s = g.runScorePlugins(state, podWithUid("x"), nodes, totals,
+                                 withBreakdown ? &breakdown : nullptr);
+    EXPECT_EQ(s.code(), Code::kError);
+    EXPECT_EQ(s.plugin(), "B");
+    EXPECT_EQ(s.message(),
+              "plugin \"B\" returns an invalid score 101, it should in the range of [0, 100] "
+              "after normalizing");
+  }
+}
+
 // A refused binding keeps the apiserver's HTTP code through the framework: the scheduler reads
 // 409 (bound already, e.g. by its own earlier try whose answer was lost) and 404 from it.
 TEST(FrameworkBindTest, AFailedBindingKeepsItsHttpCode) {
