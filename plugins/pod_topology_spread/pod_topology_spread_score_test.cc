@@ -136,6 +136,18 @@ TEST_P(PodTopologySpreadScoreTest, Score) {
     ASSERT_TRUE(pl.score(state, c.pod.obj(), *ni, s).ok());
     scores.push_back({ni->name(), s});
   }
+  // Parallel Score calls come in chunks that start anywhere: every node scores the same in
+  // reverse order and from the middle on (found through the map, not the cursor).
+  for (const bool reverse : {true, false}) {
+    SCOPED_TRACE(reverse ? "reverse order" : "from the middle");
+    for (size_t k = 0; k < feasible.size(); ++k) {
+      const size_t i =
+          reverse ? feasible.size() - 1 - k : (k + feasible.size() / 2) % feasible.size();
+      int64_t s = -1;
+      ASSERT_TRUE(pl.score(state, c.pod.obj(), *feasible[i], s).ok());
+      EXPECT_EQ(s, scores[i].score) << feasible[i]->name();
+    }
+  }
   ASSERT_TRUE(pl.hasNormalizeScore());
   ASSERT_TRUE(pl.normalizeScore(state, c.pod.obj(), scores).ok());
   std::vector<int64_t> got;

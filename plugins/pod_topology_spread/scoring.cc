@@ -98,7 +98,7 @@ bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod
   }
 
   // Score's sums for the feasible nodes, in Score's order of operations.
-  s.scores.reserve(feasibleSlots_.size());
+  s.precomputed.reserve(feasibleSlots_.size());
   for (size_t k = 0; k < feasibleSlots_.size(); ++k) {
     const size_t slot = feasibleSlots_[k];
     double total = 0;
@@ -108,7 +108,7 @@ bool PodTopologySpread::preScoreFromCounts(PreScoreState& s, const api::Pod& pod
                                                      : counts.domainSum(i, counts.domain(slot, i));
       total += scoreForCount(cnt, constraints[i].maxSkew, s.topologyNormalizingWeight[i]);
     }
-    s.scores.put(all[slot], static_cast<int64_t>(std::round(total)));
+    s.precomputed.push_back({all[slot], static_cast<int64_t>(std::round(total))});
   }
   return true;
 }
@@ -206,9 +206,12 @@ Status PodTopologySpread::score(const CycleState& state, const api::Pod& pod,
   if (!s->ignoredNodes.empty() && s->ignoredNodes.contains(std::string_view(node->metadata.name))) {
     return {};
   }
-  if (const int64_t* precomputed = s->scores.find(&nodeInfo)) {
-    score = *precomputed;
-    return {};
+  if (!s->precomputed.empty()) {
+    thread_local size_t cursor = 0;
+    if (const int64_t* precomputed = s->precomputedScore(&nodeInfo, cursor)) {
+      score = *precomputed;
+      return {};
+    }
   }
   double total = 0;
   for (size_t i = 0; i < s->constraints.size(); ++i) {
