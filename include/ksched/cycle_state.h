@@ -66,18 +66,20 @@ class CycleState {
   template <typename T>
   void write(StateKey<T> key, std::unique_ptr<T> value) {
     Entry* e = find(key.name);
-    if (e == nullptr) e = &data_.emplace_back(Entry{std::string(key.name), nullptr, nullptr});
+    if (e == nullptr) {
+      e = &data_.emplace_back(Entry{std::string(key.name), key.name.data(), nullptr, nullptr});
+    }
     e->type = &typeTag<T>;
     e->value = std::move(value);
   }
   // nullptr when absent or of another type.
   template <typename T>
   [[nodiscard]] const T* read(StateKey<T> key) const {
-    return cast<const T>(find(key.name));
+    return cast<const T>(findKey(key.name));
   }
   template <typename T>
   [[nodiscard]] T* mutableRead(StateKey<T> key) {
-    return cast<T>(find(key.name));
+    return cast<T>(const_cast<Entry*>(std::as_const(*this).findKey(key.name)));
   }
   void erase(std::string_view key) {
     if (Entry* e = find(key)) data_.erase(data_.begin() + (e - data_.data()));
@@ -88,7 +90,7 @@ class CycleState {
     CycleState c;
     c.data_.reserve(data_.size());
     for (const auto& e : data_) {
-      c.data_.push_back(Entry{e.key, e.type, e.value ? e.value->clone() : nullptr});
+      c.data_.push_back(Entry{e.key, e.written, e.type, e.value ? e.value->clone() : nullptr});
     }
     c.skipFilterPlugins = skipFilterPlugins;
     c.skipScorePlugins = skipScorePlugins;
@@ -107,11 +109,14 @@ class CycleState {
   std::optional<uint64_t> skippedFilters_;
 
   // Filter and Score read the state once per plugin and node, so a read is a short scan of a
-  // dozen entries (length first) and, when the value was written as the type asked for, a
-  // static cast; dynamic_cast only for a value written as another type.
+  // dozen entries and, when the value was written as the type asked for, a static cast;
+  // dynamic_cast only for a value written as another type. A key is usually one constant
+  // (`kMyKey`) for the write and the reads: the scan compares the addresses of its text first
+  // (then the text of the one that matches), and compares texts only when no address matches.
   struct Entry {
     std::string key;
-    const void* type;  // &typeTag<T> of the write
+    const char* written;  // the text's address in the StateKey first written with (never read)
+    const void* type;     // &typeTag<T> of the write
     std::unique_ptr<StateData> value;
   };
   template <typename T>
@@ -125,6 +130,12 @@ class CycleState {
   }
   [[nodiscard]] Entry* find(std::string_view key) {
     return const_cast<Entry*>(std::as_const(*this).find(key));
+  }
+  [[nodiscard]] const Entry* findKey(std::string_view key) const {
+    for (const Entry& e : data_) {
+      if (e.written == key.data() && std::string_view(e.key) == key) return &e;
+    }
+    return find(key);
   }
   template <typename T>
   [[nodiscard]] static T* cast(const Entry* e) {

@@ -190,6 +190,14 @@ class ScorePlugin : public virtual Plugin {
                                               std::vector<NodeScore>& /*scores*/) const {
     return {};
   }
+  // Whether this cycle's normalizeScore reads the NodeScores' names (asked once per cycle, after
+  // PreScore). False: the framework does not fill them in (they are empty or left from an
+  // earlier cycle), which saves a copy of every scored node's name and, on large clusters, a
+  // memory access per node. Override it to return false when normalizeScore reads only the
+  // scores, or when `state` says this cycle's will not.
+  [[nodiscard]] virtual bool normalizeScoreReadsNames(const CycleState& /*state*/) const {
+    return hasNormalizeScore();
+  }
 };
 
 class ReservePlugin : public virtual Plugin {

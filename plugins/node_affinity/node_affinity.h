@@ -86,6 +86,10 @@ class NodeAffinity final : public PreFilterPlugin,
   [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
                              int64_t& score) const override;
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
+  // NormalizeScore is helper::defaultNormalizeScore: it reads the scores alone.
+  [[nodiscard]] bool normalizeScoreReadsNames(const CycleState& /*state*/) const override {
+    return false;
+  }
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
   // Node added or its labels changed (isSchedulableAfterNodeChange).

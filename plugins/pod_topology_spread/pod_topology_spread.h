@@ -99,6 +99,8 @@ class PodTopologySpread final : public PreFilterPlugin,
   [[nodiscard]] Status score(const CycleState& state, const api::Pod& pod, const NodeInfo& nodeInfo,
                              int64_t& score) const override;
   [[nodiscard]] bool hasNormalizeScore() const override { return true; }
+  // Only to find the nodes PreScore ignored (they lack a topology key): when none are.
+  [[nodiscard]] bool normalizeScoreReadsNames(const CycleState& state) const override;
   [[nodiscard]] Status normalizeScore(const CycleState& state, const api::Pod& pod,
                                       std::vector<NodeScore>& scores) const override;
 
@@ -148,6 +150,7 @@ class PodTopologySpread final : public PreFilterPlugin,
   std::vector<std::unique_ptr<spread::ScoreCounts>> counts_;  // guarded by countsMu_
   std::vector<std::vector<uint8_t>> seen_;                    // guarded by countsMu_
   std::vector<uint32_t> feasibleSlots_;                       // guarded by countsMu_
+  std::vector<uint8_t> hostnameKeys_;                         // guarded by countsMu_
 
   // PreFilter's domain indexes, one per topology key, kept from cycle to cycle. A PreFilter
   // that finds them in use (explain beside the scheduling loop) makes its own.

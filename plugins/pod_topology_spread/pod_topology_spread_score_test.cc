@@ -467,6 +467,8 @@ TEST(PodTopologySpreadPreScoreTest, NodeWithoutZoneIsIgnored) {
   const spread::PreScoreState* s = state.read(kStateKey);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->ignoredNodes, (spread::NameSet{"node-x"}));
+  // NormalizeScore finds the ignored node by its name: the framework must fill the names.
+  EXPECT_TRUE(pl.normalizeScoreReadsNames(state));
   EXPECT_EQ(s->topologyValueToPodCounts[0], (spread::ValueCounts{{"zone1", 0}}));
   EXPECT_TRUE(s->topologyValueToPodCounts[1].empty());
   EXPECT_EQ(s->topologyNormalizingWeight, (std::vector<double>{std::log(3.0), std::log(4.0)}));
@@ -516,6 +518,7 @@ TEST(PodTopologySpreadPreScoreTest, SystemDefaultsWithReplicaSet) {
   EXPECT_EQ(s->constraints[1].topologyKey, api::kLabelTopologyZone);
   EXPECT_EQ(s->constraints[1].maxSkew, 5);
   EXPECT_TRUE(s->ignoredNodes.empty());
+  EXPECT_FALSE(pl.normalizeScoreReadsNames(state));  // nothing ignored: the names are not read
   EXPECT_EQ(s->topologyValueToPodCounts[1], (spread::ValueCounts{{"mars", 1}, {"", 2}}));
   EXPECT_EQ(s->topologyNormalizingWeight, (std::vector<double>{std::log(6.0), std::log(4.0)}));
 

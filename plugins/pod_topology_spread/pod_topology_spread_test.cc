@@ -547,7 +547,7 @@ TEST(PodTopologySpreadMatchLabelKeys, PreMergedSelectorAndGate) {
   features::Gates off;
   off.force(features::Feature::kMatchLabelKeysInPodTopologySpread, false);
   EXPECT_EQ(run(spread_test::exists("foo"), off), allRevisions);  // keys ignored
-  EXPECT_EQ(run(merged, off), revisionOnly);  // what the apiserver merged stays
+  EXPECT_EQ(run(merged, off), revisionOnly);                      // what the apiserver merged stays
 }
 
 // What the plugin says of its rejections (FilterExplainer), from its PreFilter counts.

@@ -26,13 +26,6 @@ Status withPlugin(Status s, std::string_view plugin) {
   return s;
 }
 
-// In-tree plugins whose NormalizeScore reads only the scores (helper::defaultNormalizeScore;
-// their tests check that the names do not matter): their lists need no node names (about 7 %
-// of the ReplicaSet case's cycle at 5000 nodes).
-bool normalizesScoresAlone(std::string_view plugin) {
-  return plugin == names::kTaintToleration || plugin == names::kNodeAffinity;
-}
-
 // A score outside [0, 100] once normalized (for a plugin without NormalizeScore: as scored).
 Status invalidScore(const ScorePlugin& plugin, int64_t v) {
   return Status::error("plugin \"" + std::string(plugin.name()) + "\" returns an invalid score " +
@@ -355,7 +348,9 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
             kept ? static_cast<size_t>(std::popcount(memo->keptScores() & ((uint64_t{1} << k) - 1)))
                  : 0;
         const bool normalizes = scorers[k]->hasNormalizeScore();
-        const bool named = normalizes && !normalizesScoresAlone(scorers[k]->name());
+        // Names only where NormalizeScore reads them: copying them for every plugin was a
+        // tenth of a cycle whose other answers were kept.
+        const bool named = normalizes && scorers[k]->normalizeScoreReadsNames(state);
         const bool direct = !normalizes && breakdown == nullptr;
         active.push_back({scorers[k], lists_.scoreWeights()[k], place, kept, named, direct});
       }
@@ -426,8 +421,6 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
               direct += v * active[k].weight;
               continue;
             }
-            // Only NormalizeScore reads the names: copying them for every plugin was a tenth of
-            // a cycle whose other answers were kept.
             if (active[k].named) scores[k][i].name.assign(nodes[i]->name());
             scores[k][i].score = v;
           }

@@ -90,7 +90,8 @@ Status GroupPlacer::placeLeaf(GroupNode& leaf, const NodeInfoLister& nodes) {
                                                       core_.options_.percentageOfNodesToScore,
                                                       result, fitError, error);
     if (outcome == Algorithm::Outcome::kScheduled) {
-      m.own = core_.assumeAndReserve(fwk_, m.state, *pod, result.suggestedHost, m.assumed);
+      m.own =
+          core_.assumeAndReserve(fwk_, m.state, *m.qpi->podInfo, result.suggestedHost, m.assumed);
       m.node = result.suggestedHost;
       m.placed = m.own.ok();
       if (!m.placed) {

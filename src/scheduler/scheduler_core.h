@@ -250,9 +250,10 @@ class SchedulerCore {
   void scheduleOne(std::unique_ptr<QueuedPodInfo> qpi);
   // scheduleOne, where an exception fails the attempt as an error instead of the scheduler.
   void scheduleGuarded(std::unique_ptr<QueuedPodInfo> qpi);
-  // Assumes `pod` on `node` in the cache (`assumed`: its assumed PodInfo) and runs Reserve;
-  // a Reserve failure is unreserved again (the pod stays assumed: failPlaced forgets it).
-  Status assumeAndReserve(framework::Framework& fwk, CycleState& state, const api::Pod& pod,
+  // Assumes the queued pod on `node` in the cache (`assumed`: its assumed PodInfo, which
+  // takes the queued one's requests: they do not depend on the node) and runs Reserve; a
+  // Reserve failure is unreserved again (the pod stays assumed: failPlaced forgets it).
+  Status assumeAndReserve(framework::Framework& fwk, CycleState& state, const PodInfo& queued,
                           const std::string& node, PodInfoPtr& assumed);
   // Permit for an assumed, reserved pod; a rejection is unreserved.
   Status runPermit(framework::Framework& fwk, CycleState& state, const api::Pod& assumed,

@@ -146,6 +146,45 @@ class Keeper final : public ScorePlugin, public ReservePlugin {
   void unreserve(CycleState&, const api::Pod&, const std::string&) override {}
 };
 
+// Scores every node 10; NormalizeScore gives the nodes named in args.prefer 100 and the others
+// 0 (only with names, which it says it reads unless args.readsNames is false) and records the
+// names it was handed.
+class Namer final : public ScorePlugin {
+ public:
+  explicit Namer(nlohmann::json args) : args_(std::move(args)) {}
+  std::string_view name() const override { return "Namer"; }
+  Status score(const CycleState&, const api::Pod&, const NodeInfo&, int64_t& s) const override {
+    s = 10;
+    return {};
+  }
+  bool hasNormalizeScore() const override { return true; }
+  bool normalizeScoreReadsNames(const CycleState&) const override {
+    return args_.value("readsNames", true);
+  }
+  Status normalizeScore(const CycleState&, const api::Pod&,
+                        std::vector<NodeScore>& scores) const override {
+    std::lock_guard lock(mu_);
+    seen_.clear();
+    for (NodeScore& ns : scores) {
+      seen_.push_back(ns.name);
+      bool preferred = false;
+      for (const auto& p : args_.value("prefer", nlohmann::json::array()))
+        preferred |= p == ns.name;
+      ns.score = preferred ? 100 : 0;
+    }
+    return {};
+  }
+  std::vector<std::string> seen() const {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  nlohmann::json args_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> seen_;
+};
+
 // The args as written, for test plugins that read their JSON.
 inline constexpr auto kRawArgs = [](const nlohmann::json& args) { return args; };
 
@@ -162,6 +201,8 @@ inline Registry testRegistry() {
   }
   r.add("Sort", [](Handle&) { return std::make_unique<Sort>(); });
   r.add("Keeper", [](Handle&) { return std::make_unique<Keeper>(); });
+  r.add("Namer", kRawArgs,
+        [](const nlohmann::json& args, Handle&) { return std::make_unique<Namer>(args); });
   r.add("Binder", kRawArgs,
         [](const nlohmann::json& args, Handle&) { return std::make_unique<Binder>(args); });
   for (const char* n : {"A", "B", "C"}) {

@@ -343,6 +343,36 @@ TEST(FrameworkScoreTest, TotalsAreWeightedSumsAndAScoreOutOfRangeIsAnError) {
   }
 }
 
+// NormalizeScore gets the nodes' names when the plugin says it reads them; when it says it does
+// not, none are copied (each case runs on a thread of its own: the lists are kept per thread
+// from cycle to cycle, so a later cycle may see names an earlier one filled in).
+TEST(FrameworkScoreTest, NormalizeScoreGetsNamesOnlyWhenItReadsThem) {
+  Env env;
+  cache::Snapshot snap = snapshotOf({"n1", "n2", "n3"});
+  const std::vector<const NodeInfo*>& nodes = snap.list();
+  std::vector<std::string> names;
+  for (const NodeInfo* ni : nodes) names.push_back(ni->name());
+  for (const bool reads : {true, false}) {
+    SCOPED_TRACE(reads ? "reads names" : "reads scores alone");
+    auto p = profile({{"Sort", 0}, {"Namer", 1}, {"Binder", 0}});
+    p.pluginConfig.push_back({"Namer", {{"prefer", {"n2"}}, {"readsNames", reads}}});
+    Framework f(p, testRegistry(), env.services());
+    const auto* namer = dynamic_cast<const Namer*>(f.scorePlugin("Namer"));
+    ASSERT_NE(namer, nullptr);
+    std::vector<int64_t> totals;
+    Status s;
+    std::thread([&] {
+      CycleState state;
+      s = f.runScorePlugins(state, podWithUid("x"), nodes, totals);
+    }).join();
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::vector<int64_t> expected;
+    for (const std::string& n : names) expected.push_back(reads && n == "n2" ? 100 : 0);
+    EXPECT_EQ(totals, expected);
+    EXPECT_EQ(namer->seen(), reads ? names : std::vector<std::string>(names.size()));
+  }
+}
+
 // A refused binding keeps the apiserver's HTTP code through the framework: the scheduler reads
 // 409 (bound already, e.g. by its own earlier try whose answer was lost) and 404 from it.
 TEST(FrameworkBindTest, AFailedBindingKeepsItsHttpCode) {
