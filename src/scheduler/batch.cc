@@ -211,7 +211,12 @@ void OpportunisticBatch::store(const PodPtr& pod, bool signed_, const std::strin
       norm_[i * n + k] = breakdown->normalized[k][i];
       total += breakdown->normalized[k][i] * breakdown->weights[k];
     }
-    if (names_[i] == chosen) {
+    // Node names mostly differ near their end ("node-0041" / "node-0042"): the last byte is
+    // compared first, and none once the chosen row is found (comparing every name in full was
+    // a tenth of a cycle of standalone pods of 16 shapes at 5000 nodes).
+    const std::string& name = names_[i];
+    if (!lastRow_ && name.size() == chosen.size() && !name.empty() &&
+        name.back() == chosen.back() && name == chosen) {
       lastRow_ = static_cast<uint32_t>(i);
     } else {
       order_.emplace_back(total, static_cast<uint32_t>(i));
