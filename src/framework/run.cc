@@ -8,16 +8,12 @@
 #include <ksched/api/pod_resources.h>
 
 #include "framework/framework.h"
+#include "framework/plugin_status.h"
 
 namespace ksched::framework {
 namespace {
 
 constexpr std::chrono::minutes kMaxPermitTimeout{15};
-
-Status withPlugin(Status s, std::string_view plugin) {
-  if (s.plugin().empty()) s.withPlugin(plugin);
-  return s;
-}
 
 }  // namespace
 

@@ -6,17 +6,9 @@
 #include <vector>
 
 #include "framework/framework.h"
+#include "framework/plugin_status.h"
 
 namespace ksched::framework {
-namespace {
-
-// The status with the plugin that said it (unless it names one already).
-Status pointStatus(Status s, std::string_view plugin) {
-  if (s.plugin().empty()) s.withPlugin(plugin);
-  return s;
-}
-
-}  // namespace
 
 Status Framework::runPlacementFeasiblePlugins(CycleState& state, const PodGroupInfo& group,
                                               const PlacementProgress& progress) {
@@ -27,10 +19,10 @@ Status Framework::runPlacementFeasiblePlugins(CycleState& state, const PodGroupI
                              [&] { return p->placementFeasible(state, group, progress); });
       if (s.ok()) continue;
       if (s.isWait()) {
-        if (result.ok()) result = pointStatus(std::move(s), p->name());
+        if (result.ok()) result = withPlugin(std::move(s), p->name());
         continue;
       }
-      if (s.isRejected()) return pointStatus(std::move(s), p->name());
+      if (s.isRejected()) return withPlugin(std::move(s), p->name());
       return Status::error("running PlacementFeasible plugin \"" + std::string(p->name()) +
                            "\": " + s.message())
           .withPlugin(p->name());
@@ -53,7 +45,7 @@ Status Framework::runPlacementGeneratePlugins(CycleState& state, const PodGroupI
                              "\": " + s.message())
             .withPlugin(p->name());
       }
-      if (!s.ok()) return pointStatus(std::move(s), p->name());
+      if (!s.ok()) return withPlugin(std::move(s), p->name());
       if (first) {
         placements = std::move(mine);
         first = false;
@@ -120,7 +112,7 @@ std::pair<PodGroupPostFilterResult, Status> Framework::runPodGroupPostFilterPlug
       if (!r.first.message.empty()) r.first.message = "pod group preemption: " + r.first.message;
       if (r.second.isError()) r.second = Status::error(r.first.message);
       out.first = std::move(r.first);
-      out.second = pointStatus(std::move(r.second), p->name());
+      out.second = withPlugin(std::move(r.second), p->name());
       if (out.second.ok() || out.second.isError()) break;
     }
     return out.second;

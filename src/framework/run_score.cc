@@ -9,6 +9,7 @@
 #include <string>
 
 #include "framework/framework.h"
+#include "framework/plugin_status.h"
 #include "framework/prefetch.h"
 #include "framework/result_memo.h"
 
@@ -101,8 +102,8 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
             prefetchAhead(
                 i, [&](int j) { return j < count ? nodes[static_cast<size_t>(j)] : nullptr; });
           } else {
-            // A node whose kept scores are known is read only by the live plugins: its
-            // NodeInfo's first lines (node and name) and its Node's name.
+            // A node whose kept scores are known is read only by the live plugins (and for the
+            // names): its NodeInfo's first line.
             prefetchAhead(i, [&](int j) -> const NodeInfo* {
               if (j >= count || memo->scored((*slots)[static_cast<size_t>(j)])) return nullptr;
               return nodes[static_cast<size_t>(j)];
@@ -126,10 +127,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
               });
               if (!s.ok()) {
                 std::lock_guard lock(errMu);
-                if (!firstError) {
-                  if (s.plugin().empty()) s.withPlugin(active[k].plugin->name());
-                  firstError = std::move(s);
-                }
+                if (!firstError) firstError = withPlugin(std::move(s), active[k].plugin->name());
                 failed.store(true, std::memory_order_relaxed);
                 return;
               }
