@@ -24,21 +24,22 @@ ObjectMeta comparableMeta(const ObjectMeta& m) {
   return out;
 }
 
-// `pod` as kSchedulingInputs compares it; nullopt for a pod that is like no other.
+// A generic ephemeral volume: its claim is named after the pod ("<pod>-<volume>"), so no other
+// pod asks for the same claim.
+bool hasEphemeralVolume(const Pod& pod) {
+  return std::ranges::any_of(pod.spec.volumes, [](const Volume& v) { return v.ephemeral; });
+}
+
+// `pod` as kSchedulingInputs compares it; nullopt for a pod that is like no other. A function
+// of the pod's namespace, labels, spec and status only.
 std::optional<Pod> comparable(const Pod& pod) {
+  if (hasEphemeralVolume(pod)) return std::nullopt;
   Pod p;
-  p.metadata = comparableMeta(pod.metadata);
-  p.spec = pod.spec;
-  // A generic ephemeral volume: its claim is named after the pod ("<pod>-<volume>"), so no
-  // other pod asks for the same claim.
-  if (std::ranges::any_of(pod.spec.volumes, [](const Volume& v) { return v.ephemeral; })) {
-    return std::nullopt;
-  }
   // The metadata but the namespace and labels: who the pod is (name, uid, owners,
   // annotations, timestamps), not what it asks for; no Filter or Score plugin reads them.
-  p.metadata = ObjectMeta{};
   p.metadata.namespace_ = pod.metadata.namespace_;
   p.metadata.labels = pod.metadata.labels;
+  p.spec = pod.spec;
   // terminationGracePeriodSeconds: read only of a preemption victim, never of the pod placed.
   p.spec.terminationGracePeriodSeconds.reset();
   // Volumes without a source the decoder keeps (projected, secret, configMap, emptyDir...): no
@@ -77,6 +78,23 @@ std::optional<Pod> comparable(const Pod& pod) {
   return p;
 }
 
+// Whether a and b differ in a field that comparable() copies unchanged: the namespace, the
+// labels, the containers' images and resources.
+bool differInKeptFields(const Pod& a, const Pod& b) {
+  if (a.metadata.namespace_ != b.metadata.namespace_ || a.metadata.labels != b.metadata.labels) {
+    return true;
+  }
+  for (auto list : {&PodSpec::containers, &PodSpec::initContainers}) {
+    const std::vector<Container>& x = a.spec.*list;
+    const std::vector<Container>& y = b.spec.*list;
+    if (x.size() != y.size()) return true;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].image != y[i].image || x[i].resources != y[i].resources) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
@@ -88,6 +106,11 @@ bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
     // compared in place, only the metadata is copied.
     return a.spec == b.spec && comparableMeta(a.metadata) == comparableMeta(b.metadata);
   }
+  // Before copying both (batching asks it of every pod, the result memo of every pod it
+  // serves): fields comparable() keeps as they are. Pods that differ mostly differ here.
+  if (differInKeptFields(a, b)) return false;
+  // Equal as they are: so are their comparable() copies, which are made of these fields alone.
+  if (a.spec == b.spec && a.status == b.status) return !hasEphemeralVolume(a);
   const std::optional<Pod> x = comparable(a);
   const std::optional<Pod> y = comparable(b);
   return x && y && x->metadata == y->metadata && x->spec == y->spec && x->status == y->status;

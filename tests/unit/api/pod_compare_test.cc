@@ -151,5 +151,36 @@ TEST(PodCompareTest, SchedulingInputsIgnoreIdentityAndUnreadFields) {
   EXPECT_TRUE(samePod(ephemeral, ephemeral, PodComparison::kUpdate));
 }
 
+// The comparison answers before copying the pods when they differ in a field it keeps as it is
+// (namespace, labels, containers' images and resources) or when they are equal as they are;
+// every other pair takes the copies. Each way gives the answer the copies give.
+TEST(PodCompareTest, SchedulingInputsAnswerAlikeBeforeAndAfterCopying) {
+  EXPECT_TRUE(sameSchedulingInputs(base(), base()));  // equal as they are
+  const std::vector<ExceptionCase> different = {
+      {"namespace", [](Pod& p) { p.metadata.namespace_ = "other"; }},
+      {"image", [](Pod& p) { p.spec.containers[0].image = "nginx"; }},
+      {"requests",
+       [](Pod& p) { p.spec.containers[0].resources.requests["cpu"] = Quantity::parse("2"); }},
+      {"init container", [](Pod& p) { p.spec.initContainers.push_back(p.spec.containers[0]); }},
+      {"node selector", [](Pod& p) { p.spec.nodeSelector["zone"] = "a"; }},
+      {"mount path", [](Pod& p) { p.spec.containers[0].volumeMounts[1].mountPath = "/other"; }},
+      {"nominated node", [](Pod& p) { p.status.nominatedNodeName = "n1"; }},
+  };
+  for (const auto& c : different) {
+    SCOPED_TRACE(c.name);
+    Pod changed = base();
+    c.mutate(changed);
+    EXPECT_FALSE(sameSchedulingInputs(base(), changed));
+    EXPECT_FALSE(sameSchedulingInputs(changed, base()));
+    EXPECT_TRUE(sameSchedulingInputs(changed, changed));
+  }
+  // Equal once copied, not as they are: a mount's name and an unread field together.
+  Pod renamed = base();
+  renamed.spec.containers[0].volumeMounts[0].name = "token";
+  renamed.status.phase = "Running";
+  EXPECT_TRUE(sameSchedulingInputs(base(), renamed));
+  EXPECT_TRUE(sameSchedulingInputs(renamed, base()));
+}
+
 }  // namespace
 }  // namespace ksched::api
