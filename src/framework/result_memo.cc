@@ -121,7 +121,7 @@ struct ResultMemo::Class {
   std::vector<uint8_t> filter;     // per slot: kUnknown, kPass, kFailBase + plugin
   std::vector<Status> rejections;  // per slot, with kFailBase + i: plugin i's rejection
   std::vector<uint8_t> scored;     // per slot: raw holds its scores
-  std::vector<int64_t> raw;        // slot * stride + the plugin's place among the kept ones
+  std::vector<int32_t> raw;        // slot * stride + the plugin's place among the kept ones
   size_t stride = 0;               // kept Score plugins
 
   void forget(size_t slot) {
@@ -295,7 +295,7 @@ void ResultMemo::startScoring(uint64_t activeKept) {
   std::ranges::fill(c.scored, 0);
 }
 
-int64_t* ResultMemo::rawScores(size_t slot) const { return cls_->raw.data() + slot * cls_->stride; }
+int32_t* ResultMemo::rawScores(size_t slot) const { return cls_->raw.data() + slot * cls_->stride; }
 bool ResultMemo::scored(size_t slot) const { return load(cls_->scored[slot]) != 0; }
 void ResultMemo::setScored(size_t slot) const { store(cls_->scored[slot], 1); }
 

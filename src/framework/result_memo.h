@@ -44,8 +44,8 @@ class Framework;
 class ResultMemo {
  public:
   // Classes kept at once (the least recently used is dropped), and nodes' results in all
-  // classes: a class's results take about 50 bytes per node, so at most 10 MB (16 classes up
-  // to 12 500 nodes, 4 at 50 000).
+  // classes: a class's results take about 40 bytes per node (five kept scores), so at most
+  // 8 MB (16 classes up to 12 500 nodes, 4 at 50 000).
   static constexpr size_t kMaxClasses = 16;
   static constexpr size_t kMaxSlots = 200'000;
 
@@ -74,8 +74,12 @@ class ResultMemo {
   [[nodiscard]] uint64_t keptScores() const noexcept { return keptScores_; }
   void startScoring(uint64_t activeKept);
   // The raw scores of `slot` (one per kept Score plugin, in the profile's order), and whether
-  // they are filled.
-  [[nodiscard]] int64_t* rawScores(size_t slot) const;
+  // they are filled. 32 bits wide (rows of 16 classes over thousands of nodes are read in every
+  // cycle): a node whose raw score does not fit is left unscored (keepable()).
+  [[nodiscard]] int32_t* rawScores(size_t slot) const;
+  [[nodiscard]] static bool keepable(int64_t raw) noexcept {
+    return raw >= INT32_MIN && raw <= INT32_MAX;
+  }
   [[nodiscard]] bool scored(size_t slot) const;
   void setScored(size_t slot) const;
 

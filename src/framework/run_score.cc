@@ -114,8 +114,9 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
             });
           }
           const size_t slot = memo != nullptr ? (*slots)[static_cast<size_t>(i)] : 0;
-          int64_t* kept = memo != nullptr ? memo->rawScores(slot) : nullptr;
+          int32_t* kept = memo != nullptr ? memo->rawScores(slot) : nullptr;
           const bool known = memo != nullptr && memo->scored(slot);
+          bool keepable = true;  // every kept plugin's raw score fits the row
           int64_t direct = 0;
           for (size_t k = 0; k < active.size(); ++k) {
             int64_t v = 0;
@@ -131,7 +132,13 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
                 failed.store(true, std::memory_order_relaxed);
                 return;
               }
-              if (active[k].kept) kept[active[k].index] = v;
+              if (active[k].kept) {
+                if (ResultMemo::keepable(v)) {
+                  kept[active[k].index] = static_cast<int32_t>(v);
+                } else {
+                  keepable = false;
+                }
+              }
             }
             if (active[k].direct) {
               // Nothing reads this plugin's list: its scores go straight to the node's total
@@ -150,7 +157,7 @@ Status Framework::runScorePlugins(const CycleState& state, const api::Pod& pod,
             scores[k][i].score = v;
           }
           totals[static_cast<size_t>(i)] = direct;
-          if (memo != nullptr && !known) memo->setScored(slot);
+          if (memo != nullptr && !known && keepable) memo->setScored(slot);
         },
         [&] { return failed.load(std::memory_order_relaxed); });
     if (firstError) {

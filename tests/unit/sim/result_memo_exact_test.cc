@@ -192,5 +192,33 @@ TEST(ResultMemoExact, PreemptionNominatesPods) {
   })) << "high-0 should have preempted";
 }
 
+// Kept raw scores are 32 bits wide: a raw score beyond them (preferred terms of huge weights;
+// NodeAffinity sums them in 64 bits, and its NormalizeScore scales them to 0-100) is not kept,
+// and the node is scored again in every cycle.
+TEST(ResultMemoExact, RawScoresBeyondThirtyTwoBitsAreScoredAgain) {
+  std::vector<PodPtr> work;
+  for (int i = 0; i < 600; ++i) {
+    auto p = makePod("h-" + std::to_string(i), "solo", i % 2 == 0 ? "250m" : "500m", "256Mi");
+    api::Affinity affinity;
+    affinity.nodeAffinity = api::NodeAffinity{};
+    for (const auto& [key, value] : {std::pair{"disk", "ssd"}, std::pair{kZone, "a"}}) {
+      api::PreferredSchedulingTerm term;
+      term.weight = 2'000'000'000;  // both: 4e9 on an ssd node of zone a
+      term.preference.matchExpressions.push_back({key, api::SelectorOperator::kIn, {value}});
+      affinity.nodeAffinity->preferredDuringSchedulingIgnoredDuringExecution.push_back(term);
+    }
+    p->spec.affinity = affinity;
+    work.push_back(std::move(p));
+  }
+  const std::vector<std::string> with = expectSameOutcomes(makeCluster(), work, false);
+  // The first pods go to the ssd nodes of zone a (0, 21, 42...: i % 7 == 0 and i % 3 == 0).
+  EXPECT_TRUE(with[0].find(" -> node-") != std::string::npos) << with[0];
+  for (size_t k = 0; k < 3; ++k) {
+    const auto at = with[k].find(" -> node-") + 9;
+    const int n = std::stoi(with[k].substr(at));
+    EXPECT_EQ(n % 21, 0) << with[k];
+  }
+}
+
 }  // namespace
 }  // namespace ksched::sim
