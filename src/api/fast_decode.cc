@@ -1,6 +1,6 @@
 // The fast path of include/ksched/api/fast_decode.h. Each reader mirrors its from_json
-// counterpart (src/api/pod.cc, meta.cc, taints.cc, resources.cc, quantity.cc) and returns false
-// to decline wherever that counterpart would throw, or could read the value differently:
+// counterpart (src/api/pod.cc, node.cc, meta.cc, taints.cc, resources.cc, quantity.cc) and returns
+// false to decline wherever that counterpart would throw, or could read the value differently:
 //   - a field missing or null leaves the member as a fresh object holds it (then any default a
 //     from_json fills in, e.g. the port's protocol), a repeated key is read again (the last one
 //     wins, as in a JSON tree);
@@ -127,6 +127,11 @@ bool get(element e, PodSpec& s);
 bool get(element e, PodCondition& c);
 bool get(element e, ContainerStatus& s);
 bool get(element e, PodStatus& s);
+bool get(element e, Taint& t);
+bool get(element e, NodeSpec& s);
+bool get(element e, ContainerImage& i);
+bool get(element e, NodeCondition& c);
+bool get(element e, NodeStatus& s);
 
 // A member read from a field's value: null leaves what a fresh object holds.
 template <typename T>
@@ -468,6 +473,72 @@ bool get(element e, Pod& p) {
   });
 }
 
+bool get(element e, Taint& t) {
+  return fields(e, t, [&t](std::string_view k, element v) {
+    if (k == "key") return field(v, t.key);
+    if (k == "value") return field(v, t.value);
+    if (k == "effect") return field(v, t.effect);
+    if (k == "timeAdded") return field(v, t.timeAdded);
+    return true;
+  });
+}
+
+bool get(element e, NodeSpec& s) {
+  return fields(e, s, [&s](std::string_view k, element v) {
+    if (k == "unschedulable") return field(v, s.unschedulable);
+    if (k == "taints") return field(v, s.taints);
+    if (k == "podPreemptionPolicy") {
+      // As node.cc reads it: an object's disableResizePreemption; any other value is ignored.
+      s.disableResizePreemption.clear();
+      object policy;
+      if (v.get_object().get(policy) != SUCCESS) return true;
+      for (auto [key, value] : policy) {
+        if (key == "disableResizePreemption" && !field(value, s.disableResizePreemption)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    return true;
+  });
+}
+
+bool get(element e, ContainerImage& i) {
+  return fields(e, i, [&i](std::string_view k, element v) {
+    if (k == "names") return field(v, i.names);
+    if (k == "sizeBytes") return field(v, i.sizeBytes);
+    return true;
+  });
+}
+
+bool get(element e, NodeCondition& c) {
+  return fields(e, c, [&c](std::string_view k, element v) {
+    if (k == "type") return field(v, c.type);
+    if (k == "status") return field(v, c.status);
+    return true;
+  });
+}
+
+bool get(element e, NodeStatus& s) {
+  return fields(e, s, [&s](std::string_view k, element v) {
+    if (k == "capacity") return field(v, s.capacity);
+    if (k == "allocatable") return field(v, s.allocatable);
+    if (k == "images") return field(v, s.images);
+    if (k == "conditions") return field(v, s.conditions);
+    if (k == "declaredFeatures") return field(v, s.declaredFeatures);
+    return true;
+  });
+}
+
+bool get(element e, Node& n) {
+  return fields(e, n, [&n](std::string_view k, element v) {
+    if (k == "metadata") return field(v, n.metadata);
+    if (k == "spec") return field(v, n.spec);
+    if (k == "status") return field(v, n.status);
+    return true;
+  });
+}
+
 template <typename T>
 bool get(element e, std::vector<T>& out) {
   array a;
@@ -515,18 +586,18 @@ simdjson::simdjson_result<element> parse(std::string_view text) {
   return threadScratch().parse(text);
 }
 
-// Whether the last "metadata" of a pod object is an object (the watch's check of its objects).
-bool hasMetadataObject(element pod) {
+// Whether the last "metadata" of an object is an object (the watch's check of its objects).
+bool hasMetadataObject(element obj) {
   bool found = false;
-  for (auto [key, value] : object(pod)) {
+  for (auto [key, value] : object(obj)) {
     if (key == "metadata") found = value.is_object();
   }
   return found;
 }
 
-}  // namespace
-
-bool decodePodFast(std::string_view text, Pod& out) {
+// The three forms, for Pod and Node.
+template <typename T>
+bool decodeObject(std::string_view text, T& out) {
   try {
     element root;
     if (parse(text).get(root) != SUCCESS) return false;
@@ -536,8 +607,9 @@ bool decodePodFast(std::string_view text, Pod& out) {
   }
 }
 
-bool decodePodListFast(std::string_view text, std::vector<Pod>& items, std::string& continueToken,
-                       std::string& resourceVersion) {
+template <typename T>
+bool decodeListPage(std::string_view text, std::vector<T>& items, std::string& continueToken,
+                    std::string& resourceVersion) {
   try {
     Scratch own;
     element root;
@@ -568,22 +640,43 @@ bool decodePodListFast(std::string_view text, std::vector<Pod>& items, std::stri
   }
 }
 
-bool decodePodWatchEventFast(std::string_view line, std::string& type, Pod& out) {
+template <typename T>
+bool decodeWatchEvent(std::string_view line, std::string& type, T& out) {
   try {
     element root;
     object event;
     if (parse(line).get(root) != SUCCESS || root.get_object().get(event) != SUCCESS) return false;
     std::optional<element> typeValue;
-    std::optional<element> pod;
+    std::optional<element> obj;
     for (auto [key, value] : event) {
       if (key == "type") typeValue = value;
-      if (key == "object") pod = value;
+      if (key == "object") obj = value;
     }
-    if (!typeValue || !pod || !get(*typeValue, type)) return false;
-    return pod->is_object() && hasMetadataObject(*pod) && get(*pod, out);
+    if (!typeValue || !obj || !get(*typeValue, type)) return false;
+    return obj->is_object() && hasMetadataObject(*obj) && get(*obj, out);
   } catch (const std::exception&) {
     return false;
   }
+}
+
+}  // namespace
+
+bool decodePodFast(std::string_view text, Pod& out) { return decodeObject(text, out); }
+bool decodePodListFast(std::string_view text, std::vector<Pod>& items, std::string& continueToken,
+                       std::string& resourceVersion) {
+  return decodeListPage(text, items, continueToken, resourceVersion);
+}
+bool decodePodWatchEventFast(std::string_view line, std::string& type, Pod& out) {
+  return decodeWatchEvent(line, type, out);
+}
+
+bool decodeNodeFast(std::string_view text, Node& out) { return decodeObject(text, out); }
+bool decodeNodeListFast(std::string_view text, std::vector<Node>& items, std::string& continueToken,
+                        std::string& resourceVersion) {
+  return decodeListPage(text, items, continueToken, resourceVersion);
+}
+bool decodeNodeWatchEventFast(std::string_view line, std::string& type, Node& out) {
+  return decodeWatchEvent(line, type, out);
 }
 
 }  // namespace ksched::api

@@ -36,7 +36,7 @@ namespace ksched::client {
 class TlsContext;
 
 // Offered each LIST page's body before it is parsed into a JSON tree, by a caller that can
-// decode its kind straight from the text (api::decodePodListFast): nullopt leaves the page to
+// decode its kind straight from the text (api/fast_decode.h): nullopt leaves the page to
 // the usual parse and the PageHandler; otherwise the handler took the page's items (the value
 // as a PageHandler's) and set the page's continue token and resourceVersion.
 using PageTextHandler = std::function<std::optional<bool>(

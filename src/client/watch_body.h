@@ -31,7 +31,7 @@ struct WatchEvent {
 using WatchHandler = std::function<bool(WatchEvent&&)>;
 
 // Offered each line before it is parsed into a JSON tree, by a caller that can decode its kind
-// straight from the text (api::decodePodWatchEventFast): nullopt leaves the line to the usual
+// straight from the text (api/fast_decode.h): nullopt leaves the line to the usual
 // parse and the WatchHandler; otherwise the line was an ADDED, MODIFIED or DELETED event, handed
 // on, and the value says whether to go on (as a WatchHandler's).
 using WatchLineHandler = std::function<std::optional<bool>(std::string_view line)>;

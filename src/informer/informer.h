@@ -2,9 +2,9 @@
 // Reflector, with add/update/delete handlers.
 //
 // Objects are decoded once into T (src/api/) and shared as `std::shared_ptr<const T>`; the
-// JSON is dropped. Pods are decoded straight from the text of their watch events and LIST
-// pages (api::decodePodWatchEventFast, decodePodListFast), with no JSON tree; what that path
-// declines takes the tree's, so the rules below hold either way.
+// JSON is dropped. Pods and nodes are decoded straight from the text of their watch events and
+// LIST pages (api/fast_decode.h), with no JSON tree; what that path declines takes the tree's,
+// so the rules below hold either way.
 //
 // An object the object model refuses (valid JSON, but e.g. a quantity that does not parse) is
 // first read again: the watch resumes before it (a LIST reads the page again), since bytes
@@ -43,6 +43,25 @@
 #include "informer/reflector.h"
 
 namespace ksched::informer {
+
+// The kinds decoded straight from the text (api/fast_decode.h), and their decoders by type.
+template <typename T>
+inline constexpr bool kDecodedFromText =
+    std::is_same_v<T, api::Pod> || std::is_same_v<T, api::Node>;
+inline bool decodeListText(std::string_view body, std::vector<api::Pod>& items, std::string& cont,
+                           std::string& rv) {
+  return api::decodePodListFast(body, items, cont, rv);
+}
+inline bool decodeListText(std::string_view body, std::vector<api::Node>& items, std::string& cont,
+                           std::string& rv) {
+  return api::decodeNodeListFast(body, items, cont, rv);
+}
+inline bool decodeEventText(std::string_view line, std::string& type, api::Pod& out) {
+  return api::decodePodWatchEventFast(line, type, out);
+}
+inline bool decodeEventText(std::string_view line, std::string& type, api::Node& out) {
+  return api::decodeNodeWatchEventFast(line, type, out);
+}
 
 template <typename T>
 struct Handlers {
@@ -126,14 +145,14 @@ class Informer final : public ReflectorSink {
     }
     return true;
   }
-  // Pods: the page decoded from its text when api::decodePodListFast takes it.
+  // Pods and nodes: the page decoded from its text when the fast path takes it.
   std::optional<bool> listPageText(std::string_view body, std::string& continueToken,
                                    std::string& resourceVersion) override {
-    if constexpr (std::is_same_v<T, api::Pod>) {
-      std::vector<api::Pod> pods;
-      if (!api::decodePodListFast(body, pods, continueToken, resourceVersion)) return std::nullopt;
-      for (auto& pod : pods) {
-        Ptr obj = std::make_shared<const T>(std::move(pod));
+    if constexpr (kDecodedFromText<T>) {
+      std::vector<T> items;
+      if (!decodeListText(body, items, continueToken, resourceVersion)) return std::nullopt;
+      for (auto& item : items) {
+        Ptr obj = std::make_shared<const T>(std::move(item));
         forgetRefusal(obj->metadata.key());
         list(std::move(obj));
       }
@@ -187,17 +206,17 @@ class Informer final : public ReflectorSink {
     return true;
   }
 
-  // Pods: the event decoded from its text when api::decodePodWatchEventFast takes it.
-  [[nodiscard]] bool decodesText() const override { return std::is_same_v<T, api::Pod>; }
+  // Pods and nodes: the event decoded from its text when the fast path takes it.
+  [[nodiscard]] bool decodesText() const override { return kDecodedFromText<T>; }
   std::optional<bool> applyLine(std::string_view line, std::string& resourceVersion) override {
-    if constexpr (std::is_same_v<T, api::Pod>) {
+    if constexpr (kDecodedFromText<T>) {
       std::string type;
-      api::Pod pod;
-      if (!api::decodePodWatchEventFast(line, type, pod)) return std::nullopt;
+      T decoded;
+      if (!decodeEventText(line, type, decoded)) return std::nullopt;
       const bool deleted = type == "DELETED";
       if (!deleted && type != "ADDED" && type != "MODIFIED") return std::nullopt;
-      resourceVersion = pod.metadata.resourceVersion;
-      Ptr obj = std::make_shared<const T>(std::move(pod));
+      resourceVersion = decoded.metadata.resourceVersion;
+      Ptr obj = std::make_shared<const T>(std::move(decoded));
       std::string key = obj->metadata.key();
       if (deleted) {
         if (!key.empty()) {

@@ -62,7 +62,8 @@ class ReflectorSink {
   // decode: corrupted on the way, or malformed for good) — the watch ends before the event's
   // resourceVersion and starts again from the last event applied, which re-delivers it.
   virtual bool apply(client::WatchEventType type, nlohmann::json&& object) = 0;
-  // For a sink that decodes its kind straight from the text (decodesText(), Informer<api::Pod>):
+  // For a sink that decodes its kind straight from the text (decodesText(): the informers of
+  // pods and nodes):
   // each LIST page's body and each watch event's line, offered before they are parsed into a
   // JSON tree. nullopt leaves them to listPage() or apply(). Otherwise the page's items were
   // taken (the value as listPage()'s) with its continue token and resourceVersion set, or the

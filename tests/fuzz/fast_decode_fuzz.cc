@@ -1,48 +1,72 @@
-// The informers' path for pods (api::decodePodFast, decodePodWatchEventFast, decodePodListFast:
-// the text read straight into the object model) against the JSON-tree path it stands in for
-// (client::parseObjectJson or client::parseWatchEvent, then api::decode<Pod>): whatever the fast
-// path takes, the tree path takes too, with the same Pods. The first byte picks the form: 'W' a
-// watch event's line, 'L' a LIST page, any other a Pod object.
+// The informers' path for pods and nodes (api/fast_decode.h: the text read straight into the
+// object model) against the JSON-tree path it stands in for (client::parseObjectJson or
+// client::parseWatchEvent, then api::decode<T>): whatever the fast path takes, the tree path
+// takes too, with the same objects. The first byte picks the form: 'W' a pod watch event's
+// line, 'L' a LIST page of pods, 'N' a Node object, 'w' a node watch event's line, 'l' a LIST
+// page of nodes, any other a Pod object.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <ksched/api/decode.h>
 #include <ksched/api/fast_decode.h>
+#include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 
 #include "client/object_json.h"
 #include "client/rest_client.h"
 #include "client/watch_body.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "tests/support/node_equal.h"
 
 using namespace ksched;
 
 namespace {
 
-std::optional<api::Pod> treeDecode(const nlohmann::json& j) {
+template <typename T>
+std::optional<T> treeDecode(const nlohmann::json& j) {
   try {
-    return api::decode<api::Pod>(j);
+    return api::decode<T>(j);
   } catch (const api::DecodeError&) {
     return std::nullopt;
   }
 }
 
-void checkSame(const api::Pod& fast, const std::optional<api::Pod>& tree) {
-  fuzz::check(tree.has_value(), "the fast path took a pod the tree path refuses");
-  fuzz::check(
-      fast.metadata == tree->metadata && fast.spec == tree->spec && fast.status == tree->status,
-      "the fast path's pod differs from the tree path's");
+bool same(const api::Pod& a, const api::Pod& b) {
+  return a.metadata == b.metadata && a.spec == b.spec && a.status == b.status;
+}
+bool same(const api::Node& a, const api::Node& b) { return testing::sameNode(a, b); }
+
+template <typename T>
+void checkSame(const T& fast, const std::optional<T>& tree) {
+  fuzz::check(tree.has_value(), "the fast path took an object the tree path refuses");
+  fuzz::check(same(fast, *tree), "the fast path's object differs from the tree path's");
 }
 
-}  // namespace
+bool fast(std::string_view text, api::Pod& out) { return api::decodePodFast(text, out); }
+bool fast(std::string_view text, api::Node& out) { return api::decodeNodeFast(text, out); }
+bool fastList(std::string_view text, std::vector<api::Pod>& items, std::string& cont,
+              std::string& rv) {
+  return api::decodePodListFast(text, items, cont, rv);
+}
+bool fastList(std::string_view text, std::vector<api::Node>& items, std::string& cont,
+              std::string& rv) {
+  return api::decodeNodeListFast(text, items, cont, rv);
+}
+bool fastEvent(std::string_view line, std::string& type, api::Pod& out) {
+  return api::decodePodWatchEventFast(line, type, out);
+}
+bool fastEvent(std::string_view line, std::string& type, api::Node& out) {
+  return api::decodeNodeWatchEventFast(line, type, out);
+}
 
 // A LIST page as RestClient::listPaged reads it: a list page, its items decoded one by one.
+template <typename T>
 void listPage(std::string_view text) {
-  std::vector<api::Pod> items;
+  std::vector<T> items;
   std::string cont;
   std::string rv;
-  if (!api::decodePodListFast(text, items, cont, rv)) return;
+  if (!fastList(text, items, cont, rv)) return;
   const nlohmann::json page = client::parseObjectJson(text);
   fuzz::check(client::isListPage(page), "the fast path took a page the client refuses");
   const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
@@ -51,29 +75,52 @@ void listPage(std::string_view text) {
   const auto it = page.find("items");
   const size_t n = it != page.end() && it->is_array() ? it->size() : 0;
   fuzz::check(items.size() == n, "the fast path's page has another number of items");
-  for (size_t i = 0; i < n; ++i) checkSame(items[i], treeDecode((*it)[i]));
+  for (size_t i = 0; i < n; ++i) checkSame(items[i], treeDecode<T>((*it)[i]));
 }
+
+template <typename T>
+void object(std::string_view text) {
+  T out;
+  if (!fast(text, out)) return;
+  const nlohmann::json j = client::parseObjectJson(text);
+  fuzz::check(!j.is_discarded(), "the fast path took text that is not JSON");
+  checkSame(out, treeDecode<T>(j));
+}
+
+template <typename T>
+void watchEvent(std::string_view line) {
+  std::string type;
+  T out;
+  if (!fastEvent(line, type, out)) return;
+  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") return;  // the informer declines
+  std::optional<client::WatchEvent> ev = client::parseWatchEvent(line);
+  fuzz::check(ev.has_value(), "the fast path took a line the watch refuses");
+  checkSame(out, treeDecode<T>(ev->object));
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fuzz::Split in = fuzz::split(data, size);
-  api::Pod fast;
-  if (in.selector == 'L') {
-    listPage(in.rest);
-    return 0;
+  switch (in.selector) {
+    case 'W':
+      watchEvent<api::Pod>(in.rest);
+      break;
+    case 'L':
+      listPage<api::Pod>(in.rest);
+      break;
+    case 'N':
+      object<api::Node>(in.rest);
+      break;
+    case 'w':
+      watchEvent<api::Node>(in.rest);
+      break;
+    case 'l':
+      listPage<api::Node>(in.rest);
+      break;
+    default:
+      object<api::Pod>(in.rest);
+      break;
   }
-  if (in.selector != 'W') {
-    if (!api::decodePodFast(in.rest, fast)) return 0;
-    const nlohmann::json j = client::parseObjectJson(in.rest);
-    fuzz::check(!j.is_discarded(), "the fast path took text that is not JSON");
-    checkSame(fast, treeDecode(j));
-    return 0;
-  }
-  std::string type;
-  if (!api::decodePodWatchEventFast(in.rest, type, fast)) return 0;
-  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED")
-    return 0;  // the informer declines
-  std::optional<client::WatchEvent> ev = client::parseWatchEvent(in.rest);
-  fuzz::check(ev.has_value(), "the fast path took a line the watch refuses");
-  checkSame(fast, treeDecode(ev->object));
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "dra.h"
 #include "objects.h"
+#include "tests/support/node_equal.h"
 
 namespace ksched::testing {
 namespace {
@@ -106,7 +107,10 @@ TEST(InformerIntegration, FollowsCreatesUpdatesDeletesOf1000PodsAnd100Nodes) {
                 {{"metadata", {{"labels", {{"touched", "yes"}}}}}});
   });
   parallelFor(100, 8, [&](int i) {
-    admin.patch("/api/v1/nodes/follow-" + std::to_string(i), {{"spec", {{"unschedulable", true}}}});
+    admin.patch("/api/v1/nodes/follow-" + std::to_string(i),
+                {{"spec",
+                  {{"unschedulable", true},
+                   {"taints", {{{"key", "k"}, {"value", "v"}, {"effect", "NoSchedule"}}}}}}});
   });
   parallelFor(250, 8, [&](int i) {
     admin.del(podsPath + "/p-" + std::to_string(4 * i + 1), {{"gracePeriodSeconds", 0}});
@@ -130,10 +134,22 @@ TEST(InformerIntegration, FollowsCreatesUpdatesDeletesOf1000PodsAnd100Nodes) {
   ASSERT_NE(n50, nullptr);
   EXPECT_TRUE(n50->spec.unschedulable);
   EXPECT_EQ(pods.decodeErrors(), 0u);
-  // Every pod event came through the fast path (api::decodePodWatchEventFast): 1000 adds, 500
-  // label patches, 250 deletions; nodes take the JSON tree's.
+  ASSERT_EQ(n50->spec.taints.size(), 1u);
+  EXPECT_EQ(n50->spec.taints[0].effect, "NoSchedule");
+  // Every pod and node event came through the fast path (api/fast_decode.h): 1000 pod adds, 500
+  // label patches, 250 deletions; 100 node adds, 100 patches, 30 deletions.
   EXPECT_GE(pods.stats().eventsFromText, 1750u);
-  EXPECT_EQ(nodes.stats().eventsFromText, 0u);
+  EXPECT_GE(nodes.stats().eventsFromText, 230u);
+  EXPECT_EQ(nodes.decodeErrors(), 0u);
+  // and gave what the JSON-tree path reads from the same node: a GET of a few, decoded.
+  for (const int i : {30, 50, 99}) {
+    const std::string name = "follow-" + std::to_string(i);
+    const api::Node served = api::decode<api::Node>(admin.get("/api/v1/nodes/" + name));
+    const auto held = nodes.get(name);
+    ASSERT_NE(held, nullptr) << name;
+    ASSERT_EQ(held->metadata.resourceVersion, served.metadata.resourceVersion) << name;
+    EXPECT_TRUE(ksched::testing::sameNode(*held, served)) << name;
+  }
   // and gave what the JSON-tree path reads from the same pod: a GET of a few, decoded.
   for (const int i : {0, 2, 3, 998, 999}) {
     const std::string name = "p-" + std::to_string(i);
@@ -160,6 +176,20 @@ TEST(InformerIntegration, FollowsCreatesUpdatesDeletesOf1000PodsAnd100Nodes) {
     EXPECT_TRUE(listed->metadata == held->metadata && listed->spec == held->spec &&
                 listed->status == held->status)
         << held->metadata.key();
+  }
+  // The nodes, LISTed in pages of 30, from the text too.
+  informer::Reflector::Options nodePages;
+  nodePages.pageSize = 30;
+  Informer<api::Node> relistedNodes(sched, {"Node", "/api/v1/nodes", "ksched-test=follow"},
+                                    nodePages);
+  relistedNodes.start();
+  ASSERT_TRUE(relistedNodes.waitForSync(std::chrono::seconds(30)));
+  EXPECT_EQ(relistedNodes.stats().pagesFromText, 3u);
+  EXPECT_EQ(relistedNodes.size(), 70u);
+  for (const auto& held : nodes.list()) {
+    const auto listed = relistedNodes.get(held->metadata.key());
+    ASSERT_NE(listed, nullptr) << held->metadata.key();
+    EXPECT_TRUE(ksched::testing::sameNode(*listed, *held)) << held->metadata.key();
   }
   parallelFor(70, 8, [&](int i) { admin.del("/api/v1/nodes/follow-" + std::to_string(30 + i)); });
 }

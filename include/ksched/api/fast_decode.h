@@ -1,9 +1,10 @@
-// Pods read straight from the apiserver's JSON text into the object model, without building a
-// JSON tree first: simdjson (a validating parser that runs at several GB/s) parses the text,
-// and only the fields api::Pod holds are read from it. The informers take this path for every
-// pod a watch delivers; it costs a fraction of decode<Pod>(parseObjectJson(text)).
+// Pods and nodes read straight from the apiserver's JSON text into the object model, without
+// building a JSON tree first: simdjson (a validating parser that runs at several GB/s) parses
+// the text, and only the fields api::Pod or api::Node holds are read from it. The informers take
+// this path for every pod and node a LIST or watch delivers; it costs a fraction of
+// decode<T>(parseObjectJson(text)).
 //
-// Same result or none. Each function either produces exactly the Pod that decode<Pod> gives for
+// Same result or none. Each function either produces exactly the object that decode<T> gives for
 // the same text (the fuzz target fast_decode checks this on every input) or declines, returning
 // false: the text is not JSON, or a field the object model holds has a value the fast path does
 // not vouch for (a wrong type, an integer out of range, a quantity that does not parse, ...).
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ksched/api/node.h>
 #include <ksched/api/pod.h>
 
 namespace ksched::api {
@@ -36,5 +38,11 @@ namespace ksched::api {
 // `type` is T and `out` the decoded object. False also when the event has no string "type" or
 // its object no "metadata" object (the watch's own checks then refuse the line).
 [[nodiscard]] bool decodePodWatchEventFast(std::string_view line, std::string& type, Pod& out);
+
+// The same for nodes: decode<Node> of the object, of each item of a page, of the event's object.
+[[nodiscard]] bool decodeNodeFast(std::string_view text, Node& out);
+[[nodiscard]] bool decodeNodeListFast(std::string_view text, std::vector<Node>& items,
+                                      std::string& continueToken, std::string& resourceVersion);
+[[nodiscard]] bool decodeNodeWatchEventFast(std::string_view line, std::string& type, Node& out);
 
 }  // namespace ksched::api

@@ -1,5 +1,6 @@
-// api::decodePodFast and decodePodWatchEventFast against the JSON-tree path they stand in for:
-// the same Pod for every text they take, and a refusal (false) wherever decode<Pod> throws.
+// api::decodePodFast, decodeNodeFast and their watch-event and LIST-page forms against the
+// JSON-tree path they stand in for: the same object for every text they take, and a refusal
+// (false) wherever decode<T> throws.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 
 #include "client/object_json.h"
 #include "client/watch_body.h"
+#include "tests/support/node_equal.h"
 #include "tests/support/source_dir.h"
 
 namespace ksched::api {
@@ -319,6 +321,156 @@ TEST(FastDecode, CorpusPodsDecodeAlike) {
     ++events;
   }
   EXPECT_GE(events, 3);
+}
+
+// --- Nodes -------------------------------------------------------------------------------------
+
+std::optional<Node> treeDecodeNode(std::string_view text) {
+  const nlohmann::json j = client::parseObjectJson(text);
+  if (j.is_discarded()) return std::nullopt;
+  try {
+    return decode<Node>(j);
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+void expectSame(const Node& fast, const Node& tree) {
+  EXPECT_TRUE(ksched::testing::sameNode(fast, tree));
+}
+
+constexpr const char* kFullNode = R"({
+  "kind": "Node", "apiVersion": "v1",
+  "metadata": {"name": "n1", "uid": "u-n1", "resourceVersion": "12",
+               "labels": {"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "a"},
+               "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+               "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}]},
+  "spec": {"podCIDR": "10.0.0.0/24", "unschedulable": true,
+           "taints": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"},
+                      {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute",
+                       "timeAdded": "2026-11-24T23:40:01Z"}],
+           "podPreemptionPolicy": {"disableResizePreemption": ["example.com/batch"]}},
+  "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": 110, "hugepages-2Mi": "0"},
+             "allocatable": {"cpu": "3800m", "memory": "15Gi", "pods": "110",
+                             "example.com/gpu": "2"},
+             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                             "lastHeartbeatTime": "2026-11-24T23:40:01Z"}],
+             "images": [{"names": ["nginx:1.25", "docker.io/library/nginx@sha256:abc"],
+                         "sizeBytes": 70000000}],
+             "declaredFeatures": ["InPlacePodVerticalScaling"],
+             "nodeInfo": {"kubeletVersion": "v1.37.0"}}
+})";
+
+TEST(FastDecodeNode, FullNodeEqualsTheTreeDecode) {
+  const std::optional<Node> tree = treeDecodeNode(kFullNode);
+  ASSERT_TRUE(tree.has_value());
+  Node fast;
+  ASSERT_TRUE(decodeNodeFast(kFullNode, fast));
+  expectSame(fast, *tree);
+  EXPECT_TRUE(fast.spec.unschedulable);
+  ASSERT_EQ(fast.spec.taints.size(), 2u);
+  EXPECT_EQ(fast.spec.taints[1].timeAdded, "2026-11-24T23:40:01Z");
+  EXPECT_EQ(fast.spec.disableResizePreemption, std::vector<std::string>{"example.com/batch"});
+  EXPECT_EQ(fast.status.capacity.at("pods").value(), 110);
+  EXPECT_EQ(fast.status.images.at(0).sizeBytes, 70000000);
+  EXPECT_EQ(fast.status.conditions.at(0).status, "True");
+  EXPECT_EQ(fast.status.declaredFeatures.at(0), "InPlacePodVerticalScaling");
+}
+
+TEST(FastDecodeNode, SameAsTheTreeDecode) {
+  const std::vector<std::string> cases = {
+      R"({})",
+      R"({"metadata": null, "spec": null, "status": null})",
+      R"({"spec": {"taints": null, "unschedulable": null, "podPreemptionPolicy": null}})",
+      // a policy that is not an object is ignored, as node.cc ignores it; the last one counts
+      R"({"spec": {"podPreemptionPolicy": "x"}})",
+      R"({"spec": {"podPreemptionPolicy": {"disableResizePreemption": ["a"]},
+                   "podPreemptionPolicy": 3}})",
+      R"({"spec": {"podPreemptionPolicy": {"disableResizePreemption": ["a"],
+                                           "disableResizePreemption": null}}})",
+      R"({"spec": {"podPreemptionPolicy": {"other": 1}}})",
+      R"({"status": {"images": [{"names": null, "sizeBytes": null}, {}], "conditions": [{}]}})",
+      R"({"status": {"capacity": {"cpu": 2, "memory": 18446744073709551615}}})",
+      R"({"spec": {"taints": [{"key": "k", "effect": "NoSchedule", "effect": null}]}})",
+  };
+  for (const auto& text : cases) {
+    SCOPED_TRACE(text);
+    const std::optional<Node> tree = treeDecodeNode(text);
+    ASSERT_TRUE(tree.has_value());
+    Node fast;
+    ASSERT_TRUE(decodeNodeFast(text, fast));
+    expectSame(fast, *tree);
+  }
+}
+
+TEST(FastDecodeNode, DeclinesWhatItDoesNotVouchFor) {
+  for (const char* text : {
+           R"({"spec": {"unschedulable": "yes"}})",
+           R"({"spec": {"taints": {"key": "k"}}})",
+           R"({"spec": {"taints": [{"key": 1}]}})",
+           R"({"spec": {"podPreemptionPolicy": {"disableResizePreemption": "a"}}})",
+           R"({"status": {"images": [{"sizeBytes": "1"}]}})",
+           R"({"status": {"images": [{"sizeBytes": 1.5}]}})",
+           R"({"status": {"capacity": {"cpu": "x"}}})",
+           R"({"status": {"conditions": [{"type": 1}]}})",
+           R"({"status": {"declaredFeatures": "a"}})",
+           R"({"metadata": {"name": 5}})",
+           R"({"metadata": )",
+       }) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(treeDecodeNode(text).has_value());
+    Node fast;
+    EXPECT_FALSE(decodeNodeFast(text, fast));
+  }
+}
+
+TEST(FastDecodeNode, WatchEventAndListPage) {
+  const std::string line = std::string(R"({"type":"MODIFIED","object":)") + kFullNode + "}";
+  std::string type;
+  Node node;
+  ASSERT_TRUE(decodeNodeWatchEventFast(line, type, node));
+  EXPECT_EQ(type, "MODIFIED");
+  expectSame(node, *treeDecodeNode(kFullNode));
+  EXPECT_FALSE(decodeNodeWatchEventFast(R"({"type":"ADDED","object":{"spec":{}}})", type, node));
+  EXPECT_FALSE(decodeNodeWatchEventFast(
+      R"({"type":"ADDED","object":{"metadata":{"name":"n"},"spec":{"taints":5}}})", type, node));
+
+  const std::string page = std::string(R"({"kind": "NodeList", "apiVersion": "v1",
+      "metadata": {"resourceVersion": "77", "continue": "tok"}, "items": [)") +
+                           kFullNode + R"(, {"metadata": {"name": "n2"}}]})";
+  std::vector<Node> items;
+  std::string cont;
+  std::string rv;
+  ASSERT_TRUE(decodeNodeListFast(page, items, cont, rv));
+  EXPECT_EQ(cont, "tok");
+  EXPECT_EQ(rv, "77");
+  ASSERT_EQ(items.size(), 2u);
+  expectSame(items[0], *treeDecodeNode(kFullNode));
+  EXPECT_EQ(items[1].metadata.name, "n2");
+  EXPECT_FALSE(
+      decodeNodeListFast(R"({"items": [{"spec": {"unschedulable": 1}}]})", items, cont, rv));
+}
+
+// The nodes of the api_object corpus decode alike both ways.
+TEST(FastDecodeNode, CorpusNodesDecodeAlike) {
+  namespace fs = std::filesystem;
+  const fs::path corpus = ksched::testing::repoRoot() / "tests/fuzz/corpus/api_object";
+  int nodes = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (entry.path().filename().string().rfind("node", 0) != 0) continue;
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str().substr(1);
+    const std::optional<Node> tree = treeDecodeNode(text);
+    ASSERT_TRUE(tree.has_value());
+    Node fast;
+    ASSERT_TRUE(decodeNodeFast(text, fast));
+    expectSame(fast, *tree);
+    ++nodes;
+  }
+  EXPECT_GE(nodes, 2);
 }
 
 }  // namespace
