@@ -1,0 +1,18 @@
+// The readers of src/api/fast_decode.cc, for the parsing in src/api/fast_decode_text.cc: each
+// reads one parsed value into the object model as decode<T> would, or returns false (declines).
+#pragma once
+
+#include <simdjson.h>
+
+#include <string>
+
+#include <ksched/api/node.h>
+#include <ksched/api/pod.h>
+
+namespace ksched::api::fastdecode {
+
+[[nodiscard]] bool readPod(simdjson::dom::element e, Pod& out);
+[[nodiscard]] bool readNode(simdjson::dom::element e, Node& out);
+[[nodiscard]] bool readString(simdjson::dom::element e, std::string& out);
+
+}  // namespace ksched::api::fastdecode
