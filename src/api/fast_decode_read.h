@@ -2,12 +2,16 @@
 // reads one parsed value into the object model as decode<T> would, or returns false (declines).
 #pragma once
 
-#include <simdjson.h>
-
 #include <string>
 
 #include <ksched/api/node.h>
 #include <ksched/api/pod.h>
+
+// simdjson's header stays in the two files of the fast path (the element is declared, not
+// defined, here).
+namespace simdjson::dom {
+class element;
+}  // namespace simdjson::dom
 
 namespace ksched::api::fastdecode {
 
