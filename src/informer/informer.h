@@ -44,24 +44,10 @@
 
 namespace ksched::informer {
 
-// The kinds decoded straight from the text (api/fast_decode.h), and their decoders by type.
+// The kinds decoded straight from the text (api/fast_decode.h).
 template <typename T>
 inline constexpr bool kDecodedFromText =
     std::is_same_v<T, api::Pod> || std::is_same_v<T, api::Node>;
-inline bool decodeListText(std::string_view body, std::vector<api::Pod>& items, std::string& cont,
-                           std::string& rv) {
-  return api::decodePodListFast(body, items, cont, rv);
-}
-inline bool decodeListText(std::string_view body, std::vector<api::Node>& items, std::string& cont,
-                           std::string& rv) {
-  return api::decodeNodeListFast(body, items, cont, rv);
-}
-inline bool decodeEventText(std::string_view line, std::string& type, api::Pod& out) {
-  return api::decodePodWatchEventFast(line, type, out);
-}
-inline bool decodeEventText(std::string_view line, std::string& type, api::Node& out) {
-  return api::decodeNodeWatchEventFast(line, type, out);
-}
 
 template <typename T>
 struct Handlers {
@@ -150,7 +136,7 @@ class Informer final : public ReflectorSink {
                                    std::string& resourceVersion) override {
     if constexpr (kDecodedFromText<T>) {
       std::vector<T> items;
-      if (!decodeListText(body, items, continueToken, resourceVersion)) return std::nullopt;
+      if (!api::decodeListFast(body, items, continueToken, resourceVersion)) return std::nullopt;
       for (auto& item : items) {
         Ptr obj = std::make_shared<const T>(std::move(item));
         forgetRefusal(obj->metadata.key());
@@ -212,7 +198,7 @@ class Informer final : public ReflectorSink {
     if constexpr (kDecodedFromText<T>) {
       std::string type;
       T decoded;
-      if (!decodeEventText(line, type, decoded)) return std::nullopt;
+      if (!api::decodeWatchEventFast(line, type, decoded)) return std::nullopt;
       const bool deleted = type == "DELETED";
       if (!deleted && type != "ADDED" && type != "MODIFIED") return std::nullopt;
       resourceVersion = decoded.metadata.resourceVersion;

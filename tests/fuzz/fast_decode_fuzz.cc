@@ -43,30 +43,13 @@ void checkSame(const T& fast, const std::optional<T>& tree) {
   fuzz::check(same(fast, *tree), "the fast path's object differs from the tree path's");
 }
 
-bool fast(std::string_view text, api::Pod& out) { return api::decodePodFast(text, out); }
-bool fast(std::string_view text, api::Node& out) { return api::decodeNodeFast(text, out); }
-bool fastList(std::string_view text, std::vector<api::Pod>& items, std::string& cont,
-              std::string& rv) {
-  return api::decodePodListFast(text, items, cont, rv);
-}
-bool fastList(std::string_view text, std::vector<api::Node>& items, std::string& cont,
-              std::string& rv) {
-  return api::decodeNodeListFast(text, items, cont, rv);
-}
-bool fastEvent(std::string_view line, std::string& type, api::Pod& out) {
-  return api::decodePodWatchEventFast(line, type, out);
-}
-bool fastEvent(std::string_view line, std::string& type, api::Node& out) {
-  return api::decodeNodeWatchEventFast(line, type, out);
-}
-
 // A LIST page as RestClient::listPaged reads it: a list page, its items decoded one by one.
 template <typename T>
 void listPage(std::string_view text) {
   std::vector<T> items;
   std::string cont;
   std::string rv;
-  if (!fastList(text, items, cont, rv)) return;
+  if (!api::decodeListFast(text, items, cont, rv)) return;
   const nlohmann::json page = client::parseObjectJson(text);
   fuzz::check(client::isListPage(page), "the fast path took a page the client refuses");
   const auto& meta = page.contains("metadata") ? page["metadata"] : nlohmann::json::object();
@@ -81,7 +64,7 @@ void listPage(std::string_view text) {
 template <typename T>
 void object(std::string_view text) {
   T out;
-  if (!fast(text, out)) return;
+  if (!api::decodeFast(text, out)) return;
   const nlohmann::json j = client::parseObjectJson(text);
   fuzz::check(!j.is_discarded(), "the fast path took text that is not JSON");
   checkSame(out, treeDecode<T>(j));
@@ -91,7 +74,7 @@ template <typename T>
 void watchEvent(std::string_view line) {
   std::string type;
   T out;
-  if (!fastEvent(line, type, out)) return;
+  if (!api::decodeWatchEventFast(line, type, out)) return;
   if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") return;  // the informer declines
   std::optional<client::WatchEvent> ev = client::parseWatchEvent(line);
   fuzz::check(ev.has_value(), "the fast path took a line the watch refuses");

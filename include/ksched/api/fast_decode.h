@@ -45,4 +45,27 @@ namespace ksched::api {
                                       std::string& continueToken, std::string& resourceVersion);
 [[nodiscard]] bool decodeNodeWatchEventFast(std::string_view line, std::string& type, Node& out);
 
+// The same by the object's type, for code written once for both kinds (the informers).
+[[nodiscard]] inline bool decodeFast(std::string_view text, Pod& out) {
+  return decodePodFast(text, out);
+}
+[[nodiscard]] inline bool decodeFast(std::string_view text, Node& out) {
+  return decodeNodeFast(text, out);
+}
+[[nodiscard]] inline bool decodeListFast(std::string_view text, std::vector<Pod>& items,
+                                         std::string& continueToken, std::string& resourceVersion) {
+  return decodePodListFast(text, items, continueToken, resourceVersion);
+}
+[[nodiscard]] inline bool decodeListFast(std::string_view text, std::vector<Node>& items,
+                                         std::string& continueToken, std::string& resourceVersion) {
+  return decodeNodeListFast(text, items, continueToken, resourceVersion);
+}
+[[nodiscard]] inline bool decodeWatchEventFast(std::string_view line, std::string& type, Pod& out) {
+  return decodePodWatchEventFast(line, type, out);
+}
+[[nodiscard]] inline bool decodeWatchEventFast(std::string_view line, std::string& type,
+                                               Node& out) {
+  return decodeNodeWatchEventFast(line, type, out);
+}
+
 }  // namespace ksched::api
