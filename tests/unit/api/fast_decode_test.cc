@@ -22,12 +22,13 @@
 namespace ksched::api {
 namespace {
 
-// decode<Pod> as the informers reach it from text; nullopt where it refuses the text.
-std::optional<Pod> treeDecode(std::string_view text) {
+// decode<T> as the informers reach it from text; nullopt where it refuses the text.
+template <typename T = Pod>
+std::optional<T> treeDecode(std::string_view text) {
   const nlohmann::json j = client::parseObjectJson(text);
   if (j.is_discarded()) return std::nullopt;
   try {
-    return decode<Pod>(j);
+    return decode<T>(j);
   } catch (const DecodeError&) {
     return std::nullopt;
   }
@@ -325,16 +326,6 @@ TEST(FastDecode, CorpusPodsDecodeAlike) {
 
 // --- Nodes -------------------------------------------------------------------------------------
 
-std::optional<Node> treeDecodeNode(std::string_view text) {
-  const nlohmann::json j = client::parseObjectJson(text);
-  if (j.is_discarded()) return std::nullopt;
-  try {
-    return decode<Node>(j);
-  } catch (const DecodeError&) {
-    return std::nullopt;
-  }
-}
-
 void expectSame(const Node& fast, const Node& tree) {
   EXPECT_TRUE(ksched::testing::sameNode(fast, tree));
 }
@@ -362,7 +353,7 @@ constexpr const char* kFullNode = R"({
 })";
 
 TEST(FastDecodeNode, FullNodeEqualsTheTreeDecode) {
-  const std::optional<Node> tree = treeDecodeNode(kFullNode);
+  const std::optional<Node> tree = treeDecode<Node>(kFullNode);
   ASSERT_TRUE(tree.has_value());
   Node fast;
   ASSERT_TRUE(decodeNodeFast(kFullNode, fast));
@@ -395,7 +386,7 @@ TEST(FastDecodeNode, SameAsTheTreeDecode) {
   };
   for (const auto& text : cases) {
     SCOPED_TRACE(text);
-    const std::optional<Node> tree = treeDecodeNode(text);
+    const std::optional<Node> tree = treeDecode<Node>(text);
     ASSERT_TRUE(tree.has_value());
     Node fast;
     ASSERT_TRUE(decodeNodeFast(text, fast));
@@ -418,7 +409,7 @@ TEST(FastDecodeNode, DeclinesWhatItDoesNotVouchFor) {
            R"({"metadata": )",
        }) {
     SCOPED_TRACE(text);
-    EXPECT_FALSE(treeDecodeNode(text).has_value());
+    EXPECT_FALSE(treeDecode<Node>(text).has_value());
     Node fast;
     EXPECT_FALSE(decodeNodeFast(text, fast));
   }
@@ -430,7 +421,7 @@ TEST(FastDecodeNode, WatchEventAndListPage) {
   Node node;
   ASSERT_TRUE(decodeNodeWatchEventFast(line, type, node));
   EXPECT_EQ(type, "MODIFIED");
-  expectSame(node, *treeDecodeNode(kFullNode));
+  expectSame(node, *treeDecode<Node>(kFullNode));
   EXPECT_FALSE(decodeNodeWatchEventFast(R"({"type":"ADDED","object":{"spec":{}}})", type, node));
   EXPECT_FALSE(decodeNodeWatchEventFast(
       R"({"type":"ADDED","object":{"metadata":{"name":"n"},"spec":{"taints":5}}})", type, node));
@@ -445,7 +436,7 @@ TEST(FastDecodeNode, WatchEventAndListPage) {
   EXPECT_EQ(cont, "tok");
   EXPECT_EQ(rv, "77");
   ASSERT_EQ(items.size(), 2u);
-  expectSame(items[0], *treeDecodeNode(kFullNode));
+  expectSame(items[0], *treeDecode<Node>(kFullNode));
   EXPECT_EQ(items[1].metadata.name, "n2");
   EXPECT_FALSE(
       decodeNodeListFast(R"({"items": [{"spec": {"unschedulable": 1}}]})", items, cont, rv));
@@ -463,7 +454,7 @@ TEST(FastDecodeNode, CorpusNodesDecodeAlike) {
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str().substr(1);
-    const std::optional<Node> tree = treeDecodeNode(text);
+    const std::optional<Node> tree = treeDecode<Node>(text);
     ASSERT_TRUE(tree.has_value());
     Node fast;
     ASSERT_TRUE(decodeNodeFast(text, fast));
