@@ -567,8 +567,8 @@ bool get(element e, O& out) {
 }  // namespace
 
 namespace fastdecode {
-bool readPod(element e, Pod& out) { return get(e, out); }
-bool readNode(element e, Node& out) { return get(e, out); }
+bool read(element e, Pod& out) { return get(e, out); }
+bool read(element e, Node& out) { return get(e, out); }
 bool readString(element e, std::string& out) { return get(e, out); }
 }  // namespace fastdecode
 

@@ -15,8 +15,8 @@ class element;
 
 namespace ksched::api::fastdecode {
 
-[[nodiscard]] bool readPod(simdjson::dom::element e, Pod& out);
-[[nodiscard]] bool readNode(simdjson::dom::element e, Node& out);
+[[nodiscard]] bool read(simdjson::dom::element e, Pod& out);
+[[nodiscard]] bool read(simdjson::dom::element e, Node& out);
 [[nodiscard]] bool readString(simdjson::dom::element e, std::string& out);
 
 }  // namespace ksched::api::fastdecode

@@ -20,8 +20,7 @@ using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-bool read(element e, Pod& out) { return fastdecode::readPod(e, out); }
-bool read(element e, Node& out) { return fastdecode::readNode(e, out); }
+using fastdecode::read;
 
 // --- Parsing ---------------------------------------------------------------------------------
 

@@ -22,6 +22,14 @@
 namespace ksched::api {
 namespace {
 
+// A fuzz corpus file's bytes.
+std::string fileText(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // decode<T> as the informers reach it from text; nullopt where it refuses the text.
 template <typename T = Pod>
 std::optional<T> treeDecode(std::string_view text) {
@@ -286,12 +294,6 @@ TEST(FastDecode, ListPageDeclines) {
 TEST(FastDecode, CorpusPodsDecodeAlike) {
   namespace fs = std::filesystem;
   const fs::path corpus = ksched::testing::repoRoot() / "tests/fuzz/corpus";
-  auto read = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   int pods = 0;
   for (const auto& entry : fs::directory_iterator(corpus / "api_object")) {
     if (entry.path().filename().string().rfind("pod", 0) != 0 ||
@@ -299,7 +301,7 @@ TEST(FastDecode, CorpusPodsDecodeAlike) {
       continue;
     }
     SCOPED_TRACE(entry.path().string());
-    const std::string text = read(entry.path()).substr(1);
+    const std::string text = fileText(entry.path()).substr(1);
     const std::optional<Pod> tree = treeDecode(text);
     ASSERT_TRUE(tree.has_value());
     Pod fast;
@@ -309,7 +311,7 @@ TEST(FastDecode, CorpusPodsDecodeAlike) {
   }
   EXPECT_GE(pods, 5);
   int events = 0;
-  std::istringstream lines(read(corpus / "watch/events").substr(1));
+  std::istringstream lines(fileText(corpus / "watch/events").substr(1));
   for (std::string line; std::getline(lines, line);) {
     SCOPED_TRACE(line);
     std::string why;
@@ -450,10 +452,7 @@ TEST(FastDecodeNode, CorpusNodesDecodeAlike) {
   for (const auto& entry : fs::directory_iterator(corpus)) {
     if (entry.path().filename().string().rfind("node", 0) != 0) continue;
     SCOPED_TRACE(entry.path().string());
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str().substr(1);
+    const std::string text = fileText(entry.path()).substr(1);
     const std::optional<Node> tree = treeDecode<Node>(text);
     ASSERT_TRUE(tree.has_value());
     Node fast;
