@@ -158,7 +158,8 @@ void Coscheduling::onPod(const PodPtr& oldPod, const PodPtr& newPod) {
   // Any assigned pod deleted frees room, whichever group (or none) it belonged to.
   if (oldPod && !newPod && !oldPod->spec.nodeName.empty()) {
     std::lock_guard lock(mu_);
-    roomFreedBy(oldRef ? oldRef->key() : std::string());
+    roomFreedBy(oldRef ? oldRef->key() : std::string(),
+                {.node = oldPod->spec.nodeName, .podUid = oldPod->metadata.uid});
   }
   if (!oldRef && !newRef) return;
   std::vector<PodPtr> activate;
@@ -406,7 +407,11 @@ std::pair<PostFilterResult, Status> Coscheduling::postFilter(CycleState& state, 
     auto it = groups_.find(ref->key());
     if (it != groups_.end()) {
       it->second.permittedUntil = {};
-      it->second.releasedUntil = std::chrono::steady_clock::now() + kReleasedFor;
+      // Released until room frees up, unless this cycle's snapshot misses room that freed up
+      // already: no event would come to end the release.
+      const bool stale = missesRoom(ref->key(), handle_.snapshot());
+      it->second.releasedUntil = stale ? std::chrono::steady_clock::time_point{}
+                                       : std::chrono::steady_clock::now() + kReleasedFor;
       it->second.releasedAtEpoch = passed->roomEpoch;
       if (args_.podGroupBackoffSeconds > 0 && count >= min) {
         it->second.backoffUntil =
@@ -509,7 +514,7 @@ std::vector<ClusterEventWithHint> Coscheduling::eventsToRegister() const {
 }
 
 QueueingHint Coscheduling::roomHint(const api::Pod& pod, const EventObject& oldObj,
-                                    const EventObject& /*newObj*/) const {
+                                    const EventObject& newObj) const {
   const auto ref = groupOf(pod);
   if (!ref) return QueueingHint::kQueue;
   const api::Pod* gone = as<api::Pod>(oldObj);
@@ -517,15 +522,64 @@ QueueingHint Coscheduling::roomHint(const api::Pod& pod, const EventObject& oldO
   if (goneRef && goneRef->key() == ref->key()) {
     return QueueingHint::kSkip;  // the group's own pod, unreserved or deleted
   }
+  RoomEvent ev;
+  if (gone != nullptr) {
+    ev.node = gone->spec.nodeName;
+    ev.podUid = gone->metadata.uid;
+  } else if (const api::Node* node = as<api::Node>(newObj)) {
+    ev.node = node->metadata.name;
+    ev.nodeVersion = node->metadata.resourceVersion;
+  }
   std::lock_guard lock(mu_);
-  roomFreedBy(goneRef ? goneRef->key() : std::string());
+  roomFreedBy(goneRef ? goneRef->key() : std::string(), std::move(ev));
   return QueueingHint::kQueue;
 }
 
-void Coscheduling::roomFreedBy(const std::string& by) const {
+void Coscheduling::roomFreedBy(const std::string& by, RoomEvent ev) const {
   ++roomEvents_;
-  if (by.empty()) return;
-  if (auto it = groups_.find(by); it != groups_.end()) ++it->second.ownRoomEvents;
+  if (!by.empty()) {
+    if (auto it = groups_.find(by); it != groups_.end()) ++it->second.ownRoomEvents;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  while (!recentRoom_.empty() && recentRoom_.front().at + kRecentFor < now) recentRoom_.pop_front();
+  // The hint runs once per pending pod for one event: kept once.
+  if (!recentRoom_.empty()) {
+    const RoomEvent& last = recentRoom_.back();
+    if (last.by == by && last.node == ev.node && last.podUid == ev.podUid &&
+        last.nodeVersion == ev.nodeVersion) {
+      return;
+    }
+  }
+  if (recentRoom_.size() >= kMaxRecent) {
+    recentRoom_.pop_front();
+    recentDroppedAt_ = now;
+  }
+  ev.by = by;
+  ev.at = now;
+  recentRoom_.push_back(std::move(ev));
+}
+
+bool Coscheduling::missesRoom(const std::string& key, const NodeInfoLister& snapshot) const {
+  const auto now = std::chrono::steady_clock::now();
+  if (recentDroppedAt_ != std::chrono::steady_clock::time_point{} &&
+      now < recentDroppedAt_ + kRecentFor) {
+    return true;
+  }
+  for (const RoomEvent& ev : recentRoom_) {
+    if (ev.by == key || ev.node.empty()) continue;
+    const NodeInfo* ni = snapshot.get(ev.node);
+    if (!ev.podUid.empty()) {
+      if (ni != nullptr && std::ranges::any_of(ni->pods(), [&](const PodInfoPtr& pi) {
+            return pi->pod->metadata.uid == ev.podUid;
+          })) {
+        return true;  // the pod that left is still there
+      }
+    } else if (ni == nullptr || ni->node() == nullptr ||
+               ni->node()->metadata.resourceVersion != ev.nodeVersion) {
+      return true;  // the node is not there, or not as the event left it
+    }
+  }
+  return false;
 }
 
 PluginFactory coschedulingFactory() {

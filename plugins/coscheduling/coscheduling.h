@@ -18,7 +18,8 @@
 //               the group off for podGroupBackoffSeconds, and records a FailedScheduling Event
 //               on the PodGroup. PreFilter then turns the group away until room frees up (an
 //               assigned pod of another group, or of none, deleted; a node added or grown), unless
-//               some did while the failing pod was scheduled.
+//               some did that the failing pod's cycle did not see (after its PreFilter, or
+//               before it but missing from its snapshot).
 //
 // PodGroup status (phase, scheduled/running/succeeded/failed, scheduleStartTime, occupiedBy) is
 // kept by this plugin, on its own thread, once the instance schedules (the leader), as
@@ -28,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -149,12 +151,32 @@ class Coscheduling final : public QueueSortPlugin,
   // hint), by a pod of group `by` if not empty. Counted, not flagged: a failure decided on a
   // snapshot older than the last such event must not release the group, whichever thread sees
   // the event first; and a group's own pods freeing room do not count for it.
-  void roomFreedBy(const std::string& by) const;
+  // The event is also kept a while (RoomEvent) so that PostFilter can tell whether its cycle's
+  // snapshot shows it: an event counted before the pod's PreFilter may still be missing from
+  // a snapshot taken earlier (the cache and the snapshot are updated after the handlers run).
+  struct RoomEvent {
+    std::string by;           // the group whose pod freed it, or ""
+    std::string node;         // the node with the room
+    std::string podUid;       // the pod that left it, or "" for a node added or grown
+    std::string nodeVersion;  // that node's resourceVersion after the event (node events)
+    std::chrono::steady_clock::time_point at;
+  };
+  void roomFreedBy(const std::string& by, RoomEvent ev) const;
   [[nodiscard]] uint64_t roomEpoch(const Group& g) const { return roomEvents_ - g.ownRoomEvents; }
+  // Whether `snapshot` misses a room event kept in recentRoom_ that group `key` did not cause
+  // (a deleted pod still on its node, a node added or grown not there as the event left it).
+  [[nodiscard]] bool missesRoom(const std::string& key, const NodeInfoLister& snapshot) const;
+  // Room events are kept this long (a cycle's snapshot is far younger), at most kMaxRecent.
+  static constexpr std::chrono::seconds kRecentFor{30};
+  static constexpr size_t kMaxRecent = 4096;
 
   mutable std::mutex mu_;
-  mutable uint64_t roomEvents_ = 0;                        // guarded by mu_
-  mutable std::unordered_map<std::string, Group> groups_;  // guarded by mu_
+  mutable uint64_t roomEvents_ = 0;           // guarded by mu_
+  mutable std::deque<RoomEvent> recentRoom_;  // guarded by mu_, oldest first
+  // When recentRoom_ last dropped an event younger than kRecentFor (too many at once): until
+  // kRecentFor after it, every snapshot counts as missing room.
+  mutable std::chrono::steady_clock::time_point recentDroppedAt_{};  // guarded by mu_
+  mutable std::unordered_map<std::string, Group> groups_;            // guarded by mu_
   std::set<std::string> dirty_;  // guarded by mu_: groups whose status to write
   std::map<std::string, coscheduling::PodGroupStatus> written_;  // writer thread only
   std::condition_variable_any cv_;

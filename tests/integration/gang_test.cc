@@ -54,6 +54,17 @@ std::string scheduledMessage(RestClient& c, const std::string& name) {
   return "";
 }
 
+// "<name>: <PodScheduled=False message>" of each of prefix0 .. prefix<n-1> not bound: first in
+// a failure's output, before the daemon's log.
+std::string pendingMessages(RestClient& c, const std::string& prefix, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    const std::string name = prefix + std::to_string(i);
+    if (boundNode(c, name).empty()) out += name + ": " + scheduledMessage(c, name) + "\n";
+  }
+  return out;
+}
+
 size_t boundCount(RestClient& c, const std::string& prefix, int n) {
   size_t bound = 0;
   for (int i = 0; i < n; ++i) bound += boundNode(c, prefix + std::to_string(i)).empty() ? 0 : 1;
@@ -217,7 +228,8 @@ TEST_F(GangIntegration, CompetingGangsDoNotDeadlock) {
     admin.del("/api/v1/namespaces/gang/pods/" + first + std::to_string(i),
               {{"gracePeriodSeconds", 0}});
   }
-  EXPECT_TRUE(eventually([&] { return boundCount(admin, second, 6) == 6; }, 90s)) << daemon_->log();
+  EXPECT_TRUE(eventually([&] { return boundCount(admin, second, 6) == 6; }, 90s))
+      << pendingMessages(admin, second, 6) << daemon_->log();
   expectNoNodeOvercommitted(admin);
 }
 
