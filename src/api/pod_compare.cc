@@ -1,7 +1,6 @@
 // The one comparison of two pods (samePod): the object model's defaulted operator==, less the
 // exceptions below. Each exception is listed once, here, with the reason it is one.
 #include <algorithm>
-#include <optional>
 
 #include <ksched/api/pod.h>
 
@@ -30,13 +29,15 @@ bool hasEphemeralVolume(const Pod& pod) {
   return std::ranges::any_of(pod.spec.volumes, [](const Volume& v) { return v.ephemeral; });
 }
 
-// `pod` as kSchedulingInputs compares it; nullopt for a pod that is like no other. A function
-// of the pod's namespace, labels, spec and status only.
-std::optional<Pod> comparable(const Pod& pod) {
-  if (hasEphemeralVolume(pod)) return std::nullopt;
-  Pod p;
+// `pod` as kSchedulingInputs compares it, assigned over `p` (a Pod that only this function
+// writes, so that its strings, vectors and maps are reused from one call to the next instead
+// of allocated again); false for a pod that is like no other. A function of the pod's
+// namespace, labels, spec and status only.
+bool comparableInto(const Pod& pod, Pod& p) {
+  if (hasEphemeralVolume(pod)) return false;
   // The metadata but the namespace and labels: who the pod is (name, uid, owners,
   // annotations, timestamps), not what it asks for; no Filter or Score plugin reads them.
+  // (Never assigned here, p's other metadata fields stay empty.)
   p.metadata.namespace_ = pod.metadata.namespace_;
   p.metadata.labels = pod.metadata.labels;
   p.spec = pod.spec;
@@ -75,7 +76,7 @@ std::optional<Pod> comparable(const Pod& pod) {
     c.message.clear();
     c.lastTransitionTime.clear();
   }
-  return p;
+  return true;
 }
 
 // Whether a and b differ in a field that comparable() copies unchanged: the namespace, the
@@ -111,9 +112,12 @@ bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
   if (differInKeptFields(a, b)) return false;
   // Equal as they are: so are their comparable() copies, which are made of these fields alone.
   if (a.spec == b.spec && a.status == b.status) return !hasEphemeralVolume(a);
-  const std::optional<Pod> x = comparable(a);
-  const std::optional<Pod> y = comparable(b);
-  return x && y && x->metadata == y->metadata && x->spec == y->spec && x->status == y->status;
+  // The copies, into this thread's two scratch pods: after the first call, copying a pod of
+  // the same shape as the last one allocates little (assignment keeps buffers).
+  thread_local Pod x;
+  thread_local Pod y;
+  return comparableInto(a, x) && comparableInto(b, y) && x.metadata == y.metadata &&
+         x.spec == y.spec && x.status == y.status;
 }
 
 }  // namespace ksched::api

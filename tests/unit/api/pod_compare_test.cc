@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <ksched/api/pod.h>
@@ -180,6 +182,46 @@ TEST(PodCompareTest, SchedulingInputsAnswerAlikeBeforeAndAfterCopying) {
   renamed.status.phase = "Running";
   EXPECT_TRUE(sameSchedulingInputs(base(), renamed));
   EXPECT_TRUE(sameSchedulingInputs(renamed, base()));
+}
+
+// The copies are assigned over two scratch pods that each thread keeps from one call to the
+// next: an answer never depends on the pods compared before it (each pair's answer on a new
+// thread is the reference; the pairs are then asked in turn, forwards and backwards).
+TEST(PodCompareTest, SchedulingInputsAnswerTheSameWhateverWasComparedBefore) {
+  const Pod original = base();
+  Pod renamed = base();
+  renamed.spec.containers[0].volumeMounts[0].name = "token";
+  Pod selector = renamed;
+  selector.spec.nodeSelector["zone"] = "a";
+  Pod bare;
+  bare.metadata.namespace_ = "default";
+  bare.spec.containers.push_back({.name = "c", .image = "pause"});
+  bare.spec.containers[0].volumeMounts.push_back({.name = "kube-api-access-1", .mountPath = "/t"});
+  bare.spec.volumes.push_back({.name = "kube-api-access-1"});
+  Pod bareRenamed = bare;
+  bareRenamed.spec.containers[0].volumeMounts[0].name = "kube-api-access-2";
+  bareRenamed.spec.volumes[0].name = "kube-api-access-2";
+  Pod bareWithCondition = bareRenamed;
+  bareWithCondition.status.conditions.push_back({.type = "PodScheduled", .status = "False"});
+  const std::vector<std::pair<const Pod*, const Pod*>> pairs = {{&original, &renamed},
+                                                                {&original, &selector},
+                                                                {&bare, &bareRenamed},
+                                                                {&selector, &renamed},
+                                                                {&bareRenamed, &bareWithCondition},
+                                                                {&renamed, &bare}};
+  std::vector<bool> want;
+  for (const auto& [a, b] : pairs) {
+    bool answer = false;
+    std::thread([&, a = a, b = b] { answer = sameSchedulingInputs(*a, *b); }).join();
+    want.push_back(answer);
+  }
+  EXPECT_EQ(want, (std::vector<bool>{true, false, true, false, false, false}));
+  for (int round = 0; round < 2; ++round) {
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const size_t i = round == 0 ? k : pairs.size() - 1 - k;
+      EXPECT_EQ(sameSchedulingInputs(*pairs[i].first, *pairs[i].second), want[i]) << i;
+    }
+  }
 }
 
 }  // namespace
