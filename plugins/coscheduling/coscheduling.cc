@@ -158,8 +158,8 @@ void Coscheduling::onPod(const PodPtr& oldPod, const PodPtr& newPod) {
   // Any assigned pod deleted frees room, whichever group (or none) it belonged to.
   if (oldPod && !newPod && !oldPod->spec.nodeName.empty()) {
     std::lock_guard lock(mu_);
-    roomFreedBy(oldRef ? oldRef->key() : std::string(),
-                {.node = oldPod->spec.nodeName, .podUid = oldPod->metadata.uid});
+    roomFreedBy(oldRef ? oldRef->key() : std::string(), oldPod->spec.nodeName, oldPod->metadata.uid,
+                {});
   }
   if (!oldRef && !newRef) return;
   std::vector<PodPtr> activate;
@@ -522,41 +522,42 @@ QueueingHint Coscheduling::roomHint(const api::Pod& pod, const EventObject& oldO
   if (goneRef && goneRef->key() == ref->key()) {
     return QueueingHint::kSkip;  // the group's own pod, unreserved or deleted
   }
-  RoomEvent ev;
-  if (gone != nullptr) {
-    ev.node = gone->spec.nodeName;
-    ev.podUid = gone->metadata.uid;
-  } else if (const api::Node* node = as<api::Node>(newObj)) {
-    ev.node = node->metadata.name;
-    ev.nodeVersion = node->metadata.resourceVersion;
-  }
+  const api::Node* node = gone == nullptr ? as<api::Node>(newObj) : nullptr;
+  const std::string by = goneRef ? goneRef->key() : std::string();
   std::lock_guard lock(mu_);
-  roomFreedBy(goneRef ? goneRef->key() : std::string(), std::move(ev));
+  if (gone != nullptr) {
+    roomFreedBy(by, gone->spec.nodeName, gone->metadata.uid, {});
+  } else if (node != nullptr) {
+    roomFreedBy(by, node->metadata.name, {}, node->metadata.resourceVersion);
+  } else {
+    roomFreedBy(by, {}, {}, {});
+  }
   return QueueingHint::kQueue;
 }
 
-void Coscheduling::roomFreedBy(const std::string& by, RoomEvent ev) const {
+void Coscheduling::roomFreedBy(const std::string& by, std::string_view node,
+                               std::string_view podUid, std::string_view nodeVersion) const {
   ++roomEvents_;
   if (!by.empty()) {
     if (auto it = groups_.find(by); it != groups_.end()) ++it->second.ownRoomEvents;
   }
-  const auto now = std::chrono::steady_clock::now();
-  while (!recentRoom_.empty() && recentRoom_.front().at + kRecentFor < now) recentRoom_.pop_front();
-  // The hint runs once per pending pod for one event: kept once.
+  // The hint runs once per pending pod for one event: kept once (and compared before anything
+  // is copied).
   if (!recentRoom_.empty()) {
     const RoomEvent& last = recentRoom_.back();
-    if (last.by == by && last.node == ev.node && last.podUid == ev.podUid &&
-        last.nodeVersion == ev.nodeVersion) {
+    if (last.by == by && last.node == node && last.podUid == podUid &&
+        last.nodeVersion == nodeVersion) {
       return;
     }
   }
+  const auto now = std::chrono::steady_clock::now();
+  while (!recentRoom_.empty() && recentRoom_.front().at + kRecentFor < now) recentRoom_.pop_front();
   if (recentRoom_.size() >= kMaxRecent) {
     recentRoom_.pop_front();
     recentDroppedAt_ = now;
   }
-  ev.by = by;
-  ev.at = now;
-  recentRoom_.push_back(std::move(ev));
+  recentRoom_.push_back(
+      {std::string(by), std::string(node), std::string(podUid), std::string(nodeVersion), now});
 }
 
 bool Coscheduling::missesRoom(const std::string& key, const NodeInfoLister& snapshot) const {

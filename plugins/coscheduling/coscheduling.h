@@ -161,7 +161,10 @@ class Coscheduling final : public QueueSortPlugin,
     std::string nodeVersion;  // that node's resourceVersion after the event (node events)
     std::chrono::steady_clock::time_point at;
   };
-  void roomFreedBy(const std::string& by, RoomEvent ev) const;
+  // Counts and keeps the event (by; node; podUid or nodeVersion), once if the hint reports it
+  // again for each pending pod.
+  void roomFreedBy(const std::string& by, std::string_view node, std::string_view podUid,
+                   std::string_view nodeVersion) const;
   [[nodiscard]] uint64_t roomEpoch(const Group& g) const { return roomEvents_ - g.ownRoomEvents; }
   // Whether `snapshot` misses a room event kept in recentRoom_ that group `key` did not cause
   // (a deleted pod still on its node, a node added or grown not there as the event left it).
