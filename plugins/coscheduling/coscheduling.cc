@@ -567,7 +567,9 @@ bool Coscheduling::missesRoom(const std::string& key, const NodeInfoLister& snap
     return true;
   }
   for (const RoomEvent& ev : recentRoom_) {
-    if (ev.by == key || ev.node.empty()) continue;
+    // Older ones are in every snapshot taken since (and a node updated since is not as such an
+    // event left it, which must not keep a group from ever being released).
+    if (ev.at + kRecentFor < now || ev.by == key || ev.node.empty()) continue;
     const NodeInfo* ni = snapshot.get(ev.node);
     if (!ev.podUid.empty()) {
       if (ni != nullptr && std::ranges::any_of(ni->pods(), [&](const PodInfoPtr& pi) {
