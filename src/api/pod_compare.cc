@@ -79,7 +79,7 @@ bool comparableInto(const Pod& pod, Pod& p) {
   return true;
 }
 
-// Whether a and b differ in a field that comparable() copies unchanged: the namespace, the
+// Whether a and b differ in a field that comparableInto() copies unchanged: the namespace, the
 // labels, the containers' images and resources.
 bool differInKeptFields(const Pod& a, const Pod& b) {
   if (a.metadata.namespace_ != b.metadata.namespace_ || a.metadata.labels != b.metadata.labels) {
@@ -108,9 +108,10 @@ bool samePod(const Pod& a, const Pod& b, PodComparison purpose) {
     return a.spec == b.spec && comparableMeta(a.metadata) == comparableMeta(b.metadata);
   }
   // Before copying both (batching asks it of every pod, the result memo of every pod it
-  // serves): fields comparable() keeps as they are. Pods that differ mostly differ here.
+  // serves): fields comparableInto() keeps as they are. Pods that differ mostly differ here.
   if (differInKeptFields(a, b)) return false;
-  // Equal as they are: so are their comparable() copies, which are made of these fields alone.
+  // Equal as they are: so are their comparableInto() copies, which are made of these fields
+  // alone.
   if (a.spec == b.spec && a.status == b.status) return !hasEphemeralVolume(a);
   // The copies, into this thread's two scratch pods: after the first call, copying a pod of
   // the same shape as the last one allocates little (assignment keeps buffers).

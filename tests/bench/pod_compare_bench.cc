@@ -14,31 +14,27 @@
 namespace ksched {
 namespace {
 
-nlohmann::json replicaSetPod(const std::string& name, const std::string& tokenVolume) {
-  return nlohmann::json::parse(R"({
+// A pod of the ReplicaSet web-7d4b9c8f6 named `name`, its token volume (and mount) `token`.
+nlohmann::json replicaSetPod(const std::string& name, const std::string& token) {
+  nlohmann::json pod = nlohmann::json::parse(R"({
     "metadata": {
-      "name": ")" + name + R"(", "namespace": "shop", "uid": ")" +
-                               name + R"(-uid",
-      "resourceVersion": "1", "creationTimestamp": "2026-11-24T23:40:01Z",
+      "namespace": "shop", "resourceVersion": "1", "creationTimestamp": "2026-11-24T23:40:01Z",
       "labels": {"app": "web", "pod-template-hash": "7d4b9c8f6"},
       "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c8f6",
                            "uid": "rs-uid", "controller": true, "blockOwnerDeletion": true}]
     },
     "spec": {
-      "volumes": [{"name": ")" +
-                               tokenVolume +
-                               R"(", "projected": {"defaultMode": 420, "sources": [
+      "volumes": [{"projected": {"defaultMode": 420, "sources": [
         {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
+        {"configMap": {"name": "kube-root-ca.crt",
+                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
       "containers": [{
         "name": "web", "image": "registry.example/web:1.4.2",
         "ports": [{"containerPort": 8080, "protocol": "TCP"}],
         "env": [{"name": "MODE", "value": "production"}],
         "resources": {"requests": {"cpu": "250m", "memory": "512Mi"},
                       "limits": {"memory": "1Gi"}},
-        "volumeMounts": [{"name": ")" +
-                               tokenVolume +
-                               R"(", "readOnly": true,
+        "volumeMounts": [{"readOnly": true,
                           "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
         "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
         "imagePullPolicy": "IfNotPresent"
@@ -55,6 +51,11 @@ nlohmann::json replicaSetPod(const std::string& name, const std::string& tokenVo
     },
     "status": {"phase": "Pending", "qosClass": "Burstable"}
   })");
+  pod["metadata"]["name"] = name;
+  pod["metadata"]["uid"] = name + "-uid";
+  pod["spec"]["volumes"][0]["name"] = token;
+  pod["spec"]["containers"][0]["volumeMounts"][0]["name"] = token;
+  return pod;
 }
 
 // Arg 0: the same token volume name (the spec equal as it is); 1: a name of each pod's own.
