@@ -56,9 +56,10 @@ constexpr std::chrono::seconds kReleaseTimeout{2};
 void logStopped(const scheduler::Scheduler& sched, const scheduler::ShutdownReport& report) {
   auto st = sched.stats();
   spdlog::info(
-      "stopped: {} attempts, {} bound, {} unschedulable, {} errors; {} events sent, {} dropped",
+      "stopped: {} attempts, {} bound, {} unschedulable, {} errors; {} events sent, {} dropped "
+      "({} at shutdown)",
       st.attempts, st.scheduled, st.unschedulable, st.errors, report.eventsSent,
-      report.eventsDropped);
+      report.eventsDroppedTotal, report.eventsDropped);
 }
 
 // The soft limit on open files up to the hard one, as Go programs (kube-scheduler) start: each

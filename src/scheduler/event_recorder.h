@@ -83,7 +83,7 @@ class ApiEventRecorder final : public EventSink {
 
   [[nodiscard]] uint64_t sent() const override { return sent_.load(); }
   // Events not sent, for any reason.
-  [[nodiscard]] uint64_t dropped() const { return dropped_.load(); }
+  [[nodiscard]] uint64_t dropped() const override { return dropped_.load(); }
   // Objects and Events the aggregation state holds now (tests: memory stays bounded).
   [[nodiscard]] size_t seriesTracked() const;
   // Blocks until every queue is empty and no send is in progress (tests).

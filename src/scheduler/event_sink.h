@@ -24,6 +24,9 @@ class EventSink : public EventRecorder {
   virtual uint64_t shutdown(std::chrono::steady_clock::time_point deadline) = 0;
   // Events sent so far.
   [[nodiscard]] virtual uint64_t sent() const = 0;
+  // Events not sent so far, for any reason (a full queue, a failed send, shutdown); a sink that
+  // keeps everything drops none.
+  [[nodiscard]] virtual uint64_t dropped() const { return 0; }
 };
 
 }  // namespace ksched::scheduler

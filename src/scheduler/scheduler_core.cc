@@ -309,6 +309,7 @@ ShutdownReport SchedulerCore::stop(std::chrono::steady_clock::time_point deadlin
   statusWriters_.drain();
   stopReport_.eventsDropped = env_.events->shutdown(deadline);
   stopReport_.eventsSent = env_.events->sent();
+  stopReport_.eventsDroppedTotal = env_.events->dropped();
   cutOff.reset();
   cache_.stopCleanup();
   if (stopReport_.eventsDropped > 0) {

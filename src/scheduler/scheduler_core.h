@@ -145,8 +145,9 @@ struct Options {
 };
 
 struct ShutdownReport {
-  uint64_t eventsSent = 0;     // over the scheduler's life
-  uint64_t eventsDropped = 0;  // queued events not sent within the grace period
+  uint64_t eventsSent = 0;          // over the scheduler's life
+  uint64_t eventsDropped = 0;       // queued events not sent within the grace period
+  uint64_t eventsDroppedTotal = 0;  // events not sent over the scheduler's life, those included
 };
 
 struct Stats {

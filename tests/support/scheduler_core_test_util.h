@@ -37,11 +37,22 @@ class RecordingSink final : public scheduler::EventSink {
   uint64_t shutdown(std::chrono::steady_clock::time_point /*deadline*/) override {
     std::lock_guard lock(mu_);
     shutdowns_++;
-    return 0;
+    return droppedAtShutdown_;
   }
   [[nodiscard]] uint64_t sent() const override {
     std::lock_guard lock(mu_);
     return events_.size();
+  }
+  [[nodiscard]] uint64_t dropped() const override {
+    std::lock_guard lock(mu_);
+    return dropped_;
+  }
+  // What dropped() and shutdown() answer from now on, as a recorder that dropped `total` events,
+  // `atShutdown` of them at shutdown.
+  void setDropped(uint64_t total, uint64_t atShutdown) {
+    std::lock_guard lock(mu_);
+    dropped_ = total;
+    droppedAtShutdown_ = atShutdown;
   }
   [[nodiscard]] std::vector<Event> withReason(const std::string& reason) const {
     std::lock_guard lock(mu_);
@@ -65,6 +76,7 @@ class RecordingSink final : public scheduler::EventSink {
   std::vector<Event> events_;
   std::vector<std::string> forgotten_;
   int shutdowns_ = 0;
+  uint64_t dropped_ = 0, droppedAtShutdown_ = 0;
 };
 
 // Polls `pred` until it holds or `timeout` passes; its last answer.

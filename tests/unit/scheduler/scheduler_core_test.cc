@@ -467,6 +467,20 @@ TEST(SchedulerCoreTest, StopCutsOffABindingThatHangsAtTheGracePeriod) {
   EXPECT_EQ(c.core->stats().scheduled, 0u);
 }
 
+// The daemon's last line ("N events sent, M dropped (K at shutdown)") counts the events a full
+// queue dropped while it ran, not only those left queued at the end.
+TEST(SchedulerCoreTest, StopReportsEveryDroppedEventAndThoseDroppedAtShutdown) {
+  Core c;
+  c.start({node("node-a", "4")});
+  c.core->onPodAdd(pod("p", "1").ptr());
+  ASSERT_TRUE(eventually([&] { return c.core->stats().scheduled == 1; }));
+  c.events.setDropped(10001, 3);
+  const ShutdownReport report = c.core->stop();
+  EXPECT_EQ(report.eventsSent, c.events.sent());
+  EXPECT_EQ(report.eventsDroppedTotal, 10001u);
+  EXPECT_EQ(report.eventsDropped, 3u);
+}
+
 TEST(SchedulerCoreTest, StopWithNothingInFlightDoesNotCutOff) {
   bool cut = false;
   Core c(
