@@ -49,6 +49,10 @@
 # many, their mean duration (scheduler_load_metrics_refresh_duration_seconds), the CPU of its
 # refresh thread per refresh, and the nodes read fresh. Ends with "ksched-load/ksched: pods/s".
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
+# APISERVER=1 (MODE=backlog) prints, before each line, what the run cost the control plane from
+# the scheduler's start to the last pod bound: kube-apiserver's and etcd's CPU seconds, and the
+# requests the apiserver served in that window by verb and resource (apiserver_request_total,
+# the load's own creations are done before the window opens).
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
 # KSCHED_WRAPPER runs ksched (and ksched-load) under a profiler ("heaptrack -o /tmp/ksched-heap":
@@ -132,6 +136,35 @@ load_refresh_stats() {
             n, err, n ? 1000 * sum / n : 0, n ? 1000 * cpu / n : 0, fresh }' <<<"$m"
 }
 
+# The apiserver's request counters (verb resource subresource code count), as it serves them.
+apiserver_requests() {
+  curl -sk -H "Authorization: Bearer $(cat "$KSCHED_CLUSTER_DIR/pki/admin.token")" \
+    "https://127.0.0.1:$KSCHED_APISERVER_PORT/metrics" |
+    awk '/^apiserver_request_total\{/ {
+      l = $1; split("verb resource subresource code", ks, " "); key = ""
+      for (i = 1; i <= 4; i++) {
+        v = "-"; if (match(l, ks[i] "=\"[^\"]*\"")) v = substr(l, RSTART + length(ks[i]) + 2, RLENGTH - length(ks[i]) - 3)
+        if (v == "") v = "-"; key = key v " " }
+      n[key] += $2 } END { for (k in n) print k n[k] }'
+}
+control_plane_mark() {
+  cp_apiserver0=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/apiserver.pid")")
+  cp_etcd0=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/etcd.pid")")
+  apiserver_requests > /tmp/ksched-perf-requests-before
+}
+# "NAME control plane: apiserver_cpu_s A  etcd_cpu_s E" and the requests of the window, by count.
+control_plane_report() {
+  local a e
+  a=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/apiserver.pid")")
+  e=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/etcd.pid")")
+  awk -v n="$1" -v a="$a" -v a0="$cp_apiserver0" -v e="$e" -v e0="$cp_etcd0" -v p=$((INIT + PODS)) \
+    'BEGIN { printf "%s control plane: apiserver_cpu_s %.2f  etcd_cpu_s %.2f  (ms per pod %.2f / %.2f)\n",
+             n, a - a0, e - e0, 1000 * (a - a0) / p, 1000 * (e - e0) / p }'
+  apiserver_requests | awk 'NR == FNR { b[$1 " " $2 " " $3 " " $4] = $5; next }
+    { d = $5 - b[$1 " " $2 " " $3 " " $4]; if (d > 0) printf "  %8d  %s %s %s %s\n", d, $1, $2, $3, $4 }' \
+    /tmp/ksched-perf-requests-before - | sort -rn | head -n 15
+}
+
 run_one() {
   local name=$1 metrics=$2; shift 2
   "$CLUSTER" down >/dev/null 2>&1 || true
@@ -141,11 +174,13 @@ run_one() {
     "$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
       --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
       --mode create >/dev/null
+    [ -n "${APISERVER:-}" ] && control_plane_mark
     "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
     local pid=$!
     out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
           --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --workload "$WORKLOAD" \
           --mode wait | tail -n 1)
+    [ -n "${APISERVER:-}" ] && control_plane_report "$name"
   else
     if [ "$WORKLOAD" = dra ]; then  # the kinds must be served when the scheduler starts
       "$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
