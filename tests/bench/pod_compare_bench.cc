@@ -2,14 +2,19 @@
 // and the result memo of every pod it serves: two pods of one ReplicaSet as a real cluster's
 // admission leaves them, once with the same spec (the e2e benchmark's pods) and once with the
 // token volume and mount that ServiceAccount admission names per pod (kube-api-access-<random>).
-// Figures are printed, never asserted (docs/performance.md).
+// Also the PodInfo that the queue and the cache build for every pod they take in (its requests
+// as the node counts them and the scoring amounts), of the same pod. Figures are printed, never
+// asserted (docs/performance.md).
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include <ksched/api/decode.h>
+#include <ksched/api/features.h>
 #include <ksched/api/pod.h>
+#include <ksched/node_info.h>
 
 namespace ksched {
 namespace {
@@ -69,6 +74,15 @@ void BM_SameSchedulingInputs(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(api::sameSchedulingInputs(a, b));
 }
 BENCHMARK(BM_SameSchedulingInputs)->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond);
+
+void BM_PodInfo(benchmark::State& state) {
+  const auto pod = std::make_shared<const api::Pod>(
+      api::decode<api::Pod>(replicaSetPod("web-7d4b9c8f6-abcde", "kube-api-access-q7x2v")));
+  const features::Gates gates;
+  if (PodInfo(pod, gates).requests.milliCPU != 250) state.SkipWithError("250m expected");
+  for (auto _ : state) benchmark::DoNotOptimize(std::make_shared<const PodInfo>(pod, gates));
+}
+BENCHMARK(BM_PodInfo)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 }  // namespace ksched
