@@ -55,8 +55,9 @@ struct Args {
   int burst = 5000;
   int binderThreads = 16;
   std::string schedulerName = "default-scheduler";
-  bool events = true;    // a Scheduled event per binding, as a scheduler writes
-  int eventSenders = 8;  // ksched's
+  bool events = true;         // a Scheduled event per binding, as a scheduler writes
+  int eventSenders = 8;       // ksched's
+  bool watchAllPods = false;  // watch bound pods too, as a scheduler's cache must
 };
 
 constexpr const char* kUsage = R"(usage: ksched_ceiling_binder --kubeconfig FILE [flags]
@@ -74,6 +75,9 @@ allocatable CPU stays pending. Runs until SIGTERM or SIGINT; prints its counts o
   --events true|false    after each binding, POST the Scheduled event (events.k8s.io/v1) a
                          scheduler writes for it (true): the API writes of a scheduler
   --event-senders N      threads POSTing the events (8, as ksched's event recorder)
+  --watch-all-pods true|false
+                         list and watch every pod, the bound ones too, as a scheduler does
+                         (false: only pending pods, spec.nodeName= as field selector)
 )";
 
 // Thousandths of a CPU in `requests` (a resources.requests object); 0 when absent or malformed.
@@ -410,6 +414,8 @@ bool parseArgs(int argc, char** argv, Args& a) {
           a.events = v == "true";
         else if (k == "--event-senders")
           a.eventSenders = std::stoi(v);
+        else if (k == "--watch-all-pods" && (v == "true" || v == "false"))
+          a.watchAllPods = v == "true";
         else
           return false;
         return true;
@@ -468,7 +474,9 @@ int main(int argc, char** argv) {
   });
   threads.emplace_back([&] {
     reflect(
-        c, "/api/v1/pods", "spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed",
+        c, "/api/v1/pods",
+        std::string(a.watchAllPods ? "" : "spec.nodeName=,") +
+            "status.phase!=Succeeded,status.phase!=Failed",
         [&](std::vector<nlohmann::json>&& items) {
           for (const auto& p : items) binder.podSeen(p);
         },

@@ -48,6 +48,8 @@
 # CPU and RSS are read, it runs LOAD_SETTLE (10) more seconds and prints its refreshes: how
 # many, their mean duration (scheduler_load_metrics_refresh_duration_seconds), the CPU of its
 # refresh thread per refresh, and the nodes read fresh. Ends with "ksched-load/ksched: pods/s".
+# CEILING_ARGS adds flags to the ceiling binder (e.g. --watch-all-pods true: it watches bound
+# pods too, as a scheduler does).
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # APISERVER=1 (MODE=backlog) prints, before each line, what the run cost the control plane from
 # the scheduler's start to the last pod bound: kube-apiserver's and etcd's CPU seconds, and the
@@ -360,7 +362,7 @@ fi
 if [ "${CEILING:-}" = 1 ]; then
   run_one ceiling "" "$BUILD/tests/ksched_ceiling_binder" \
     --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" --kube-api-qps 5000 \
-    --kube-api-burst 5000 --binder-threads 16
+    --kube-api-burst 5000 --binder-threads 16 ${CEILING_ARGS:-}
 fi
 [ "$WORKLOAD" = churn ] && exit 0  # its figures are in each line above
 if [ "${KSCHED_ONLY:-}" != 1 ]; then
