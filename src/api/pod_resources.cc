@@ -132,11 +132,15 @@ std::optional<ContainerSums> containerSums(const Pod& pod) {
   return s;
 }
 
-// No resize status that could count for more, or less, than the spec: a pod not yet running.
-bool noResizeStatus(const Pod& pod) {
-  return pod.status.allocatedResources.empty() && !pod.status.resources &&
-         !containerStatusReported(pod.status.containerStatuses) &&
-         !containerStatusReported(pod.status.initContainerStatuses) && !isPodResizeInfeasible(pod);
+// The containers' aggregate reads the resize status under `options`: without any status the
+// allocated and actual aggregates are the spec's (a pod not yet running), and the general
+// formula skips them.
+bool statusCounts(const Pod& pod, const PodResourcesOptions& options) {
+  if (!options.useStatusResources) return false;
+  return isPodResizeInfeasible(pod) ||
+         (options.podLevelStatusResources && podStatusTotalsReported(pod)) ||
+         containerStatusReported(pod.status.containerStatuses) ||
+         containerStatusReported(pod.status.initContainerStatuses);
 }
 
 ResourceList nonZeroDefaults() {
@@ -170,17 +174,10 @@ bool isPodResizeDeferred(const Pod& pod) noexcept {
 ResourceList aggregateContainerRequests(const Pod& pod, const PodResourcesOptions& options) {
   const ResourceList& nonMissing = options.nonMissingContainerRequests;
   ResourceList spec = aggregate(pod, nonMissing, false, false, specList);
-  if (!options.useStatusResources) return spec;
+  if (!statusCounts(pod, options)) return spec;
 
   const bool infeasible = isPodResizeInfeasible(pod);
   const bool podTotals = options.podLevelStatusResources && podStatusTotalsReported(pod);
-  // Without any status the allocated and actual aggregates are the spec's: skip them (this runs
-  // for every pod added to the cache).
-  if (!infeasible && !podTotals && !containerStatusReported(pod.status.containerStatuses) &&
-      !containerStatusReported(pod.status.initContainerStatuses)) {
-    return spec;
-  }
-
   ResourceList out = infeasible ? ResourceList{} : std::move(spec);
   if (podTotals) {
     maxResourceList(out, pod.status.resources->requests);
@@ -231,8 +228,7 @@ Resource effectiveRequestsResource(const Pod& pod, const PodResourcesOptions& op
 
 NodePodRequests nodePodRequests(const Pod& pod, const features::Gates& gates) {
   PodResourcesOptions options(gates);
-  if (auto sums = containerSums(pod);
-      sums && (!options.useStatusResources || noResizeStatus(pod))) {
+  if (auto sums = containerSums(pod); sums && !statusCounts(pod, options)) {
     NodePodRequests out;
     out.requests.milliCPU = sums->cpu.milliValue();
     out.requests.memory = sums->memory.value();
