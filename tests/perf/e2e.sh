@@ -48,13 +48,20 @@
 # CPU and RSS are read, it runs LOAD_SETTLE (10) more seconds and prints its refreshes: how
 # many, their mean duration (scheduler_load_metrics_refresh_duration_seconds), the CPU of its
 # refresh thread per refresh, and the nodes read fresh. Ends with "ksched-load/ksched: pods/s".
-# CEILING_ARGS adds flags to the ceiling binder (e.g. --watch-all-pods true: it watches bound
-# pods too, as a scheduler does).
+# AA=1 runs the ceiling binder twice and nothing else, and ends with "ceiling2/ceiling: pods/s R"
+# (and the p99 ratio with RATE): how far apart two runs of the same program land on this machine.
+# CEILING_FIRST=1 runs the ceiling binder before the schedulers: alternate it between pairs, as
+# the later run of a pair tends to be the faster (docs/performance.md). CEILING_ARGS adds flags
+# to the ceiling binder (e.g. --watch-all-pods true: it watches bound pods too, as a scheduler
+# does).
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
 # APISERVER=1 (MODE=backlog) prints, before each line, what the run cost the control plane from
 # the scheduler's start to the last pod bound: kube-apiserver's and etcd's CPU seconds, and the
 # requests the apiserver served in that window by verb and resource (apiserver_request_total,
 # the load's own creations are done before the window opens).
+# APISERVER_PERF=DIR (with APISERVER=1) also records kube-apiserver over that window with
+# `perf record -e cpu-clock -g` into DIR/NAME.perf.data (build-k8s.sh strips the binary: link an
+# unstripped one, GOLDFLAGS=-buildid=, for its functions' names).
 # KSCHED_EXTRA_ARGS adds flags to ksched (e.g. --diagnosis-annotation); KSCHED_ONLY=1 skips
 # kube-scheduler; KSCHED_BIN runs another ksched binary (e.g. an older build, to compare);
 # KSCHED_WRAPPER runs ksched (and ksched-load) under a profiler ("heaptrack -o /tmp/ksched-heap":
@@ -77,6 +84,7 @@ CLUSTER=$ROOT/deploy/local/cluster.sh
 K8S_BIN=$("$ROOT/deploy/local/build-k8s.sh" | tail -n 1)
 cmake -S "$ROOT" -B "$BUILD" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target ksched ksched_e2e_load ksched_ceiling_binder >/dev/null
+[ "${AA:-}" = 1 ] && CEILING=1
 case "${CEILING:-}:$WORKLOAD" in
   1:basic|1:anti-affinity|1:topology-spread|1:unschedulable|0:*|:*) ;;
   *) echo "CEILING=1: basic, anti-affinity, topology-spread or unschedulable" >&2; exit 2 ;;
@@ -153,10 +161,17 @@ control_plane_mark() {
   cp_apiserver0=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/apiserver.pid")")
   cp_etcd0=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/etcd.pid")")
   apiserver_requests > /tmp/ksched-perf-requests-before
+  if [ -n "${APISERVER_PERF:-}" ]; then
+    mkdir -p "$APISERVER_PERF"
+    perf record -q -e cpu-clock -g -p "$(cat "$KSCHED_CLUSTER_DIR/apiserver.pid")" \
+      -o "$APISERVER_PERF/$1.perf.data" >/dev/null 2>&1 &
+    cp_perf=$!
+  fi
 }
 # "NAME control plane: apiserver_cpu_s A  etcd_cpu_s E" and the requests of the window, by count.
 control_plane_report() {
   local a e
+  if [ -n "${cp_perf:-}" ]; then kill -INT "$cp_perf"; wait "$cp_perf" || true; cp_perf=; fi
   a=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/apiserver.pid")")
   e=$(cpu_seconds "$(cat "$KSCHED_CLUSTER_DIR/etcd.pid")")
   awk -v n="$1" -v a="$a" -v a0="$cp_apiserver0" -v e="$e" -v e0="$cp_etcd0" -v p=$((INIT + PODS)) \
@@ -176,7 +191,7 @@ run_one() {
     "$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
       --nodes "$NODES" --init-pods "$INIT" --pods "$PODS" --clients 16 --workload "$WORKLOAD" \
       --mode create >/dev/null
-    [ -n "${APISERVER:-}" ] && control_plane_mark
+    [ -n "${APISERVER:-}" ] && control_plane_mark "$name"
     "$@" > "/tmp/ksched-perf-$name.log" 2>&1 &
     local pid=$!
     out=$("$BUILD/tests/ksched_e2e_load" --kubeconfig "$KSCHED_CLUSTER_DIR/admin.kubeconfig" \
@@ -343,6 +358,26 @@ fi
 # dra: the CRD-served kinds need RBAC the local cluster's scheduler identity lacks.
 KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/scheduler.kubeconfig
 if [ "$WORKLOAD" = dra ]; then KSCHED_KUBECONFIG=$KSCHED_CLUSTER_DIR/admin.kubeconfig; KSCHED_ONLY=1; fi
+run_ceiling() {
+  run_one "${1:-ceiling}" "" "$BUILD/tests/ksched_ceiling_binder" \
+    --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" --kube-api-qps 5000 \
+    --kube-api-burst 5000 --binder-threads 16 ${CEILING_ARGS:-}
+}
+# "A/B: pods/s R[, p99 creation-to-bound R]" from the two runs' figures.
+ratio_line() {
+  local ap=${1//-/_}_pps bp=${2//-/_}_pps aq=${1//-/_}_p99 bq=${2//-/_}_p99
+  awk -v n="$1/$2" -v a="${!ap:-0}" -v b="${!bp:-0}" -v c="${!aq:-0}" -v d="${!bq:-0}" 'BEGIN {
+    printf "%s: pods/s %s", n, (b > 0 ? sprintf("%.2f", a / b) : "-")
+    if (d > 0) printf ", p99 creation-to-bound %.2f", c / d
+    printf "\n" }'
+}
+if [ "${AA:-}" = 1 ]; then  # the binder against itself: how far apart two equal runs land
+  run_ceiling ceiling
+  run_ceiling ceiling2
+  ratio_line ceiling2 ceiling
+  exit 0
+fi
+[ "${CEILING:-}" = 1 ] && [ "${CEILING_FIRST:-}" = 1 ] && run_ceiling
 run_one ksched "https://127.0.0.1:$KSCHED_PORT/metrics" \
   ${KSCHED_WRAPPER:-} "${KSCHED_BIN:-$BUILD/ksched}" --kubeconfig "$KSCHED_KUBECONFIG" \
   --kube-api-qps 5000 --kube-api-burst 5000 --leader-elect=false --secure-port=$KSCHED_PORT \
@@ -359,11 +394,7 @@ if [ "${KSCHED_ONLY:-}" != 1 ]; then
     "$K8S_BIN/kube-scheduler" --config /tmp/ksched-perf-kube-scheduler.yaml \
     $([ "$METRICS" = 1 ] || echo --port 0) --secure-port 0 --v 0
 fi
-if [ "${CEILING:-}" = 1 ]; then
-  run_one ceiling "" "$BUILD/tests/ksched_ceiling_binder" \
-    --kubeconfig "$KSCHED_CLUSTER_DIR/scheduler.kubeconfig" --kube-api-qps 5000 \
-    --kube-api-burst 5000 --binder-threads 16 ${CEILING_ARGS:-}
-fi
+[ "${CEILING:-}" = 1 ] && [ "${CEILING_FIRST:-}" != 1 ] && run_ceiling
 [ "$WORKLOAD" = churn ] && exit 0  # its figures are in each line above
 if [ "${KSCHED_ONLY:-}" != 1 ]; then
   awk -v a="$ksched_pps" -v b="$kube_scheduler_pps" -v c="$ksched_cpu" -v d="$kube_scheduler_cpu" \
@@ -383,7 +414,4 @@ if [ -n "${LOAD:-}" ]; then
   awk -v a="$ksched_load_pps" -v b="$ksched_pps" -v c="$ksched_load_cpu" -v d="$ksched_cpu" 'BEGIN {
     printf "ksched-load/ksched: pods/s %.2f, cpu %.2f\n", a / b, c / d }'
 fi
-if [ "${CEILING:-}" = 1 ]; then
-  awk -v a="$ksched_pps" -v b="$ceiling_pps" 'BEGIN {
-    printf "ksched/ceiling: pods/s %s\n", (b > 0 ? sprintf("%.2f", a / b) : "-") }'
-fi
+if [ "${CEILING:-}" = 1 ]; then ratio_line ksched ceiling; fi
