@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <semaphore>
 #include <thread>
 
@@ -17,8 +18,22 @@ size_t threadsOfThisProcess() {
   return n;
 }
 
+// A joined thread can stay listed in /proc/self/task for a moment: pthread_join returns when the
+// kernel clears the thread's id, before it reaps the thread. The count once it has not moved for
+// 10 ms (a thread of an earlier test may be going too), or once it is `want`, waiting up to 2 s.
+size_t settledThreads(std::optional<size_t> want = std::nullopt) {
+  size_t n = threadsOfThisProcess();
+  for (int i = 0; i < 200 && n != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const size_t m = threadsOfThisProcess();
+    if (!want && m == n) break;
+    n = m;
+  }
+  return n;
+}
+
 TEST(TaskPoolTest, StartsThreadsOnFirstSubmitRunsEverythingAndJoinsOnDrain) {
-  const size_t before = threadsOfThisProcess();
+  const size_t before = settledThreads();
   TaskPool pool("test", 4);
   // A pool built only to validate a configuration starts nothing.
   EXPECT_EQ(threadsOfThisProcess(), before);
@@ -27,7 +42,7 @@ TEST(TaskPoolTest, StartsThreadsOnFirstSubmitRunsEverythingAndJoinsOnDrain) {
   EXPECT_EQ(threadsOfThisProcess(), before + 4);
   pool.drain();
   EXPECT_EQ(ran.load(), 100);
-  EXPECT_EQ(threadsOfThisProcess(), before);
+  EXPECT_EQ(settledThreads(before), before);
   EXPECT_FALSE(pool.submit([] {}));
   pool.drain();  // idempotent
 }
