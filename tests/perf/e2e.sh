@@ -51,7 +51,7 @@
 # AA=1 runs the ceiling binder twice and nothing else, and ends with "ceiling2/ceiling: pods/s R"
 # (and the p99 ratio with RATE): how far apart two runs of the same program land on this machine.
 # CEILING_FIRST=1 runs the ceiling binder before the schedulers: alternate it between pairs, as
-# the later run of a pair tends to be the faster (docs/performance.md). CEILING_ARGS adds flags
+# the order of the runs leans the result a little (docs/performance.md). CEILING_ARGS adds flags
 # to the ceiling binder (e.g. --watch-all-pods true: it watches bound pods too, as a scheduler
 # does).
 # THREADS=1 prints each scheduler's CPU seconds by thread name before its line.
